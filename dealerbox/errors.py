@@ -1,0 +1,53 @@
+"""The exception hierarchy.
+
+Everything the box raises on purpose derives from :class:`DealerboxError`. Each
+leaf also inherits the builtin a caller would naturally catch, so
+``except ValueError`` still works for a bad config and ``except OSError`` for a
+reader that went away.
+"""
+
+from __future__ import annotations
+
+
+class DealerboxError(Exception):
+    """Root of every error the box raises on purpose."""
+
+
+class ConfigError(DealerboxError, ValueError):
+    """A configuration, profile, message or registry file is not valid.
+
+    The message always names the file, the key, the value found and what was
+    expected, so a technician can fix the file without reading code.
+    """
+
+    def __init__(self, file, key: str, expected: str, value=None, *, found: bool = True):
+        self.file = str(file)
+        self.key = key
+        self.expected = expected
+        self.value = value
+        got = f" = {value!r}" if found else " is missing"
+        super().__init__(f"{self.file}: {key}{got}: expected {expected}")
+
+
+class RegistryError(DealerboxError, ValueError):
+    """A tag UID or a deck registry entry is malformed."""
+
+
+class EventError(DealerboxError, ValueError):
+    """An event does not follow CONTRACT.md."""
+
+    def __init__(self, message: str, line: int | None = None):
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+class HardwareError(DealerboxError, OSError):
+    """A device could not be opened, or stopped answering."""
+
+
+class ReaderError(HardwareError):
+    """A card reader failed: unplugged, stalled or answering garbage."""
+
+
+class JournalError(DealerboxError, ValueError):
+    """The journal is damaged: a line changed, removed or inserted."""
