@@ -5,7 +5,21 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean system-deps
+
+# Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
+# unit's ExecReload) and shellcheck (install.sh). Installed when missing and
+# we may; otherwise those tests say what is missing.
+SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck
+system-deps:
+	@missing=""; for pair in $(SYSTEM_TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "missing system packages:$$missing (install them to run every test)"; fi; fi
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,7 +30,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/dealerbox demo
 
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(PY) -m pytest
 
 bench: $(STAMP)

@@ -20,7 +20,7 @@ BUTTONS = frozenset({
 })
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
-_KEYS = ("t", "ev", "card", "deck", "uid", "players", "hole_cards", "zone", "name", "reader")
+_KEYS = ("t", "ev", "card", "deck", "uid", "players", "hole_cards", "seats", "zone", "name", "reader")
 _ALLOWED = frozenset(_KEYS) | {"id"}
 
 
@@ -35,6 +35,7 @@ class Event:
     uid: str | None = None
     players: int | None = None
     hole_cards: int | None = None
+    seats: tuple[int, ...] | None = None
     zone: str | None = None
     name: str | None = None
     reader: str | None = None
@@ -84,6 +85,12 @@ class Event:
             if hole not in (2, 4) or isinstance(hole, bool):
                 raise EventError(f"'hole_cards' must be 2 (Hold'em) or 4 (Omaha), not {hole!r}")
             e.players, e.hole_cards = players, hole
+            seats = d.get("seats")
+            if seats is not None:
+                if (not isinstance(seats, list) or len(seats) != players or len(set(seats)) != players
+                        or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10 for x in seats)):
+                    raise EventError(f"'seats' must list {players} different seat numbers 1..10 in deal order, not {seats!r}")
+                e.seats = tuple(seats)
         elif ev == "button":
             name = d.get("name")
             if name not in BUTTONS:
@@ -109,7 +116,7 @@ class Event:
         for k in _KEYS[2:]:
             v = getattr(self, k)
             if v is not None:
-                out[k] = v
+                out[k] = list(v) if k == "seats" else v
         return out
 
     def to_json(self) -> str:

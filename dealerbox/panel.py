@@ -37,3 +37,50 @@ class PanelView:
     @property
     def rows(self) -> int:
         return len(self.lines)
+
+
+def _wrap(text: str, cols: int, rows: int) -> list[str]:
+    """Word-wrap *text* into at most *rows* lines of *cols*; cut the last line if it must."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        while len(word) > cols:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(word[:cols])
+            word = word[cols:]
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= cols:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = word
+    if line:
+        lines.append(line)
+    return lines[:rows]
+
+
+def render(decision, messages, *, cols: int = 20, rows: int = 4, previous=None) -> PanelView:
+    """The panel frame for *decision*: title and step counter on top, the step below.
+
+    ``beep`` is set when *decision* shows an irregularity that *previous* did not.
+    """
+    led, blink = LED_FOR_VERDICT[decision.verdict]
+    title = messages.title(decision.irregularity, decision.verdict)
+    if decision.steps and decision.step < len(decision.steps):
+        body = messages.lcd(decision.steps[decision.step], cols)
+        counter = f"{decision.step + 1}/{len(decision.steps)}"
+    elif decision.verdict == "ok" and decision.irregularity is None:
+        body = messages.ok["lcd" if cols >= 20 else "lcd16"]
+        counter = messages.phases.get(decision.phase, decision.phase)
+    else:
+        body = ""
+        counter = ""
+    room = cols - len(counter) - 1
+    top = (title[:room].ljust(room) + " " + counter) if counter else title[:cols]
+    lines = [top] + _wrap(body, cols, rows - 1)
+    lines = [ln[:cols].ljust(cols) for ln in lines] + [" " * cols] * (rows - len(lines))
+    beep = decision.irregularity is not None and (previous is None or previous.irregularity != decision.irregularity)
+    return PanelView(tuple(lines[:rows]), led, blink, beep)

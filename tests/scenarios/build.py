@@ -1,0 +1,733 @@
+"""Writes the scenario files of this folder from readable dealer scripts.
+
+The JSONL files are what the tests run and what technicians copy; this script
+is how the bundled ones were made. Run it again after changing a scenario:
+
+    .venv/bin/python tests/scenarios/build.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+from hardware_sim.script import HandScript  # noqa: E402
+
+SCENARIOS: dict[str, tuple[dict, HandScript]] = {}
+
+
+def scenario(name: str, raises: list[str], profile: str = "tda-2019", seed: int = 1):
+    def wrap(fn):
+        s = HandScript(seed=seed)
+        fn(s)
+        SCENARIOS[name] = ({"scenario": name, "profile": profile, "raises": raises}, s)
+        return fn
+    return wrap
+
+
+def rest_of_hand(s: HandScript, *, flop_burn=True, turn_burn=True, river_burn=True, spread=False):
+    s.round_done().flop(burn=flop_burn, spread=spread).expect(verdict="ok", phase="flop")
+    s.round_done().turn(burn=turn_burn).expect(verdict="ok", phase="turn")
+    s.round_done().river(burn=river_burn).expect(verdict="ok", phase="river")
+    s.round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+# -- clean hands: nothing may be raised --------------------------------------------
+for players in range(2, 11):
+    for spread in (False, True):
+        @scenario(f"clean_{players}p_{'spread' if spread else 'one_by_one'}", [], seed=players * 7 + spread)
+        def _(s, players=players, spread=spread):
+            s.full_hand(players, spread=spread)
+            s.expect(verdict="ok", phase="over")
+
+
+@scenario("clean_omaha_6p", [])
+def _(s):
+    s.full_hand(6, hole=4)
+    s.expect(verdict="ok", phase="over")
+
+
+@scenario("clean_omaha_heads_up_spread", [])
+def _(s):
+    s.full_hand(2, hole=4, spread=True)
+
+
+@scenario("clean_fold_before_flop", [])
+def _(s):
+    s.new_hand(5).deal().expect(phase="preflop").hand_over().expect(verdict="ok", phase="over")
+    s.full_hand(5)
+
+
+@scenario("clean_burn_drawn_before_round_done", [])
+def _(s):
+    # The dealer burns for the turn while the last player thinks: nothing by itself.
+    s.new_hand(4).deal().round_done().flop().draw()
+    s.expect(verdict="ok")
+    s.round_done()
+    c = s.stub[0]
+    s.draw(c)
+    s.on(c).expect(verdict="ok", phase="turn")
+    s.round_done().river().round_done().hand_over()
+
+
+@scenario("clean_board_card_flickers", [])
+def _(s):
+    s.new_hand(3).deal().round_done()
+    s.draw()
+    cards = [s.draw() for _ in range(3)]
+    for c in cards:
+        s.on(c)
+    s.off(cards[1]).on(cards[1]).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+# -- deal phase ---------------------------------------------------------------------
+@scenario("exposed_early_first_card", ["EXPOSED_EARLY"])
+def _(s):
+    s.new_hand(6).deal(1).button("exposed")
+    s.expect(verdict="misdeal", irregularity="EXPOSED_EARLY", phase="halted")
+    s.take().expect(verdict="misdeal", step_key="halt.card_after_stop")
+    s.new_hand(6).expect(verdict="ok", phase="deal")
+    s.deal()
+    rest_of_hand(s)
+
+
+@scenario("exposed_early_second_card", ["EXPOSED_EARLY"])
+def _(s):
+    s.new_hand(3).deal(2).button("exposed")
+    s.expect(verdict="misdeal", irregularity="EXPOSED_EARLY")
+
+
+for style in ("one_by_one", "spread"):
+    @scenario(f"exposed_deal_full_hand_{style}", ["EXPOSED_DEAL"])
+    def _(s, style=style):
+        s.new_hand(6).deal(5)
+        exposed = s.last[0]
+        s.button("exposed").expect(verdict="correct", irregularity="EXPOSED_DEAL", step=0,
+                                   step_key="exposed.finish_deal", where={exposed: "burn"})
+        s.deal(7).expect(step=1, step_key="exposed.replace", phase="deal")
+        s.take().expect(step=2, step_key="exposed.is_burn", phase="preflop")
+        s.button("ack").expect(step=3, step_key="exposed.flop_no_burn")
+        # The exposed card was the burn: the flop comes with no burn from the stub.
+        s.round_done().flop(burn=False, spread=style == "spread")
+        s.expect(verdict="ok", irregularity=None, phase="flop")
+        s.round_done().turn().round_done().river().round_done().hand_over()
+        s.expect(verdict="ok")
+
+
+@scenario("exposed_deal_last_card_no_ack", ["EXPOSED_DEAL"])
+def _(s):
+    s.new_hand(4).deal()
+    s.button("exposed").expect(verdict="correct", step=1, step_key="exposed.replace")
+    s.take().expect(step=2)
+    # The dealer forgets ACK: seeing the flop dealt right counts the step as done.
+    s.round_done().flop(burn=False).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("exposed_deal_then_flop_burned_anyway", ["EXPOSED_DEAL", "WRONG_CORRECTION"])
+def _(s):
+    s.new_hand(4).deal(6).button("exposed").deal(2).draw()
+    s.round_done().flop(burn=True)
+    s.expect(verdict="floor", irregularity="WRONG_CORRECTION", step_key="wrong.burn_not_due")
+
+
+@scenario("exposed_twice", ["EXPOSED_DEAL", "EXPOSED_TWICE"])
+def _(s):
+    s.new_hand(5).deal(4).button("exposed").expect(verdict="correct")
+    s.deal(3).button("exposed").expect(verdict="misdeal", irregularity="EXPOSED_TWICE")
+    s.take().expect(verdict="misdeal", step_key="halt.card_after_stop")
+    s.new_hand(5).expect(verdict="ok")
+
+
+@scenario("exposed_pressed_on_a_board_card_changes_nothing", [])
+def _(s):
+    s.new_hand(4).deal().round_done().flop()
+    s.button("exposed").expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("late_exposed_report_gets_floor", ["EXPOSED_DEAL"])
+def _(s):
+    s.new_hand(3).deal().round_done()
+    # round_done pressed, nothing drawn since: the last shoe card is still a hole card.
+    s.button("exposed").expect(verdict="floor", irregularity="EXPOSED_DEAL", step_key="late.substantial_action")
+    s.button("ack").button("ack").expect(verdict="ok")
+    s.flop().round_done().turn().round_done().river().hand_over()
+
+
+@scenario("boxed_card_in_deal", ["BOXED_CARD"])
+def _(s):
+    s.new_hand(6).deal(3)
+    boxed = s.draw()
+    s.button("boxed").expect(verdict="correct", irregularity="BOXED_CARD", step=0, where={boxed: "burn"})
+    s.take().expect(verdict="ok")  # seat 4 got the next card instead
+    s.deal(8).expect(phase="preflop")
+    rest_of_hand(s)
+
+
+@scenario("boxed_last_deal_card", ["BOXED_CARD"])
+def _(s):
+    s.new_hand(3).deal()
+    s.button("boxed").expect(verdict="correct", phase="deal")
+    s.button("ack").expect(step=1, step_key="boxed.replace")
+    s.take().expect(verdict="ok", phase="preflop")
+    rest_of_hand(s)
+
+
+@scenario("boxed_twice", ["BOXED_CARD", "BOXED_TWICE"])
+def _(s):
+    s.new_hand(6).deal(2).draw()
+    s.button("boxed").deal(4).draw()
+    s.button("boxed").expect(verdict="misdeal", irregularity="BOXED_TWICE")
+
+
+@scenario("boxed_card_met_on_the_flop", ["BOXED_CARD"])
+def _(s):
+    s.new_hand(4).deal().round_done()
+    s.draw()  # burn
+    boxed = s.draw()
+    s.button("boxed").expect(verdict="correct", irregularity="BOXED_CARD", where={boxed: "burn"})
+    cards = [s.draw() for _ in range(3)]
+    for c in cards:
+        s.on(c)
+    s.expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("extra_card_returned_is_first_burn", ["EXTRA_CARD"])
+def _(s):
+    s.new_hand(6).deal()
+    extra = s.draw()
+    s.expect(verdict="correct", irregularity="EXTRA_CARD", cards=[extra], step=0)
+    s.button("ack").expect(step=1, step_key="extra.return_on_top")
+    s.put_back(extra).button("ack").expect(step=2, step_key="extra.burn_it")
+    s.round_done().expect(verdict="correct", phase="flop")
+    s.take(extra).expect(verdict="ok", irregularity=None)
+    s.flop(burn=False)  # the extra card was this flop's burn
+    s.expect(verdict="ok", where={extra: "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("extra_card_spread_flop_after", ["EXTRA_CARD"], seed=5)
+def _(s):
+    s.new_hand(9).deal()
+    extra = s.draw()
+    s.put_back(extra).round_done()
+    s.draw(extra)
+    cards = [s.draw() for _ in range(3)]
+    for c in reversed(cards):
+        s.on(c)
+    s.expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("extra_card_then_wrong_burn", ["EXTRA_CARD", "WRONG_CORRECTION"])
+def _(s):
+    s.new_hand(4).deal()
+    extra = s.draw()
+    s.round_done()
+    wrong = s.draw()
+    s.expect(verdict="correct", irregularity="WRONG_CORRECTION", cards=[wrong, extra])
+    s.put_back(wrong).draw(extra)
+    s.expect(verdict="ok")
+    s.flop(burn=False).expect(verdict="ok")
+
+
+@scenario("extra_cards_misdeal_after_grace", ["EXTRA_CARD", "EXTRA_CARDS"])
+def _(s):
+    s.new_hand(5).deal()
+    s.draw()
+    s.take().expect(verdict="correct", irregularity="EXTRA_CARD")
+    s.tick(1.0).tick(1.0).expect(verdict="correct")
+    s.tick(1.5).expect(verdict="misdeal", irregularity="EXTRA_CARDS")
+
+
+@scenario("premature_flop_after_extra_card", ["EXTRA_CARD", "PREMATURE_FLOP"])
+def _(s):
+    s.new_hand(6).deal()
+    burn = s.draw()
+    s.expect(irregularity="EXTRA_CARD")
+    c1 = s.draw()
+    s.on(c1).expect(verdict="correct", irregularity="PREMATURE_FLOP", cards=[c1, burn], where={burn: "burn"})
+    s.off(c1).expect(step_key="premature.burn_stays")
+    s.put_back(c1, top=False).button("ack").reshuffle_stub().expect(step_key="premature.finish_round")
+    s.tick(5).expect(verdict="correct")  # well past the grace period: no EXTRA_CARDS
+    s.round_done().expect(step_key="premature.new_street_no_burn", phase="flop")
+    s.flop(burn=False).expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("premature_flop_spread_three_cards", ["EXTRA_CARD", "PREMATURE_FLOP"], seed=9)
+def _(s):
+    s.new_hand(4).deal()
+    s.draw()
+    cards = [s.draw() for _ in range(3)]
+    s.on(cards[1]).expect(irregularity="PREMATURE_FLOP")
+    s.on(cards[0]).on(cards[2])  # the dealer spread them all before looking at the panel
+    s.expect(irregularity="PREMATURE_FLOP", step_key="premature.cards_back")
+    for c in cards:
+        s.off(c)
+        s.put_back(c, top=False)
+    s.expect(step_key="premature.burn_stays")
+    s.reshuffle_stub().round_done().flop(burn=False).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("premature_flop_by_button", ["PREMATURE_FLOP"])
+def _(s):
+    s.new_hand(6).deal().round_done().flop()
+    flop = list(s.last)
+    s.button("premature").expect(verdict="correct", irregularity="PREMATURE_FLOP", phase="preflop")
+    for c in flop:
+        s.off(c).put_back(c, top=False)
+    s.button("ack").reshuffle_stub().round_done().expect(phase="flop", step_key="premature.new_street_no_burn")
+    s.flop(burn=False).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("premature_flop_stub_contaminated_later", ["PREMATURE_FLOP", "STUB_CONTAMINATION"])
+def _(s):
+    s.new_hand(6).deal().round_done()
+    burn = s.draw()
+    s.flop(burn=False)
+    flop = list(s.last)
+    s.button("premature")
+    for c in flop:
+        s.off(c).put_back(c, top=False)
+    s.button("ack").reshuffle_stub().round_done().flop(burn=False).expect(verdict="ok")
+    # The burn was gathered into the stub with the flop by mistake and comes out on the turn.
+    s.round_done().draw(burn)
+    s.expect(verdict="floor", irregularity="STUB_CONTAMINATION", cards=[burn])
+
+
+@scenario("premature_flop_burn_shuffled_in_during_correction", ["PREMATURE_FLOP", "WRONG_CORRECTION"])
+def _(s):
+    s.new_hand(6).deal().round_done()
+    burn = s.draw()
+    s.flop(burn=False)
+    flop = list(s.last)
+    s.button("premature")
+    for c in flop:
+        s.off(c)
+    s.reshuffle_stub().round_done()
+    s.take(burn).expect(verdict="floor", irregularity="WRONG_CORRECTION", step_key="wrong.reshuffled_in")
+
+
+@scenario("premature_river_board_card_gathered", ["PREMATURE_RIVER", "WRONG_CORRECTION"])
+def _(s):
+    s.new_hand(3).deal().round_done().flop()
+    flop = list(s.last)
+    s.round_done().turn().draw()
+    early = s.draw()
+    s.on(early).off(early).round_done()
+    s.off(flop[0]).expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="wrong.keep_on_board")
+    s.on(flop[0]).expect(irregularity="PREMATURE_RIVER", step_key="reshuffle.now")
+    s.reshuffle_stub().river(burn=False).expect(verdict="ok")
+
+
+@scenario("premature_turn", ["PREMATURE_TURN"])
+def _(s):
+    s.new_hand(5).deal().round_done().flop()
+    s.draw()
+    early = s.draw()
+    s.on(early).expect(verdict="correct", irregularity="PREMATURE_TURN", phase="flop",
+                       step_key="premature.set_aside")
+    s.off(early).expect(step_key="premature.finish_round", where={early: "aside"})
+    s.round_done().expect(step_key="premature.burn_and_turn", phase="turn")
+    s.turn().expect(step_key="premature.finish_round")
+    s.round_done().expect(step_key="premature.reshuffle_with", phase="river")
+    s.put_back(early, top=False).reshuffle_stub()
+    s.expect(step_key="premature.new_street_no_burn", where={early: "stub"})
+    s.river(burn=False).expect(verdict="ok")
+    s.round_done().hand_over()
+
+
+@scenario("premature_turn_by_button", ["PREMATURE_TURN"])
+def _(s):
+    s.new_hand(3).deal().round_done().flop().round_done().turn()
+    early = s.last[0]
+    s.button("premature").expect(irregularity="PREMATURE_TURN", phase="flop")
+    s.off(early).round_done().turn().round_done().put_back(early).reshuffle_stub().river(burn=False)
+    s.expect(verdict="ok")
+
+
+@scenario("premature_river", ["PREMATURE_RIVER"])
+def _(s):
+    s.new_hand(7).deal().round_done().flop().round_done().turn()
+    s.draw()
+    early = s.draw()
+    s.on(early).expect(verdict="correct", irregularity="PREMATURE_RIVER", phase="turn")
+    s.off(early).put_back(early, top=False).expect(step_key="premature.finish_round")
+    s.round_done().expect(step_key="reshuffle.now", phase="river")
+    s.reshuffle_stub().river(burn=False).expect(verdict="ok")
+    s.round_done().hand_over()
+
+
+@scenario("premature_river_by_button", ["PREMATURE_RIVER"])
+def _(s):
+    s.new_hand(2).deal().round_done().flop().round_done().turn().round_done().river()
+    early = s.last[0]
+    s.button("premature").expect(irregularity="PREMATURE_RIVER", phase="turn")
+    s.off(early).put_back(early, top=False).round_done().reshuffle_stub().river(burn=False)
+    s.expect(verdict="ok")
+
+
+@scenario("premature_river_reshuffle_forgotten_button", ["PREMATURE_RIVER"])
+def _(s):
+    s.new_hand(2).deal().round_done().flop().round_done().turn()
+    s.draw()
+    early = s.draw()
+    s.on(early).off(early).put_back(early, top=False).round_done()
+    # The dealer shuffles but forgets RESHUFFLED: the river dealt right finishes the correction.
+    s.rng.shuffle(s.stub)
+    s.river(burn=False).expect(verdict="ok")
+
+
+# -- C40 house rules: the skipped player decides ------------------------------------
+@scenario("c40_premature_flop_player_folds", ["EXTRA_CARD", "PREMATURE_FLOP"], profile="cz-c40")
+def _(s):
+    s.new_hand(6).deal()
+    s.draw()
+    cards = [s.draw() for _ in range(3)]
+    s.on(cards[0]).expect(irregularity="PREMATURE_FLOP", step_key="skipped.ask")
+    s.on(cards[1]).on(cards[2])
+    s.button("ack").expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("c40_premature_flop_player_acts", ["EXTRA_CARD", "PREMATURE_FLOP"], profile="cz-c40")
+def _(s):
+    s.new_hand(6).deal()
+    s.draw()
+    cards = [s.draw() for _ in range(3)]
+    for c in cards:
+        s.on(c)
+    s.round_done().expect(irregularity="PREMATURE_FLOP", step_key="skipped.deal_closed", phase="flop")
+    s.draw()
+    closed_turn = s.draw()
+    s.draw()
+    closed_river = s.draw()
+    s.expect(step_key="redeal.cards_back", where={closed_turn: "aside", closed_river: "aside"})
+    for c in cards:
+        s.off(c).put_back(c, top=False)
+    s.reshuffle_stub().expect(step_key="redeal.deal_again")
+    s.flop(burn=False).expect(verdict="ok", phase="flop")
+    s.round_done().on(closed_turn).expect(verdict="ok", phase="turn")
+    s.round_done().on(closed_river).expect(verdict="ok", phase="river")
+    s.round_done().hand_over()
+
+
+@scenario("c40_premature_turn_player_folds", ["PREMATURE_TURN"], profile="cz-c40")
+def _(s):
+    s.new_hand(4).deal().round_done().flop().turn()
+    s.expect(irregularity="PREMATURE_TURN", step_key="skipped.ask")
+    s.button("ack").expect(verdict="ok", phase="turn")
+    s.round_done().river().round_done().hand_over()
+
+
+@scenario("c40_premature_turn_player_acts", ["PREMATURE_TURN"], profile="cz-c40")
+def _(s):
+    s.new_hand(4).deal().round_done().flop().turn()
+    early = s.last[0]
+    s.round_done().expect(step_key="skipped.deal_closed", phase="turn")
+    s.draw()
+    closed_river = s.draw()
+    s.off(early).put_back(early, top=False).reshuffle_stub()
+    s.turn(burn=False).expect(verdict="ok", phase="turn")
+    s.round_done().on(closed_river).expect(verdict="ok", phase="river")
+
+
+@scenario("c40_premature_river_player_acts", ["PREMATURE_RIVER"], profile="cz-c40")
+def _(s):
+    s.new_hand(4).deal().round_done().flop().round_done().turn().river()
+    early = s.last[0]
+    s.expect(irregularity="PREMATURE_RIVER")
+    s.round_done().expect(step_key="redeal.cards_back", phase="river")
+    s.off(early).put_back(early, top=False).reshuffle_stub().river(burn=False).expect(verdict="ok")
+
+
+@scenario("c40_premature_river_player_folds", ["PREMATURE_RIVER"], profile="cz-c40")
+def _(s):
+    s.new_hand(4).deal().round_done().flop().round_done().turn().river()
+    s.button("ack").expect(verdict="ok", phase="river")
+
+
+# -- the board -------------------------------------------------------------------------
+for style in ("one_by_one", "spread"):
+    @scenario(f"missed_burn_flop_{style}", ["MISSED_BURN"])
+    def _(s, style=style):
+        s.new_hand(6).deal().round_done()
+        if style == "spread":
+            cards = [s.draw() for _ in range(3)]
+            s.on(cards[1]).on(cards[0])
+            first = cards[0]
+            s.expect(verdict="correct", irregularity="MISSED_BURN", cards=[first])
+            s.on(cards[2]).off(first).expect(step_key="missed_burn.next_card", where={first: "burn"})
+            nxt = s.draw()
+            s.on(nxt)
+        else:
+            first = s.draw()
+            s.on(first).expect(verdict="correct", irregularity="MISSED_BURN", cards=[first])
+            s.off(first).expect(step_key="missed_burn.next_card")
+            for _ in range(3):
+                c = s.draw()
+                s.on(c)
+        s.expect(verdict="ok", where={first: "burn"})
+        s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("missed_burn_river", ["MISSED_BURN"])
+def _(s):
+    s.new_hand(3).deal().round_done().flop().round_done().turn().round_done()
+    r = s.draw()
+    s.on(r).expect(irregularity="MISSED_BURN")
+    s.off(r)
+    s.river(burn=False).expect(verdict="ok")
+
+
+@scenario("double_burn_flop", ["DOUBLE_BURN"])
+def _(s):
+    s.new_hand(6).deal().round_done()
+    s.draw()
+    second = s.draw()
+    s.flop(burn=False).expect(verdict="correct", irregularity="DOUBLE_BURN", step_key="double_burn.return_on_top")
+    s.put_back(second).button("ack").round_done()
+    s.take(second).expect(verdict="ok")
+    s.turn(burn=False).expect(verdict="ok")  # the returned card was the turn's burn
+    s.round_done().river().round_done().hand_over()
+
+
+@scenario("double_burn_river_recorded", ["DOUBLE_BURN"])
+def _(s):
+    s.new_hand(6).deal().round_done().flop().round_done().turn().round_done()
+    s.draw()
+    s.draw()
+    s.river(burn=False).expect(verdict="ok", irregularity="DOUBLE_BURN")
+    s.button("ack").expect(verdict="ok", irregularity=None)
+
+
+for style in ("one_by_one", "spread"):
+    @scenario(f"four_card_flop_{style}", ["FOUR_CARD_FLOP"])
+    def _(s, style=style):
+        s.new_hand(8).deal().round_done()
+        s.draw()
+        cards = [s.draw() for _ in range(4)]
+        if style == "spread":
+            for c in cards:
+                s.on(c)
+        else:
+            s.events = s.events[:-4]
+            s.t -= 2.0
+            for c in cards:
+                s.emit("shoe", card=c).on(c)
+        s.expect(verdict="floor", irregularity="FOUR_CARD_FLOP", step_key="four_flop.call_floor")
+        s.button("ack").off(cards[2]).expect(step_key="four_flop.rest_is_flop", where={cards[2]: "burn"})
+        s.button("ack").expect(step_key="four_flop.turn_no_burn")
+        s.round_done().turn(burn=False).expect(verdict="ok", phase="turn")
+        s.round_done().river().round_done().hand_over()
+
+
+@scenario("four_card_flop_after_round_done_is_missed_burn", ["MISSED_BURN"])
+def _(s):
+    # Flop complete and the round done: a card straight to the board is a turn without burn.
+    s.new_hand(3).deal().round_done().flop().round_done()
+    c = s.draw()
+    s.on(c).expect(irregularity="MISSED_BURN", phase="turn")
+
+
+@scenario("fourth_board_card_before_round_done", ["FOUR_CARD_FLOP"])
+def _(s):
+    s.new_hand(3).deal().round_done().flop()
+    c = s.draw()  # straight after the third flop card: belongs to the flop
+    s.on(c).expect(verdict="floor", irregularity="FOUR_CARD_FLOP")
+
+
+@scenario("c40_four_card_flop_redealt", ["FOUR_CARD_FLOP"], profile="cz-c40")
+def _(s):
+    s.new_hand(8).deal().round_done()
+    s.draw()
+    cards = [s.draw() for _ in range(4)]
+    for c in cards:
+        s.on(c)
+    s.expect(verdict="correct", irregularity="FOUR_CARD_FLOP", step_key="redeal.cards_back")
+    for c in cards:
+        s.off(c).put_back(c, top=False)
+    s.reshuffle_stub().expect(step_key="redeal.deal_again")
+    s.flop(burn=False).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("c40_two_card_turn_redealt", ["FOUR_CARD_FLOP"], profile="cz-c40")
+def _(s):
+    s.new_hand(4).deal().round_done().flop().round_done()
+    s.draw()
+    t1 = s.draw()
+    t2 = s.draw()
+    s.on(t1).on(t2).expect(irregularity="FOUR_CARD_FLOP", phase="turn")
+    s.off(t1).off(t2).put_back(t1, top=False).put_back(t2, top=False).reshuffle_stub()
+    s.turn(burn=False).expect(verdict="ok")
+
+
+@scenario("tda_two_card_turn_is_early_river", ["PREMATURE_RIVER"])
+def _(s):
+    s.new_hand(4).deal().round_done().flop().round_done()
+    s.draw()
+    t1 = s.draw()
+    s.on(t1)
+    t2 = s.draw()
+    s.on(t2).expect(irregularity="PREMATURE_RIVER", phase="turn")
+
+
+@scenario("rabbit_hunt", ["RABBIT_HUNT"])
+def _(s):
+    s.new_hand(3).deal().round_done().flop().hand_over()
+    s.take().expect(verdict="floor", irregularity="RABBIT_HUNT", phase="over")
+    s.button("ack").button("ack").expect(verdict="ok")
+    s.full_hand(3)
+
+
+# -- deck integrity ----------------------------------------------------------------------
+@scenario("duplicate_card_in_deal", ["DUPLICATE_CARD"])
+def _(s):
+    s.new_hand(4).deal(3)
+    s.take(s.events[1]["card"]).expect(verdict="void", irregularity="DUPLICATE_CARD", phase="halted")
+    s.new_hand(4).expect(verdict="ok")
+    s.deal()
+    rest_of_hand(s)
+
+
+@scenario("duplicate_card_on_board", ["DUPLICATE_CARD"])
+def _(s):
+    s.new_hand(3).deal().round_done().flop()
+    s.round_done()
+    s.draw()
+    s.draw(s.last[0])
+    dup = s.events[-1]["card"]
+    s.expect(verdict="void", cards=[dup])
+
+
+@scenario("foreign_card_drawn", ["FOREIGN_CARD"])
+def _(s):
+    s.new_hand(6).deal(4)
+    s.emit("shoe", card="Qs", deck="B").expect(verdict="void", irregularity="FOREIGN_CARD", cards=["Qs"])
+
+
+@scenario("foreign_card_on_board", ["FOREIGN_CARD"])
+def _(s):
+    s.new_hand(6).deal().round_done().draw()
+    s.emit("board_on", card="2c", deck="B").expect(verdict="void", irregularity="FOREIGN_CARD")
+
+
+@scenario("unknown_tag_floor_says_play_on", ["UNKNOWN_TAG"])
+def _(s):
+    s.new_hand(2).deal(2)
+    s.emit("shoe", uid="04FFFFFFFFFF01").expect(verdict="floor", irregularity="UNKNOWN_TAG",
+                                                   cards=["uid:04FFFFFFFFFF01"])
+    s.button("ack").button("ack").expect(verdict="ok")
+    s.deal(1)
+    rest_of_hand(s)
+
+
+@scenario("unknown_tag_floor_confirms_foreign", ["UNKNOWN_TAG", "FOREIGN_CARD"])
+def _(s):
+    s.new_hand(2).deal(2)
+    s.emit("shoe", uid="AABBCCDD")
+    s.button("misdeal").expect(verdict="void", irregularity="FOREIGN_CARD", cards=["uid:AABBCCDD"])
+
+
+@scenario("board_not_from_shoe", ["BOARD_NOT_FROM_SHOE"])
+def _(s):
+    s.new_hand(3).deal().round_done().draw()
+    c = s.stub[5]
+    s.on(c).expect(verdict="floor", irregularity="BOARD_NOT_FROM_SHOE", cards=[c])
+
+
+@scenario("joker_in_deal", ["JOKER"])
+def _(s):
+    s.new_hand(4).deal(5)
+    s.emit("shoe", card="joker").expect(verdict="correct", irregularity="JOKER", cards=["joker"],
+                                        step_key="joker.show_and_burn")
+    s.deal(3).expect(verdict="ok", phase="preflop")
+    rest_of_hand(s)
+
+
+@scenario("joker_on_flop", ["JOKER"])
+def _(s):
+    s.new_hand(4).deal().round_done()
+    s.draw()
+    s.emit("shoe", card="joker").expect(irregularity="JOKER")
+    cards = [s.draw() for _ in range(3)]
+    for c in cards:
+        s.on(c)
+    s.expect(verdict="ok")
+    s.round_done().turn().round_done().river()
+
+
+# -- misdeal and floor buttons, seats ------------------------------------------------------
+@scenario("manual_misdeal_then_new_hand", [])
+def _(s):
+    s.new_hand(5).deal(4).button("misdeal").expect(verdict="misdeal", irregularity=None, phase="halted")
+    s.take().expect(verdict="misdeal", step_key="halt.card_after_stop")
+    s.full_hand(5)
+    s.expect(verdict="ok")
+
+
+@scenario("floor_button_then_ack", [])
+def _(s):
+    s.new_hand(5).deal().button("floor").expect(verdict="floor", irregularity=None)
+    s.button("ack").expect(verdict="ok")
+    rest_of_hand(s)
+
+
+@scenario("seat_card_to_wrong_seat", ["SEAT_ERROR"])
+def _(s):
+    s.new_hand(3, seats=[2, 5, 9])
+    c = s.draw()
+    s.emit("zone_on", card=c, zone="seat5").expect(verdict="misdeal", irregularity="SEAT_ERROR",
+                                                   step_key="seat.wrong_seat")
+
+
+@scenario("seat_card_at_empty_seat", ["SEAT_ERROR"])
+def _(s):
+    s.new_hand(3, seats=[2, 5, 9])
+    c = s.draw()
+    s.emit("zone_on", card=c, zone="seat2")
+    c = s.draw()
+    s.emit("zone_on", card=c, zone="seat6").expect(verdict="misdeal", step_key="seat.not_dealt_in")
+
+
+@scenario("seat_missing_card", ["SEAT_ERROR"])
+def _(s):
+    s.new_hand(2, seats=[3, 7])
+    for i in range(4):
+        c = s.draw()
+        if i != 3:
+            s.emit("zone_on", card=c, zone=f"seat{[3, 7][i % 2]}")
+    s.tick(2).expect(verdict="ok")
+    s.tick(2).expect(verdict="misdeal", irregularity="SEAT_ERROR", step_key="seat.wrong_count")
+
+
+@scenario("seats_clean_hand", [])
+def _(s):
+    s.new_hand(3, seats=[1, 4, 8])
+    for i in range(6):
+        c = s.draw()
+        s.emit("zone_on", card=c, zone=f"seat{[1, 4, 8][i % 3]}")
+    s.tick(4).expect(verdict="ok")
+    rest_of_hand(s)
+
+
+def main() -> None:
+    for old in HERE.glob("*.jsonl"):
+        old.unlink()
+    for name, (header, script) in SCENARIOS.items():
+        (HERE / f"{name}.jsonl").write_text(script.jsonl(header))
+    print(f"wrote {len(SCENARIOS)} scenarios to {HERE}")
+
+
+if __name__ == "__main__":
+    main()
