@@ -1,0 +1,169 @@
+"""The engine: its shape, and property tests over random hands and random streams."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dealerbox.cards import DECK_52, JOKER
+from dealerbox.engine import PHASE_TRANSITIONS, PHASES, HandEngine
+from dealerbox.errors import EventError
+from dealerbox.events import BUTTONS, Event
+from dealerbox.registry import simulated_uid
+from hardware_sim.script import HandScript
+
+PLACES = {"stub", "hand", "burn", "board", "aside", "muck"} | {f"seat{i}" for i in range(1, 11)}
+
+
+def feed(engine, script):
+    out = []
+    for e in script.events:
+        if "expect" not in e:
+            out += engine.feed(Event.from_dict(e))
+    return out
+
+
+def assert_every_card_in_one_place(engine):
+    deck_keys = [k for k in engine.where if not k.startswith("uid:")]
+    assert sorted(k for k in deck_keys if len(k) == 2) == sorted(DECK_52)
+    assert len([k for k in deck_keys if k.startswith("joker:")]) == 2
+    for card, place in engine.where.items():
+        assert place in PLACES, (card, place)
+
+
+def test_phases_are_a_transitions_table():
+    engine = HandEngine()
+    assert engine.phase == "idle"
+    assert {t["dest"] for t in PHASE_TRANSITIONS} <= set(PHASES)
+    assert set(engine.machine.states) == set(PHASES)
+
+
+def test_a_decision_only_when_something_changes():
+    engine = HandEngine()
+    s = HandScript(seed=3).full_hand(6)
+    assert feed(engine, s) == []
+    assert engine.decision.verdict == "ok"
+
+
+def test_uid_events_resolve_through_the_registry():
+    engine = HandEngine()
+    engine.feed(Event.from_dict({"t": 0, "ev": "new_hand", "players": 2}))
+    engine.feed(Event.from_dict({"t": 1, "ev": "shoe", "uid": simulated_uid("A", "Ah")}))
+    assert engine.where["Ah"] == "seat1"
+    out = engine.feed(Event.from_dict({"t": 2, "ev": "shoe", "uid": simulated_uid("B", "Kd")}))
+    assert out[-1].irregularity == "FOREIGN_CARD" and out[-1].verdict == "void"
+
+
+def test_reader_fault_is_remembered_and_cleared():
+    engine = HandEngine()
+    engine.feed(Event.from_dict({"t": 0, "ev": "reader_fault", "reader": "shoe"}))
+    assert engine.faulted_readers == {"shoe"}
+    engine.feed(Event.from_dict({"t": 1, "ev": "reader_ok", "reader": "shoe"}))
+    assert engine.faulted_readers == set()
+
+
+# -- random legal hands raise nothing ---------------------------------------------------
+@st.composite
+def legal_hands(draw):
+    seed = draw(st.integers(0, 10_000))
+    s = HandScript(seed=seed, step_s=draw(st.sampled_from([0.05, 0.3, 1.0])))
+    for _ in range(draw(st.integers(1, 3))):
+        players = draw(st.integers(2, 10))
+        hole = draw(st.sampled_from([2, 4])) if players <= 8 else 2
+        stop = draw(st.sampled_from(["preflop", "flop", "turn", "river", "showdown"]))
+        s.new_hand(players, hole).deal()
+        if draw(st.booleans()):
+            s.tick(draw(st.floats(0.1, 10)))
+        for street in ("flop", "turn", "river"):
+            if stop == {"flop": "preflop", "turn": "flop", "river": "turn"}[street]:
+                break
+            s.round_done()
+            n = 3 if street == "flop" else 1
+            s.street(n, spread=n == 3 and draw(st.booleans()))
+            if draw(st.booleans()):
+                # a board card flickers out and back
+                c = s.last[0]
+                s.off(c).on(c)
+        else:
+            s.round_done()
+        s.hand_over()
+    return s
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(legal_hands(), st.sampled_from(["tda-2019", "cz-c40"]))
+def test_random_legal_hands_raise_nothing(script, profile):
+    engine = HandEngine(profile)
+    decisions = feed(engine, script)
+    assert [d for d in decisions if d.verdict != "ok" or d.irregularity] == []
+    assert_every_card_in_one_place(engine)
+
+
+# -- random streams never raise, and every card stays in exactly one place ---------------
+CARD_FIELDS = st.one_of(
+    st.builds(lambda c: {"card": c}, st.sampled_from(DECK_52 + (JOKER,))),
+    st.builds(lambda c: {"card": c, "deck": "B"}, st.sampled_from(DECK_52)),
+    st.builds(lambda c: {"uid": simulated_uid("A", c)}, st.sampled_from(DECK_52)),
+    st.just({"uid": "04FFFFFFFFFF01"}),
+    st.just({"card": "Ah", "deck": "Z"}),
+)
+
+
+@st.composite
+def raw_events(draw):
+    kind = draw(st.sampled_from(["new_hand", "shoe", "shoe", "shoe", "board_on", "board_on", "board_off",
+                                 "zone_on", "button", "button", "tick", "reader_fault", "garbage"]))
+    if kind == "garbage":
+        return draw(st.one_of(
+            st.dictionaries(st.sampled_from(["t", "ev", "card", "uid", "players", "name", "zone"]),
+                            st.one_of(st.none(), st.integers(), st.text(max_size=6), st.floats())),
+            st.just({"t": 1, "ev": "shoe", "card": "1x"}),
+            st.just({"t": 1, "ev": "shoe", "uid": "04ZZ"}),
+            st.just({"t": 1, "ev": "new_hand", "players": 11}),
+        ))
+    e = {"ev": kind}
+    if kind == "new_hand":
+        e["players"] = draw(st.integers(2, 10))
+        if draw(st.booleans()):
+            e["hole_cards"] = 4
+    elif kind in ("shoe", "board_on", "board_off", "zone_on"):
+        e.update(draw(CARD_FIELDS))
+        if kind == "zone_on":
+            e["zone"] = draw(st.sampled_from(["burn", "muck", "seat1", "seat4"]))
+    elif kind == "button":
+        e["name"] = draw(st.sampled_from(sorted(BUTTONS)))
+    elif kind == "reader_fault":
+        e["reader"] = "board"
+    return e
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(raw_events(), max_size=120), st.sampled_from(["tda-2019", "cz-c40"]),
+       st.floats(0.01, 2.0))
+def test_random_streams_never_raise(events, profile, step):
+    engine = HandEngine(profile)
+    t = 0.0
+    for raw in events:
+        t += step
+        raw = dict(raw)
+        raw.setdefault("t", t)
+        try:
+            event = Event.from_dict(raw)
+        except EventError:
+            continue
+        for d in engine.feed(event):
+            json.dumps({"cards": d.cards, "steps": [s.key for s in d.steps]})
+            assert 0 <= d.step <= len(d.steps)
+            assert d.verdict in ("ok", "correct", "misdeal", "void", "floor")
+        assert_every_card_in_one_place(engine)
+
+
+@pytest.mark.parametrize("profile", ["tda-2019", "cz-c40"])
+def test_same_events_same_decisions(profile):
+    s = HandScript(seed=11)
+    s.new_hand(6).deal(4).button("exposed").deal(8).draw()
+    s.round_done().flop(burn=False).round_done().turn().round_done().river().hand_over()
+    a = feed(HandEngine(profile), s)
+    b = feed(HandEngine(profile), s)
+    assert a == b and a
