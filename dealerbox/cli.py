@@ -75,8 +75,15 @@ def cmd_demo(args) -> int:
     previous = None
     with open(args.events or DEMO_SESSION, encoding="utf-8") as fh:
         events = list(read_events(fh))
+    hands = 0
     for event in events:
-        for d in engine.feed(event):
+        if event.ev == "new_hand":
+            hands += 1
+            print(f"\n=== hand {hands}: {event.players} players, {event.hole_cards} hole cards ===")
+        decisions = engine.feed(event)
+        if event.ev == "button" and event.name == "hand_over" and not decisions:
+            print(f"t={event.t:7.2f}  hand over; the panel shows {engine.decision.verdict.upper()}")
+        for d in decisions:
             print(f"t={d.t:7.2f}  {event.ev} {event.card or event.name or ''}".rstrip())
             show_panel(render(d, messages, previous=previous), color=color)
             if d.steps:
@@ -120,6 +127,10 @@ def main(argv=None) -> int:
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader (head, less) went away: not an error of ours.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

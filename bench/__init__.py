@@ -1,0 +1,1 @@
+"""Benchmarks behind ``make bench``. Each ``bench_<area>.py`` exposes ``run() -> dict``."""
