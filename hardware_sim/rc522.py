@@ -1,0 +1,723 @@
+"""A register-level emulator of the NXP MFRC522 (RC522) and the ISO 14443-3A tags in its field.
+
+It stands in for ``spidev.SpiDev``: the stock ``mfrc522`` package and the dealerbox
+driver talk to it exactly as they would to ``/dev/spidevB.D``, byte for byte. Nothing
+here is chosen by default; a test, the bench or a "simulated" wiring installs it.
+
+Chip side (what is modelled):
+
+- SPI framing as in the datasheet (section 8.1.2): the first byte is the address
+  (bit 7 = read); a write transfer writes every following byte to that one register
+  (that is how a FIFO burst is written); a read transfer reads, for each following
+  byte, the register named by the byte before it (so one transfer can read several
+  registers or drain the FIFO).
+- Registers the drivers use: CommandReg, ComIEnReg, ComIrqReg/DivIrqReg (bit 7
+  Set1/Set2 chooses between setting and clearing the bits written as 1), ErrorReg
+  (ProtocolErr, CRCErr, CollErr, BufferOvfl), Status1Reg (TRunning, CRCReady),
+  FIFODataReg/FIFOLevelReg (64 bytes, FlushBuffer, overflow), ControlReg
+  (RxLastBits, TStartNow/TStopNow), BitFramingReg (TxLastBits, RxAlign, StartSend),
+  CollReg (ValuesAfterColl, CollPosNotValid, CollPos), ModeReg (CRC preset),
+  TxControlReg (antenna on/off), the timer (TModeReg TAuto/TAutoRestart,
+  TPrescalerReg, TReloadReg, TCounterValReg), CRCResultReg, VersionReg (0x92).
+  Other registers just store what is written.
+- Commands Idle, CalcCRC (ISO 14443-3 CRC_A with the ModeReg preset), Transceive
+  (transmission starts when StartSend is written) and SoftReset. Others are stored
+  and do nothing (counted in ``unmodelled_commands``). TxCRCEn/RxCRCEn are not
+  modelled: drivers append and check CRC_A themselves.
+
+Time is *emulated*, never read from the wall clock, so results are deterministic: every
+SPI transfer advances the chip clock by ``transfer_us`` (Python + spidev overhead per
+call) plus the bytes' time on the wire at ``max_speed_hz``. Frames take their air time
+at 106 kbit/s, a tag answers after the ISO frame delay (about 91 us), the TAuto timer
+starts when a transmission ends and stops when an answer starts. So a driver that
+waits for TimerIRq pays a number of register polls that depends only on its timeout.
+
+Card side: :class:`SimulatedTag` implements the ISO 14443-3A state machine (IDLE,
+READY, ACTIVE, HALT and the READY*/ACTIVE* variants of a tag woken from HALT): REQA,
+WUPA (ATQA), anticollision at each cascade level with partial-bit frames, SELECT (SAK,
+CRC_A checked), HLTA (CRC_A checked). Several tags answering at once are combined
+bit by bit like a real receiver: the FIFO gets the OR of the answers, ErrorReg gets
+CollErr and CollReg the position of the first colliding bit (counted in FIFO bit
+positions, i.e. including RxAlign; 1..32, 32 encoded as 0). With ValuesAfterColl
+cleared, the bits after the first collision read as 0.
+
+Test-only methods put tags in and out of the field (:meth:`RC522Emulator.place`,
+:meth:`~RC522Emulator.remove`, :meth:`~RC522Emulator.remove_after`), make the field
+flaky (``dropout``: each tag misses a REQA/WUPA and everything up to the next one
+with that probability, from a seeded generator), or cut the SPI lines
+(:meth:`~RC522Emulator.unplug`). ``transfers`` counts SPI transfers and ``history``
+keeps the last frames sent to the tags.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import random
+import sys
+import types
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+# -- registers (datasheet table 20) ---------------------------------------------
+COMMAND, COM_IEN, DIV_IEN, COM_IRQ, DIV_IRQ, ERROR, STATUS1, STATUS2 = range(0x01, 0x09)
+FIFO_DATA, FIFO_LEVEL, WATER_LEVEL, CONTROL, BIT_FRAMING, COLL = range(0x09, 0x0F)
+MODE, TX_MODE, RX_MODE, TX_CONTROL, TX_ASK = range(0x11, 0x16)
+CRC_RESULT_H, CRC_RESULT_L = 0x21, 0x22
+T_MODE, T_PRESCALER, T_RELOAD_H, T_RELOAD_L, T_COUNTER_H, T_COUNTER_L = range(0x2A, 0x30)
+VERSION = 0x37
+
+# -- commands -------------------------------------------------------------------
+CMD_IDLE, CMD_CALC_CRC, CMD_TRANSCEIVE, CMD_SOFT_RESET = 0x0, 0x3, 0xC, 0xF
+
+# -- bits ------------------------------------------------------------------------
+IRQ_TIMER, IRQ_ERR, IRQ_LOALERT, IRQ_HIALERT, IRQ_IDLE, IRQ_RX, IRQ_TX = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
+DIV_CRC = 0x04
+ERR_PROTOCOL, ERR_PARITY, ERR_CRC, ERR_COLL, ERR_BUFFER_OVFL = 0x01, 0x02, 0x04, 0x08, 0x10
+
+# -- ISO 14443-3A ---------------------------------------------------------------
+REQA, WUPA, HLTA, CASCADE_TAG = 0x26, 0x52, 0x50, 0x88
+SEL = (0x93, 0x95, 0x97)
+SAK_CASCADE = 0x04
+
+FC_MHZ = 13.56
+BIT_US = 128 / FC_MHZ          # one bit at 106 kbit/s
+FDT_US = 1236 / FC_MHZ         # frame delay time before a tag's answer
+FIFO_SIZE = 64
+VERSION_VALUE = 0x92
+
+_RESET_VALUES = {
+    COMMAND: 0x20, COM_IEN: 0x80, DIV_IEN: 0x00, WATER_LEVEL: 0x08, CONTROL: 0x10,
+    BIT_FRAMING: 0x00, COLL: 0x80, MODE: 0x3F, TX_MODE: 0x00, RX_MODE: 0x00,
+    TX_CONTROL: 0x80, TX_ASK: 0x00, 0x16: 0x10, 0x17: 0x84, 0x18: 0x84, 0x19: 0x4D,
+    0x1C: 0x62, CRC_RESULT_H: 0xFF, CRC_RESULT_L: 0xFF, 0x24: 0x26, 0x26: 0x48,
+    0x27: 0x88, 0x28: 0x20, 0x29: 0x20, T_MODE: 0x00, T_PRESCALER: 0x00,
+    T_RELOAD_H: 0x00, T_RELOAD_L: 0x00, VERSION: VERSION_VALUE,
+}
+
+
+def crc_a(data, preset: int = 0x6363) -> bytes:
+    """ISO/IEC 14443-3 CRC_A of *data*, low byte first as it goes on air."""
+    crc = preset
+    for byte in data:
+        byte ^= crc & 0xFF
+        byte = (byte ^ (byte << 4)) & 0xFF
+        crc = (crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)
+    return bytes((crc & 0xFF, crc >> 8))
+
+
+def bcc(block) -> int:
+    """Block check character of a 4-byte UID part: their XOR."""
+    value = 0
+    for b in block:
+        value ^= b
+    return value
+
+
+def _to_bits(data, count: int | None = None) -> list[int]:
+    bits = [(byte >> i) & 1 for byte in data for i in range(8)]
+    return bits if count is None else bits[:count]
+
+
+def _pack(bits, align: int = 0) -> tuple[bytes, int]:
+    """Bits (first on air first) into bytes starting at bit *align*; returns (bytes, valid bits of the last byte, 0 = 8)."""
+    total = align + len(bits)
+    out = bytearray(math.ceil(total / 8))
+    for i, bit in enumerate(bits):
+        if bit:
+            pos = align + i
+            out[pos // 8] |= 1 << (pos % 8)
+    return bytes(out), total % 8
+
+
+# -- tags -------------------------------------------------------------------------
+IDLE, READY, ACTIVE, HALT = "idle", "ready", "active", "halt"
+
+
+@dataclass(eq=False)
+class SimulatedTag:
+    """One ISO 14443-3A tag. ``state`` and ``level`` follow ISO/IEC 14443-3 section 6.3.
+
+    ``corrupt_bcc`` makes the tag send a wrong BCC at every cascade level and
+    ``corrupt_crc`` a wrong CRC_A after its SAK: both are faults a driver must reject.
+    """
+
+    uid: bytes
+    sak: int
+    atqa: bytes
+    corrupt_bcc: bool = False
+    corrupt_crc: bool = False
+    state: str = IDLE
+    woken: bool = False          # READY*/ACTIVE*: falls back to HALT, not IDLE
+    level: int = 1
+
+    @property
+    def levels(self) -> int:
+        return {4: 1, 7: 2, 10: 3}[len(self.uid)]
+
+    def block(self, level: int) -> bytes:
+        """The 5 bytes a tag sends at cascade *level* (1-based): UID part + BCC."""
+        u = self.uid
+        parts = {4: [u], 7: [bytes([CASCADE_TAG]) + u[:3], u[3:]],
+                 10: [bytes([CASCADE_TAG]) + u[:3], bytes([CASCADE_TAG]) + u[3:6], u[6:]]}[len(u)]
+        part = parts[level - 1]
+        check = bcc(part) ^ (0x01 if self.corrupt_bcc else 0)
+        return part + bytes([check])
+
+    def power_off(self) -> None:
+        self.state, self.woken, self.level = IDLE, False, 1
+
+    def _fall_back(self) -> None:
+        # ISO 14443-3: an unexpected frame sends a READY/ACTIVE tag back to IDLE, or to
+        # HALT when it had been woken from HALT by WUPA.
+        self.state = HALT if self.woken else IDLE
+        self.level = 1
+
+    def hear(self, data: bytes, nbits: int) -> list[int] | None:
+        """React to one reader frame; return the answer's bits or None for silence."""
+        if nbits == 7 and len(data) == 1:
+            cmd = data[0] & 0x7F
+            if cmd == REQA and self.state == IDLE or cmd == WUPA and self.state in (IDLE, HALT):
+                self.woken = self.state == HALT
+                self.state, self.level = READY, 1
+                return _to_bits(self.atqa)
+            if self.state in (READY, ACTIVE):
+                self._fall_back()
+            return None
+        if nbits % 8 == 0 and len(data) == 4 and data[0] == HLTA and data[1] == 0:
+            if crc_a(data[:2]) != data[2:]:
+                return None
+            if self.state == ACTIVE:
+                self.state, self.level = HALT, 1
+            elif self.state == READY:
+                self._fall_back()
+            return None
+        if self.state == READY and len(data) >= 2 and data[0] in SEL:
+            level = SEL.index(data[0]) + 1
+            if level != self.level:
+                self._fall_back()
+                return None
+            nvb = data[1]
+            mine = self.block(level)
+            if nvb == 0x70:
+                if nbits != 72 or crc_a(data[:7]) != data[7:9]:
+                    return None  # a damaged frame is ignored
+                if data[2:7] != mine:
+                    return None
+                if level < self.levels:
+                    sak = SAK_CASCADE
+                    self.level += 1
+                else:
+                    sak = self.sak & ~SAK_CASCADE & 0xFF
+                    self.state = ACTIVE
+                check = bytearray(crc_a([sak]))
+                if self.corrupt_crc:
+                    check[0] ^= 0x5A
+                return _to_bits(bytes([sak]) + bytes(check))
+            nbytes, extra = nvb >> 4, nvb & 0x0F
+            known = (nbytes - 2) * 8 + extra
+            if not (2 <= nbytes <= 6 and extra <= 7 and 0 <= known < 40) or nbits != known + 16:
+                self._fall_back()
+                return None
+            mine_bits = _to_bits(mine)
+            if _to_bits(data[2:], known) != mine_bits[:known]:
+                return None
+            return mine_bits[known:]
+        if self.state == READY or self.state == ACTIVE and data[0] in SEL:
+            self._fall_back()
+        return None
+
+
+def make_tag(uid, *, sak: int | None = None, atqa=None, corrupt_bcc: bool = False,
+             corrupt_crc: bool = False) -> SimulatedTag:
+    """A tag with a 4-, 7- or 10-byte *uid* (bytes or hex) and typical ATQA/SAK for its size."""
+    raw = bytes.fromhex(uid) if isinstance(uid, str) else bytes(uid)
+    if len(raw) not in (4, 7, 10):
+        raise ValueError(f"a tag UID has 4, 7 or 10 bytes, not {len(raw)}")
+    size_bits = {4: 0, 7: 1, 10: 2}[len(raw)]
+    if atqa is None:
+        atqa = bytes([(size_bits << 6) | 0x04, 0x00])
+    if sak is None:
+        sak = {4: 0x08, 7: 0x00, 10: 0x20}[len(raw)]
+    return SimulatedTag(raw, sak, bytes(atqa), corrupt_bcc, corrupt_crc)
+
+
+# -- the chip ---------------------------------------------------------------------
+@dataclass
+class _Exchange:
+    tx_end: float
+    rx_begin: float | None
+    rx_end: float | None
+    data: bytes = b""
+    last_bits: int = 0
+    errors: int = 0
+    coll: int | None = None     # CollReg low bits to show, None = no collision
+    tx_done: bool = False
+    rx_started: bool = False
+
+
+class RC522Emulator:
+    """An MFRC522 on SPI bus *bus*, chip select *device*, with an RF field of tags.
+
+    It has the ``spidev.SpiDev`` API itself (``open``, ``xfer2``, ``close``, ...), and
+    :func:`spidev_module` builds a stand-in ``spidev`` module whose ``SpiDev()``
+    instances reach the emulators by bus and device number.
+
+    *transfer_us* is the emulated time one SPI transfer costs besides its bytes'
+    wire time (50 us is about one ``spidev.xfer2`` call from Python on a Pi 4).
+    *dropout* is the probability that a tag misses a REQA/WUPA (and everything up to
+    the next one); *seed* makes that reproducible. *reset_line*, when given, is a
+    callable returning the NRSTPD pin level (e.g. ``lambda: mock_pin.state``): while
+    it is low the chip is powered down, answers 0x00 and forgets its registers.
+    """
+
+    def __init__(self, bus: int = 0, device: int = 0, *, transfer_us: float = 50.0,
+                 dropout: float = 0.0, seed: int = 0, reset_line=None, history: int = 1000):
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError("dropout is a probability between 0 and 1")
+        self.bus, self.device = bus, device
+        self.transfer_us = transfer_us
+        self.dropout = dropout
+        self.reset_line = reset_line
+        self._rng = random.Random(seed)
+        self.field: dict[bytes, SimulatedTag] = {}
+        self._removals: list[tuple[int, bytes]] = []
+        self._deaf: set[bytes] = set()
+        self.history: deque = deque(maxlen=history)
+        self.transfers = 0
+        self.frames = 0
+        self.unmodelled_commands = 0
+        self.now_us = 0.0
+        self.plugged = True
+        self.miso_idle = 0x00
+        self.powered = True
+        # spidev-like attributes
+        self.mode = 0
+        self.max_speed_hz = 0
+        self.bits_per_word = 0
+        self._opened = False
+        self._reset_chip()
+
+    # -- test-only: the field ------------------------------------------------------
+    def place(self, uid, **kwargs) -> SimulatedTag:
+        """Put a tag in the field (it powers up in IDLE); keyword args as :func:`make_tag`."""
+        tag = uid if isinstance(uid, SimulatedTag) else make_tag(uid, **kwargs)
+        self.field[tag.uid] = tag
+        return tag
+
+    def remove(self, uid) -> None:
+        """Take a tag out of the field (it loses power). Unknown UIDs are ignored."""
+        key = self._key(uid)
+        self.field.pop(key, None)
+        self._deaf.discard(key)
+
+    def remove_after(self, uid, frames: int) -> None:
+        """The tag hears the next *frames* reader frames, then leaves the field (a card leaving mid-read)."""
+        self._removals.append((self.frames + frames, self._key(uid)))
+
+    def clear_field(self) -> None:
+        self.field.clear()
+        self._deaf.clear()
+        self._removals.clear()
+
+    def tag(self, uid) -> SimulatedTag:
+        return self.field[self._key(uid)]
+
+    def unplug(self, miso: int = 0x00) -> None:
+        """Cut the SPI lines like a loose cable: writes are lost and every byte read is
+        *miso* (0x00 with a pull-down or a floating line, 0xFF with a pull-up)."""
+        self.plugged = False
+        self.miso_idle = miso & 0xFF
+
+    def plug(self) -> None:
+        self.plugged = True
+
+    def reset_counters(self) -> None:
+        self.transfers = 0
+        self.frames = 0
+        self.history.clear()
+
+    @staticmethod
+    def _key(uid) -> bytes:
+        if isinstance(uid, SimulatedTag):
+            return uid.uid
+        return bytes.fromhex(uid) if isinstance(uid, str) else bytes(uid)
+
+    # -- spidev.SpiDev API ---------------------------------------------------------------
+    def open(self, bus: int, device: int) -> None:
+        if (bus, device) != (self.bus, self.device):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", f"/dev/spidev{bus}.{device}")
+        self._opened = True
+        self.max_speed_hz = self.max_speed_hz or 500_000
+        self.bits_per_word = 8
+
+    def close(self) -> None:
+        self._opened = False
+
+    def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
+        if not self._opened:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        return self.transfer(data, speed_hz or self.max_speed_hz)
+
+    # Real py-spidev may release chip select between bytes in xfer(); both drivers use
+    # xfer2, so xfer is treated as xfer2 here.
+    xfer = xfer2
+
+    def writebytes(self, data) -> None:
+        self.xfer2(data)
+
+    # -- the SPI transfer -------------------------------------------------------------------
+    def transfer(self, data, speed_hz: int = 1_000_000) -> list[int]:
+        """One SPI transfer with chip select held; returns the MISO bytes."""
+        data = [int(b) & 0xFF for b in data]
+        self.transfers += 1
+        self.now_us += self.transfer_us + len(data) * 8e6 / max(speed_hz or 1_000_000, 1)
+        if not self.plugged:
+            return [self.miso_idle] * len(data)
+        out = [0] * len(data)
+        if not data:
+            return out
+        if self.reset_line is not None and not self.reset_line():
+            if self.powered:
+                self.powered = False
+                self._reset_chip()
+                self._power_off_field()
+            return out
+        if not self.powered:
+            self.powered = True
+            self.booting_until = self.now_us + 100.0
+        self._settle()
+        first = data[0]
+        if first & 0x80:
+            for i in range(1, len(data)):
+                addr_byte = data[i - 1]
+                out[i] = self._read((addr_byte >> 1) & 0x3F) if addr_byte & 0x80 else 0
+        else:
+            addr = (first >> 1) & 0x3F
+            for value in data[1:]:
+                self._write(addr, value)
+        return out
+
+    # -- registers ------------------------------------------------------------------------
+    def _reset_chip(self) -> None:
+        self.regs = [0] * 64
+        for addr, value in _RESET_VALUES.items():
+            self.regs[addr] = value
+        self.fifo: deque[int] = deque()
+        self.command = CMD_IDLE
+        self.com_irq = IRQ_IDLE | IRQ_LOALERT
+        self.div_irq = 0
+        self.error = 0
+        self.coll = 0xA0
+        self.rx_last_bits = 0
+        self.exchange: _Exchange | None = None
+        self.timer_end: float | None = None
+        self.booting_until = self.now_us + 100.0
+        self._crc_state = None
+
+    def _power_off_field(self) -> None:
+        for tag in self.field.values():
+            tag.power_off()
+
+    def _timer_period_us(self) -> float:
+        prescaler = ((self.regs[T_MODE] & 0x0F) << 8) | self.regs[T_PRESCALER]
+        reload = (self.regs[T_RELOAD_H] << 8) | self.regs[T_RELOAD_L]
+        return (2 * prescaler + 1) * (reload + 1) / FC_MHZ
+
+    def _start_timer(self, at: float) -> None:
+        self.timer_end = at + self._timer_period_us()
+
+    def _settle(self) -> None:
+        """Run every chip event due by ``now_us``, in time order."""
+        while True:
+            events = []
+            ex = self.exchange
+            if ex is not None:
+                if not ex.tx_done:
+                    events.append((ex.tx_end, 0, "tx"))
+                elif ex.rx_begin is not None and not ex.rx_started:
+                    events.append((ex.rx_begin, 1, "rx_begin"))
+                elif ex.rx_end is not None and ex.rx_started:
+                    events.append((ex.rx_end, 3, "rx_end"))
+            if self.timer_end is not None:
+                events.append((self.timer_end, 2, "timer"))
+            due = [e for e in events if e[0] <= self.now_us]
+            if not due:
+                return
+            when, _, kind = min(due)
+            if kind == "tx":
+                ex.tx_done = True
+                self.com_irq |= IRQ_TX
+                if self.regs[T_MODE] & 0x80:
+                    self._start_timer(when)
+            elif kind == "rx_begin":
+                ex.rx_started = True
+                if self.regs[T_MODE] & 0x80 and self.timer_end is not None:
+                    self.timer_end = None  # TAuto: the timer stops once an answer starts
+            elif kind == "rx_end":
+                self._receive(ex)
+                self.exchange = None
+            else:
+                self.com_irq |= IRQ_TIMER
+                self.timer_end = when + self._timer_period_us() if self.regs[T_MODE] & 0x10 else None
+
+    def _receive(self, ex: _Exchange) -> None:
+        for byte in ex.data:
+            self._fifo_put(byte)
+        self.rx_last_bits = ex.last_bits
+        self.error |= ex.errors
+        if ex.coll is None:
+            self.coll = (self.coll & 0x80) | 0x20
+        else:
+            self.coll = (self.coll & 0x80) | ex.coll
+        self.com_irq |= IRQ_RX | (IRQ_ERR if ex.errors else 0)
+
+    def _fifo_put(self, byte: int) -> None:
+        if len(self.fifo) >= FIFO_SIZE:
+            self.error |= ERR_BUFFER_OVFL
+            return
+        self.fifo.append(byte)
+
+    def _read(self, addr: int) -> int:
+        if addr == COMMAND:
+            booting = 0x10 if self.now_us < self.booting_until else 0
+            return (self.regs[COMMAND] & 0x20) | booting | self.command
+        if addr == COM_IRQ:
+            return self.com_irq & 0x7F
+        if addr == DIV_IRQ:
+            return self.div_irq & 0x7F
+        if addr == ERROR:
+            return self.error
+        if addr == STATUS1:
+            level = len(self.fifo)
+            value = 0
+            value |= 0x01 if level <= self.regs[WATER_LEVEL] else 0
+            value |= 0x02 if FIFO_SIZE - level <= self.regs[WATER_LEVEL] else 0
+            value |= 0x08 if self.timer_end is not None else 0
+            value |= 0x10 if self.com_irq & self.regs[COM_IEN] & 0x7F else 0
+            value |= 0x20 if self.div_irq & DIV_CRC else 0
+            return value
+        if addr == FIFO_LEVEL:
+            return len(self.fifo)
+        if addr == FIFO_DATA:
+            return self.fifo.popleft() if self.fifo else 0
+        if addr == CONTROL:
+            return (self.regs[CONTROL] & 0x30) | self.rx_last_bits
+        if addr == COLL:
+            return self.coll
+        if addr in (T_COUNTER_H, T_COUNTER_L):
+            count = 0
+            if self.timer_end is not None:
+                prescaler = ((self.regs[T_MODE] & 0x0F) << 8) | self.regs[T_PRESCALER]
+                count = min(0xFFFF, math.ceil((self.timer_end - self.now_us) * FC_MHZ / (2 * prescaler + 1)))
+            return count >> 8 if addr == T_COUNTER_H else count & 0xFF
+        return self.regs[addr]
+
+    def _write(self, addr: int, value: int) -> None:
+        if addr == COMMAND:
+            self.regs[COMMAND] = value & 0x30
+            self._command(value & 0x0F)
+        elif addr == COM_IRQ:
+            self.com_irq = self.com_irq | (value & 0x7F) if value & 0x80 else self.com_irq & ~value & 0x7F
+        elif addr == DIV_IRQ:
+            self.div_irq = self.div_irq | (value & 0x7F) if value & 0x80 else self.div_irq & ~value & 0x7F
+        elif addr == FIFO_LEVEL:
+            if value & 0x80:
+                self.fifo.clear()
+                self.error &= ~ERR_BUFFER_OVFL
+        elif addr == FIFO_DATA:
+            if self.command == CMD_CALC_CRC:
+                self._crc_feed([value])  # CalcCRC consumes FIFO bytes as they arrive
+            else:
+                self._fifo_put(value)
+        elif addr == CONTROL:
+            if value & 0x80:
+                self.timer_end = None
+            if value & 0x40:
+                self._start_timer(self.now_us)
+            self.regs[CONTROL] = value & 0x30
+        elif addr == BIT_FRAMING:
+            self.regs[BIT_FRAMING] = value
+            if value & 0x80 and self.command == CMD_TRANSCEIVE:
+                self._transmit()
+        elif addr == COLL:
+            self.coll = (value & 0x80) | (self.coll & 0x7F)
+        elif addr == TX_CONTROL:
+            was_on = self.regs[TX_CONTROL] & 0x03
+            self.regs[TX_CONTROL] = value
+            if was_on and not value & 0x03:
+                self._power_off_field()
+        elif addr in (ERROR, STATUS1, VERSION, CRC_RESULT_H, CRC_RESULT_L, T_COUNTER_H, T_COUNTER_L):
+            pass  # read-only
+        else:
+            self.regs[addr] = value
+
+    def _command(self, cmd: int) -> None:
+        if cmd == CMD_SOFT_RESET:
+            if self.regs[TX_CONTROL] & 0x03:
+                self._power_off_field()   # the reset turns the antenna off
+            self._reset_chip()
+            return
+        self.exchange = None  # any new command cancels a reception in progress
+        self.command = cmd
+        if cmd == CMD_CALC_CRC:
+            preset = (0x0000, 0x6363, 0xA671, 0xFFFF)[self.regs[MODE] & 0x03]
+            self._crc_state = preset
+            self.div_irq &= ~DIV_CRC
+            data = list(self.fifo)
+            self.fifo.clear()
+            self._crc_feed(data)
+        elif cmd not in (CMD_IDLE, CMD_TRANSCEIVE):
+            self.unmodelled_commands += 1
+
+    def _crc_feed(self, data) -> None:
+        crc = self._crc_state
+        for byte in data:
+            byte ^= crc & 0xFF
+            byte = (byte ^ (byte << 4)) & 0xFF
+            crc = (crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)
+        self._crc_state = crc
+        self.regs[CRC_RESULT_H], self.regs[CRC_RESULT_L] = crc >> 8, crc & 0xFF
+        self.div_irq |= DIV_CRC
+
+    # -- the RF side -------------------------------------------------------------------------
+    def _transmit(self) -> None:
+        data = bytes(self.fifo)
+        self.fifo.clear()
+        if not data:
+            return
+        framing = self.regs[BIT_FRAMING]
+        last_bits, align = framing & 0x07, (framing >> 4) & 0x07
+        nbits = 8 * len(data) if last_bits == 0 else 8 * (len(data) - 1) + last_bits
+        self.error &= ERR_BUFFER_OVFL
+        self.frames += 1
+        for _, uid in [r for r in self._removals if r[0] < self.frames]:
+            self.remove(uid)
+        self._removals = [r for r in self._removals if r[0] >= self.frames]
+        answers = []
+        if self.regs[TX_CONTROL] & 0x03:
+            if nbits == 7 and len(data) == 1:
+                self._deaf = {u for u in self.field if self.dropout and self._rng.random() < self.dropout}
+            for uid, tag in self.field.items():
+                if uid in self._deaf:
+                    continue
+                bits = tag.hear(data, nbits)
+                if bits is not None:
+                    answers.append((uid, bits))
+            if self.regs[COMMAND] & 0x20:
+                answers = []  # RcvOff: the tags heard the frame, the receiver is off
+        self.history.append((_frame_name(data, nbits), data.hex().upper(), tuple(u.hex().upper() for u, _ in answers)))
+        tx_end = self.now_us + (nbits + nbits // 8 + 2) * BIT_US
+        if not answers:
+            self.exchange = _Exchange(tx_end, None, None)
+            return
+        length = max(len(bits) for _, bits in answers)
+        combined, first_coll = [], None
+        for i in range(length):
+            values = {bits[i] for _, bits in answers if i < len(bits)}
+            if len(values) > 1 and first_coll is None:
+                first_coll = i
+            combined.append(1 if 1 in values else 0)
+        errors, coll = 0, None
+        if first_coll is not None:
+            errors |= ERR_COLL
+            if not self.coll & 0x80:  # ValuesAfterColl = 0: bits after the collision are cleared
+                combined = combined[:first_coll + 1] + [0] * (length - first_coll - 1)
+            position = align + first_coll + 1
+            coll = 0x20 if position > 32 else position % 32
+        packed, rx_last = _pack(combined, align)
+        rx_begin = tx_end + FDT_US
+        rx_end = rx_begin + (length + length // 8 + 2) * BIT_US
+        self.exchange = _Exchange(tx_end, rx_begin, rx_end, packed, rx_last, errors, coll)
+
+
+def _frame_name(data: bytes, nbits: int) -> str:
+    if nbits == 7:
+        return {REQA: "REQA", WUPA: "WUPA"}.get(data[0], "SHORT")
+    if data[0] == HLTA:
+        return "HLTA"
+    if data[0] in SEL and len(data) > 1:
+        level = SEL.index(data[0]) + 1
+        return f"SELECT CL{level}" if data[1] == 0x70 else f"ANTICOLL CL{level}"
+    return "FRAME"
+
+
+# -- a stand-in spidev module ----------------------------------------------------------------
+class _SpiHandle:
+    """What ``spidev.SpiDev()`` returns in the stand-in module: a file handle onto an emulator."""
+
+    def __init__(self, chips: dict):
+        self._chips = chips
+        self._chip: RC522Emulator | None = None
+        self.mode = 0
+        self.max_speed_hz = 0
+        self.bits_per_word = 0
+        self.cshigh = False
+        self.lsbfirst = False
+
+    def open(self, bus: int, device: int) -> None:
+        chip = self._chips.get((bus, device))
+        if chip is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", f"/dev/spidev{bus}.{device}")
+        self._chip = chip
+        self.max_speed_hz = self.max_speed_hz or 500_000
+        self.bits_per_word = 8
+
+    def close(self) -> None:
+        self._chip = None
+
+    def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
+        if self._chip is None:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        return self._chip.transfer(data, speed_hz or self.max_speed_hz)
+
+    xfer = xfer2
+
+    def writebytes(self, data) -> None:
+        self.xfer2(data)
+
+
+def spidev_module(*chips: RC522Emulator) -> types.ModuleType:
+    """A module to put in ``sys.modules['spidev']``: its ``SpiDev()`` reaches *chips* by (bus, device)."""
+    registry = {(c.bus, c.device): c for c in chips}
+    module = types.ModuleType("spidev", "Stand-in spidev module (hardware_sim.rc522).")
+
+    class SpiDev(_SpiHandle):
+        def __init__(self, bus: int | None = None, device: int | None = None):
+            super().__init__(registry)
+            if bus is not None:
+                self.open(bus, device or 0)
+
+    module.SpiDev = SpiDev
+    module.chips = registry
+    return module
+
+
+@contextmanager
+def simulated_spi(*chips: RC522Emulator):
+    """Install the stand-in ``spidev`` and ``RPi.GPIO`` modules for the duration of the block.
+
+    Any ``mfrc522`` imported before is evicted on entry and exit, so the stock library
+    binds to the stand-ins inside the block and never leaks them outside. Yields the
+    ``RPi.GPIO`` stand-in (see :mod:`hardware_sim.rpi_gpio`). Tests may prefer
+    pytest's ``monkeypatch`` with :func:`spidev_module` and ``rpi_gpio.modules()``.
+    """
+    from . import rpi_gpio
+
+    replacements = {"spidev": spidev_module(*chips), **rpi_gpio.modules()}
+    evicted = [name for name in sys.modules if name == "mfrc522" or name.startswith("mfrc522.")]
+    saved = {name: sys.modules.get(name) for name in [*replacements, *evicted]}
+    for name in evicted:
+        del sys.modules[name]
+    sys.modules.update(replacements)
+    try:
+        yield replacements["RPi.GPIO"]
+    finally:
+        for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
+            del sys.modules[name]
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module

@@ -1,0 +1,592 @@
+"""The RC522 driver, and the stock mfrc522 path, against the MFRC522 chip emulator."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dealerbox.errors import ReaderError
+from dealerbox.hw import rc522 as driver
+from dealerbox.hw.presence import PresenceTracker
+from dealerbox.hw.rc522 import RC522Reader, crc_a, timer_settings
+from dealerbox.registry import simulated_uid
+from hardware_sim import rc522 as sim
+from hardware_sim import rpi_gpio
+from hardware_sim.rc522 import RC522Emulator, spidev_module
+
+UID4 = "A1B2C3D4"
+UID7 = "04A3C6CAE26180"
+UID10 = "04112233445566778899"
+
+
+def _evict_mfrc522():
+    for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
+        del sys.modules[name]
+
+
+def install(monkeypatch, *chips):
+    """Put the chip emulators behind ``spidev`` and a recording RPi.GPIO stand-in in sys.modules."""
+    monkeypatch.setitem(sys.modules, "spidev", spidev_module(*chips))
+    for name, module in rpi_gpio.modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    _evict_mfrc522()
+    return sys.modules["RPi.GPIO"]
+
+
+@pytest.fixture
+def pins():
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockFactory
+
+    saved = Device.pin_factory
+    Device.pin_factory = MockFactory()
+    yield Device.pin_factory
+    Device.pin_factory.reset()
+    Device.pin_factory = saved
+
+
+@pytest.fixture
+def chip(monkeypatch, pins):
+    emulator = RC522Emulator(0, 0)
+    gpio = install(monkeypatch, emulator)
+    emulator.gpio = gpio
+    yield emulator
+    _evict_mfrc522()  # never leave an mfrc522 bound to the stand-ins behind
+
+
+@pytest.fixture
+def reader(chip):
+    with RC522Reader("board-reader", zone="board") as r:
+        chip.reset_counters()
+        yield r
+
+
+def uids(result):
+    return result["board"]
+
+
+# -- the emulator itself --------------------------------------------------------------------
+def test_crc_a_matches_iso_examples():
+    assert crc_a([0x00, 0x00]) == bytes([0xA0, 0x1E])
+    assert crc_a([0x12, 0x34]) == bytes([0x26, 0xCF])
+    assert sim.crc_a(b"\x93\x70\x88\x04\xA3\xC6\xE9") == crc_a(b"\x93\x70\x88\x04\xA3\xC6\xE9")
+
+
+def test_chip_crc_coprocessor_computes_crc_a(reader):
+    data = [0x93, 0x70, 0x11, 0x22, 0x33, 0x44, 0x44]
+    assert bytes(reader.chip.CalulateCRC(data)) == crc_a(data)
+
+
+def _spi(chip):
+    module = spidev_module(chip)
+    dev = module.SpiDev()
+    dev.open(chip.bus, chip.device)
+    return dev
+
+
+def _w(dev, reg, *values):
+    dev.xfer2([(reg << 1) & 0x7E, *values])
+
+
+def _r(dev, *regs):
+    return dev.xfer2([((r << 1) & 0x7E) | 0x80 for r in regs] + [0])[1:]
+
+
+def test_irq_register_set1_sets_and_clears():
+    chip = RC522Emulator()
+    dev = _spi(chip)
+    _w(dev, sim.COM_IRQ, 0x7F)
+    assert _r(dev, sim.COM_IRQ) == [0]
+    _w(dev, sim.COM_IRQ, 0x80 | 0x21)
+    assert _r(dev, sim.COM_IRQ) == [0x21]
+    _w(dev, sim.COM_IRQ, 0x01)
+    assert _r(dev, sim.COM_IRQ) == [0x20]
+
+
+def test_fifo_level_flush_and_overflow():
+    chip = RC522Emulator()
+    dev = _spi(chip)
+    _w(dev, sim.FIFO_DATA, *range(10))
+    assert _r(dev, sim.FIFO_LEVEL) == [10]
+    assert _r(dev, sim.FIFO_DATA, sim.FIFO_DATA, sim.FIFO_DATA) == [0, 1, 2]
+    _w(dev, sim.FIFO_LEVEL, 0x80)
+    assert _r(dev, sim.FIFO_LEVEL) == [0]
+    _w(dev, sim.FIFO_DATA, *range(70))
+    assert _r(dev, sim.FIFO_LEVEL, sim.ERROR) == [64, sim.ERR_BUFFER_OVFL]
+    _w(dev, sim.FIFO_LEVEL, 0x80)
+    assert _r(dev, sim.ERROR) == [0]
+
+
+def _start_reqa(dev, cmd=sim.REQA):
+    _w(dev, sim.T_MODE, 0x80)                 # TAuto, prescaler 0
+    _w(dev, sim.T_RELOAD_H, 0x1A)
+    _w(dev, sim.T_RELOAD_L, 0x7B)             # 6780 cycles = 500 us
+    _w(dev, sim.TX_CONTROL, 0x83)
+    _w(dev, sim.COM_IRQ, 0x7F)
+    _w(dev, sim.FIFO_DATA, cmd)
+    _w(dev, sim.COMMAND, sim.CMD_TRANSCEIVE)
+    _w(dev, sim.BIT_FRAMING, 0x87)
+
+
+def _polls_until(dev, mask, limit=500):
+    for n in range(1, limit):
+        irq = _r(dev, sim.COM_IRQ)[0]
+        if irq & mask:
+            return n, irq
+    raise AssertionError("no IRQ")
+
+
+def test_timer_expiry_is_counted_in_transfers_not_wall_clock():
+    counts = []
+    for _ in range(2):
+        chip = RC522Emulator()
+        dev = _spi(chip)
+        _start_reqa(dev)
+        counts.append(_polls_until(dev, sim.IRQ_TIMER | sim.IRQ_RX))
+    assert counts[0] == counts[1]
+    polls, irq = counts[0]
+    assert irq & sim.IRQ_TIMER and not irq & sim.IRQ_RX
+    assert 3 <= polls <= 12
+
+
+def test_timer_stops_when_an_answer_starts():
+    chip = RC522Emulator()
+    chip.place(UID4)
+    dev = _spi(chip)
+    _start_reqa(dev)
+    _, irq = _polls_until(dev, sim.IRQ_RX)
+    for _ in range(30):
+        irq |= _r(dev, sim.COM_IRQ)[0]
+    assert not irq & sim.IRQ_TIMER
+    assert _r(dev, sim.FIFO_LEVEL, sim.FIFO_DATA, sim.FIFO_DATA) == [2, 0x04, 0x00]
+
+
+def test_collision_sets_collerr_and_collreg_position():
+    chip = RC522Emulator()
+    chip.place("11223344")
+    chip.place("11223345")   # differs first in bit 24 (1-based 25)
+    dev = _spi(chip)
+    _start_reqa(dev, sim.WUPA)
+    _polls_until(dev, sim.IRQ_RX)
+    _w(dev, sim.COLL, 0x00)
+    _w(dev, sim.FIFO_LEVEL, 0x80)
+    _w(dev, sim.COM_IRQ, 0x7F)
+    _w(dev, sim.FIFO_DATA, 0x93, 0x20)
+    _w(dev, sim.COMMAND, sim.CMD_TRANSCEIVE)
+    _w(dev, sim.BIT_FRAMING, 0x80)
+    _polls_until(dev, sim.IRQ_RX)
+    error, coll = _r(dev, sim.ERROR, sim.COLL)
+    assert error & sim.ERR_COLL
+    assert coll & 0x1F == 25 and not coll & 0x20
+    data = _r(dev, *[sim.FIFO_DATA] * 5)
+    assert data == [0x11, 0x22, 0x33, 0x01, 0x00]   # OR at the collision, 0 after it
+
+
+def test_halted_tag_answers_only_wupa():
+    tag = sim.make_tag(UID4)
+    assert tag.hear(bytes([sim.REQA]), 7) is not None
+    block = tag.block(1)
+    select = bytes([0x93, 0x70]) + block
+    assert tag.hear(select + sim.crc_a(select), 72) is not None
+    assert tag.state == sim.ACTIVE
+    halt = bytes([sim.HLTA, 0])
+    tag.hear(halt + sim.crc_a(halt), 32)
+    assert tag.state == sim.HALT
+    assert tag.hear(bytes([sim.REQA]), 7) is None
+    assert tag.hear(bytes([sim.WUPA]), 7) is not None
+
+
+def test_select_with_a_bad_crc_is_ignored_by_the_tag():
+    tag = sim.make_tag(UID4)
+    tag.hear(bytes([sim.REQA]), 7)
+    select = bytes([0x93, 0x70]) + tag.block(1)
+    assert tag.hear(select + b"\x00\x00", 72) is None
+    assert tag.state == sim.READY
+
+
+def test_spidev_stand_in_behaves_like_spidev():
+    chip = RC522Emulator(1, 0)
+    module = spidev_module(chip)
+    dev = module.SpiDev()
+    with pytest.raises(FileNotFoundError):
+        dev.open(0, 0)
+    dev.open(1, 0)
+    assert _r(dev, sim.VERSION) == [0x92]
+    dev.close()
+    with pytest.raises(OSError) as info:
+        dev.xfer2([0x80, 0])
+    assert info.value.errno == errno.EBADF
+    assert chip.transfers == 1
+
+
+def test_remove_after_lets_the_tag_hear_that_many_frames(reader, chip):
+    chip.place(UID7)
+    chip.remove_after(UID7, 2)
+    assert uids(reader.poll()) == frozenset()
+    answered = [name for name, _, who in chip.history if who]
+    assert answered == ["WUPA", "ANTICOLL CL1"]
+    assert reader.counters["lost"] >= 1
+
+
+def test_dropout_is_reproducible_with_a_seed(monkeypatch, pins):
+    runs = []
+    for _ in range(2):
+        flaky = RC522Emulator(dropout=0.5, seed=3)
+        install(monkeypatch, flaky)
+        flaky.place(UID4)
+        flaky.place(UID7)
+        with RC522Reader("flaky") as r:
+            runs.append([r.poll()["board"] for _ in range(20)])
+        _evict_mfrc522()
+    assert runs[0] == runs[1]
+    assert len(set(runs[0])) > 1
+
+
+# -- our driver -------------------------------------------------------------------------------
+def test_driver_is_a_subclass_of_the_stock_class(chip):
+    import mfrc522
+
+    assert issubclass(driver.mfrc522_class(), mfrc522.MFRC522)
+
+
+def test_importing_the_driver_imports_no_pi_library():
+    code = ("import sys, dealerbox.hw.rc522, dealerbox.hw.presence, dealerbox.hw.reader;"
+            "bad = [m for m in ('spidev', 'mfrc522', 'RPi.GPIO', 'gpiozero') if m in sys.modules];"
+            "sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_empty_poll_costs_at_most_25_transfers(reader, chip):
+    counts = []
+    for _ in range(50):
+        chip.reset_counters()
+        assert uids(reader.poll()) == frozenset()
+        counts.append(chip.transfers)
+    assert max(counts) <= 25
+    assert [h[0] for h in chip.history] == ["WUPA"]
+
+
+def test_empty_poll_cost_follows_the_chip_timer(chip):
+    costs = []
+    for timeout_us in (300, 500, 1000):
+        with RC522Reader("board", timeout_us=timeout_us) as r:
+            chip.reset_counters()
+            r.poll()
+            costs.append(chip.transfers)
+    assert costs == sorted(set(costs)) and costs[1] <= 25
+
+
+@pytest.mark.parametrize("uid", [UID4, UID7, UID10, "88776655"])
+def test_reads_complete_uids_of_every_length(reader, chip, uid):
+    chip.place(uid)
+    assert uids(reader.poll()) == {uid}
+    assert uids(reader.poll()) == {uid}   # halted by the last poll, woken by WUPA
+
+
+def test_second_cascade_level_is_really_used(reader, chip):
+    chip.place(UID7)
+    reader.poll()
+    frames = [h[0] for h in chip.history]
+    assert frames == ["WUPA", "ANTICOLL CL1", "SELECT CL1", "ANTICOLL CL2", "SELECT CL2", "HLTA"]
+
+
+def test_bad_bcc_is_rejected_and_counted(reader, chip):
+    chip.place(UID7, corrupt_bcc=True)
+    chip.place("0499AABBCCDDEE")
+    assert uids(reader.poll()) == {"0499AABBCCDDEE"}
+    assert reader.counters["bcc_errors"] >= 1
+
+
+def test_bad_sak_crc_is_rejected_and_counted(reader, chip):
+    chip.place(UID4, corrupt_crc=True)
+    chip.place(UID10)
+    assert uids(reader.poll()) == {UID10}
+    assert reader.counters["crc_errors"] >= 1
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 6])
+def test_inventory_of_colliding_tags_is_complete(reader, chip, count):
+    # NTAG-like 7-byte UIDs all start 04, so cascade level 1 collides on every poll.
+    placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h", "Qc")[:count]}
+    for uid in placed:
+        chip.place(uid)
+    assert uids(reader.poll()) == placed
+    assert reader.counters["collisions"] >= count - 1
+    assert uids(reader.poll()) == placed
+
+
+def test_tags_sharing_their_first_cascade_level(reader, chip):
+    placed = {"04A3C6CAE26180", "04A3C6CAE26181", "04A3C6115566AA", "04A3C6"[:6] + "00000000", "A3C60411"}
+    for uid in placed:
+        chip.place(uid)
+    assert uids(reader.poll()) == placed
+
+
+def test_more_tags_than_max_is_bounded_and_counted(reader, chip):
+    for card in ("Ah", "Kd", "2c", "Ts", "7h", "Qc", "3s"):
+        chip.place(simulated_uid("A", card))
+    chip.reset_counters()
+    seen = uids(reader.poll())
+    assert len(seen) == 6
+    assert reader.counters["too_many_tags"] == 1
+    assert chip.transfers < 2000
+
+
+_uid_bytes = st.one_of(
+    st.binary(min_size=4, max_size=4).filter(lambda b: b[0] != 0x88),
+    st.binary(min_size=7, max_size=7).filter(lambda b: b[3] != 0x88),
+    st.binary(min_size=10, max_size=10).filter(lambda b: b[3] != 0x88 and b[6] != 0x88),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sets(_uid_bytes, min_size=1, max_size=6))
+def test_property_any_set_of_tags_is_fully_inventoried(reader, chip, raw_uids):
+    chip.clear_field()
+    placed = {u.hex().upper() for u in raw_uids}
+    for uid in placed:
+        chip.place(uid)
+    assert uids(reader.poll()) == placed
+
+
+@pytest.mark.parametrize("after", range(1, 12))
+def test_tag_leaving_mid_read_is_handled(reader, chip, after):
+    chip.place(UID7)
+    chip.place(UID10)
+    chip.remove_after(UID7, after)
+    seen = uids(reader.poll())
+    assert UID10 in seen and seen <= {UID7, UID10}
+    assert uids(reader.poll()) == {UID10}
+
+
+def test_flaky_field_with_presence_tracking_gives_no_false_board_off(monkeypatch, pins):
+    flaky = RC522Emulator(dropout=0.3, seed=7)
+    install(monkeypatch, flaky)
+    placed = {UID4, UID7, UID10}
+    for uid in placed:
+        flaky.place(uid)
+    tracker = PresenceTracker()
+    events, union, partial = [], set(), 0
+    with RC522Reader("flaky", zone="board") as r:
+        for n in range(100):
+            seen = r.poll()
+            union |= seen["board"]
+            partial += seen["board"] != placed
+            assert seen["board"] <= placed
+            events += tracker.update(n * 0.02, seen)
+    _evict_mfrc522()
+    assert union == placed and partial > 10
+    assert sorted(e.uid for e in events) == sorted(placed)
+    assert {e.ev for e in events} == {"board_on"}
+
+
+def test_halted_tags_are_invisible_to_reqa_but_not_to_our_poll(reader, chip):
+    chip.place(UID4)
+    assert uids(reader.poll()) == {UID4}
+    assert chip.tag(UID4).state == sim.HALT
+    stock = reader.chip
+    status, _ = stock.MFRC522_Request(stock.PICC_REQIDL)
+    assert status != stock.MI_OK
+    assert uids(reader.poll()) == {UID4}
+
+
+def test_unplugged_reader_raises_reader_error_in_bounded_transfers(reader, chip):
+    chip.place(UID4)
+    chip.unplug()
+    chip.reset_counters()
+    with pytest.raises(ReaderError) as info:
+        reader.poll()
+    assert isinstance(info.value, OSError)
+    assert chip.transfers <= 120
+    chip.plug()
+    assert uids(reader.poll()) == {UID4}
+
+
+def test_miso_stuck_high_is_a_reader_error_at_once(reader, chip):
+    chip.unplug(miso=0xFF)
+    chip.reset_counters()
+    with pytest.raises(ReaderError, match="stuck high"):
+        reader.poll()
+    assert chip.transfers <= 10
+
+
+def test_open_fails_cleanly(monkeypatch, pins):
+    dead = RC522Emulator(0, 0)
+    dead.unplug()
+    install(monkeypatch, dead)
+    with pytest.raises(ReaderError, match="VersionReg"):
+        RC522Reader("dead")
+    with pytest.raises(ReaderError, match="spidev1.0"):
+        RC522Reader("absent", bus=1)
+    # the reset pin of a failed open is released
+    assert pins.pin(25).function == "input"
+    _evict_mfrc522()
+
+
+def test_missing_pi_libraries_raise_reader_error(monkeypatch, pins):
+    class NotAPi:
+        def find_spec(self, name, path=None, target=None):
+            if name == "RPi.GPIO":
+                raise RuntimeError("This module can only be run on a Raspberry Pi!")
+            return None
+
+    monkeypatch.setitem(sys.modules, "spidev", spidev_module(RC522Emulator()))
+    monkeypatch.delitem(sys.modules, "RPi.GPIO", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NotAPi(), *sys.meta_path])
+    _evict_mfrc522()
+    with pytest.raises(ReaderError, match="rpi-lgpio"):
+        RC522Reader("nopi", reset_pin=None)
+
+
+def test_two_readers_on_their_own_buses(monkeypatch, pins):
+    shoe_chip, board_chip = RC522Emulator(0, 0), RC522Emulator(1, 0)
+    install(monkeypatch, shoe_chip, board_chip)
+    shoe_chip.place(UID4)
+    board_chip.place(UID7)
+    with RC522Reader("shoe", zone="shoe", bus=0, reset_pin=25) as shoe, \
+            RC522Reader("board", zone="board", bus=1, reset_pin=24) as board:
+        assert shoe.poll() == {"shoe": frozenset({UID4})}
+        assert board.poll() == {"board": frozenset({UID7})}
+    _evict_mfrc522()
+
+
+# -- pins, logging, lifecycle ------------------------------------------------------------------
+def test_reset_pin_is_driven_through_gpiozero_and_nothing_else(monkeypatch, pins):
+    pin = pins.pin(25)
+    other = pins.pin(8)
+    chip = RC522Emulator(reset_line=lambda: pin.state)
+    gpio = install(monkeypatch, chip)
+    reader = RC522Reader("board", reset_pin=25)
+    assert pin.function == "output" and pin.state is True
+    assert [s.state for s in pin.states] == [False, True]
+    chip.place(UID4)
+    assert uids(reader.poll()) == {UID4}
+    reader.close()
+    reader.close()
+    assert pin.function == "input" and pin.state is False
+    chip.reset_counters()
+    assert chip.transfer([0xEE, 0]) == [0, 0]     # held in power-down: MISO silent
+    assert other.function == "input" and len(other.states) == 1
+    assert not [c for c in gpio.calls if c[0] in ("cleanup", "setup", "setmode", "output")]
+    _evict_mfrc522()
+
+
+def test_no_reset_pin(chip):
+    with RC522Reader("board", reset_pin=None) as r:
+        chip.place(UID4)
+        assert uids(r.poll()) == {UID4}
+
+
+def test_poll_after_close_raises_and_context_manager_closes(chip):
+    with RC522Reader("board") as r:
+        pass
+    assert r.closed
+    with pytest.raises(ReaderError):
+        r.poll()
+
+
+def test_no_log_handlers_added(chip):
+    stock_logger = logging.getLogger("mfrc522Logger")
+    before = list(stock_logger.handlers)
+    for _ in range(3):
+        RC522Reader("board").close()
+    assert stock_logger.handlers == before
+    assert logging.getLogger(driver.__name__).handlers == []
+
+
+def test_timer_settings():
+    prescaler, reload = timer_settings(500)
+    assert prescaler == 0 and (reload + 1) / 13.56 >= 500
+    prescaler, reload = timer_settings(25_000)
+    assert reload <= 0xFFFF and (2 * prescaler + 1) * (reload + 1) / 13.56 >= 25_000
+    with pytest.raises(ValueError):
+        timer_settings(0)
+
+
+def test_constructor_rejects_nonsense(chip):
+    with pytest.raises(ValueError):
+        RC522Reader("x", zone="")
+    with pytest.raises(ValueError):
+        RC522Reader("x", max_tags=0)
+
+
+# -- the stock mfrc522 path on the same emulator ------------------------------------------------
+@pytest.fixture
+def stock(chip):
+    import mfrc522
+
+    logger = logging.getLogger("mfrc522Logger")
+    before = list(logger.handlers)
+    reader = mfrc522.MFRC522()
+    chip.reset_counters()
+    yield reader
+    logger.handlers[:] = before
+
+
+def test_stock_empty_poll_spins_about_2000_transfers(stock, chip):
+    status, _ = stock.MFRC522_Request(stock.PICC_REQIDL)
+    assert status == stock.MI_ERR
+    assert 1900 <= chip.transfers <= 2100
+
+
+def test_stock_reads_only_the_first_cascade_level(stock, chip):
+    chip.place(UID7)
+    status, _ = stock.MFRC522_Request(stock.PICC_REQIDL)
+    assert status == stock.MI_OK
+    status, uid = stock.MFRC522_Anticoll()
+    assert status == stock.MI_OK
+    assert uid == [0x88, 0x04, 0xA3, 0xC6, 0x88 ^ 0x04 ^ 0xA3 ^ 0xC6]   # cascade tag + 3 bytes
+
+
+def test_stock_select_uses_the_chip_crc(stock, chip):
+    chip.place(UID4)
+    stock.MFRC522_Request(stock.PICC_REQIDL)
+    _, uid = stock.MFRC522_Anticoll()
+    assert stock.MFRC522_SelectTag(uid) == 0x08
+    assert chip.tag(UID4).state == sim.ACTIVE
+
+
+def test_stock_reads_a_collision_as_no_card(stock, chip):
+    chip.place("04A3C6CAE26180")
+    chip.place("04B3C6CAE26180")
+    status, _ = stock.MFRC522_Request(stock.PICC_REQIDL)
+    assert status == stock.MI_OK   # same ATQA from both: no collision yet
+    status, _ = stock.MFRC522_Anticoll()
+    assert status == stock.MI_ERR
+
+
+def test_stock_close_cleans_up_every_pin_and_adds_handlers(chip):
+    import mfrc522
+
+    gpio = chip.gpio
+    logger = logging.getLogger("mfrc522Logger")
+    before = list(logger.handlers)
+    try:
+        gpio.setmode(gpio.BCM)          # someone else already chose BCM numbering...
+        gpio.setup(17, gpio.OUT)        # ...and drives a LED on BCM 17
+        first, second = mfrc522.MFRC522(), mfrc522.MFRC522()
+        assert len(logger.handlers) == len(before) + 2
+        assert ("setup", 15, gpio.OUT) in gpio.calls     # BCM 15 is UART RX
+        first.Close_MFRC522()
+        assert ("cleanup",) in gpio.calls and 17 not in gpio.functions
+    finally:
+        logger.handlers[:] = before
+
+
+def test_our_compat_methods_fix_the_stock_api(reader, chip):
+    c = reader.chip
+    chip.reset_counters()
+    status, _ = c.MFRC522_Request(c.PICC_REQIDL)
+    assert status != c.MI_OK and chip.transfers <= 25
+    chip.place("04A3C6CAE26180")
+    chip.place("04B3C6CAE26180")
+    status, _ = c.MFRC522_Request(c.PICC_REQIDL)
+    status, block = c.MFRC522_Anticoll()
+    assert status == c.MI_OK and block[0] == 0x88
+    assert c.MFRC522_SelectTag(block) == 0x04
