@@ -32,19 +32,29 @@ def cmd_replay(args) -> int:
     messages = load_messages(args.lang)
     engine = _engine(args)
     out = sys.stdout
-    try:
-        with open(args.events, encoding="utf-8") as fh:
-            for event in read_events(fh):
-                for d in engine.feed(event):
-                    out.write(json.dumps(decision_to_dict(d, messages), ensure_ascii=False) + "\n")
-    except EventError as exc:
-        out.flush()
-        print(f"dealerbox replay: {args.events}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"dealerbox replay: {exc}", file=sys.stderr)
-        return 2
+    for event in _read_event_file(args.events):
+        for d in engine.feed(event):
+            out.write(json.dumps(decision_to_dict(d, messages), ensure_ascii=False) + "\n")
     return 0
+
+
+def _read_event_file(path):
+    """Events of a JSON Lines file; a bad line or byte is an :class:`EventError` naming the line."""
+    from .events import read_events
+
+    try:
+        with open(path, "rb") as fh:
+            yield from read_events(_decoded(fh))
+    except OSError as exc:
+        raise EventError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _decoded(lines):
+    for n, raw in enumerate(lines, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EventError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n) from exc
 
 
 def glass_text(lines) -> list[str]:
@@ -52,7 +62,8 @@ def glass_text(lines) -> list[str]:
     return ["".join(_GLYPH_TEXT.get(ch, ch) for ch in line) for line in lines]
 
 
-def show_panel(view, *, color: bool, out=sys.stdout) -> None:
+def show_panel(view, *, color: bool, out=None) -> None:
+    out = out or sys.stdout
     led = view.led.upper() + (" (blinking)" if view.blink else "")
     if color:
         led = f"{_LED_TEXT[view.led]}\u25cf\033[0m {led}"
@@ -73,8 +84,7 @@ def cmd_demo(args) -> int:
     engine = _engine(args)
     color = sys.stdout.isatty()
     previous = None
-    with open(args.events or DEMO_SESSION, encoding="utf-8") as fh:
-        events = list(read_events(fh))
+    events = list(_read_event_file(args.events or DEMO_SESSION))
     hands = 0
     for event in events:
         if event.ev == "new_hand":
@@ -98,6 +108,146 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _setup_logging(verbose: bool, quiet: bool = False) -> None:
+    import logging
+
+    # journald stamps each line itself; level and logger name are what it needs.
+    level = logging.DEBUG if verbose else (logging.WARNING if quiet else logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+
+
+def _all_sim(config) -> bool:
+    return (all(r.backend == "sim" for r in config.readers.values())
+            and config.panel.backend == "sim" and config.lcd.backend == "sim")
+
+
+def _any_sim(config) -> bool:
+    return (any(r.backend == "sim" for r in config.readers.values())
+            or config.panel.backend == "sim" or config.lcd.backend == "sim")
+
+
+class GlassPrinter:
+    """Prints the emulated LCD's glass and the LED pins whenever either changes."""
+
+    def __init__(self, table, daemon, out=sys.stdout):
+        self.table, self.daemon, self.out = table, daemon, out
+        self._last = None
+
+    def frame(self):
+        leds = self.table.leds()
+        view = self.daemon.view
+        blink = bool(view and view.blink)
+        lit = "RED (blinking)" if blink else (", ".join(c.upper() for c, on in leds.items() if on) or "off")
+        return tuple(self.table.glass()), lit
+
+    def poll(self) -> None:
+        frame = self.frame()
+        if frame == self._last or not frame[0]:
+            return
+        self._last = frame
+        glass, lit = frame
+        cols = len(glass[0])
+        color = self.out.isatty()
+        mark = {"GREEN": "\033[32m", "AMBER": "\033[33m", "RED": "\033[31m"}.get(lit.split(" ")[0].rstrip(","), "")
+        led = f"{mark}\u25cf\033[0m {lit}" if color and mark else lit
+        self.out.write(f"+{'-' * cols}+  LED: {led}\n")
+        for line in glass_text(glass):
+            self.out.write(f"|{line}|\n")
+        self.out.write(f"+{'-' * cols}+\n")
+        self.out.flush()
+
+
+def cmd_run(args) -> int:
+    """Start the box. With --demo, a scripted dealer plays at the simulated table."""
+    import threading
+
+    from .config import DEFAULT_CONFIG, load_config
+    from .daemon import Daemon, read_input_events
+
+    _setup_logging(args.verbose, quiet=args.demo)
+    config = load_config(args.config or DEFAULT_CONFIG)
+    if args.demo and not _all_sim(config):
+        raise SystemExit("dealerbox run --demo needs a config whose devices are all simulated")
+    input_events = read_input_events(args.input) if args.input else None
+    table = None
+    if _any_sim(config):
+        from hardware_sim.table import SimulatedTable
+
+        table = SimulatedTable(config)
+    with table if table is not None else _nothing():
+        daemon = Daemon(config, table=table, input_events=input_events, input_pace_s=args.input_pace,
+                        on_decision=_print_decision if args.decisions else None)
+        daemon.start()
+        if args.demo:
+            printer = GlassPrinter(table, daemon)
+            stop = threading.Event()
+
+            def show():
+                while not stop.is_set():
+                    printer.poll()
+                    stop.wait(0.05)
+
+            def deal():
+                from hardware_sim.demo import demo_script
+
+                seed = 40
+                while not stop.is_set():
+                    script = demo_script(seed)
+                    hand = 0
+                    for e in script.events:
+                        if e.get("ev") == "new_hand":
+                            hand += 1
+                            print(f"\n=== demo hand {hand}: {e['players']} players ===", flush=True)
+                        table.play([e], pace_s=args.pace, stop=stop)
+                    time.sleep(1.0)
+                    if not args.forever:
+                        break
+                    seed += 1
+                stop.set()
+                daemon.stop()
+
+            threading.Thread(target=show, daemon=True).start()
+            threading.Thread(target=deal, daemon=True).start()
+        code = daemon.run()
+        if args.demo:
+            printer.poll()
+            print(f"demo over: {daemon.stats.events} events journaled, {daemon.stats.decisions} decisions")
+        return code
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _print_decision(d: dict) -> None:
+    print(json.dumps(d, ensure_ascii=False), flush=True)
+
+
+def cmd_check_config(args) -> int:
+    from .config import load_config
+
+    load_config(args.config, check_devices=not args.no_devices)
+    return 0
+
+
+def cmd_journal_verify(args) -> int:
+    from .journal import verify
+
+    report = verify(args.directory)
+    for problem in report.problems:
+        print(problem)
+    if report.torn:
+        print(f"note: a torn last line was cut off: {report.torn}")
+    if not report.ok:
+        return 1
+    print(f"journal ok: {report.lines} lines in {report.files} file(s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -117,6 +267,28 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each decision")
     engine_opts(sp)
     sp.set_defaults(func=cmd_demo)
+
+    sp = sub.add_parser("run", help="start the box (default config: the all-simulated table)")
+    sp.add_argument("--config", help="table config (TOML)")
+    sp.add_argument("--demo", action="store_true", help="a scripted dealer plays at the simulated table")
+    sp.add_argument("--forever", action="store_true", help="with --demo: play on until stopped")
+    sp.add_argument("--pace", type=float, default=0.25, help="with --demo: seconds between the dealer's actions")
+    sp.add_argument("--input", help="feed a CONTRACT.md event file as an extra source (resumes after a restart)")
+    sp.add_argument("--input-pace", type=float, default=0.0, help="seconds between --input events")
+    sp.add_argument("--decisions", action="store_true", help="print each decision as JSON on stdout")
+    sp.add_argument("-v", "--verbose", action="store_true")
+    sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("check-config", help="validate a table config; prints nothing when it is valid")
+    sp.add_argument("config")
+    sp.add_argument("--no-devices", action="store_true", help="do not require the device nodes to exist")
+    sp.set_defaults(func=cmd_check_config)
+
+    sp = sub.add_parser("journal", help="journal tools")
+    jsub = sp.add_subparsers(dest="journal_command", required=True)
+    jp = jsub.add_parser("verify", help="check the hash chain; name any changed, removed or inserted line")
+    jp.add_argument("directory", help="the journal directory (state_dir/journal)")
+    jp.set_defaults(func=cmd_journal_verify)
     return p
 
 
@@ -124,6 +296,10 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except EventError as exc:
+        sys.stdout.flush()
+        print(f"dealerbox {args.command}: {getattr(args, 'events', None) or ''}: {exc}", file=sys.stderr)
+        return 2
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)
         return 2

@@ -153,6 +153,7 @@ class Street:
     #: Cards of a premature deal of this street: they go back (or aside), not to the board count.
     voided: list = field(default_factory=list)
     settled: bool = False   # a premature judgment was made; later cards are the corrected deal
+    episode: object = None  # the correction of the premature deal, while it is open
 
     @property
     def n(self) -> int:
@@ -233,6 +234,11 @@ class HandEngine:
     @property
     def is_halted(self) -> bool:
         return self.phase == "halted"
+
+    @property
+    def has_deadline(self) -> bool:
+        """True while a grace period runs, i.e. while a ``tick`` can change a judgment."""
+        return self.extra_deadline is not None or self.seat_deadline is not None
 
     # ---------------------------------------------------------- decisions
     def _emit(self, t: float) -> list[Decision]:
@@ -518,7 +524,16 @@ class HandEngine:
         st = self._drawing_street()
         if st is None:
             return
+        if st.voided and self.phase == ROUND_BEFORE[st.name] and self._episode_open(st):
+            # The dealer goes on dealing the premature street before reading the panel:
+            # this card belongs to the premature deal, not to the corrected one.
+            st.voided.append(key)
+            return
         st.drawn.append(key)
+
+    def _episode_open(self, st: Street) -> bool:
+        corr = st.episode
+        return corr is not None and corr in self.corrections and not corr.todos[0].done
 
     def _closed_draw(self, key: str) -> None:
         """C40: burn and a face-down card for each later street, set aside."""
@@ -651,7 +666,8 @@ class HandEngine:
                 cards = corr.context.get("back")
                 if cards is not None and key not in cards:
                     cards.append(key)
-                corr.cards = corr.cards + (key,)
+                if key not in corr.cards:
+                    corr.cards = corr.cards + (key,)
 
     def _street_progress(self, st: Street) -> None:
         if st.complete:
@@ -808,6 +824,7 @@ class HandEngine:
     def _void_to(self, corr: Correction, st: Street, back: list, dest: str) -> None:
         corr.off_board.update(dict.fromkeys(back, dest))
         corr.context.update(voided=st.voided, voided_to=dest, back=back)
+        st.episode = corr
         if dest == "stub":
             self.returning.update(back)
 
@@ -817,6 +834,7 @@ class HandEngine:
             Todo(Step("skipped.ask", (("street", st.name),)), check=_answered, on_done=_skipped_answer(st.name)),
         ])
         corr.context.update(voided=st.voided, voided_to="stub", back=list(cards), skipped=st.name)
+        st.episode = corr
 
     def _skipped_folded(self, street: str) -> None:
         st = self.streets[street]

@@ -20,8 +20,8 @@ BUTTONS = frozenset({
 })
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
-_KEYS = ("t", "ev", "card", "deck", "uid", "players", "hole_cards", "seats", "zone", "name", "reader")
-_ALLOWED = frozenset(_KEYS) | {"id"}
+_KEYS = ("t", "ev", "card", "deck", "uid", "players", "hole_cards", "seats", "zone", "name", "reader", "id")
+_ALLOWED = frozenset(_KEYS)
 
 
 @dataclass(slots=True)
@@ -39,6 +39,9 @@ class Event:
     zone: str | None = None
     name: str | None = None
     reader: str | None = None
+    #: Optional, any kind: the source's own number for the event, so a source that
+    #: delivers twice (MQTT QoS 1, an input file after a restart) can be deduplicated.
+    id: int | str | None = None
 
     @classmethod
     def from_dict(cls, d) -> "Event":
@@ -55,6 +58,11 @@ class Event:
         if ev not in EVENT_KINDS:
             raise EventError(f"'ev' must be one of {sorted(EVENT_KINDS)}, not {ev!r}")
         e = cls(float(t), ev)
+        if "id" in d:
+            ident = d["id"]
+            if isinstance(ident, bool) or not isinstance(ident, (int, str)):
+                raise EventError(f"'id' must be a number or a string, not {ident!r}")
+            e.id = ident
         if ev in CARD_EVENTS:
             card, uid = d.get("card"), d.get("uid")
             if (card is None) == (uid is None):

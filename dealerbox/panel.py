@@ -62,10 +62,12 @@ def _wrap(text: str, cols: int, rows: int) -> list[str]:
     return lines[:rows]
 
 
-def render(decision, messages, *, cols: int = 20, rows: int = 4, previous=None) -> PanelView:
+def render(decision, messages, *, cols: int = 20, rows: int = 4, previous=None, phase: str | None = None) -> PanelView:
     """The panel frame for *decision*: title and step counter on top, the step below.
 
     ``beep`` is set when *decision* shows an irregularity that *previous* did not.
+    *phase* (where the hand stands now) replaces the decision's own on an ``ok`` frame:
+    decisions are written only when the verdict or the step changes.
     """
     led, blink = LED_FOR_VERDICT[decision.verdict]
     title = messages.title(decision.irregularity, decision.verdict)
@@ -74,7 +76,7 @@ def render(decision, messages, *, cols: int = 20, rows: int = 4, previous=None) 
         counter = f"{decision.step + 1}/{len(decision.steps)}"
     elif decision.verdict == "ok" and decision.irregularity is None:
         body = messages.ok["lcd" if cols >= 20 else "lcd16"]
-        counter = messages.phases.get(decision.phase, decision.phase)
+        counter = messages.phases.get(phase or decision.phase, phase or decision.phase)
     else:
         body = ""
         counter = ""

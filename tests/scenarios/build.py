@@ -277,6 +277,34 @@ def _(s):
     s.round_done().turn().round_done().river().round_done().hand_over()
 
 
+@scenario("premature_flop_dealt_on_one_by_one", ["EXTRA_CARD", "PREMATURE_FLOP"])
+def _(s):
+    # No ROUND DONE: the dealer burns and deals the whole flop card by card.
+    s.new_hand(4).deal()
+    s.draw()
+    s.expect(irregularity="EXTRA_CARD")
+    cards = []
+    for _ in range(3):
+        c = s.draw()
+        cards.append(c)
+        s.on(c)
+        s.expect(irregularity="PREMATURE_FLOP", step_key="premature.cards_back")
+    for c in cards:
+        s.off(c).put_back(c, top=False)
+    s.expect(step_key="premature.burn_stays")
+    s.reshuffle_stub().round_done().flop(burn=False).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("c40_premature_flop_one_by_one_player_folds", ["EXTRA_CARD", "PREMATURE_FLOP"], profile="cz-c40", seed=3)
+def _(s):
+    s.new_hand(4).deal()
+    s.flop()
+    s.expect(irregularity="PREMATURE_FLOP", step_key="skipped.ask")
+    s.button("ack").expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
 @scenario("premature_flop_by_button", ["PREMATURE_FLOP"])
 def _(s):
     s.new_hand(6).deal().round_done().flop()
