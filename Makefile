@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(VENV)/bin/dealerbox demo
+	$(VENV)/bin/dealerbox run --demo
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest
