@@ -21,7 +21,7 @@ SUIT_GLYPH = {"c": "\x00", "d": "\x01", "h": "\x02", "s": "\x03"}
 
 def is_card(code: str) -> bool:
     """True for a valid card code (``Ah``) or ``joker``."""
-    return code in _VALID
+    return isinstance(code, str) and code in _VALID
 
 
 def check_card(code) -> str:

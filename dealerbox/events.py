@@ -55,7 +55,7 @@ class Event:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
             raise EventError(f"'t' must be a non-negative number of seconds, not {t!r}")
         ev = d.get("ev")
-        if ev not in EVENT_KINDS:
+        if not _is_one_of(ev, EVENT_KINDS):
             raise EventError(f"'ev' must be one of {sorted(EVENT_KINDS)}, not {ev!r}")
         e = cls(float(t), ev)
         if "id" in d:
@@ -82,7 +82,7 @@ class Event:
                     raise EventError(str(exc)) from exc
             if ev in ("zone_on", "zone_off"):
                 zone = d.get("zone")
-                if zone not in ZONES:
+                if not _is_one_of(zone, ZONES):
                     raise EventError(f"'zone' must be burn, muck or seat1..seat10, not {zone!r}")
                 e.zone = zone
         elif ev == "new_hand":
@@ -90,7 +90,7 @@ class Event:
             if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 10:
                 raise EventError(f"'players' must be a whole number 2..10, not {players!r}")
             hole = d.get("hole_cards", 2)
-            if hole not in (2, 4) or isinstance(hole, bool):
+            if type(hole) is not int or hole not in (2, 4):
                 raise EventError(f"'hole_cards' must be 2 (Hold'em) or 4 (Omaha), not {hole!r}")
             e.players, e.hole_cards = players, hole
             seats = d.get("seats")
@@ -101,7 +101,7 @@ class Event:
                 e.seats = tuple(seats)
         elif ev == "button":
             name = d.get("name")
-            if name not in BUTTONS:
+            if not _is_one_of(name, BUTTONS):
                 raise EventError(f"'name' must be one of {sorted(BUTTONS)}, not {name!r}")
             e.name = name
         elif ev in ("reader_fault", "reader_ok"):
@@ -116,7 +116,9 @@ class Event:
         try:
             d = json.loads(line)
         except ValueError as exc:
-            raise EventError(f"not JSON ({exc.msg})") from exc
+            raise EventError(f"not JSON ({getattr(exc, 'msg', exc)})") from exc
+        except RecursionError as exc:
+            raise EventError("not an event: JSON nested too deeply") from exc
         return cls.from_dict(d)
 
     def to_dict(self) -> dict:
@@ -129,6 +131,10 @@ class Event:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), separators=(", ", ": "))
+
+
+def _is_one_of(value, allowed) -> bool:
+    return isinstance(value, str) and value in allowed
 
 
 def read_events(lines, *, start_line: int = 1):

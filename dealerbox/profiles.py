@@ -122,11 +122,11 @@ def parse_profile(data: dict, path) -> Profile:
             k = sorted(extra)[0]
             raise ConfigError(path, f"{key}.{k}", "only verdict, procedure and sources", body[k])
         procedure = body.get("procedure", PROCEDURES[rid][0])
-        if procedure not in PROCEDURES[rid]:
+        if not isinstance(procedure, str) or procedure not in PROCEDURES[rid]:
             raise ConfigError(path, f"{key}.procedure", f"one of {list(PROCEDURES[rid])}", procedure)
         verdict = body.get("verdict")
         allowed = _HALTING if procedure in _HALT_PROCEDURES else _GUIDED
-        if verdict not in allowed:
+        if not isinstance(verdict, str) or verdict not in allowed:
             raise ConfigError(path, f"{key}.verdict", f"one of {sorted(allowed)} for procedure {procedure!r}",
                               verdict, found="verdict" in body)
         sources = body.get("sources")

@@ -167,7 +167,8 @@ class DeckRegistry:
 
     def to_toml(self) -> str:
         decks = {}
-        for deck in self.decks:
+        # The active deck is written even with no tags yet, so the file loads back.
+        for deck in sorted(set(self.decks) | ({self.active} if self.active else set())):
             tags = {u: t.card for u, t in sorted(self._by_uid.items(), key=lambda kv: (_order(kv[1].card), kv[0])) if t.deck == deck}
             decks[deck] = {"back": self.backs.get(deck, ""), "tags": tags}
         return tomli_w.dumps({"active": self.active or "", "decks": decks})
