@@ -1,0 +1,424 @@
+"""Deck registration and the deck check, driven from a card reader.
+
+Two technician tools sit on top of :class:`~dealerbox.hw.reader.TagReader`:
+
+- :func:`register_deck` walks a technician through a new deck, one card at a
+  time, in a fixed order (the 52 cards of :data:`~dealerbox.cards.DECK_52`, then
+  2 jokers). It names the card to show next with a progress bar
+  (``[########------------] 23/54 next: Jd (jack of diamonds)``), refuses a tag
+  already taken in this registration or registered to another deck, and writes
+  the registry file atomically at the end. A cancel (Ctrl-C) writes nothing.
+- :func:`check_deck_with_reader` collects every tag of a deck passed over a
+  reader and judges it with :func:`dealerbox.deckcheck.check_deck`;
+  :func:`format_report` prints the findings and :func:`exit_status` turns the
+  verdict into the command's exit code (0 fit for play, 1 not fit).
+
+How a tag counts as "shown"
+---------------------------
+Reads go through :class:`~dealerbox.hw.presence.PresenceTracker` with every zone
+of the reader merged into one, so the same debouncing the daemon uses applies:
+a tag is *shown* when it appears (after *settle_s* of steady reading), and it
+is shown *again* only after it has been gone for longer than the dropout
+window. A card lying on the antenna is therefore one appearance, however many
+polls see it, and a card lifted and put back is two.
+
+Time and waiting are injected (``clock``, ``sleep``) and every wait is bounded
+(``timeout_s``, ``quiet_s``, ``start_timeout_s``), so tests drive the loops with
+a fake clock and a chip emulator, never with real time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from .cards import DECK_52, JOKER
+from .deckcheck import DeckReport, check_deck
+from .errors import DealerboxError, ReaderError, RegistryError
+from .hw.presence import BOARD, PresenceTracker
+from .hw.reader import TagReader
+from .registry import DeckRegistry
+
+__all__ = [
+    "REGISTRATION_ORDER", "JOKERS_PER_DECK", "DeckTimeout", "ReaderDeckReport",
+    "register_deck", "check_deck_with_reader", "format_report", "exit_status",
+    "progress_bar", "card_name",
+]
+
+log = logging.getLogger(__name__)
+
+#: Jokers a registered deck carries (registered last, after the 52 cards).
+JOKERS_PER_DECK = 2
+#: The order in which :func:`register_deck` asks for the cards.
+REGISTRATION_ORDER: tuple[str, ...] = DECK_52 + (JOKER,) * JOKERS_PER_DECK
+
+_RANK_NAMES = {"2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven",
+               "8": "eight", "9": "nine", "T": "ten", "J": "jack", "Q": "queen", "K": "king", "A": "ace"}
+_SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
+
+Prompt = Callable[[str], None]
+
+
+class DeckTimeout(DealerboxError, TimeoutError):
+    """No card was shown to the reader within the allowed time; nothing was written."""
+
+
+def card_name(card: str) -> str:
+    """``Ah`` -> ``ace of hearts``; ``joker`` stays ``joker``."""
+    if len(card) == 2 and card[0] in _RANK_NAMES and card[1] in _SUIT_NAMES:
+        return f"{_RANK_NAMES[card[0]]} of {_SUIT_NAMES[card[1]]}"
+    return card
+
+
+def progress_bar(done: int, total: int, width: int = 20) -> str:
+    """``[#####---------------] 13/54``: *done* of *total*, in *width* cells."""
+    total = max(total, 1)
+    done = min(max(done, 0), total)
+    filled = done * width // total
+    return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total}"
+
+
+def _ask_text(done: int, order: tuple[str, ...]) -> str:
+    card = order[done]
+    if card == JOKER:
+        nth = order[:done + 1].count(JOKER)
+        label = f"joker ({nth} of {order.count(JOKER)})"
+    else:
+        label = f"{card} ({card_name(card)})"
+    return f"{progress_bar(done, len(order))} next: {label}"
+
+
+def _tag_label(registry: DeckRegistry, deck: str, card: str) -> str:
+    back = registry.backs.get(deck, "")
+    return f"{card} of deck {deck}" + (f" ({back} back)" if back else "")
+
+
+class _Watcher:
+    """Polls a reader with fault handling and turns polls into tag appearances.
+
+    Every zone of the reader is merged into one, so a multi-antenna reader works
+    like a single pad. Faults are reported through *prompt* once per outage and
+    retried after *retry_s*; *reopen*, when given, makes a fresh reader after a
+    fault (the old one is closed).
+    """
+
+    def __init__(self, reader: TagReader, *, prompt: Prompt, clock, sleep, poll_s: float,
+                 retry_s: float, settle_s: float, dropout_s: float, zones: Iterable[str] | None,
+                 reopen: Callable[[], TagReader] | None):
+        if not poll_s > 0:
+            raise ValueError(f"poll_s must be > 0 seconds, not {poll_s!r}")
+        self.reader = reader
+        self.prompt = prompt
+        self.clock = clock
+        self.sleep = sleep
+        self.poll_s = float(poll_s)
+        self.retry_s = max(float(retry_s), self.poll_s)
+        self.zones = frozenset(zones) if zones is not None else None
+        self.reopen = reopen
+        self.tracker = PresenceTracker(board_dropout=dropout_s, settle=settle_s)
+        self.faults = 0
+        self.polls = 0
+        self._in_fault = False
+
+    def poll(self) -> list[str] | None:
+        """One poll: the UIDs that appeared (sorted), or None when the reader failed."""
+        t = self.clock()
+        try:
+            seen = self.reader.poll()
+        except ReaderError as exc:
+            self._fault(exc)
+            return None
+        self.polls += 1
+        if self._in_fault:
+            self._in_fault = False
+            self.prompt(f"reader {self.reader.name!r} answers again; carry on")
+        uids = set()
+        for zone, tags in seen.items():
+            if self.zones is None or zone in self.zones:
+                uids.update(tags)
+        events = self.tracker.update(t, {BOARD: frozenset(uids)})
+        return [e.uid for e in events if e.ev == "board_on"]
+
+    def _fault(self, exc: ReaderError) -> None:
+        self.faults += 1
+        if not self._in_fault:
+            # Said once per outage; the retries of one outage are only counted.
+            self._in_fault = True
+            self.prompt(f"reader {self.reader.name!r} failed ({exc}); check the cable; retrying, "
+                        "nothing read so far is lost")
+            log.warning("decks: reader %s failed: %s", self.reader.name, exc)
+        else:
+            log.debug("decks: reader %s still failing: %s", self.reader.name, exc)
+        if self.reopen is not None:
+            try:
+                self.reader.close()
+            except OSError as gone:
+                log.debug("decks: closing the failed reader: %s", gone)
+            try:
+                self.reader = self.reopen()
+            except OSError as again:   # ReaderError is an OSError
+                log.debug("decks: reopening the reader failed: %s", again)
+
+    def wait(self, failed: bool) -> None:
+        self.sleep(self.retry_s if failed else self.poll_s)
+
+
+def _copy_without(registry: DeckRegistry, deck: str) -> DeckRegistry:
+    """A copy of *registry* without *deck*'s tags (``active`` is set by the caller)."""
+    out = DeckRegistry(active=None)
+    for name in registry.decks:
+        if name == deck:
+            continue
+        for uid, tag in registry.cards_of(name).items():
+            out.add(uid, name, tag.card)
+        out.backs[name] = registry.backs.get(name, "")
+    return out
+
+
+def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
+                  prompt: Prompt = print, back: str = "", replace: bool = False,
+                  activate: bool = False, clock: Callable[[], float] = time.monotonic,
+                  sleep: Callable[[float], None] = time.sleep, poll_s: float = 0.02,
+                  timeout_s: float = 300.0, retry_s: float = 0.5, settle_s: float = 0.1,
+                  dropout_s: float = 0.5, zones: Iterable[str] | None = None,
+                  reopen: Callable[[], TagReader] | None = None,
+                  order: tuple[str, ...] = REGISTRATION_ORDER) -> DeckRegistry:
+    """Register a new deck card by card from *reader*; write it to *path*; return the new registry.
+
+    :param registry: the registry as it is now (other decks' tags are refused;
+        it is not modified: a new registry is returned and saved).
+    :param deck: the new deck's name. A deck already in *registry* is refused
+        unless *replace* is true, which drops its old tags.
+    :param prompt: called with one line of text for the technician at every
+        change: the card to show next with the progress bar, each card
+        registered, each refusal, reader faults.
+    :param back: the back's colour or pattern, kept in the registry file.
+    :param activate: make the new deck the table's active deck (a deck added to
+        an empty registry becomes active anyway).
+    :param clock: monotonic seconds; :param sleep: waits between polls. Both are
+        injected so tests drive the loop with a fake clock.
+    :param poll_s: time between polls; :param retry_s: wait after a reader fault.
+    :param timeout_s: longest wait for the next card (a reader fault counts as
+        waiting); then :class:`DeckTimeout` is raised and nothing is written.
+    :param settle_s: how long a tag must be read steadily to count as shown.
+    :param dropout_s: how long a tag must be gone to count as lifted.
+    :param zones: only these zones of the reader (default: all of them).
+    :param reopen: makes a fresh reader after a fault, for readers that do not
+        recover by themselves.
+    :param order: the cards to ask for (default :data:`REGISTRATION_ORDER`).
+
+    A tag read again that was registered earlier in this run, or that is
+    registered to another deck, is refused with a message saying what it is,
+    and the same card is asked for again. Two new tags appearing in one poll are
+    both refused (one card at a time). ``KeyboardInterrupt`` (Ctrl-C) ends the
+    run and writes nothing; it is re-raised for the caller.
+    """
+    if not isinstance(deck, str) or not deck or not deck.replace("-", "").replace("_", "").isalnum():
+        raise RegistryError(f"a deck name is letters, digits, '-' or '_', not {deck!r}")
+    if registry.has_deck(deck) and not replace:
+        raise RegistryError(f"deck {deck} is already registered ({len(registry.cards_of(deck))} tags); "
+                            "replace it explicitly to register it again")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
+    new = _copy_without(registry, deck)
+    watcher = _Watcher(reader, prompt=prompt, clock=clock, sleep=sleep, poll_s=poll_s, retry_s=retry_s,
+                       settle_s=settle_s, dropout_s=dropout_s, zones=zones, reopen=reopen)
+    taken: dict[str, str] = {}          # uid -> card, in this run
+    done = 0
+    try:
+        prompt(_ask_text(done, order))
+        last_progress = clock()
+        while done < len(order):
+            if clock() - last_progress > timeout_s:
+                raise DeckTimeout(f"no card shown for {timeout_s:g} s while waiting for "
+                                  f"{order[done]} ({done}/{len(order)} registered); nothing was written")
+            appeared = watcher.poll()
+            if appeared is None:
+                watcher.wait(failed=True)
+                continue
+            if len(appeared) > 1:
+                prompt(f"refused: {len(appeared)} tags at once ({', '.join(appeared)}); "
+                       f"lift them all and show one card")
+                prompt(_ask_text(done, order))
+            elif appeared:
+                uid = appeared[0]
+                want = order[done]
+                refusal = None
+                tag = _lookup(registry, uid)
+                if uid in taken:
+                    refusal = f"this tag ({uid}) was registered a moment ago as {taken[uid]}"
+                elif tag is _MALFORMED:
+                    refusal = f"tag {uid} has no valid UID (4, 7 or 10 bytes)"
+                elif tag is not None and tag.deck != deck:
+                    refusal = f"this tag ({uid}) is registered as {_tag_label(registry, tag.deck, tag.card)}"
+                if refusal is not None:
+                    prompt(f"refused: {refusal}; put it aside and show {want}")
+                    prompt(_ask_text(done, order))
+                else:
+                    new.add(uid, deck, want)
+                    taken[uid] = want
+                    done += 1
+                    last_progress = clock()
+                    prompt(f"{want} registered as tag {uid}")
+                    if done < len(order):
+                        prompt(_ask_text(done, order))
+            watcher.wait(failed=False)
+    except KeyboardInterrupt:
+        prompt(f"cancelled at {done}/{len(order)}: nothing was written")
+        raise
+    new.backs[deck] = back
+    keep = registry.active
+    new.active = deck if activate or keep is None or not (keep == deck or new.has_deck(keep)) else keep
+    new.save(path)
+    prompt(f"{progress_bar(done, len(order))} deck {deck} registered: {done} tags written to {path}"
+           + (f" ({watcher.faults} reader faults retried)" if watcher.faults else ""))
+    return new
+
+
+# --------------------------------------------------------------------------
+# The deck check
+
+
+@dataclass
+class ReaderDeckReport(DeckReport):
+    """A :class:`~dealerbox.deckcheck.DeckReport` with what the reader saw.
+
+    ``passes`` counts the separate appearances of each UID (a tag lifted and
+    shown again counts twice); ``reader_faults`` counts failed polls; ``polls``
+    counts good ones. A fault during the check may hide cards passed at that
+    moment: they show up as missing, and the text says to pass the deck again.
+    """
+
+    passes: dict[str, int] = field(default_factory=dict)
+    reader_faults: int = 0
+    polls: int = 0
+    registry: DeckRegistry | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out["passes"] = dict(self.passes)
+        out["reader_faults"] = self.reader_faults
+        return out
+
+
+def check_deck_with_reader(reader: TagReader, registry: DeckRegistry, deck: str | None = None, *,
+                           quiet_s: float = 3.0, start_timeout_s: float = 60.0,
+                           max_s: float = 600.0, stop: Callable[[], bool] | None = None,
+                           prompt: Prompt = print, profile=None,
+                           clock: Callable[[], float] = time.monotonic,
+                           sleep: Callable[[float], None] = time.sleep, poll_s: float = 0.02,
+                           retry_s: float = 0.5, settle_s: float = 0.0, dropout_s: float = 0.5,
+                           zones: Iterable[str] | None = None,
+                           reopen: Callable[[], TagReader] | None = None) -> ReaderDeckReport:
+    """Collect the tags of a deck passed over *reader* and judge them against *registry*.
+
+    Every appearance of a tag is one pass (see the module docstring); a tag seen
+    in two separate appearances is reported as a duplicate, which means either
+    a cloned tag or the same card passed twice (:func:`format_report` says so).
+
+    The check ends when no new tag has appeared for *quiet_s* after the first
+    one, when *stop* returns true, when no tag at all appeared within
+    *start_timeout_s*, or after *max_s* in all. ``KeyboardInterrupt`` ends it
+    too and is re-raised (no report). *deck* defaults to the active deck.
+    """
+    deck = deck or registry.active
+    if deck is None or not registry.has_deck(deck):
+        raise RegistryError(f"deck {deck!r} is not in the registry (decks: {', '.join(registry.decks) or 'none'})")
+    for name, value in (("quiet_s", quiet_s), ("start_timeout_s", start_timeout_s), ("max_s", max_s)):
+        if not value > 0:
+            raise ValueError(f"{name} must be > 0 seconds, not {value!r}")
+    watcher = _Watcher(reader, prompt=prompt, clock=clock, sleep=sleep, poll_s=poll_s, retry_s=retry_s,
+                       settle_s=settle_s, dropout_s=dropout_s, zones=zones, reopen=reopen)
+    order: list[str] = []
+    passes: dict[str, int] = {}
+    prompt(f"pass the cards of deck {deck} over reader {reader.name!r}, one by one; "
+           f"the check ends {quiet_s:g} s after the last card")
+    start = last_new = clock()
+    while True:
+        now = clock()
+        if stop is not None and stop():
+            break
+        if not order and now - start > start_timeout_s:
+            prompt(f"no card seen in {start_timeout_s:g} s")
+            break
+        if order and now - last_new > quiet_s:
+            break
+        if now - start > max_s:
+            prompt(f"the check stopped after {max_s:g} s")
+            break
+        appeared = watcher.poll()
+        if appeared:
+            for uid in appeared:
+                order.append(uid)
+                passes[uid] = passes.get(uid, 0) + 1
+            last_new = clock()
+            prompt(f"{len(order)} tags read")
+        watcher.wait(failed=appeared is None)
+    base = check_deck(order, registry, deck, profile)
+    report = ReaderDeckReport(**{f: getattr(base, f) for f in DeckReport.__dataclass_fields__})
+    report.passes = passes
+    report.reader_faults = watcher.faults
+    report.polls = watcher.polls
+    report.registry = registry
+    return report
+
+
+def exit_status(report: DeckReport) -> int:
+    """The command's exit code: 0 when the deck is fit for play, 1 when it is not."""
+    return 0 if report.fit_for_play else 1
+
+
+def format_report(report: DeckReport, registry: DeckRegistry | None = None) -> str:
+    """The report as text a technician reads: each finding on its own line, the verdict last."""
+    registry = registry or getattr(report, "registry", None)
+    passes = getattr(report, "passes", {})
+    lines = [f"Deck check of deck {report.deck}: {report.seen} tag reads, "
+             f"{len(report.cards)} of 52 cards seen"]
+    if report.missing:
+        lines.append(f"  MISSING ({len(report.missing)}): {' '.join(report.missing)}")
+    for card in report.duplicates:
+        uids = report.cards.get(card, [])
+        if len(uids) > 1:
+            lines.append(f"  DUPLICATE {card}: {len(uids)} different tags are registered as {card} "
+                         f"({', '.join(uids)}): the deck has an extra {card}")
+        else:
+            twice = [u for u, n in passes.items() if n > 1 and _card_of(registry, u) == card]
+            which = f" (tag {', '.join(twice)})" if twice else ""
+            lines.append(f"  DUPLICATE {card}: one tag read in two passes{which}: either a cloned tag "
+                         f"or the same card passed twice; pass the deck again, each card once")
+    for other, card in report.foreign:
+        label = _tag_label(registry, other, card) if registry is not None else f"{card} of deck {other}"
+        lines.append(f"  FOREIGN {label}: another back; take it out")
+    if report.jokers:
+        lines.append(f"  JOKERS ({len(report.jokers)}): {', '.join(report.jokers)}; "
+                     "take them out before play")
+    for uid in report.unknown:
+        lines.append(f"  UNKNOWN tag {uid}: in no registered deck; take it out")
+    faults = getattr(report, "reader_faults", 0)
+    if faults:
+        lines.append(f"  READER: {faults} failed polls; cards passed meanwhile were not seen, "
+                     "pass the deck again")
+    for d in report.decisions:
+        lines.append(f"  rule {d.irregularity}: {d.rule}")
+    lines.append("FIT FOR PLAY" if report.fit_for_play else "NOT FIT FOR PLAY")
+    return "\n".join(lines)
+
+
+_MALFORMED = object()
+
+
+def _lookup(registry: DeckRegistry, uid: str):
+    """The registered tag behind *uid*, None if unregistered, _MALFORMED if not a UID."""
+    try:
+        return registry.lookup(uid)
+    except RegistryError:
+        return _MALFORMED
+
+
+def _card_of(registry: DeckRegistry | None, uid: str) -> str:
+    tag = _lookup(registry, uid) if registry is not None else None
+    if tag is None or tag is _MALFORMED:
+        return f"uid:{uid}"
+    return tag.card
