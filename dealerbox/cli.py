@@ -228,10 +228,13 @@ def _print_decision(d: dict) -> None:
 
 
 def cmd_check_config(args) -> int:
-    from .config import load_config
+    """Every error of the file, one a line; nothing at all when it is valid."""
+    from .config import check_config
 
-    load_config(args.config, check_devices=not args.no_devices)
-    return 0
+    errors = check_config(args.config, check_devices=not args.no_devices)
+    for err in errors:
+        print(err, file=sys.stderr)
+    return 2 if errors else 0
 
 
 def cmd_journal_verify(args) -> int:
@@ -246,6 +249,84 @@ def cmd_journal_verify(args) -> int:
         return 1
     print(f"journal ok: {report.lines} lines in {report.files} file(s)")
     return 0
+
+
+def _config_reader(args):
+    """(config, table or None, reader) for the deck commands' --reader."""
+    from .config import DEFAULT_CONFIG, load_config
+    from .daemon import make_reader
+
+    config = load_config(args.config or DEFAULT_CONFIG)
+    if args.reader not in config.readers:
+        raise SystemExit(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
+                         f"(readers: {', '.join(config.readers)})")
+    table = None
+    if config.readers[args.reader].backend == "sim":
+        from hardware_sim.table import SimulatedTable
+
+        table = SimulatedTable(config).__enter__()
+    factory = None
+    if config.readers[args.reader].kind == "rc522" and config.readers[args.reader].backend == "real":
+        from .hw.gpio_panel import make_pin_factory
+
+        factory = make_pin_factory(config.gpio_factory)
+    return config, table, make_reader(config, args.reader, table=table, pin_factory=factory)
+
+
+def cmd_deck_register(args) -> int:
+    from .decks import DeckTimeout, register_deck
+    from .registry import DeckRegistry
+
+    config, table, reader = _config_reader(args)
+    path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
+    if path is None:
+        raise SystemExit("dealerbox deck register: the config uses the built-in decks; name a --registry file")
+    registry = DeckRegistry.load(path) if Path(path).exists() else DeckRegistry()
+    try:
+        with reader:
+            register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
+                          activate=args.activate, timeout_s=args.timeout)
+    except KeyboardInterrupt:
+        return 130
+    except DeckTimeout as exc:
+        print(f"dealerbox deck register: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if table is not None:
+            table.close()
+    return 0
+
+
+def cmd_deck_check(args) -> int:
+    from .decks import check_deck_with_reader, exit_status, format_report
+    from .registry import DeckRegistry
+
+    config, table, reader = _config_reader(args)
+    registry = DeckRegistry.load(args.registry) if args.registry else config.registry
+    try:
+        with reader:
+            report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
+                                            profile=config.profile)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if table is not None:
+            table.close()
+    print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report, registry))
+    return exit_status(report)
+
+
+def cmd_history(args) -> int:
+    from .config import DEFAULT_CONFIG, load_config
+    from .history import run_history
+    from .registry import DeckRegistry
+
+    config = load_config(args.config or DEFAULT_CONFIG, check_devices=False)
+    journal = args.journal or config.state_dir / "journal"
+    registry = DeckRegistry.load(args.registry) if args.registry else config.registry
+    return run_history(journal, profile=args.profile or config.profile, registry=registry,
+                       lang=args.lang or config.language, hand=args.hand, since=args.since,
+                       as_json=args.json)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,6 +370,39 @@ def build_parser() -> argparse.ArgumentParser:
     jp = jsub.add_parser("verify", help="check the hash chain; name any changed, removed or inserted line")
     jp.add_argument("directory", help="the journal directory (state_dir/journal)")
     jp.set_defaults(func=cmd_journal_verify)
+
+    sp = sub.add_parser("deck", help="register or check a deck on a reader")
+    dsub = sp.add_subparsers(dest="deck_command", required=True)
+    dp = dsub.add_parser("register", help="pass a new deck over a reader, card by card")
+    dp.add_argument("--reader", required=True, help="the config's reader to read from")
+    dp.add_argument("--deck", required=True, help="the new deck's name")
+    dp.add_argument("--back", default="", help="the deck's back (colour), for people")
+    dp.add_argument("--replace", action="store_true", help="register a deck that exists again")
+    dp.add_argument("--activate", action="store_true", help="make it the table's active deck")
+    dp.add_argument("--config", help="table config (default: the simulated table)")
+    dp.add_argument("--registry", help="registry file to write (default: the config's)")
+    dp.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each card")
+    dp.set_defaults(func=cmd_deck_register)
+    dp = dsub.add_parser("check", help="pass a deck over a reader; report missing, duplicate, foreign cards")
+    dp.add_argument("--reader", required=True)
+    dp.add_argument("--deck", help="the deck to check (default: the active deck)")
+    dp.add_argument("--quiet", type=float, default=3.0, help="seconds without a new card that end the check")
+    dp.add_argument("--json", action="store_true")
+    dp.add_argument("--config")
+    dp.add_argument("--registry")
+    dp.set_defaults(func=cmd_deck_check)
+
+    sp = sub.add_parser("history", help="hands from the journal (its hash chain checked first)")
+    which = sp.add_mutually_exclusive_group()
+    which.add_argument("--hand", type=int, help="only hand N (1 = the oldest the journal keeps)")
+    which.add_argument("--since", help="hands started since DATE (ISO date or datetime, UTC)")
+    sp.add_argument("--json", action="store_true", help="the stable JSON form (history_version 1)")
+    sp.add_argument("--journal", help="journal directory (default: the config's state_dir/journal)")
+    sp.add_argument("--config")
+    sp.add_argument("--profile")
+    sp.add_argument("--registry")
+    sp.add_argument("--lang", choices=["en", "cs", "de", "sk"])
+    sp.set_defaults(func=cmd_history)
     return p
 
 

@@ -203,17 +203,25 @@ class Daemon:
             raise ConfigError(config.path, "backend", "a simulated table for the devices marked sim "
                               "(dealerbox run starts one for an all-simulated config)", "sim")
         self._device_stop.clear()
+        self._pin_factory = self._make_pin_factory()
         self._open_panel()
         self._open_lcd()
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
 
+    def _make_pin_factory(self):
+        """One pin factory for the panel and the readers' reset pins, as the config names it."""
+        if self.config.panel.backend == "sim":
+            return self.table.pin_factory
+        from .hw.gpio_panel import make_pin_factory
+
+        return make_pin_factory(self.config.gpio_factory)
+
     def _open_panel(self) -> None:
         from .hw.gpio_panel import PanelGpio
 
         pc = self.config.panel
-        factory = self.table.pin_factory if pc.backend == "sim" else self.config.gpio_factory
-        self.panel = PanelGpio(pc.pins, pin_factory=factory, sink=self._put, clock=self.now,
+        self.panel = PanelGpio(pc.pins, pin_factory=self._pin_factory, sink=self._put, clock=self.now,
                                on_players=self._players_changed, **pc.kwargs())
 
     def _open_lcd(self) -> None:
@@ -239,23 +247,12 @@ class Daemon:
                 except Exception:  # closing must go on for the other devices
                     log.exception("closing %s failed", dev)
         self.panel = self.lcd = None
+        factory, self._pin_factory = getattr(self, "_pin_factory", None), None
+        if factory is not None and (self.table is None or factory is not self.table.pin_factory):
+            factory.close()
 
     def _make_reader(self, name: str):
-        rc = self.config.readers[name]
-        params = dict(rc.params)
-        if rc.kind == "rc522":
-            from .hw.rc522 import RC522Reader
-
-            factory = self.table.pin_factory if rc.backend == "sim" and self.table.pin_factory else None
-            if rc.backend == "sim":
-                params["reset_pin"] = None
-            return RC522Reader(pin_factory=factory, **params)
-        from .hw.serial_reader import PepperC1Reader, ShoeLineReader
-
-        cls = PepperC1Reader if rc.kind == "pepper_c1" else ShoeLineReader
-        if rc.backend == "sim":
-            params["url"] = self.table.url_of(name)
-        return cls(**params)
+        return make_reader(self.config, name, table=self.table, pin_factory=self._pin_factory)
 
     def _reader_loop(self, name: str) -> None:
         """Poll one reader until told to stop; survive faults and bugs alike."""
@@ -436,6 +433,27 @@ class Daemon:
         log.info("config reloaded from %s", new.path)
         self.notifier.ready(self._status())
         return True
+
+
+def make_reader(config, name: str, *, table=None, pin_factory=None):
+    """Open reader *name* of *config*: its real driver, on the simulated table's chip when sim."""
+    rc = config.readers[name]
+    params = dict(rc.params)
+    if rc.backend == "sim" and table is None:
+        raise ConfigError(config.path, f"readers.{name}.backend", "a simulated table to serve it", "sim")
+    if rc.kind == "rc522":
+        from .hw.rc522 import RC522Reader
+
+        if rc.backend == "sim":
+            # The emulated chip has no reset line to drive.
+            params["reset_pin"] = None
+        return RC522Reader(pin_factory=pin_factory, **params)
+    from .hw.serial_reader import PepperC1Reader, ShoeLineReader
+
+    cls = PepperC1Reader if rc.kind == "pepper_c1" else ShoeLineReader
+    if rc.backend == "sim":
+        params["url"] = table.url_of(name)
+    return cls(**params)
 
 
 def read_input_events(path) -> list[Event]:

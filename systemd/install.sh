@@ -31,8 +31,8 @@ Usage: install.sh [--dry-run] [--table FILE] [--extras LIST] [--start]
 
   -n, --dry-run   print what would be done, change nothing
   --table FILE    table config to install as /etc/dealerbox/table.toml
-                  (default: firmware_config/tables/pi5.toml on a Pi 5,
-                  firmware_config/tables/pi4.toml otherwise); an existing
+                  (default: firmware_config/tables/pi5-pepper.toml on a Pi 5,
+                  firmware_config/tables/pi4-rc522.toml otherwise); an existing
                   /etc/dealerbox/table.toml is never overwritten
   --extras LIST   pip extras to install (default: pi)
   --start         (re)start the service at the end instead of waiting for a reboot
@@ -96,8 +96,8 @@ PI5=0
 say "board: ${MODEL:-unknown (not a Raspberry Pi?)}"
 
 if [[ -z $TABLE ]]; then
-    if ((PI5)); then TABLE=$REPO/firmware_config/tables/pi5.toml
-    else TABLE=$REPO/firmware_config/tables/pi4.toml; fi
+    if ((PI5)); then TABLE=$REPO/firmware_config/tables/pi5-pepper.toml
+    else TABLE=$REPO/firmware_config/tables/pi4-rc522.toml; fi
 fi
 if [[ ! -f $TABLE ]]; then
     ((DRY_RUN)) || die "no table config at $TABLE (use --table FILE)"
@@ -144,10 +144,19 @@ else
     ensure_line "dtparam=i2c_arm=on" "$BOOT_CONFIG"
     ensure_line "i2c-dev" /etc/modules-load.d/dealerbox.conf
 fi
-# The second RC522 sits on SPI1 (spidev1.0): raspi-config only enables SPI0.
-ensure_line "dtoverlay=spi1-1cs" "$BOOT_CONFIG"
-# The serial reader uses the UART on GPIO 14/15.
-ensure_line "enable_uart=1" "$BOOT_CONFIG"
+if ((PI5)); then
+    # The Pepper C1 sits on UART0 (GPIO 14/15, /dev/ttyAMA0); on a Pi 5 serial0 is
+    # the debug connector, so UART0 must be switched on by name.
+    ensure_line "dtparam=uart0=on" "$BOOT_CONFIG"
+    ensure_line "enable_uart=1" "$BOOT_CONFIG"
+else
+    # The board RC522 sits on SPI1 (spidev1.0): raspi-config only enables SPI0.
+    ensure_line "dtoverlay=spi1-1cs" "$BOOT_CONFIG"
+    # One chip select on SPI0 frees BCM 7 for the FLOOR button, and the UART
+    # off frees BCM 14/15 for two more buttons (pi4-rc522.toml's pin table).
+    ensure_line "dtoverlay=spi0-1cs" "$BOOT_CONFIG"
+    ensure_line "enable_uart=0" "$BOOT_CONFIG"
+fi
 
 say "virtual environment in $VENV with extras [$EXTRAS]"
 run install -d -m 0755 "$PREFIX"

@@ -195,11 +195,11 @@ def test_dry_run_uses_raspi_config_when_there(tmp_path):
 
 
 def test_dry_run_leaves_an_already_set_boot_config_alone(tmp_path):
-    text = "dtparam=spi=on\ndtparam=i2c_arm=on\ndtoverlay=spi1-1cs\nenable_uart=1\n"
+    text = "dtparam=spi=on\ndtparam=i2c_arm=on\ndtoverlay=spi1-1cs\ndtoverlay=spi0-1cs\nenable_uart=0\n"
     result, ran = dry_run(tmp_path, boot_config_text=text)
     assert result.returncode == 0 and ran == ""
     assert ">> " + str(tmp_path / "config.txt") not in result.stdout
-    assert result.stdout.count("already has") >= 4
+    assert result.stdout.count("already has") >= 5
     assert (tmp_path / "config.txt").read_text() == text
 
 
