@@ -352,13 +352,18 @@ class Daemon:
         if event.ev == "tick" and not self.engine.has_deadline:
             # A tick judges nothing unless a grace period is running: not worth a journal line.
             return
-        self.journal.append(event)
+        seq = self.journal.append(event)
         self._last_t = max(self._last_t, event.t)
         self.stats.events += 1
         for d in self.engine.feed(event):
             self.stats.decisions += 1
             self._show(d)
             out = decision_to_dict(d, self.messages)
+            # Added fields (CONTRACT.md allows them): which journal line, and which
+            # source event, caused the decision.
+            out["seq"] = seq
+            if event.id is not None:
+                out["id"] = event.id
             log.info("decision %s", json.dumps(out, ensure_ascii=False))
             if self._on_decision is not None:
                 self._on_decision(out)
