@@ -264,6 +264,7 @@ class Daemon:
         reader = None
         faulted = False
         backoff = 0.1
+        crash_backoff = 0.02   # a card passes the shoe in 30-100 ms: come back at once
         while not self._device_stop.is_set():
             try:
                 if reader is None:
@@ -275,6 +276,7 @@ class Daemon:
                     backoff = 0.1
                 polled = reader.poll()
                 counts["polls"] += 1
+                crash_backoff = max(0.02, crash_backoff * 0.9)
                 t = self.now()
                 for e in tracker.update(t, polled):
                     counts["events"] += 1
@@ -299,7 +301,8 @@ class Daemon:
                 self.stats.reader_restarts += 1
                 log.exception("reader thread %s crashed; restarting it", name)
                 reader = self._drop_reader(name, reader)
-                self._device_stop.wait(1.0)
+                self._device_stop.wait(crash_backoff)
+                crash_backoff = min(crash_backoff * 2, 5.0)
         self._drop_reader(name, reader)
 
     def _drop_reader(self, name, reader):
@@ -355,7 +358,10 @@ class Daemon:
         seq = self.journal.append(event)
         self._last_t = max(self._last_t, event.t)
         self.stats.events += 1
-        for d in self.engine.feed(event):
+        decisions = self.engine.feed(event)
+        if event.ev in ("reader_fault", "reader_ok") and not decisions:
+            self._show(self.engine.decision, refresh=True)
+        for d in decisions:
             self.stats.decisions += 1
             self._show(d)
             out = decision_to_dict(d, self.messages)
@@ -368,14 +374,20 @@ class Daemon:
             if self._on_decision is not None:
                 self._on_decision(out)
 
-    def _show(self, decision, *, initial: bool = False) -> None:
+    def _show(self, decision, *, initial: bool = False, refresh: bool = False) -> None:
         lc = self.config.lcd
         view = render(decision, self.messages, cols=lc.cols, rows=lc.rows,
-                      previous=None if initial else self._last_decision, phase=self.engine.phase)
-        if initial and self._recovered_note:
+                      previous=None if initial or refresh else self._last_decision, phase=self.engine.phase)
+        note = None
+        if self.engine.faulted_readers:
+            # No RULES.md row covers a dead reader, but the dealer must know the box is half blind.
+            note = "READER DOWN: " + ",".join(sorted(self.engine.faulted_readers))
+        elif initial and self._recovered_note:
+            note = self._recovered_note
+        if note:
             lines = list(view.lines)
-            lines[-1] = self._recovered_note[:lc.cols].ljust(lc.cols)
-            view = PanelView(tuple(lines), view.led, view.blink, False)
+            lines[-1] = note[:lc.cols].ljust(lc.cols)
+            view = PanelView(tuple(lines), view.led, view.blink, view.beep and not refresh)
         self._last_decision = decision
         self.view = view
         if self.panel is not None:

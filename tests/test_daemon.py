@@ -1,0 +1,344 @@
+"""The daemon on the simulated table: real drivers, chip emulators, the full path.
+
+Every test runs the box as ``dealerbox run`` does, in this process, on a fresh
+state directory; cards move through the emulated RF fields and buttons through
+gpiozero's mock pins. Waits are bounded; nothing here asserts on durations.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dealerbox.config import DEFAULT_CONFIG, load_config
+from dealerbox.daemon import Daemon
+from dealerbox.events import Event
+from dealerbox.journal import read_entries, verify
+from dealerbox.messages import load_messages
+from dealerbox.panel import render
+from dealerbox.sdnotify import Notifier
+from hardware_sim.script import HandScript
+from hardware_sim.table import SimulatedTable
+
+PACE = 0.03
+
+
+def table_config(tmp_path: Path, *, readers: str | None = None, extra: str = "") -> Path:
+    """The shipped all-simulated table with its state under *tmp_path*."""
+    text = DEFAULT_CONFIG.read_text()
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{tmp_path / "state"}"', text)
+    if readers is not None:
+        start = text.index("[readers.shoe]")
+        end = text.index("[presence]")
+        text = text[:start] + readers + "\n" + text[end:]
+    path = tmp_path / "table.toml"
+    path.write_text(text + extra)
+    return path
+
+
+PEPPER_READERS = """
+[readers.pepper]
+kind = "pepper_c1"
+backend = "sim"
+antennas = { "1" = "shoe", "2" = "board" }
+poll_s = 0.01
+"""
+
+
+def wait_for(predicate, timeout: float = 10.0, what: str = "condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Box:
+    """A started daemon on its simulated table, closed at the end of the test."""
+
+    def __init__(self, config_path: Path, **kw):
+        self.config = load_config(config_path)
+        self.table = SimulatedTable(self.config, dwell_s=0.05).__enter__()
+        self.decisions: list[dict] = []
+        self.daemon = Daemon(self.config, table=self.table, on_decision=self.decisions.append, **kw)
+        self.daemon.start()
+
+    def play(self, script: HandScript, pace: float = PACE) -> None:
+        self.table.play(script.events, pace_s=pace)
+
+    def settle(self) -> None:
+        """Wait until the engine has taken every event the devices produced so far."""
+        time.sleep(0.3)   # presence tracking needs a few polls to see the last change
+        wait_for(lambda: self.daemon.queue.empty(), what="the queue to drain")
+        time.sleep(0.05)
+
+    def journal_events(self):
+        return [e.event for e in read_entries(self.config.state_dir / "journal")]
+
+    def close(self) -> None:
+        self.daemon.close()
+        self.table.close()
+
+
+@pytest.fixture
+def box(tmp_path):
+    b = Box(table_config(tmp_path))
+    yield b
+    b.close()
+
+
+def glass_matches_panel(box: Box) -> bool:
+    return box.daemon.view is not None and box.table.glass() == list(box.daemon.view.lines)
+
+
+def test_an_exposed_card_reaches_the_glass_and_the_leds(box):
+    s = HandScript(seed=5)
+    s.new_hand(4).deal(5).button("exposed")
+    box.play(s)
+    d = wait_for(lambda: box.daemon.engine.decision.irregularity == "EXPOSED_DEAL" and box.daemon.engine.decision,
+                 what="EXPOSED_DEAL")
+    assert d.verdict == "correct"
+    wait_for(lambda: glass_matches_panel(box), what="the glass to show the panel model")
+    expected = render(d, load_messages("en"), phase=box.daemon.engine.phase).lines
+    assert box.table.glass()[0] == expected[0]
+    assert box.table.glass()[0].startswith("EXPOSED CARD")
+    assert box.table.leds() == {"green": False, "amber": True, "red": False}
+    assert box.decisions[-1]["irregularity"] == "EXPOSED_DEAL"
+
+
+def test_clean_hands_on_noisy_antennas_raise_nothing(box):
+    # Tags drop out of a third of the polls, as cards lying on an antenna do.
+    for chip in box.table.chips.values():
+        chip.dropout = 0.3
+    s = HandScript(seed=8)
+    s.full_hand(3)
+    s.full_hand(2, spread=True)
+    box.play(s)
+    box.settle()
+    assert [d for d in box.decisions if d["irregularity"]] == []
+    assert box.daemon.engine.phase == "over"
+    shoe = [e for e in box.journal_events() if e.ev == "shoe"]
+    assert len(shoe) == len([e for e in s.events if e.get("ev") == "shoe"])
+
+
+def test_every_event_is_journaled_before_the_engine_sees_it(box):
+    s = HandScript(seed=2)
+    s.new_hand(2).deal()
+    box.play(s)
+    box.settle()
+    events = box.journal_events()
+    assert events[0].ev == "new_hand" and events[0].players == 2
+    assert [e.uid for e in events if e.ev == "shoe"] == [box.table.uid_of(e["card"]) for e in s.events
+                                                         if e.get("ev") == "shoe"]
+    assert box.daemon.stats.events == len(events)
+    assert verify(box.config.state_dir / "journal").ok
+
+
+def test_a_reader_unplugged_mid_hand_comes_back_and_the_hand_goes_on(box):
+    s = HandScript(seed=4)
+    s.new_hand(3).deal().round_done()
+    box.play(s)
+    box.settle()
+    box.table.unplug("board")
+    wait_for(lambda: "board" in box.daemon.engine.faulted_readers, what="reader_fault")
+    wait_for(lambda: box.table.glass()[-1].startswith("READER DOWN: board"), what="the fault on the glass")
+    box.table.replug("board")
+    wait_for(lambda: not box.daemon.engine.faulted_readers, what="reader_ok")
+    rest = HandScript(seed=4)
+    rest.stub = list(s.stub)
+    rest.t = s.t
+    rest.flop().round_done().turn().round_done().river().round_done().hand_over()
+    box.play(rest)
+    box.settle()
+    kinds = [e.ev for e in box.journal_events()]
+    assert kinds.index("reader_fault") < kinds.index("reader_ok")
+    assert box.daemon.engine.phase == "over"
+    assert [d for d in box.decisions if d["irregularity"]] == []
+    assert box.daemon.stats.per_reader["board"]["faults"] == 1
+    assert not box.table.glass()[-1].startswith("READER DOWN")
+
+
+def test_a_bounce_storm_is_one_press(box):
+    s = HandScript(seed=6)
+    s.new_hand(2).deal()
+    box.play(s)
+    box.settle()
+    pin = box.table.pin_factory.pin(box.config.panel.pins.buttons["round_done"])
+    for _ in range(200):
+        pin.drive_low()
+        pin.drive_high()
+    pin.drive_low()
+    time.sleep(0.1)
+    pin.drive_high()
+    box.settle()
+    presses = [e for e in box.journal_events() if e.ev == "button" and e.name == "round_done"]
+    assert len(presses) == 1
+    assert box.daemon.engine.phase == "flop"
+    assert box.daemon.panel.bounces_rejected >= 100
+
+
+def test_a_long_floor_press_is_a_misdeal(box):
+    s = HandScript(seed=6)
+    s.new_hand(5).deal(3)
+    box.play(s)
+    box.settle()
+    box.table.press("floor", hold_s=box.config.panel.floor_hold_s + 0.3)
+    wait_for(lambda: box.daemon.engine.decision.verdict == "misdeal", what="the misdeal")
+    assert box.table.leds()["red"]
+
+
+def test_a_slow_lcd_never_delays_detection(box):
+    # The LCD hangs for good: the engine, the journal and the LEDs must not care.
+    gate = threading.Event()
+    original = box.daemon.lcd.show
+    box.daemon.lcd.show = lambda view: (gate.wait(30), original(view))[1]
+    try:
+        s = HandScript(seed=3)
+        s.new_hand(4).deal()
+        s.draw()   # one card too many
+        box.play(s)
+        wait_for(lambda: box.daemon.engine.decision.irregularity == "EXTRA_CARD", what="EXTRA_CARD")
+        wait_for(lambda: box.table.leds()["amber"], what="the amber LED")
+        assert not box.table.glass()[0].startswith("EXTRA CARD")
+    finally:
+        gate.set()
+    wait_for(lambda: box.table.glass()[0].startswith("EXTRA CARD"), what="the LCD to catch up")
+
+
+def test_a_reader_thread_that_crashes_is_restarted(box):
+    from dealerbox.hw.rc522 import RC522Reader
+
+    original = RC522Reader.poll
+    calls = {"n": 0}
+
+    def flaky(self):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("a bug in a driver")
+        return original(self)
+
+    RC522Reader.poll = flaky
+    try:
+        wait_for(lambda: box.daemon.stats.reader_restarts == 1, what="the restart")
+        polls = box.daemon.stats.per_reader["shoe"]["polls"]
+        wait_for(lambda: box.daemon.stats.per_reader["shoe"]["polls"] > polls + 3, what="polling again")
+        s = HandScript(seed=9)
+        s.new_hand(2).deal(2)
+        box.play(s)
+        box.settle()
+        assert len([e for e in box.journal_events() if e.ev == "shoe"]) == 2
+    finally:
+        RC522Reader.poll = original
+
+
+def test_a_restart_recovers_the_open_hand_lcd_and_leds(tmp_path):
+    path = table_config(tmp_path)
+    first = Box(path)
+    try:
+        s = HandScript(seed=12)
+        s.new_hand(6).deal(4).button("exposed")
+        first.play(s)
+        wait_for(lambda: first.daemon.engine.decision.irregularity == "EXPOSED_DEAL", what="EXPOSED_DEAL")
+        first.settle()
+        before = first.daemon.engine.decision
+        where = dict(first.daemon.engine.where)
+    finally:
+        first.close()
+    second = Box(path)
+    try:
+        after = second.daemon.engine.decision
+        assert (after.verdict, after.irregularity, after.step, after.cards) == \
+               (before.verdict, before.irregularity, before.step, before.cards)
+        assert second.daemon.engine.where == where
+        wait_for(lambda: second.table.glass()[-1].startswith("RECOVERED"), what="the recovery note")
+        assert second.table.glass()[0].startswith("EXPOSED CARD")
+        assert second.table.leds()["amber"]
+        assert second.daemon.stats.recovered_events == len(read_entries_list(path, tmp_path))
+    finally:
+        second.close()
+
+
+def read_entries_list(path, tmp_path):
+    return list(read_entries(tmp_path / "state" / "journal"))
+
+
+def test_garbage_from_a_serial_reader_is_counted_and_play_goes_on(tmp_path):
+    box = Box(table_config(tmp_path, readers=PEPPER_READERS))
+    try:
+        emu = box.table.serial["pepper"]
+        wait_for(lambda: box.daemon.readers.get("pepper") is not None
+                 and box.daemon.readers["pepper"].status == "ok", what="the Pepper reader")
+        emu.inject_bad_crc(10_000)
+        wait_for(lambda: box.daemon.readers["pepper"].counters.crc_errors >= 10_000, timeout=60,
+                 what="10,000 bad frames counted")
+        s = HandScript(seed=21)
+        s.new_hand(2).deal().round_done().flop()
+        box.play(s, pace=0.05)
+        box.settle()
+        assert box.daemon.engine.phase == "flop"
+        assert box.daemon.engine.streets["flop"].complete
+        assert [d for d in box.decisions if d["irregularity"]] == []
+        assert box.daemon.stats.reader_restarts == 0
+    finally:
+        box.close()
+
+
+def test_watchdog_only_while_the_engine_loop_lives(tmp_path, monkeypatch):
+    sock_path = str(tmp_path / "notify.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(sock_path)
+    server.settimeout(5)
+    notifier = Notifier({"NOTIFY_SOCKET": sock_path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": str(os.getpid())})
+    box = Box(table_config(tmp_path), notifier=notifier)
+    try:
+        seen = []
+        while not any("WATCHDOG=1" in m for m in seen):
+            seen.append(server.recv(4096).decode())
+        assert any("READY=1" in m for m in seen)
+        hang = threading.Event()
+        monkeypatch.setattr(box.daemon.engine, "feed", lambda event: hang.wait(30) or [])
+        box.daemon.queue.put(Event(box.daemon.now(), "button", name="ack"))
+        # Drain what was already in flight, then the hung loop must send nothing more.
+        server.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            for _ in range(100):
+                server.recv(4096)
+        server.settimeout(1.0)
+        late = []
+        try:
+            for _ in range(3):
+                late.append(server.recv(4096).decode())
+        except TimeoutError:
+            pass
+        assert not any("WATCHDOG=1" in m for m in late)
+        hang.set()
+    finally:
+        box.close()
+        server.close()
+
+
+def test_reload_applies_a_good_config_and_refuses_a_bad_one(tmp_path):
+    path = table_config(tmp_path)
+    box = Box(path)
+    try:
+        path.write_text(path.read_text().replace('language = "en"', 'language = "de"'))
+        assert box.daemon.reload() is True
+        assert box.daemon.messages.lang == "de"
+        path.write_text(path.read_text().replace("[lcd]", "[lcd]\ncolumns = 20"))
+        assert box.daemon.reload() is False
+        assert box.daemon.stats.reloads_refused == 1
+        s = HandScript(seed=1)
+        s.new_hand(2).deal(4)
+        box.play(s)
+        box.settle()
+        assert box.daemon.engine.phase == "preflop"
+    finally:
+        box.close()
