@@ -90,6 +90,10 @@ class Daemon:
         self._reload = threading.Event()
         self._lcd_frame: PanelView | None = None
         self._lcd_wake = threading.Condition()
+        # Reload swaps the panel and the LCD under the running threads. One lock each,
+        # so a hung LCD never holds up the LEDs.
+        self._panel_lock = threading.RLock()
+        self._lcd_lock = threading.RLock()
         self.view: PanelView | None = None
         self.panel = None
         self.lcd = None
@@ -114,6 +118,11 @@ class Daemon:
     # ------------------------------------------------------------- lifecycle
     def start(self) -> None:
         """Recover from the journal, open the devices, start the threads; then READY=1."""
+        if threading.current_thread() is threading.main_thread():
+            # Before READY=1: systemd may send SIGHUP the moment it hears it.
+            signal.signal(signal.SIGTERM, lambda *_: self.stop())
+            signal.signal(signal.SIGINT, lambda *_: self.stop())
+            signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
         self._recover()
         self._open_devices()
         self._start(self._engine_loop, "engine")
@@ -129,10 +138,6 @@ class Daemon:
 
     def run(self) -> int:
         """Block until SIGTERM/SIGINT (or :meth:`stop`); SIGHUP reloads the config."""
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, lambda *_: self.stop())
-            signal.signal(signal.SIGINT, lambda *_: self.stop())
-            signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
         while not self._stop.wait(0.2):
             if self._reload.is_set():
                 self._reload.clear()
@@ -150,13 +155,17 @@ class Daemon:
             return
         self._closed = True
         self.notifier.stopping()
+        # Order matters: the readers stop first, then the engine drains every event
+        # they produced (nothing polled is dropped), and only then are the devices
+        # closed, so no decision is being shown on a panel that is closing.
+        self._stop_readers()
         self._stop.set()
         self.queue.put(_STOP)
         with self._lcd_wake:
             self._lcd_wake.notify_all()
-        self._close_devices()
         for t in self._threads:
             t.join(timeout=5)
+        self._close_devices()
         self.journal.close()
         self.notifier.close()
         log.info("dealerbox stopped after %d events", self.stats.events)
@@ -203,9 +212,11 @@ class Daemon:
             raise ConfigError(config.path, "backend", "a simulated table for the devices marked sim "
                               "(dealerbox run starts one for an all-simulated config)", "sim")
         self._device_stop.clear()
-        self._pin_factory = self._make_pin_factory()
-        self._open_panel()
-        self._open_lcd()
+        with self._panel_lock:
+            self._pin_factory = self._make_pin_factory()
+            self._open_panel()
+        with self._lcd_lock:
+            self._open_lcd()
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
 
@@ -235,18 +246,23 @@ class Daemon:
             log.error("LCD not available: %s", exc)
             self.lcd = None
 
-    def _close_devices(self) -> None:
+    def _stop_readers(self) -> None:
         self._device_stop.set()
         for t in self._device_threads:
             t.join(timeout=5)
         self._device_threads = []
-        for dev in (self.panel, self.lcd):
-            if dev is not None:
-                try:
-                    dev.close()
-                except Exception:  # closing must go on for the other devices
-                    log.exception("closing %s failed", dev)
-        self.panel = self.lcd = None
+
+    def _close_devices(self) -> None:
+        self._stop_readers()
+        for lock, attr in ((self._panel_lock, "panel"), (self._lcd_lock, "lcd")):
+            with lock:
+                dev = getattr(self, attr)
+                setattr(self, attr, None)
+                if dev is not None:
+                    try:
+                        dev.close()
+                    except Exception:  # closing must go on for the other devices
+                        log.exception("closing the %s failed", attr)
         factory, self._pin_factory = getattr(self, "_pin_factory", None), None
         if factory is not None and (self.table is None or factory is not self.table.pin_factory):
             factory.close()
@@ -326,12 +342,24 @@ class Daemon:
             self._put(Event(self.now(), "tick"))
 
     def _input_loop(self) -> None:
-        done = {e.event.id for e in self.journal.entries() if e.event.id is not None}
-        for event in self._input:
+        """Feed the input events, resuming after the last one the journal holds.
+
+        The input is in order, so everything up to the last journaled id was either
+        journaled or (a tick that judged nothing) deliberately left out: none of it
+        is owed to the engine again.
+        """
+        last = None
+        for entry in self.journal.entries():
+            if entry.event.id is not None:
+                last = entry.event.id
+        start = 0
+        if last is not None:
+            for i, event in enumerate(self._input):
+                if event.id == last:
+                    start = i + 1
+        for event in self._input[start:]:
             if self._stop.is_set():
                 return
-            if event.id is not None and event.id in done:
-                continue
             self._put(event)
             if self._input_pace_s:
                 time.sleep(self._input_pace_s)
@@ -390,8 +418,9 @@ class Daemon:
             view = PanelView(tuple(lines), view.led, view.blink, view.beep and not refresh)
         self._last_decision = decision
         self.view = view
-        if self.panel is not None:
-            self.panel.show(view)           # LEDs first: they are instant
+        with self._panel_lock:
+            if self.panel is not None:
+                self.panel.show(view)       # LEDs first: they are instant
         with self._lcd_wake:
             self._lcd_frame = view
             self._lcd_wake.notify()
@@ -404,10 +433,12 @@ class Daemon:
                 while self._lcd_frame is None and not self._stop.is_set():
                     self._lcd_wake.wait(0.5)
                 frame, self._lcd_frame = self._lcd_frame, None
-            if frame is None or self.lcd is None:
+            if frame is None:
                 continue
             try:
-                self.lcd.show(frame)
+                with self._lcd_lock:
+                    if self.lcd is not None:
+                        self.lcd.show(frame)
             except Exception:
                 self.stats.lcd_errors += 1
                 log.exception("LCD update failed")
