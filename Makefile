@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean system-deps
+.PHONY: run test bench install clean system-deps
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload) and shellcheck (install.sh). Installed when missing and
@@ -35,6 +35,10 @@ test: $(STAMP) system-deps
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# On a Raspberry Pi OS image, as root: user, groups, SPI/I2C, venv, unit (systemd/README.md).
+install:
+	systemd/install.sh $(INSTALL_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info

@@ -142,15 +142,16 @@ def test_every_event_is_journaled_before_the_engine_sees_it(box):
     assert verify(box.config.state_dir / "journal").ok
 
 
-def test_a_reader_unplugged_mid_hand_comes_back_and_the_hand_goes_on(box):
+@pytest.mark.parametrize("reader", ["shoe", "board"])
+def test_a_reader_unplugged_mid_hand_comes_back_and_the_hand_goes_on(box, reader):
     s = HandScript(seed=4)
     s.new_hand(3).deal().round_done()
     box.play(s)
     box.settle()
-    box.table.unplug("board")
-    wait_for(lambda: "board" in box.daemon.engine.faulted_readers, what="reader_fault")
-    wait_for(lambda: box.table.glass()[-1].startswith("READER DOWN: board"), what="the fault on the glass")
-    box.table.replug("board")
+    box.table.unplug(reader)
+    wait_for(lambda: reader in box.daemon.engine.faulted_readers, what="reader_fault")
+    wait_for(lambda: box.table.glass()[-1].startswith(f"READER DOWN: {reader}"), what="the fault on the glass")
+    box.table.replug(reader)
     wait_for(lambda: not box.daemon.engine.faulted_readers, what="reader_ok")
     rest = HandScript(seed=4)
     rest.stub = list(s.stub)
@@ -162,7 +163,7 @@ def test_a_reader_unplugged_mid_hand_comes_back_and_the_hand_goes_on(box):
     assert kinds.index("reader_fault") < kinds.index("reader_ok")
     assert box.daemon.engine.phase == "over"
     assert [d for d in box.decisions if d["irregularity"]] == []
-    assert box.daemon.stats.per_reader["board"]["faults"] == 1
+    assert box.daemon.stats.per_reader[reader]["faults"] == 1
     assert not box.table.glass()[-1].startswith("READER DOWN")
 
 
