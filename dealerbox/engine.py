@@ -764,9 +764,12 @@ class HandEngine:
         on_board = [c for c in st.board if self.where.get(c) == "board" and c in st.drawn]
         if not on_board:
             return
-        first = min(st.drawn.index(c) for c in on_board)
-        burns = [c for c in st.drawn[:first] if c not in on_board]
-        rest = [c for c in st.drawn[first:] if self.where.get(c) in ("hand", "board")]
+        # The burn is the street's first draw, if one was due and it is not on the
+        # board. Not "whatever came before the first card placed": a spread flop is
+        # placed in any order, so its first card placed may be its last drawn.
+        due = 1 if st.burn_due and st.drawn[0] not in on_board else 0
+        burns = st.drawn[:due]
+        rest = [c for c in st.drawn[due:] if self.where.get(c) in ("hand", "board")]
         for c in burns:
             self.where[c] = "burn"
             self.returning.discard(c)

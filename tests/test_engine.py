@@ -167,3 +167,59 @@ def test_same_events_same_decisions(profile):
     a = feed(HandEngine(profile), s)
     b = feed(HandEngine(profile), s)
     assert a == b and a
+
+
+def test_a_stray_ack_changes_nothing():
+    engine = HandEngine()
+    s = HandScript(seed=4)
+    s.new_hand(3).deal().button("ack")
+    assert feed(engine, s) == []
+    s2 = HandScript(seed=4)
+    s2.new_hand(3).deal().round_done()
+    engine = HandEngine()
+    feed(engine, s2)
+    first = s2.draw()
+    engine.feed(Event.from_dict(s2.events[-1]))
+    out = engine.feed(Event.from_dict(s2.on(first).events[-1]))
+    assert out[-1].irregularity == "MISSED_BURN" and out[-1].step == 0
+    # The step waits for the card to come off the board: ACK cannot skip it.
+    assert engine.feed(Event.from_dict(s2.button("ack").events[-1])) == []
+    assert engine.decision.step == 0
+
+
+def test_two_tags_of_one_card_are_a_duplicate():
+    from dealerbox.registry import simulation_registry
+
+    registry = simulation_registry()
+    registry.add("04C0FFEE123456", "A", "Ah")   # a second tag claiming to be the ace of hearts
+    engine = HandEngine(registry=registry)
+    engine.feed(Event.from_dict({"t": 0, "ev": "new_hand", "players": 2}))
+    engine.feed(Event.from_dict({"t": 1, "ev": "shoe", "uid": simulated_uid("A", "Ah")}))
+    out = engine.feed(Event.from_dict({"t": 2, "ev": "shoe", "uid": "04C0FFEE123456"}))
+    assert out[-1].irregularity == "DUPLICATE_CARD" and out[-1].verdict == "void"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.integers(2, 10), st.booleans(), st.booleans())
+def test_returned_cards_come_out_again_without_alarm(seed, players, spread, by_button):
+    """A premature flop corrected by the book: its cards go back, and may be drawn again later."""
+    s = HandScript(seed=seed)
+    s.new_hand(players).deal()
+    if by_button:
+        s.round_done().flop(spread=spread)
+        s.button("premature")
+    else:
+        s.draw()
+        s.street(3, burn=False, spread=spread)
+    for c in s.last:
+        s.off(c).put_back(c, top=True)     # back on top: they come out first again
+    s.reshuffle_stub()
+    s.stub = list(s.last) + [c for c in s.stub if c not in s.last]
+    s.round_done().flop(burn=False, spread=spread).round_done().turn().round_done().river().round_done()
+    s.hand_over()
+    engine = HandEngine()
+    decisions = feed(engine, s)
+    raised = {d.irregularity for d in decisions if d.irregularity}
+    assert raised <= {"EXTRA_CARD", "PREMATURE_FLOP"} and "PREMATURE_FLOP" in raised
+    assert decisions[-1].verdict == "ok"
+    assert_every_card_in_one_place(engine)
