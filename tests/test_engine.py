@@ -223,3 +223,72 @@ def test_returned_cards_come_out_again_without_alarm(seed, players, spread, by_b
     assert raised <= {"EXTRA_CARD", "PREMATURE_FLOP"} and "PREMATURE_FLOP" in raised
     assert decisions[-1].verdict == "ok"
     assert_every_card_in_one_place(engine)
+
+
+def _rest(s, streets, spread, no_burn=()):
+    for name in streets:
+        s.round_done()
+        s.street(3 if name == "flop" else 1, burn=name not in no_burn, spread=spread and name == "flop")
+
+
+def _corrected_hand(kind, seed, players, spread, pos):
+    """A hand with one irregularity of *kind*, corrected as the box asks; returns (script, expected ids)."""
+    s = HandScript(seed=seed)
+    total = players * 2
+    s.new_hand(players)
+    if kind == "exposed":
+        k = 2 + pos % (total - 2)                  # the 3rd card or later
+        s.deal(k + 1).button("exposed").deal(total - k - 1).draw()
+        _rest(s, ["flop", "turn", "river"], spread, no_burn={"flop"})
+        return s, {"EXPOSED_DEAL"}
+    if kind == "boxed":
+        k = pos % total
+        s.deal(k).draw()
+        s.button("boxed").deal(total - k)
+        _rest(s, ["flop", "turn", "river"], spread)
+        return s, {"BOXED_CARD"}
+    s.deal()
+    if kind == "extra":
+        x = s.draw()
+        s.put_back(x).round_done().draw(x)
+        s.street(3, burn=False, spread=spread)
+        _rest(s, ["turn", "river"], spread)
+        return s, {"EXTRA_CARD"}
+    street = ["flop", "turn", "river"][pos % 3]
+    before = ["flop", "turn", "river"][:["flop", "turn", "river"].index(street)]
+    _rest(s, before, spread)
+    s.round_done()
+    n = 3 if street == "flop" else 1
+    after = ["flop", "turn", "river"][len(before) + 1:]
+    if kind == "double_burn":
+        s.draw()
+        second = s.draw()
+        s.street(n, burn=False, spread=spread and n == 3)
+        if after:
+            s.put_back(second).round_done().draw(second)
+            s.street(3 if after[0] == "flop" else 1, burn=False)
+            _rest(s, after[1:], spread)
+        return s, {"DOUBLE_BURN"}
+    if kind == "missed_burn":
+        cards = s.street(n, burn=False, spread=spread and n == 3)
+        first = cards[0]
+        s.off(first)
+        nxt = s.draw()
+        s.on(nxt)
+        _rest(s, after, spread)
+        return s, {"MISSED_BURN"}
+    raise AssertionError(kind)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["exposed", "boxed", "extra", "double_burn", "missed_burn"]), st.integers(0, 10_000),
+       st.integers(2, 10), st.booleans(), st.integers(0, 100), st.sampled_from(["tda-2019", "cz-c40"]))
+def test_corrected_hands_raise_only_their_irregularity(kind, seed, players, spread, pos, profile):
+    s, expected = _corrected_hand(kind, seed, players, spread, pos)
+    s.round_done().hand_over()
+    engine = HandEngine(profile)
+    decisions = feed(engine, s)
+    raised = {d.irregularity for d in decisions if d.irregularity}
+    assert raised == expected, [(d.t, d.irregularity, d.cards) for d in decisions]
+    assert engine.decision.verdict == "ok"
+    assert_every_card_in_one_place(engine)
