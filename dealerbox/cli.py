@@ -26,7 +26,6 @@ def _engine(args):
 
 def cmd_replay(args) -> int:
     from .engine import decision_to_dict
-    from .events import read_events
     from .messages import load_messages
 
     messages = load_messages(args.lang)
@@ -76,7 +75,6 @@ def show_panel(view, *, color: bool, out=None) -> None:
 
 def cmd_demo(args) -> int:
     """Replay the bundled demo session and show each decision as the panel would."""
-    from .events import read_events
     from .messages import load_messages
     from .panel import render
 

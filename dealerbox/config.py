@@ -186,7 +186,6 @@ import difflib
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -198,6 +197,7 @@ from .journal import SYNC_POLICIES
 from .messages import LANGUAGES, load_messages
 from .profiles import Profile, available_profiles, load_profile
 from .registry import DeckRegistry, simulation_registry
+from .tomlfile import read_toml
 
 __all__ = [
     "DEFAULT_CONFIG", "TABLES_DIR", "ZONES", "READER_KINDS", "BACKENDS", "BUILTIN_SIM_REGISTRY",
@@ -568,17 +568,9 @@ class _Loader:
     # -- the file ------------------------------------------------------------------
     def read(self) -> dict:
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except OSError as exc:
-            self.fail("(file)", "a readable table config", str(exc))
-            raise _Stop from exc
-        except UnicodeDecodeError as exc:
-            self.fail("(file)", "a UTF-8 text file", str(exc))
-            raise _Stop from exc
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            self.fail("(syntax)", "valid TOML", str(exc))
+            return read_toml(self.path, "table config")
+        except ConfigError as exc:
+            self.fail(exc.key, exc.expected, exc.value)
             raise _Stop from exc
 
     def section(self, data: dict, name: str, known, *, required: bool = True) -> _Section | None:

@@ -8,11 +8,11 @@ language file must have exactly its keys, which :func:`load_messages` checks.
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 
 from .cards import lcd_card
 from .errors import ConfigError
+from .tomlfile import read_toml
 
 MESSAGES_DIR = Path(__file__).resolve().parent.parent / "firmware_config" / "messages"
 LANGUAGES = ("en", "cs", "de", "sk")
@@ -78,12 +78,7 @@ class _Missing(dict):
 
 
 def _read(path: Path) -> dict:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(path, "(file)", "a readable message file", str(exc)) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, "(syntax)", "valid TOML", str(exc)) from exc
+    return read_toml(path, "message file")
 
 
 def _keys(data: dict, prefix="") -> set[str]:

@@ -8,11 +8,11 @@ rejected at load time with the file, the key and what was expected.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ConfigError
+from .tomlfile import read_toml
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "firmware_config" / "rules"
 
@@ -86,13 +86,7 @@ def load_profile(name_or_path="tda-2019") -> Profile:
         path = RULES_DIR / f"{name_or_path}.toml"
         if not path.exists():
             raise ConfigError(path, "profile", f"one of {available_profiles()}", str(name_or_path))
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(path, "(file)", "a readable rule profile", str(exc)) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, "(syntax)", "valid TOML", str(exc)) from exc
-    return parse_profile(data, path)
+    return parse_profile(read_toml(path, "rule profile"), path)
 
 
 def parse_profile(data: dict, path) -> Profile:

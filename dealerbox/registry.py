@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import tomli_w
 
 from .cards import DECK_52, JOKER, is_card
 from .errors import ConfigError, RegistryError
+from .tomlfile import read_toml
 
 #: UID lengths ISO/IEC 14443-3 allows: single, double and triple size.
 UID_LENGTHS = (4, 7, 10)
@@ -126,12 +126,7 @@ class DeckRegistry:
     def load(cls, path) -> "DeckRegistry":
         """Read a registry file; errors name the file and the key."""
         path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(path, "(file)", "a readable deck registry", str(exc)) from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(path, "(syntax)", "valid TOML", str(exc)) from exc
+        data = read_toml(path, "deck registry")
         unknown = set(data) - {"active", "decks"}
         if unknown:
             key = sorted(unknown)[0]

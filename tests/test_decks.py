@@ -31,18 +31,6 @@ def _evict_mfrc522():
 
 
 @pytest.fixture
-def pins():
-    from gpiozero import Device
-    from gpiozero.pins.mock import MockFactory
-
-    saved = Device.pin_factory
-    Device.pin_factory = MockFactory()
-    yield Device.pin_factory
-    Device.pin_factory.reset()
-    Device.pin_factory = saved
-
-
-@pytest.fixture
 def chip(monkeypatch, pins):
     emulator = RC522Emulator(0, 0)
     monkeypatch.setitem(sys.modules, "spidev", spidev_module(emulator))

@@ -350,25 +350,24 @@ class PanelLcd:
         """
         if self._closed:
             raise HardwareError("the LCD is closed")
-        lcd, self._lcd = self._lcd, None
-        if lcd is not None:
-            try:
-                lcd.close()
-            except OSError:
-                pass
+        self._drop_lcd()
         return self.show(view)
 
     # -- internals ----------------------------------------------------------------
 
-    def _bus_failed(self, exc: OSError) -> None:
-        self.bus_errors += 1
-        log.error("LCD: I2C error (%s); the display is re-initialised on the next frame", exc)
+    def _drop_lcd(self) -> None:
+        """Forget the RPLCD object; the next frame initialises the display afresh."""
         lcd, self._lcd = self._lcd, None
         if lcd is not None:
             try:
                 lcd.close()
             except OSError:
                 pass
+
+    def _bus_failed(self, exc: OSError) -> None:
+        self.bus_errors += 1
+        log.error("LCD: I2C error (%s); the display is re-initialised on the next frame", exc)
+        self._drop_lcd()
 
     def _plan(self, target: list[list[int]]) -> list[tuple[int, list[int]]]:
         """Runs of (DDRAM address, codes) covering every changed cell, in address order.
