@@ -269,7 +269,8 @@ class HandEngine:
         return corr
 
     def _halt_misdeal(self, rid: str, cards) -> None:
-        self._raise(rid, cards, [Todo(Step("halt.misdeal"))])
+        """A misdeal row; the step follows the profile's verdict (a room may rule ``void``)."""
+        self._raise(rid, cards, [])
 
     def _late(self, rid: str, cards) -> None:
         """A deal error reported after the first betting round: substantial action decides (002 r36)."""
@@ -659,15 +660,15 @@ class HandEngine:
 
     def _joins_voided(self, st: Street, key: str) -> None:
         """A card of a premature deal placed after the judgment goes back with the others."""
-        for corr in self.corrections:
-            if corr.context.get("voided") is st.voided:
-                dest = corr.context.get("voided_to", "stub")
-                corr.off_board[key] = dest
-                cards = corr.context.get("back")
-                if cards is not None and key not in cards:
-                    cards.append(key)
-                if key not in corr.cards:
-                    corr.cards = corr.cards + (key,)
+        corr = st.episode
+        if corr is None:
+            return
+        corr.off_board[key] = corr.context["voided_to"]
+        back = corr.context["back"]
+        if key not in back:
+            back.append(key)
+        if key not in corr.cards:
+            corr.cards = corr.cards + (key,)
 
     def _street_progress(self, st: Street) -> None:
         if st.complete:
@@ -826,7 +827,7 @@ class HandEngine:
 
     def _void_to(self, corr: Correction, st: Street, back: list, dest: str) -> None:
         corr.off_board.update(dict.fromkeys(back, dest))
-        corr.context.update(voided=st.voided, voided_to=dest, back=back)
+        corr.context.update(voided_to=dest, back=back)
         st.episode = corr
         if dest == "stub":
             self.returning.update(back)
@@ -836,7 +837,7 @@ class HandEngine:
         corr = self._raise(f"PREMATURE_{st.name.upper()}", cards + burns, [
             Todo(Step("skipped.ask", (("street", st.name),)), check=_answered, on_done=_skipped_answer(st.name)),
         ])
-        corr.context.update(voided=st.voided, voided_to="stub", back=list(cards), skipped=st.name)
+        corr.context.update(voided_to="stub", back=list(cards), skipped=st.name)
         st.episode = corr
 
     def _skipped_folded(self, street: str) -> None:
