@@ -398,6 +398,11 @@ class Daemon:
             out["seq"] = seq
             if event.id is not None:
                 out["id"] = event.id
+            try:
+                self.journal.append_decision(out)
+            except OSError:
+                self.stats.journal_errors += 1
+                log.exception("could not journal a decision")
             log.info("decision %s", json.dumps(out, ensure_ascii=False))
             if self._on_decision is not None:
                 self._on_decision(out)

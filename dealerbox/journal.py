@@ -35,6 +35,13 @@ Each line is one compact JSON object, keys in this order::
 - ``wall``: the wall-clock time the line was written, UTC, for auditors.
 - ``event``: ``Event.to_dict()``.
 
+A line may instead carry ``decision`` (a CONTRACT.md decision, as the daemon
+showed it, with the ``seq`` of the event that caused it) in place of ``event``:
+the box's answers are on record as given, even if the profile changes later.
+They are chained like every line but not fsync-ed on their own (replaying the
+events gives them again; the next event's fsync carries them). Readers of
+events skip them; :func:`read_decisions` reads them.
+
 Hashing the stored bytes (not a re-serialisation) means verifying never
 depends on how JSON is formatted: any changed byte changes the hash.
 
@@ -247,6 +254,7 @@ class _Line:
     prev: str | None = None
     wall: str | None = None
     event: dict | None = None
+    decision: dict | None = None
     error: str | None = None
 
 
@@ -260,15 +268,15 @@ def _parse(file: str, lineno: int, raw: bytes) -> _Line:
     if not isinstance(d, dict):
         rec.error = "not a JSON object"
         return rec
-    seq, prev, event = d.get("seq"), d.get("prev"), d.get("event")
+    seq, prev, event, decision = d.get("seq"), d.get("prev"), d.get("event"), d.get("decision")
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         rec.error = f"'seq' must be a positive whole number, not {seq!r}"
     elif not isinstance(prev, str) or len(prev) != 64:
         rec.error = f"'prev' must be 64 hex digits, not {prev!r}"
-    elif not isinstance(event, dict):
-        rec.error = "'event' must be an object"
+    elif not isinstance(event, dict) and not (event is None and isinstance(decision, dict)):
+        rec.error = "'event' (or 'decision') must be an object"
     else:
-        rec.seq, rec.prev, rec.event = seq, prev, event
+        rec.seq, rec.prev, rec.event, rec.decision = seq, prev, event, decision
         wall = d.get("wall")
         rec.wall = wall if isinstance(wall, str) else None
     return rec
@@ -553,13 +561,21 @@ def read_entries(directory, from_seq: int = 1) -> Iterator[Entry]:
         for rec in _iter_file(path, newest=newest):
             if rec.error is not None:
                 raise JournalError(f"{rec.file}:{rec.line}: {rec.error}")
-            if rec.seq < from_seq:
+            if rec.seq < from_seq or rec.event is None:
                 continue
             try:
                 event = Event.from_dict(rec.event)
             except EventError as exc:
                 raise JournalError(f"{rec.file}:{rec.line}: {exc}") from exc
             yield Entry(rec.seq, event, rec.wall or "", rec.file, rec.line)
+
+
+def read_decisions(directory, from_seq: int = 1) -> Iterator[tuple[int, str, dict]]:
+    """Yield ``(seq, wall, decision)`` for the decision lines with ``seq >= from_seq``."""
+    for _day, path in journal_files(directory):
+        for rec in _iter_file(path, newest=True):
+            if rec.error is None and rec.decision is not None and rec.seq >= from_seq:
+                yield rec.seq, rec.wall or "", rec.decision
 
 
 def find_open_hand(directory) -> int | None:
@@ -576,7 +592,7 @@ def find_open_hand(directory) -> int | None:
             if b"new_hand" not in raw:  # skip parsing the many other lines
                 continue
             rec = _parse(path.name, n, raw)
-            if rec.error is None and rec.event.get("ev") == "new_hand":
+            if rec.error is None and rec.event is not None and rec.event.get("ev") == "new_hand":
                 found = rec.seq
         if found is not None:
             return found
@@ -727,14 +743,20 @@ class Journal:
         """
         if not isinstance(event, Event):
             raise TypeError(f"append() takes an Event, not {type(event).__name__}")
+        return self._append("event", event.to_dict(), sync=True)
+
+    def append_decision(self, decision: dict) -> int:
+        """Record a decision the box gave (not fsync-ed on its own: it can be derived again)."""
+        return self._append("decision", dict(decision), sync=False)
+
+    def _append(self, kind: str, body: dict, *, sync: bool) -> int:
         with self._lock:
             if self._closed:
                 raise JournalError(f"{self.directory}: journal is closed")
             now = self._clock()
             self._roll(_utc_day(now))
             seq = self._seq + 1
-            line = json.dumps({"seq": seq, "prev": self._prev, "wall": _utc_text(now),
-                               "event": event.to_dict()},
+            line = json.dumps({"seq": seq, "prev": self._prev, "wall": _utc_text(now), kind: body},
                               separators=(",", ":"), ensure_ascii=True).encode("ascii")
             end = os.lseek(self._fd, 0, os.SEEK_END)
             try:
@@ -750,6 +772,8 @@ class Journal:
             # The line is in the file now, so the chain moves on even if the
             # fsync below fails.
             self._seq, self._prev = seq, _hash(line)
+            if not sync:
+                return seq
             if self.sync == "event":
                 os.fsync(self._fd)
             elif self.sync == "group":

@@ -162,8 +162,8 @@ class SimulatedTable:
             for uid in list(self.in_field[zone]):
                 self._put(zone, uid, False)
 
-    def press(self, button: str, hold_s: float = 0.08) -> None:
-        """Press and release a panel button (buttons pull up: pressed is low)."""
+    def press(self, button: str, hold_s: float = 0.15) -> None:
+        """Press and release a panel button (buttons pull up: pressed is low); people hold 0.1-0.2 s."""
         pin = self.pin_factory.pin(self.config.panel.pins.buttons[button])
         pin.drive_low()
         time.sleep(hold_s)

@@ -66,7 +66,8 @@ class Box:
 
     def __init__(self, config_path: Path, **kw):
         self.config = load_config(config_path)
-        self.table = SimulatedTable(self.config, dwell_s=0.05).__enter__()
+        # 150 ms in the shoe's field: a slow slide, and room for a loaded CI machine.
+        self.table = SimulatedTable(self.config, dwell_s=0.15).__enter__()
         self.decisions: list[dict] = []
         self.daemon = Daemon(self.config, table=self.table, on_decision=self.decisions.append, **kw)
         self.daemon.start()
@@ -115,9 +116,10 @@ def test_an_exposed_card_reaches_the_glass_and_the_leds(box):
 
 
 def test_clean_hands_on_noisy_antennas_raise_nothing(box):
-    # Tags drop out of a third of the polls, as cards lying on an antenna do.
-    for chip in box.table.chips.values():
-        chip.dropout = 0.3
+    # Cards lying on the board drop out of a third of the polls. (The shoe's noise, a
+    # card read several times as it slides out, is tested in test_presence.py; a draw
+    # the shoe antenna never reads at all is a missed card, and the box says so.)
+    box.table.chips["board"].dropout = 0.3
     s = HandScript(seed=8)
     s.full_hand(3)
     s.full_hand(2, spread=True)
@@ -167,7 +169,20 @@ def test_a_reader_unplugged_mid_hand_comes_back_and_the_hand_goes_on(box, reader
     assert not box.table.glass()[-1].startswith("READER DOWN")
 
 
-def test_a_bounce_storm_is_one_press(box):
+def test_a_bounce_storm_is_one_press(tmp_path):
+    # A longer quiet time than the shipped 30 ms: this test's thread can be
+    # descheduled mid-storm on a loaded machine, which a real contact never is.
+    # tests/test_gpio_panel.py drives storms on a fake clock at the shipped value.
+    path = table_config(tmp_path)
+    path.write_text(path.read_text().replace("debounce_s = 0.03", "debounce_s = 0.1"))
+    box = Box(path)
+    try:
+        _bounce_storm(box)
+    finally:
+        box.close()
+
+
+def _bounce_storm(box):
     s = HandScript(seed=6)
     s.new_hand(2).deal()
     box.play(s)
@@ -177,7 +192,7 @@ def test_a_bounce_storm_is_one_press(box):
         pin.drive_low()
         pin.drive_high()
     pin.drive_low()
-    time.sleep(0.1)
+    time.sleep(0.3)
     pin.drive_high()
     box.settle()
     presses = [e for e in box.journal_events() if e.ev == "button" and e.name == "round_done"]

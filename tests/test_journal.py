@@ -616,3 +616,21 @@ def test_a_clock_jumping_ahead_does_not_wipe_the_journal(tmp_path):
     with Journal(tmp_path, clock=Clock(clock.now + 300 * DAY)) as j:
         assert j.deleted == []  # not on opening either
     assert verify(tmp_path).ok
+
+
+def test_decision_lines_are_chained_and_skipped_by_event_readers(tmp_path):
+    from dealerbox.journal import Journal, read_decisions, read_entries, verify
+
+    with Journal(tmp_path, sync="none") as j:
+        s1 = j.append(Event(1.0, "new_hand", players=2))
+        j.append_decision({"t": 1.0, "verdict": "ok", "irregularity": None, "seq": s1})
+        s3 = j.append(Event(2.0, "shoe", card="Ah"))
+    assert [e.seq for e in read_entries(tmp_path)] == [1, s3] == [1, 3]
+    assert [(seq, d["verdict"], d["seq"]) for seq, _wall, d in read_decisions(tmp_path)] == [(2, "ok", 1)]
+    assert verify(tmp_path).ok
+    path = next(tmp_path.glob("journal-*.jsonl"))
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"ok"', '"void"')
+    path.write_text("\n".join(lines) + "\n")
+    report = verify(tmp_path)
+    assert not report.ok and ":2:" in str(report.problems[0])
