@@ -112,6 +112,8 @@ def _setup_logging(verbose: bool, quiet: bool = False) -> None:
     # journald stamps each line itself; level and logger name are what it needs.
     level = logging.DEBUG if verbose else (logging.WARNING if quiet else logging.INFO)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+    # transitions logs every phase change at INFO: noise in journald.
+    logging.getLogger("transitions").setLevel(logging.WARNING)
 
 
 def _all_sim(config) -> bool:
@@ -222,7 +224,10 @@ class _nothing:
 
 
 def _print_decision(d: dict) -> None:
-    print(json.dumps(d, ensure_ascii=False), flush=True)
+    # One write per line: print() writes the newline separately, and a kill or
+    # another thread could land between the two.
+    sys.stdout.write(json.dumps(d, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
 def cmd_check_config(args) -> int:

@@ -134,7 +134,7 @@ class Daemon:
         self._show(self.engine.decision, initial=True)
         self.notifier.ready(self._status())
         log.info("dealerbox started: table %s, profile %s, %d reader(s)", self.config.name,
-                 self.config.profile.name, len(self.readers))
+                 self.config.profile.name, len(self.config.readers))
 
     def run(self) -> int:
         """Block until SIGTERM/SIGINT (or :meth:`stop`); SIGHUP reloads the config."""
@@ -201,8 +201,9 @@ class Daemon:
         self.stats.recovered_events = replayed
         if replayed:
             self._recovered_note = f"RECOVERED {replayed} ev"
-            log.info("recovered the open hand from the journal: %d events replayed, phase %s, verdict %s",
-                     replayed, self.engine.phase, self.engine.decision.verdict)
+            log.info("recovered the open hand from the journal: %d events replayed, phase %s, verdict %s; "
+                     "showing %s", replayed, self.engine.phase, self.engine.decision.verdict,
+                     json.dumps(decision_to_dict(self.engine.decision, self.messages), ensure_ascii=False))
 
     # --------------------------------------------------------------- devices
     def _open_devices(self) -> None:
@@ -351,11 +352,13 @@ class Daemon:
         last = None
         for entry in self.journal.entries():
             if entry.event.id is not None:
-                last = entry.event.id
+                last = entry.event
         start = 0
         if last is not None:
+            # Ids are line numbers unless the file gives its own: match the event
+            # too, or a second input file would lose its first lines.
             for i, event in enumerate(self._input):
-                if event.id == last:
+                if event.id == last.id and event.to_dict() == last.to_dict():
                     start = i + 1
         for event in self._input[start:]:
             if self._stop.is_set():
