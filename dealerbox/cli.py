@@ -332,6 +332,15 @@ def cmd_history(args) -> int:
                        as_json=args.json)
 
 
+def cmd_sim(args) -> int:
+    """The simulated shoe: a terminal UI that deals at the simulated table."""
+    try:
+        from .console import run_console
+    except ImportError as exc:
+        raise SystemExit(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
+    return run_console(args.config, record=args.record, scenario=args.scenario, real=args.real)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -406,6 +415,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--registry")
     sp.add_argument("--lang", choices=["en", "cs", "de", "sk"])
     sp.set_defaults(func=cmd_history)
+
+    sp = sub.add_parser("sim", help="the simulated shoe: a terminal UI to test a table without dealing a game")
+    sp.add_argument("--config", help="table config (default: the all-simulated table); its shoe reader must be sim")
+    sp.add_argument("--record", help="event file the session is written to (default: state_dir/sim/session-<UTC>.jsonl)")
+    sp.add_argument("--scenario", help="a scenario file (tests/scenarios/*.jsonl) to play step by step with the s key")
+    sp.add_argument("--real", action="append", metavar="DEVICE",
+                    help="drive a real device from the simulated shoe: lcd, panel or a reader's name (repeatable)")
+    sp.set_defaults(func=cmd_sim)
     return p
 
 

@@ -390,7 +390,8 @@ class Daemon:
         self._last_t = max(self._last_t, event.t)
         self.stats.events += 1
         decisions = self.engine.feed(event)
-        if event.ev in ("reader_fault", "reader_ok") and not decisions:
+        if not decisions and (event.ev in ("reader_fault", "reader_ok") or self.engine.phase != self._shown_phase):
+            # No new decision, but the glass must follow: a dead reader, or "OK flop" becoming "OK turn".
             self._show(self.engine.decision, refresh=True)
         for d in decisions:
             self.stats.decisions += 1
@@ -425,6 +426,7 @@ class Daemon:
             lines[-1] = note[:lc.cols].ljust(lc.cols)
             view = PanelView(tuple(lines), view.led, view.blink, view.beep and not refresh)
         self._last_decision = decision
+        self._shown_phase = self.engine.phase
         self.view = view
         with self._panel_lock:
             if self.panel is not None:
@@ -434,6 +436,7 @@ class Daemon:
             self._lcd_wake.notify()
 
     _last_decision = None
+    _shown_phase = None
 
     def _lcd_loop(self) -> None:
         while not self._stop.is_set():

@@ -37,7 +37,7 @@ class ScenarioResult:
         return not self.failures
 
 
-def _check(engine: HandEngine, want: dict, line: int) -> list[str]:
+def check_expectation(engine: HandEngine, want: dict, line: int) -> list[str]:
     d = engine.decision
     got = {
         "verdict": d.verdict, "irregularity": d.irregularity, "step": d.step, "phase": engine.phase,
@@ -69,7 +69,7 @@ def run_scenario(path) -> ScenarioResult:
             continue
         obj = json.loads(text)
         if "expect" in obj:
-            result.failures += _check(engine, obj["expect"], n)
+            result.failures += check_expectation(engine, obj["expect"], n)
             continue
         for d in engine.feed(Event.from_dict(obj)):
             result.decisions += 1
