@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(VENV)/bin/dealerbox run --demo
+	$(VENV)/bin/dealerbox run --demo $(RUN_ARGS)
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest

@@ -433,8 +433,11 @@ def test_shoe_survives_random_garbage(shoe, clock):
 def test_shoe_never_reports_a_scan_with_lost_lines(shoe, clock):
     shoe.place_tag(1, AH)
     shoe.place_tag(1, KS)
-    shoe.bad_crc_rate = 0.3
     with ShoeLineReader(shoe.port, {1: "shoe"}, name="shoe", clock=clock) as reader:
+        # Scans sent before the tags were placed may still wait in the pty: start
+        # judging once both tags are seen, then damage the lines.
+        poll_until(reader, {"shoe": {AH, KS}})
+        shoe.bad_crc_rate = 0.3
         results = []
         wait_until(lambda: results.append(reader.poll()) or reader.counters.incomplete_scans >= 20,
                    what="20 incomplete scans")
