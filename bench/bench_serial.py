@@ -54,19 +54,16 @@ def _chunks(data: bytes, size: int = 64):
 
 def _frames_per_s() -> float:
     uid = bytes.fromhex(simulated_uid("A", "Ah"))
-    stream = encode_pepper_frame(b"\x00\x03\x01\x00" + uid) * FRAMES
-    parser = PepperFrameParser()
-    start = time.perf_counter()
-    for chunk in _chunks(stream):
-        parser.feed(chunk)
-    elapsed = time.perf_counter() - start
-    assert parser.counters.frames == FRAMES
-    return FRAMES / elapsed
+    return _parse_rate(PepperFrameParser(), encode_pepper_frame(b"\x00\x03\x01\x00" + uid))
 
 
 def _lines_per_s() -> float:
-    stream = encode_line(f"T 1 17 {simulated_uid('A', 'Ah')}") * FRAMES
-    parser = LineParser()
+    return _parse_rate(LineParser(), encode_line(f"T 1 17 {simulated_uid('A', 'Ah')}"))
+
+
+def _parse_rate(parser, frame: bytes) -> float:
+    """Frames per second *parser* decodes from a stream of FRAMES copies of *frame*."""
+    stream = frame * FRAMES
     start = time.perf_counter()
     for chunk in _chunks(stream):
         parser.feed(chunk)
