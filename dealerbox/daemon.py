@@ -186,24 +186,43 @@ class Daemon:
     # -------------------------------------------------------------- recovery
     def _recover(self) -> None:
         replayed = 0
-        last_t = None
+        last = None
+        last_decisions: list = []
         for entry in self.journal.open_hand():
-            self.engine.feed(entry.event)
+            last_decisions = self.engine.feed(entry.event)
             replayed += 1
-            last_t = entry.event.t
-        if last_t is None:
-            last = None
-            for entry in self.journal.entries(max(1, self.journal.head[0])):
+            last = entry
+        if last is None:
+            for entry in self.journal.entries():
                 last = entry
-            last_t = last.event.t if last else 0.0
-        self._t_offset = last_t
-        self._last_t = last_t
+        self._t_offset = self._last_t = last.event.t if last else 0.0
         self.stats.recovered_events = replayed
+        if last_decisions:
+            self._journal_lost_decisions(last, last_decisions)
         if replayed:
             self._recovered_note = f"RECOVERED {replayed} ev"
             log.info("recovered the open hand from the journal: %d events replayed, phase %s, verdict %s; "
                      "showing %s", replayed, self.engine.phase, self.engine.decision.verdict,
                      json.dumps(decision_to_dict(self.engine.decision, self.messages), ensure_ascii=False))
+
+    def _journal_lost_decisions(self, entry, decisions) -> None:
+        """A stop between an event's line and its decisions' lines left them out: write them now."""
+        from .journal import read_decisions
+
+        if any(d.get("seq") == entry.seq for _seq, _wall, d in read_decisions(self.journal.directory, entry.seq)):
+            return
+        for d in decisions:
+            self.journal.append_decision(self._decision_record(d, entry.seq, entry.event))
+        log.info("journaled %d decision(s) of event %d that a stop had cut off", len(decisions), entry.seq)
+
+    def _decision_record(self, decision, seq: int, event: Event) -> dict:
+        out = decision_to_dict(decision, self.messages)
+        # Added fields (CONTRACT.md allows them): which journal line, and which
+        # source event, caused the decision.
+        out["seq"] = seq
+        if event.id is not None:
+            out["id"] = event.id
+        return out
 
     # --------------------------------------------------------------- devices
     def _open_devices(self) -> None:
@@ -396,12 +415,7 @@ class Daemon:
         for d in decisions:
             self.stats.decisions += 1
             self._show(d)
-            out = decision_to_dict(d, self.messages)
-            # Added fields (CONTRACT.md allows them): which journal line, and which
-            # source event, caused the decision.
-            out["seq"] = seq
-            if event.id is not None:
-                out["id"] = event.id
+            out = self._decision_record(d, seq, event)
             try:
                 self.journal.append_decision(out)
             except OSError:

@@ -358,3 +358,28 @@ def test_reload_applies_a_good_config_and_refuses_a_bad_one(tmp_path):
         assert box.daemon.engine.phase == "preflop"
     finally:
         box.close()
+
+
+def test_decisions_cut_off_by_a_stop_are_journaled_on_restart(tmp_path):
+    from dealerbox.journal import Journal, read_decisions
+
+    path = table_config(tmp_path)
+    config = load_config(path)
+    s = HandScript(seed=7)
+    s.new_hand(4).deal(5).button("exposed")
+    # As if the box was killed right after journaling the last event, before its decision.
+    with Journal(config.state_dir / "journal", sync="none") as journal:
+        for e in s.events:
+            journal.append(Event.from_dict(e))
+    box = Box(path)
+    try:
+        recorded = [d for _seq, _wall, d in read_decisions(config.state_dir / "journal")]
+        assert [d["irregularity"] for d in recorded] == ["EXPOSED_DEAL"]
+        assert recorded[0]["seq"] == len(s.events)
+    finally:
+        box.close()
+    box = Box(path)      # a second start finds it there and writes nothing again
+    try:
+        assert len(list(read_decisions(config.state_dir / "journal"))) == 1
+    finally:
+        box.close()
