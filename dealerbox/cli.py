@@ -61,16 +61,23 @@ def glass_text(lines) -> list[str]:
     return ["".join(_GLYPH_TEXT.get(ch, ch) for ch in line) for line in lines]
 
 
-def show_panel(view, *, color: bool, out=None) -> None:
+def draw_glass(lines, led: str | None, label: str, *, color: bool, out=None) -> None:
+    """The LCD's lines in a frame, with the LED beside it (*led* is its colour, if lit)."""
     out = out or sys.stdout
-    led = view.led.upper() + (" (blinking)" if view.blink else "")
-    if color:
-        led = f"{_LED_TEXT[view.led]}\u25cf\033[0m {led}"
-    cols = len(view.lines[0])
-    out.write("+" + "-" * cols + "+  LED: " + led + (" *beep*" if view.beep else "") + "\n")
-    for line in glass_text(view.lines):
-        out.write("|" + line + "|\n")
-    out.write("+" + "-" * cols + "+\n")
+    if color and led in _LED_TEXT:
+        label = f"{_LED_TEXT[led]}\u25cf\033[0m {label}"
+    cols = len(lines[0])
+    out.write(f"+{'-' * cols}+  LED: {label}\n")
+    for line in glass_text(lines):
+        out.write(f"|{line}|\n")
+    out.write(f"+{'-' * cols}+\n")
+    out.flush()
+
+
+def show_panel(view, *, color: bool, out=None) -> None:
+    """A panel model frame, as the glass and the LEDs would show it."""
+    label = view.led.upper() + (" (blinking)" if view.blink else "") + (" *beep*" if view.beep else "")
+    draw_glass(view.lines, view.led, label, color=color, out=out)
 
 
 def cmd_demo(args) -> int:
@@ -134,27 +141,20 @@ class GlassPrinter:
         self._last = None
 
     def frame(self):
-        leds = self.table.leds()
+        """(glass lines, lit LED colour or None, LED label) read off the emulated devices."""
+        lit = [colour for colour, on in self.table.leds().items() if on]
         view = self.daemon.view
-        blink = bool(view and view.blink)
-        lit = "RED (blinking)" if blink else (", ".join(c.upper() for c, on in leds.items() if on) or "off")
-        return tuple(self.table.glass()), lit
+        if view is not None and view.blink:
+            return tuple(self.table.glass()), "red", "RED (blinking)"
+        return tuple(self.table.glass()), (lit[0] if lit else None), (", ".join(c.upper() for c in lit) or "off")
 
     def poll(self) -> None:
         frame = self.frame()
         if frame == self._last or not frame[0]:
             return
         self._last = frame
-        glass, lit = frame
-        cols = len(glass[0])
-        color = self.out.isatty()
-        mark = {"GREEN": "\033[32m", "AMBER": "\033[33m", "RED": "\033[31m"}.get(lit.split(" ")[0].rstrip(","), "")
-        led = f"{mark}\u25cf\033[0m {lit}" if color and mark else lit
-        self.out.write(f"+{'-' * cols}+  LED: {led}\n")
-        for line in glass_text(glass):
-            self.out.write(f"|{line}|\n")
-        self.out.write(f"+{'-' * cols}+\n")
-        self.out.flush()
+        glass, led, label = frame
+        draw_glass(glass, led, label, color=self.out.isatty(), out=self.out)
 
 
 def cmd_run(args) -> int:
