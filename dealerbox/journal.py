@@ -543,13 +543,10 @@ def _check_head(report, expected_head, directory, last):
 # Reading back
 
 
-def read_entries(directory, from_seq: int = 1) -> Iterator[Entry]:
-    """Yield the journal's events with ``seq >= from_seq``, oldest first.
+def _records(directory, from_seq: int) -> Iterator[_Line]:
+    """Every line with ``seq >= from_seq`` (torn tail skipped, damaged lines included).
 
-    Files that end before ``from_seq`` are skipped after reading only their
-    last line. A torn tail is skipped. A line that is not a valid journal
-    line raises :class:`JournalError` naming the file and line: replaying past
-    damage would give another state, so the caller decides (run :func:`verify`).
+    Files that end before ``from_seq`` are skipped after reading only their last line.
     """
     files = journal_files(directory)
     for i, (_day, path) in enumerate(files):
@@ -559,23 +556,34 @@ def read_entries(directory, from_seq: int = 1) -> Iterator[Entry]:
             if tail is not None and tail.error is None and tail.seq < from_seq:
                 continue
         for rec in _iter_file(path, newest=newest):
-            if rec.error is not None:
-                raise JournalError(f"{rec.file}:{rec.line}: {rec.error}")
-            if rec.seq < from_seq or rec.event is None:
-                continue
-            try:
-                event = Event.from_dict(rec.event)
-            except EventError as exc:
-                raise JournalError(f"{rec.file}:{rec.line}: {exc}") from exc
-            yield Entry(rec.seq, event, rec.wall or "", rec.file, rec.line)
+            if rec.error is not None or rec.seq >= from_seq:
+                yield rec
+
+
+def read_entries(directory, from_seq: int = 1) -> Iterator[Entry]:
+    """Yield the journal's events with ``seq >= from_seq``, oldest first.
+
+    A line that is not a valid journal line raises :class:`JournalError` naming
+    the file and line: replaying past damage would give another state, so the
+    caller decides (run :func:`verify`).
+    """
+    for rec in _records(directory, from_seq):
+        if rec.error is not None:
+            raise JournalError(f"{rec.file}:{rec.line}: {rec.error}")
+        if rec.event is None:
+            continue
+        try:
+            event = Event.from_dict(rec.event)
+        except EventError as exc:
+            raise JournalError(f"{rec.file}:{rec.line}: {exc}") from exc
+        yield Entry(rec.seq, event, rec.wall or "", rec.file, rec.line)
 
 
 def read_decisions(directory, from_seq: int = 1) -> Iterator[tuple[int, str, dict]]:
     """Yield ``(seq, wall, decision)`` for the decision lines with ``seq >= from_seq``."""
-    for _day, path in journal_files(directory):
-        for rec in _iter_file(path, newest=True):
-            if rec.error is None and rec.decision is not None and rec.seq >= from_seq:
-                yield rec.seq, rec.wall or "", rec.decision
+    for rec in _records(directory, from_seq):
+        if rec.error is None and rec.decision is not None:
+            yield rec.seq, rec.wall or "", rec.decision
 
 
 def find_open_hand(directory) -> int | None:
