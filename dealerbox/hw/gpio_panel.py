@@ -48,6 +48,7 @@ from functools import partial
 from typing import Callable, Mapping
 
 from ..errors import ConfigError, HardwareError
+from .device import Device
 from ..events import BUTTONS, Event
 
 log = logging.getLogger(__name__)
@@ -194,7 +195,7 @@ class _ButtonState:
     hold_fired: bool = False
 
 
-class PanelGpio:
+class PanelGpio(Device):
     """LEDs, buzzer and buttons of the dealer's panel.
 
     Parameters:
@@ -326,16 +327,6 @@ class PanelGpio:
         self._devices.clear()
         if self._owns_factory and self.pin_factory is not None:
             self.pin_factory.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     # -- output -------------------------------------------------------------------
 

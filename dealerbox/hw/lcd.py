@@ -44,6 +44,7 @@ from RPLCD.i2c import CharLCD
 
 from ..cards import SUIT_GLYPH
 from ..errors import HardwareError
+from .device import Device
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +217,7 @@ class Pcf8574CharLCD(CharLCD):
             raise
 
 
-class PanelLcd:
+class PanelLcd(Device):
     """The panel's LCD: shows :class:`~dealerbox.panel.PanelView` frames cell by cell.
 
     Parameters: ``cols`` x ``rows`` of the glass (20x4 or 16x2), I2C ``port``
@@ -284,16 +285,6 @@ class PanelLcd:
                 lcd.close(clear=clear)
             except OSError as exc:
                 log.warning("LCD: bus error while closing: %s", exc)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     # -- what it shows ------------------------------------------------------------
 

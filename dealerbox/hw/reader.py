@@ -15,10 +15,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from ..errors import ReaderError, RegistryError
+from .device import Device
 from ..registry import normalize_uid
 
 
-class TagReader(ABC):
+class TagReader(Device, ABC):
     """Base class of card readers. A reader is open from construction until :meth:`close`.
 
     Contract of :meth:`poll`: one read cycle over every zone the reader serves; it
@@ -80,10 +81,6 @@ class TagReader(ABC):
     def _close(self) -> None:
         """Release the hardware; the default has nothing to release."""
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     @staticmethod
     def format_uid(raw) -> str:
         """A UID as poll() reports it: normalised hex; odd lengths pass through as plain hex.
@@ -97,12 +94,6 @@ class TagReader(ABC):
             if isinstance(raw, (bytes, bytearray)):
                 return bytes(raw).hex().upper()
             return str(raw).strip().upper()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
