@@ -23,9 +23,9 @@ from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from dealerbox.cards import DECK_52
-from dealerbox.config import DEFAULT_CONFIG, load_config
-from dealerbox.daemon import Daemon
+from dealerbox.rules.cards import DECK_52
+from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from dealerbox.service.daemon import Daemon
 from hardware_sim.table import SimulatedTable
 
 SAMPLES = 100
@@ -103,7 +103,7 @@ def rss_mb() -> float:
                                  "--input", str(SESSION_FILE)], cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            from dealerbox.journal import read_entries
+            from dealerbox.service.journal import read_entries
 
             end = time.monotonic() + 60
             while time.monotonic() < end:

@@ -13,8 +13,8 @@ import json
 import statistics
 import time
 
-from dealerbox.engine import HandEngine
-from dealerbox.events import Event
+from dealerbox.rules.engine import HandEngine
+from dealerbox.rules.events import Event
 from hardware_sim.script import HandScript
 
 SESSION_EVENTS = 100_000

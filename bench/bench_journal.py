@@ -1,6 +1,6 @@
 """Journal benchmark: how many events per second the hash-chained journal appends.
 
-Each run opens a fresh :class:`dealerbox.journal.Journal` in a temporary
+Each run opens a fresh :class:`dealerbox.service.journal.Journal` in a temporary
 directory on this machine's disk (under ``/var/tmp``, which stays on disk where
 ``/tmp`` may be a RAM disk) and appends a realistic mix of events (``shoe``,
 ``board_on``, ``tick``). The figure is the median of several runs.
@@ -25,8 +25,8 @@ import statistics
 import tempfile
 import time
 
-from dealerbox.events import Event
-from dealerbox.journal import Journal
+from dealerbox.rules.events import Event
+from dealerbox.service.journal import Journal
 
 RUNS = 5
 FSYNC_EVENTS = 300

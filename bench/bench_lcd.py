@@ -29,7 +29,7 @@ from __future__ import annotations
 from RPLCD.i2c import CharLCD
 
 from dealerbox.hw.lcd import PanelLcd
-from dealerbox.panel import PanelView
+from dealerbox.service.panel import PanelView
 from hardware_sim.i2c_lcd import SimulatedI2cBus
 
 OK_VIEW = PanelView(

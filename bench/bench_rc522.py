@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 
-from dealerbox.registry import simulated_uid
+from dealerbox.rules.registry import simulated_uid
 from hardware_sim.rc522 import RC522Emulator, simulated_spi
 
 

@@ -16,17 +16,17 @@ _LED_TEXT = {"green": "\033[32m", "amber": "\033[33m", "red": "\033[31m"}
 
 
 def _engine(args):
-    from .engine import HandEngine
-    from .profiles import load_profile
-    from .registry import DeckRegistry
+    from .rules.engine import HandEngine
+    from .rules.profiles import load_profile
+    from .rules.registry import DeckRegistry
 
     registry = DeckRegistry.load(args.registry) if getattr(args, "registry", None) else None
     return HandEngine(load_profile(args.profile), registry)
 
 
 def cmd_replay(args) -> int:
-    from .engine import decision_to_dict
-    from .messages import load_messages
+    from .rules.engine import decision_to_dict
+    from .rules.messages import load_messages
 
     messages = load_messages(args.lang)
     engine = _engine(args)
@@ -39,7 +39,7 @@ def cmd_replay(args) -> int:
 
 def _read_event_file(path):
     """Events of a JSON Lines file; a bad line or byte is an :class:`EventError` naming the line."""
-    from .events import read_events
+    from .rules.events import read_events
 
     try:
         with open(path, "rb") as fh:
@@ -82,8 +82,8 @@ def show_panel(view, *, color: bool, out=None) -> None:
 
 def cmd_demo(args) -> int:
     """Replay the bundled demo session and show each decision as the panel would."""
-    from .messages import load_messages
-    from .panel import render
+    from .rules.messages import load_messages
+    from .service.panel import render
 
     messages = load_messages(args.lang)
     engine = _engine(args)
@@ -161,8 +161,8 @@ def cmd_run(args) -> int:
     """Start the box. With --demo, a scripted dealer plays at the simulated table."""
     import threading
 
-    from .config import DEFAULT_CONFIG, load_config
-    from .daemon import Daemon, read_input_events
+    from .service.config import DEFAULT_CONFIG, load_config
+    from .service.daemon import Daemon, read_input_events
 
     _setup_logging(args.verbose, quiet=args.demo)
     config = load_config(args.config or DEFAULT_CONFIG)
@@ -232,7 +232,7 @@ def _print_decision(d: dict) -> None:
 
 def cmd_check_config(args) -> int:
     """Every error of the file, one a line; nothing at all when it is valid."""
-    from .config import check_config
+    from .service.config import check_config
 
     errors = check_config(args.config, check_devices=not args.no_devices)
     for err in errors:
@@ -241,7 +241,7 @@ def cmd_check_config(args) -> int:
 
 
 def cmd_journal_verify(args) -> int:
-    from .journal import verify
+    from .service.journal import verify
 
     report = verify(args.directory)
     for problem in report.problems:
@@ -256,8 +256,8 @@ def cmd_journal_verify(args) -> int:
 
 def _config_reader(args):
     """(config, table or None, reader) for the deck commands' --reader."""
-    from .config import DEFAULT_CONFIG, load_config
-    from .daemon import make_reader
+    from .service.config import DEFAULT_CONFIG, load_config
+    from .service.daemon import make_reader
 
     config = load_config(args.config or DEFAULT_CONFIG)
     if args.reader not in config.readers:
@@ -277,8 +277,8 @@ def _config_reader(args):
 
 
 def cmd_deck_register(args) -> int:
-    from .decks import DeckTimeout, register_deck
-    from .registry import DeckRegistry
+    from .tools.decks import DeckTimeout, register_deck
+    from .rules.registry import DeckRegistry
 
     config, table, reader = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
@@ -301,8 +301,8 @@ def cmd_deck_register(args) -> int:
 
 
 def cmd_deck_check(args) -> int:
-    from .decks import check_deck_with_reader, exit_status, format_report
-    from .registry import DeckRegistry
+    from .tools.decks import check_deck_with_reader, exit_status, format_report
+    from .rules.registry import DeckRegistry
 
     config, table, reader = _config_reader(args)
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
@@ -320,9 +320,9 @@ def cmd_deck_check(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from .config import DEFAULT_CONFIG, load_config
-    from .history import run_history
-    from .registry import DeckRegistry
+    from .service.config import DEFAULT_CONFIG, load_config
+    from .tools.history import run_history
+    from .rules.registry import DeckRegistry
 
     config = load_config(args.config or DEFAULT_CONFIG, check_devices=False)
     journal = args.journal or config.state_dir / "journal"
@@ -335,7 +335,7 @@ def cmd_history(args) -> int:
 def cmd_sim(args) -> int:
     """The simulated shoe: a terminal UI that deals at the simulated table."""
     try:
-        from .console import run_console
+        from .tools.console import run_console
     except ImportError as exc:
         raise SystemExit(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
     return run_console(args.config, record=args.record, scenario=args.scenario, real=args.real)

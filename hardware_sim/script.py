@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 
-from dealerbox.cards import DECK_52
+from dealerbox.rules.cards import DECK_52
 
 
 class HandScript:

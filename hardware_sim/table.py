@@ -20,7 +20,7 @@ import threading
 import time
 
 from dealerbox.errors import HardwareError
-from dealerbox.registry import simulated_uid
+from dealerbox.rules.registry import simulated_uid
 
 from .rc522 import RC522Emulator, simulated_spi
 
@@ -54,7 +54,7 @@ class LockedRC522Emulator(RC522Emulator):
 
 
 class SimulatedTable:
-    """The simulated devices of *config* (a :class:`dealerbox.config.TableConfig`).
+    """The simulated devices of *config* (a :class:`dealerbox.service.config.TableConfig`).
 
     Use it as a context manager: entering installs the stand-in ``spidev`` and
     starts the serial emulators; leaving undoes both. ``close()`` is safe twice.

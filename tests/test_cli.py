@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from dealerbox.cli import DEMO_SESSION, main
-from dealerbox.messages import MESSAGES_DIR
-from dealerbox.registry import DeckRegistry, simulation_registry
+from dealerbox.rules.messages import MESSAGES_DIR
+from dealerbox.rules.registry import DeckRegistry, simulation_registry
 from hardware_sim.script import HandScript
 
 DECISION_KEYS = {"t", "verdict", "irregularity", "cards", "rule", "steps", "step", "phase"}
@@ -148,7 +148,7 @@ def test_profiles_answer_a_premature_flop_differently(capsys, tmp_path):
 
 
 def test_a_profile_file_by_path(capsys, tmp_path):
-    from dealerbox.profiles import RULES_DIR
+    from dealerbox.rules.profiles import RULES_DIR
 
     path = write_events(tmp_path / "premature.jsonl", premature_flop().events)
     _, by_name, _ = replay(capsys, path, "--profile", "cz-c40")
@@ -203,7 +203,7 @@ def test_lang_changes_only_the_steps(capsys, exposed_file, lang):
 def test_lang_de_speaks_german(capsys, exposed_file):
     if not (MESSAGES_DIR / "de.toml").exists():
         pytest.skip("de.toml is not written yet")
-    from dealerbox.messages import load_messages
+    from dealerbox.rules.messages import load_messages
 
     de = load_messages("de")
     code, decisions, _ = replay(capsys, exposed_file, "--lang", "de")
@@ -285,7 +285,7 @@ def test_a_directory_exits_2(capsys, tmp_path):
 
 
 def test_a_bad_profile_file_exits_2_naming_file_and_key(capsys, tmp_path, exposed_file):
-    from dealerbox.profiles import RULES_DIR
+    from dealerbox.rules.profiles import RULES_DIR
 
     bad = tmp_path / "house.toml"
     bad.write_text((RULES_DIR / "tda-2019.toml").read_text(encoding="utf-8")
@@ -462,8 +462,8 @@ def test_replaying_the_demo_session_is_deterministic_and_follows_the_contract(ca
 
 
 def test_decision_to_dict_has_the_contract_keys_and_speaks_the_language():
-    from dealerbox.engine import Decision, Step, decision_to_dict
-    from dealerbox.messages import load_messages
+    from dealerbox.rules.engine import Decision, Step, decision_to_dict
+    from dealerbox.rules.messages import load_messages
 
     en = load_messages("en")
     steps = (Step("extra.stop", (("card", "Ah"),)), Step("extra.return_on_top", (("card", "Ah"),)))

@@ -18,11 +18,11 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dealerbox import config as config_module
-from dealerbox.config import (DEFAULT_CONFIG, TABLES_DIR, ZONES, ConfigError, TableConfig, check_config,
+from dealerbox.service import config as config_module
+from dealerbox.service.config import (DEFAULT_CONFIG, TABLES_DIR, ZONES, ConfigError, TableConfig, check_config,
                               load_config)
 from dealerbox.errors import DealerboxError
-from dealerbox.registry import simulated_uid, simulation_registry
+from dealerbox.rules.registry import simulated_uid, simulation_registry
 
 SIM = TABLES_DIR / "sim.toml"
 PI4 = TABLES_DIR / "pi4-rc522.toml"
@@ -239,7 +239,7 @@ def test_other_sections_feed_their_drivers(tmp_path):
     from dealerbox.hw.gpio_panel import PanelGpio
     from dealerbox.hw.lcd import PanelLcd
     from dealerbox.hw.presence import PresenceTracker
-    from dealerbox.journal import Journal
+    from dealerbox.service.journal import Journal
     from hardware_sim.i2c_lcd import SimulatedI2cBus
 
     cfg = load_config(SIM)

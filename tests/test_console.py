@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from dealerbox import cli
-from dealerbox.config import DEFAULT_CONFIG, load_config
-from dealerbox.console import ConsoleSession, SimConsole, glass_symbols, parse_tag, with_real_devices
+from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from dealerbox.tools.console import ConsoleSession, SimConsole, glass_symbols, parse_tag, with_real_devices
 from dealerbox.errors import ConfigError, EventError
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from dealerbox.config import DEFAULT_CONFIG, load_config
-from dealerbox.daemon import Daemon
-from dealerbox.events import Event
-from dealerbox.journal import read_entries, verify
-from dealerbox.messages import load_messages
-from dealerbox.panel import render
-from dealerbox.sdnotify import Notifier
+from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from dealerbox.service.daemon import Daemon
+from dealerbox.rules.events import Event
+from dealerbox.service.journal import read_entries, verify
+from dealerbox.rules.messages import load_messages
+from dealerbox.service.panel import render
+from dealerbox.service.sdnotify import Notifier
 from hardware_sim.script import HandScript
 from hardware_sim.table import SimulatedTable
 
@@ -361,7 +361,7 @@ def test_reload_applies_a_good_config_and_refuses_a_bad_one(tmp_path):
 
 
 def test_decisions_cut_off_by_a_stop_are_journaled_on_restart(tmp_path):
-    from dealerbox.journal import Journal, read_decisions
+    from dealerbox.service.journal import Journal, read_decisions
 
     path = table_config(tmp_path)
     config = load_config(path)

@@ -1,8 +1,8 @@
 """The deck check: missing, duplicate, foreign, joker and unknown tags."""
 
-from dealerbox.cards import DECK_52, JOKER
-from dealerbox.deckcheck import check_deck
-from dealerbox.registry import simulated_uid, simulation_registry
+from dealerbox.rules.cards import DECK_52, JOKER
+from dealerbox.rules.deckcheck import check_deck
+from dealerbox.rules.registry import simulated_uid, simulation_registry
 
 REG = simulation_registry()
 FULL = [simulated_uid("A", c) for c in DECK_52]

@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-from dealerbox.cards import DECK_52, JOKER
-from dealerbox.decks import (REGISTRATION_ORDER, DeckTimeout, check_deck_with_reader, exit_status,
+from dealerbox.rules.cards import DECK_52, JOKER
+from dealerbox.tools.decks import (REGISTRATION_ORDER, DeckTimeout, check_deck_with_reader, exit_status,
                              format_report, progress_bar, register_deck)
 from dealerbox.errors import RegistryError
 from dealerbox.hw.rc522 import RC522Reader
-from dealerbox.registry import DeckRegistry, simulated_uid, simulation_registry
+from dealerbox.rules.registry import DeckRegistry, simulated_uid, simulation_registry
 from hardware_sim import rpi_gpio
 from hardware_sim.rc522 import RC522Emulator, spidev_module
 

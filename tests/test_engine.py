@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dealerbox.cards import DECK_52, JOKER
-from dealerbox.engine import PHASE_TRANSITIONS, PHASES, HandEngine
+from dealerbox.rules.cards import DECK_52, JOKER
+from dealerbox.rules.engine import PHASE_TRANSITIONS, PHASES, HandEngine
 from dealerbox.errors import EventError
-from dealerbox.events import BUTTONS, Event
-from dealerbox.registry import simulated_uid
+from dealerbox.rules.events import BUTTONS, Event
+from dealerbox.rules.registry import simulated_uid
 from hardware_sim.script import HandScript
 
 PLACES = {"stub", "hand", "burn", "board", "aside", "muck"} | {f"seat{i}" for i in range(1, 11)}
@@ -188,7 +188,7 @@ def test_a_stray_ack_changes_nothing():
 
 
 def test_two_tags_of_one_card_are_a_duplicate():
-    from dealerbox.registry import simulation_registry
+    from dealerbox.rules.registry import simulation_registry
 
     registry = simulation_registry()
     registry.add("04C0FFEE123456", "A", "Ah")   # a second tag claiming to be the ace of hearts

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dealerbox.errors import DealerboxError, EventError
-from dealerbox.events import BUTTONS, EVENT_KINDS, ZONES, Event, read_events
+from dealerbox.rules.events import BUTTONS, EVENT_KINDS, ZONES, Event, read_events
 
 UID = "04A3C6CAE26180"
 
@@ -63,7 +63,7 @@ def test_players_2_to_10_are_valid(players):
 
 
 def test_every_card_code_is_valid_on_a_card_event():
-    from dealerbox.cards import DECK_52
+    from dealerbox.rules.cards import DECK_52
 
     for card in DECK_52:
         assert Event.from_dict({"t": 0, "ev": "shoe", "card": card}).card == card

@@ -10,14 +10,14 @@ from gpiozero import Button, Device
 from gpiozero.pins.mock import MockFactory
 
 from dealerbox.errors import ConfigError, HardwareError
-from dealerbox.events import Event
+from dealerbox.rules.events import Event
 from dealerbox.hw.gpio_panel import (
     PanelGpio,
     PanelPins,
     make_pin_factory,
     pin_factory_kind_for,
 )
-from dealerbox.panel import LED_FOR_VERDICT, PanelView
+from dealerbox.service.panel import LED_FOR_VERDICT, PanelView
 
 LEDS = {"green": 17, "amber": 27, "red": 22}
 BUZZER = 18

@@ -1,4 +1,4 @@
-"""Hand history: a journal written by dealerbox.journal, replayed into per-hand records."""
+"""Hand history: a journal written by dealerbox.service.journal, replayed into per-hand records."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from dealerbox.cards import DECK_52
+from dealerbox.rules.cards import DECK_52
 from dealerbox.errors import JournalError
-from dealerbox.events import Event
-from dealerbox.history import (HISTORY_VERSION, HistoryError, format_table, load_history, parse_since,
+from dealerbox.rules.events import Event
+from dealerbox.tools.history import (HISTORY_VERSION, HistoryError, format_table, load_history, parse_since,
                                run_history, to_json)
-from dealerbox.journal import Journal, journal_files
+from dealerbox.service.journal import Journal, journal_files
 from hardware_sim.script import HandScript
 
 # 2026-11-22 14:00:00 UTC

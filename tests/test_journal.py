@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dealerbox.errors import JournalError
-from dealerbox.events import Event
-from dealerbox.journal import (
+from dealerbox.rules.events import Event
+from dealerbox.service.journal import (
     ANCHOR_NAME, GENESIS, Journal, find_open_hand, journal_files, read_entries, verify,
 )
 
@@ -619,7 +619,7 @@ def test_a_clock_jumping_ahead_does_not_wipe_the_journal(tmp_path):
 
 
 def test_decision_lines_are_chained_and_skipped_by_event_readers(tmp_path):
-    from dealerbox.journal import Journal, read_decisions, read_entries, verify
+    from dealerbox.service.journal import Journal, read_decisions, read_entries, verify
 
     with Journal(tmp_path, sync="none") as j:
         s1 = j.append(Event(1.0, "new_hand", players=2))

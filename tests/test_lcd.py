@@ -8,10 +8,10 @@ import pytest
 import RPLCD.i2c
 import smbus2
 
-from dealerbox.cards import SUIT_GLYPH, lcd_card
+from dealerbox.rules.cards import SUIT_GLYPH, lcd_card
 from dealerbox.errors import HardwareError
 from dealerbox.hw.lcd import SUIT_BITMAPS, PanelLcd
-from dealerbox.panel import PanelView
+from dealerbox.service.panel import PanelView
 from hardware_sim.i2c_lcd import Pcf8574Lcd, SimulatedI2cBus
 
 OK = PanelView(("OK          preflop ", "Hand 12   6 players ", "Board " + lcd_card("Ah") + " "

@@ -4,11 +4,11 @@ import re
 
 import pytest
 
-from dealerbox.engine import Step
+from dealerbox.rules.engine import Step
 from dealerbox.errors import ConfigError
-from dealerbox.messages import LANGUAGES, MESSAGES_DIR, load_messages
-from dealerbox.panel import _wrap
-from dealerbox.profiles import IRREGULARITIES
+from dealerbox.rules.messages import LANGUAGES, MESSAGES_DIR, load_messages
+from dealerbox.service.panel import _wrap
+from dealerbox.rules.profiles import IRREGULARITIES
 
 # The longest values a placeholder can take: on the LCD a card is 2 characters,
 # a joker 3 ("JKR"). Only the unknown-tag steps name a raw tag ("?" + 6 hex digits).
@@ -20,7 +20,8 @@ WORST = {
     "street": "river",
     "streets": ("turn", "river"),
 }
-ENGINE_KEYS = set(re.findall(r'Step\(\s*"([a-z_0-9.]+)"', (MESSAGES_DIR.parent.parent / "dealerbox" / "engine.py").read_text()))
+RULES_SOURCES = (MESSAGES_DIR.parent.parent / "dealerbox" / "rules").glob("*.py")
+ENGINE_KEYS = {key for path in RULES_SOURCES for key in re.findall(r'Step\(\s*"([a-z_0-9.]+)"', path.read_text())}
 
 
 def worst_step(key, text):
@@ -58,7 +59,7 @@ def test_lcd_forms_fit_and_are_ascii(lang):
 
 
 def test_a_missing_key_names_the_file_and_key(tmp_path, monkeypatch):
-    import dealerbox.messages as mm
+    import dealerbox.rules.messages as mm
 
     text = (MESSAGES_DIR / "en.toml").read_text()
     (tmp_path / "en.toml").write_text(text)

@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from dealerbox.cards import SUIT_GLYPH
-from dealerbox.engine import Decision, Step
-from dealerbox.messages import LANGUAGES, MESSAGES_DIR, load_messages
-from dealerbox.panel import LED_FOR_VERDICT, PanelView, _wrap, render
+from dealerbox.rules.cards import SUIT_GLYPH
+from dealerbox.rules.engine import Decision, Step
+from dealerbox.rules.messages import LANGUAGES, MESSAGES_DIR, load_messages
+from dealerbox.service.panel import LED_FOR_VERDICT, PanelView, _wrap, render
 
 GLYPHS = set(SUIT_GLYPH.values())
 
@@ -146,7 +146,7 @@ def test_glyphs_are_the_cgram_slots():
 
 
 def test_unknown_tags_show_a_short_uid(en):
-    from dealerbox.cards import lcd_card
+    from dealerbox.rules.cards import lcd_card
 
     assert lcd_card("uid:04A3C6CAE26180") == "?04A3C6"
     d = decision("correct", "EXTRA_CARD", steps=(Step("extra.stop", (("card", "uid:04A3C6CAE26180"),)),))
@@ -261,7 +261,7 @@ def test_an_ok_frame_shows_where_the_hand_stands_now(en):
 
 
 def test_every_irregularity_has_a_title_that_fits(messages):
-    from dealerbox.profiles import IRREGULARITIES, load_profile
+    from dealerbox.rules.profiles import IRREGULARITIES, load_profile
 
     tda = load_profile("tda-2019")
     for rid in IRREGULARITIES:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dealerbox.events import Event
+from dealerbox.rules.events import Event
 from dealerbox.hw.presence import PresenceTracker
 
 A, B, C = "04A3C6CAE26180", "04A3C6CAE26181", "A1B2C3D4"

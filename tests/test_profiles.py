@@ -7,7 +7,7 @@ import pytest
 import tomli_w
 
 from dealerbox.errors import ConfigError, DealerboxError
-from dealerbox.profiles import (
+from dealerbox.rules.profiles import (
     IRREGULARITIES,
     PROCEDURES,
     RULES_DIR,

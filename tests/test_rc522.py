@@ -15,7 +15,7 @@ from dealerbox.errors import ReaderError
 from dealerbox.hw import rc522 as driver
 from dealerbox.hw.presence import PresenceTracker
 from dealerbox.hw.rc522 import RC522Reader, crc_a, timer_settings
-from dealerbox.registry import simulated_uid
+from dealerbox.rules.registry import simulated_uid
 from hardware_sim import rc522 as sim
 from hardware_sim import rpi_gpio
 from hardware_sim.rc522 import RC522Emulator, spidev_module

@@ -1,7 +1,7 @@
 """Crash recovery and signals of ``dealerbox run``, each daemon a real process.
 
 The reference for every check is the uninterrupted run, computed in this
-process: the same events fed through :class:`dealerbox.engine.HandEngine`
+process: the same events fed through :class:`dealerbox.rules.engine.HandEngine`
 (profile tda-2019), with the daemon's one filter applied (a ``tick`` while no
 grace period runs is not journaled and judges nothing). Each printed decision
 carries the input ``id`` of the event that caused it, so it is compared with
@@ -38,11 +38,11 @@ from pathlib import Path
 
 import pytest
 
-from dealerbox.daemon import read_input_events
-from dealerbox.engine import HandEngine, decision_to_dict
-from dealerbox.events import Event
-from dealerbox.journal import read_decisions, read_entries, verify
-from dealerbox.messages import load_messages
+from dealerbox.service.daemon import read_input_events
+from dealerbox.rules.engine import HandEngine, decision_to_dict
+from dealerbox.rules.events import Event
+from dealerbox.service.journal import read_decisions, read_entries, verify
+from dealerbox.rules.messages import load_messages
 from hardware_sim.script import HandScript
 
 REPO = Path(__file__).resolve().parent.parent

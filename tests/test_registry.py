@@ -7,10 +7,10 @@ import tomllib
 
 import pytest
 
-import dealerbox.registry as registry_module
-from dealerbox.cards import DECK_52, JOKER
+import dealerbox.rules.registry as registry_module
+from dealerbox.rules.cards import DECK_52, JOKER
 from dealerbox.errors import ConfigError, DealerboxError, RegistryError
-from dealerbox.registry import (
+from dealerbox.rules.registry import (
     DeckRegistry,
     Tag,
     normalize_uid,
@@ -147,7 +147,7 @@ def test_simulation_registry_is_deterministic_across_calls(sim):
 
 def test_simulated_uid_is_the_same_in_another_process():
     # Python's hash() is salted per process; the UIDs must not depend on it.
-    code = "from dealerbox.registry import simulated_uid; print(simulated_uid('A', 'Ah'))"
+    code = "from dealerbox.rules.registry import simulated_uid; print(simulated_uid('A', 'Ah'))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
     assert out.stdout.strip() == simulated_uid("A", "Ah")

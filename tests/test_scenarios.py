@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from dealerbox.profiles import IRREGULARITIES
-from dealerbox.scenario import run_scenario
+from dealerbox.rules.profiles import IRREGULARITIES
+from dealerbox.rules.scenario import run_scenario
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.jsonl"))
 

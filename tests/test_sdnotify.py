@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from dealerbox.sdnotify import Notifier
+from dealerbox.service.sdnotify import Notifier
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dealerbox.errors import ReaderError
-from dealerbox.events import Event
+from dealerbox.rules.events import Event
 from dealerbox.hw.serial_reader import (
     LineParser,
     PepperC1Reader,
@@ -26,7 +26,7 @@ from dealerbox.hw.serial_reader import (
     encode_line,
     encode_pepper_frame,
 )
-from dealerbox.registry import simulated_uid
+from dealerbox.rules.registry import simulated_uid
 from hardware_sim.serial_sim import PepperC1Emulator, ShoeLineEmulator
 
 AH = simulated_uid("A", "Ah")          # 7-byte NTAG-like UIDs

@@ -1,7 +1,7 @@
 """The panel's LEDs, buzzer and buttons, through gpiozero.
 
 :class:`PanelGpio` drives three LEDs (green, amber, red; red blinks for
-``floor``) and an optional active buzzer from a :class:`dealerbox.panel.PanelView`,
+``floor``) and an optional active buzzer from a :class:`dealerbox.service.panel.PanelView`,
 and turns button presses into CONTRACT.md events::
 
     Event(t, "button", name="round_done")
@@ -49,7 +49,7 @@ from typing import Callable, Mapping
 
 from ..errors import ConfigError, HardwareError
 from .device import Device
-from ..events import BUTTONS, Event
+from ..rules.events import BUTTONS, Event
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """The panel's character LCD: RPLCD over I2C (smbus2) with a PCF8574 backpack.
 
-:class:`PanelLcd` shows :class:`dealerbox.panel.PanelView` frames on a 20x4 or
+:class:`PanelLcd` shows :class:`dealerbox.service.panel.PanelView` frames on a 20x4 or
 16x2 HD44780 display. It programs the four suit glyphs into CGRAM slots 0..3
-(:data:`dealerbox.cards.SUIT_GLYPH`) and, for each frame, writes only the
+(:data:`dealerbox.rules.cards.SUIT_GLYPH`) and, for each frame, writes only the
 cells that changed.
 
 Why not RPLCD's ``write_string`` as it is:
@@ -42,7 +42,7 @@ from RPLCD import codecs as rplcd_codecs
 from RPLCD import common as rplcd_common
 from RPLCD.i2c import CharLCD
 
-from ..cards import SUIT_GLYPH
+from ..rules.cards import SUIT_GLYPH
 from ..errors import HardwareError
 from .device import Device
 
@@ -218,7 +218,7 @@ class Pcf8574CharLCD(CharLCD):
 
 
 class PanelLcd(Device):
-    """The panel's LCD: shows :class:`~dealerbox.panel.PanelView` frames cell by cell.
+    """The panel's LCD: shows :class:`~dealerbox.service.panel.PanelView` frames cell by cell.
 
     Parameters: ``cols`` x ``rows`` of the glass (20x4 or 16x2), I2C ``port``
     and ``address`` of the backpack (0x27 or 0x3F usually), ``charmap`` the

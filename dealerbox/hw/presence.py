@@ -53,8 +53,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import RegistryError
-from ..events import ZONES, Event
-from ..registry import normalize_uid
+from ..rules.events import ZONES, Event
+from ..rules.registry import normalize_uid
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from ..errors import ReaderError
-from ..registry import normalize_uid
+from ..rules.registry import normalize_uid
 from .reader import TagReader
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 
 from ..errors import ReaderError, RegistryError
 from .device import Device
-from ..registry import normalize_uid
+from ..rules.registry import normalize_uid
 
 
 class TagReader(Device, ABC):
@@ -24,7 +24,7 @@ class TagReader(Device, ABC):
 
     Contract of :meth:`poll`: one read cycle over every zone the reader serves; it
     returns ``{zone: frozenset of UIDs}`` where the UIDs are upper-case hex as
-    :func:`dealerbox.registry.normalize_uid` makes them (use :meth:`format_uid`).
+    :func:`dealerbox.rules.registry.normalize_uid` makes them (use :meth:`format_uid`).
     Every zone in :attr:`zones` is a key of the result when the reader looked at it
     in this cycle; an empty set means "looked, saw nothing". A zone left out means
     "not looked at this cycle" (e.g. a multiplexed antenna skipped), and presence

@@ -207,8 +207,8 @@ from dataclasses import dataclass, fields
 import serial
 
 from ..errors import DealerboxError, ReaderError, RegistryError
-from ..events import Event
-from ..registry import normalize_uid
+from ..rules.events import Event
+from ..rules.registry import normalize_uid
 from .reader import TagReader
 
 __all__ = [

@@ -61,12 +61,12 @@ state_dir  str     req.         a path                         journal and state
 tick_s     float   0.25         0.05 .. 2                      period of the ``tick`` events (CONTRACT.md)
 ========== ======= ============ ============================== ==================================================
 
-``[journal]`` (optional) -> ``TableConfig.journal``, kwargs of :class:`dealerbox.journal.Journal`
+``[journal]`` (optional) -> ``TableConfig.journal``, kwargs of :class:`dealerbox.service.journal.Journal`
 
 ============== ===== =========== =================== =====================================================
 key            type  default     bounds              meaning
 ============== ===== =========== =================== =====================================================
-sync           str   ``"event"`` event, group, none  fsync policy (see dealerbox/journal.py)
+sync           str   ``"event"`` event, group, none  fsync policy (see dealerbox/service/journal.py)
 keep_days      int   90          1 .. 3650           days of journal files kept after daily rotation
 group_window_s float 0.05        0.001 .. 5          with ``sync = "group"``: longest an event stays unsynced
 group_events   int   64          1 .. 100000         with ``sync = "group"``: fsync at least every N events
@@ -190,21 +190,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import ConfigError, RegistryError
-from .events import BUTTONS, ZONES as _EVENT_ZONES
-from .hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
+from ..errors import ConfigError, RegistryError
+from ..rules.events import BUTTONS, ZONES as _EVENT_ZONES
+from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
 from .journal import SYNC_POLICIES
-from .messages import LANGUAGES, load_messages
-from .profiles import Profile, available_profiles, load_profile
-from .registry import DeckRegistry, simulation_registry
-from .tomlfile import read_toml
+from ..rules.messages import LANGUAGES, load_messages
+from ..rules.profiles import Profile, available_profiles, load_profile
+from ..rules.registry import DeckRegistry, simulation_registry
+from ..tomlfile import read_toml
 
 __all__ = [
     "DEFAULT_CONFIG", "TABLES_DIR", "ZONES", "READER_KINDS", "BACKENDS", "BUILTIN_SIM_REGISTRY",
     "ReaderConfig", "PanelConfig", "LcdConfig", "TableConfig", "load_config", "check_config",
 ]
 
-TABLES_DIR = Path(__file__).resolve().parent.parent / "firmware_config" / "tables"
+TABLES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "tables"
 DEFAULT_CONFIG = TABLES_DIR / "sim.toml"
 
 ZONES = ("shoe", "board", "burn", "muck") + tuple(f"seat{i}" for i in range(1, 11))

@@ -29,11 +29,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .engine import HandEngine, decision_to_dict
-from .errors import ConfigError, DealerboxError, HardwareError, ReaderError
-from .events import Event
+from ..rules.engine import HandEngine, decision_to_dict
+from ..errors import ConfigError, DealerboxError, HardwareError, ReaderError
+from ..rules.events import Event
 from .journal import Journal
-from .messages import load_messages
+from ..rules.messages import load_messages
 from .panel import PanelView, render
 from .sdnotify import Notifier
 
@@ -61,7 +61,7 @@ class DaemonStats:
 class Daemon:
     """One table's box. ``start()`` then ``run()`` (blocking) or ``stop()``.
 
-    :param config: a loaded :class:`dealerbox.config.TableConfig`.
+    :param config: a loaded :class:`dealerbox.service.config.TableConfig`.
     :param table: the :class:`hardware_sim.table.SimulatedTable` serving every
         device whose backend is ``sim`` (required when there is one: the
         simulator is never picked silently).
@@ -244,19 +244,19 @@ class Daemon:
         """One pin factory for the panel and the readers' reset pins, as the config names it."""
         if self.config.panel.backend == "sim":
             return self.table.pin_factory
-        from .hw.gpio_panel import make_pin_factory
+        from ..hw.gpio_panel import make_pin_factory
 
         return make_pin_factory(self.config.gpio_factory)
 
     def _open_panel(self) -> None:
-        from .hw.gpio_panel import PanelGpio
+        from ..hw.gpio_panel import PanelGpio
 
         pc = self.config.panel
         self.panel = PanelGpio(pc.pins, pin_factory=self._pin_factory, sink=self._put, clock=self.now,
                                on_players=self._players_changed, **pc.kwargs())
 
     def _open_lcd(self) -> None:
-        from .hw.lcd import PanelLcd
+        from ..hw.lcd import PanelLcd
 
         lc = self.config.lcd
         try:
@@ -292,7 +292,7 @@ class Daemon:
 
     def _reader_loop(self, name: str) -> None:
         """Poll one reader until told to stop; survive faults and bugs alike."""
-        from .hw.presence import PresenceTracker
+        from ..hw.presence import PresenceTracker
 
         rc = self.config.readers[name]
         counts = self.stats.per_reader.setdefault(name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0})
@@ -515,13 +515,13 @@ def make_reader(config, name: str, *, table=None, pin_factory=None):
     if rc.backend == "sim" and table is None:
         raise ConfigError(config.path, f"readers.{name}.backend", "a simulated table to serve it", "sim")
     if rc.kind == "rc522":
-        from .hw.rc522 import RC522Reader
+        from ..hw.rc522 import RC522Reader
 
         if rc.backend == "sim":
             # The emulated chip has no reset line to drive.
             params["reset_pin"] = None
         return RC522Reader(pin_factory=pin_factory, **params)
-    from .hw.serial_reader import PepperC1Reader, ShoeLineReader
+    from ..hw.serial_reader import PepperC1Reader, ShoeLineReader
 
     cls = PepperC1Reader if rc.kind == "pepper_c1" else ShoeLineReader
     if rc.backend == "sim":
@@ -531,7 +531,7 @@ def make_reader(config, name: str, *, table=None, pin_factory=None):
 
 def read_input_events(path) -> list[Event]:
     """An event file for ``--input``; each event gets its line number as ``id`` if it has none."""
-    from .events import read_events
+    from ..rules.events import read_events
 
     events = []
     with open(Path(path), encoding="utf-8") as fh:

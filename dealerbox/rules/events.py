@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from .cards import check_card
-from .errors import EventError, RegistryError
+from ..errors import EventError, RegistryError
 from .registry import normalize_uid
 
 EVENT_KINDS = frozenset({

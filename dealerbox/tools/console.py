@@ -7,7 +7,7 @@ character, the LEDs, and where the box believes every card is.
 
 The console never feeds the engine. It acts on the chip emulators of a
 :class:`hardware_sim.table.SimulatedTable` (the RF field of a reader, the pins
-of a button) and a :class:`dealerbox.daemon.Daemon` reads them through the real
+of a button) and a :class:`dealerbox.service.daemon.Daemon` reads them through the real
 drivers, exactly as ``dealerbox run`` does. What the technician sees is what the
 table would do.
 
@@ -100,11 +100,11 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Input, Log, Static
 
-from .cards import DECK_52, JOKER, RANKS, SUITS
-from .errors import ConfigError, DealerboxError, EventError, RegistryError
-from .registry import normalize_uid
+from ..rules.cards import DECK_52, JOKER, RANKS, SUITS
+from ..errors import ConfigError, DealerboxError, EventError, RegistryError
+from ..rules.registry import normalize_uid
 
-log = logging.getLogger("dealerbox.console")
+log = logging.getLogger("dealerbox.tools.console")
 
 #: The panel's buttons in the order of the number keys 1..9, 0.
 BUTTON_KEYS = (
@@ -289,7 +289,7 @@ class _NoteHandler(logging.Handler):
 class ConsoleSession:
     """A simulated table, the daemon reading it, and the dealer's actions.
 
-    :param config: a loaded :class:`dealerbox.config.TableConfig`; the reader
+    :param config: a loaded :class:`dealerbox.service.config.TableConfig`; the reader
         serving the shoe must be ``sim``.
     :param record: the event file to write the session to; None for
         ``state_dir/sim/session-<UTC time>.jsonl``.
@@ -343,7 +343,7 @@ class ConsoleSession:
         name = scenario.header.get("profile")
         if not name or name == config.profile.name:
             return config
-        from .profiles import load_profile
+        from ..rules.profiles import load_profile
 
         return dataclasses.replace(config, profile=load_profile(name))
 
@@ -352,7 +352,7 @@ class ConsoleSession:
         """Build the simulated table, start the daemon on it."""
         from hardware_sim.table import SimulatedTable
 
-        from .daemon import Daemon
+        from ..service.daemon import Daemon
 
         logging.getLogger("dealerbox").addHandler(self._handler)
         self.table = SimulatedTable(self.config).__enter__()
@@ -733,7 +733,7 @@ class ConsoleSession:
         return False
 
     def _check_expectation(self, n: int, want: dict) -> None:
-        from .scenario import check_expectation
+        from ..rules.scenario import check_expectation
 
         self.settle()
         fails = check_expectation(self.daemon.engine, want, n)
@@ -878,7 +878,7 @@ _PROMPTS = {
 class SimConsole(App):
     """The simulated shoe's screen. See the module docstring.
 
-    :param config_path: the table config (default :data:`dealerbox.config.DEFAULT_CONFIG`).
+    :param config_path: the table config (default :data:`dealerbox.service.config.DEFAULT_CONFIG`).
     :param record: the event file written on exit (default under ``state_dir/sim/``).
     :param scenario: a scenario file to play step by step.
     :param real: devices to switch to real hardware (``lcd``, ``panel``, reader names).
@@ -920,7 +920,7 @@ class SimConsole(App):
     def __init__(self, config_path=None, *, record=None, scenario=None, real=None, config=None):
         super().__init__()
         if config is None:
-            from .config import DEFAULT_CONFIG, load_config
+            from ..service.config import DEFAULT_CONFIG, load_config
 
             config = load_config(config_path or DEFAULT_CONFIG)
         self.session = ConsoleSession(with_real_devices(config, real), record=record, scenario=scenario)

@@ -1,15 +1,15 @@
 """Hand history from the journal: what happened at the table, hand by hand.
 
 :func:`load_history` checks the journal's hash chain first
-(:func:`dealerbox.journal.verify`) and refuses a damaged journal: it raises
+(:func:`dealerbox.service.journal.verify`) and refuses a damaged journal: it raises
 :class:`~dealerbox.errors.JournalError` whose message names every changed,
 removed or inserted line by file and line number (the problems are also in the
 exception's ``problems`` attribute). A record built from a journal someone
 edited would settle a dispute on forged evidence, so there is no "show it
-anyway" mode; ``dealerbox verify`` (or :func:`dealerbox.journal.verify`) shows
+anyway" mode; ``dealerbox verify`` (or :func:`dealerbox.service.journal.verify`) shows
 the damage, and the CLI exits non-zero.
 
-The events are then replayed through one :class:`~dealerbox.engine.HandEngine`
+The events are then replayed through one :class:`~dealerbox.rules.engine.HandEngine`
 for the whole journal, as the daemon fed them, so the decisions are the ones the
 box made. A hand runs from its ``new_hand`` event to the next one; hands are
 numbered 1, 2, 3 ... from the oldest line the journal still holds (retention
@@ -79,12 +79,12 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .engine import STREETS, Correction, HandEngine
-from .errors import DealerboxError, JournalError
-from .journal import read_entries, verify
-from .messages import load_messages
-from .profiles import Profile, load_profile
-from .registry import DeckRegistry
+from ..rules.engine import STREETS, Correction, HandEngine
+from ..errors import DealerboxError, JournalError
+from ..service.journal import read_entries, verify
+from ..rules.messages import load_messages
+from ..rules.profiles import Profile, load_profile
+from ..rules.registry import DeckRegistry
 
 __all__ = [
     "HISTORY_VERSION", "When", "StepRecord", "IrregularityRecord", "SeatRecord", "HandRecord",
@@ -354,7 +354,7 @@ def load_history(journal_dir, *, profile: Profile | str, registry: DeckRegistry 
     :param since: only hands that started at or after this UTC date or
         datetime (see :func:`parse_since`).
     :param expected_head: a ``(seq, hash)`` recorded elsewhere, passed on to
-        :func:`~dealerbox.journal.verify` to make the journal's end tamper-evident.
+        :func:`~dealerbox.service.journal.verify` to make the journal's end tamper-evident.
 
     Raises :class:`JournalError` when the directory holds no journal, when the
     chain is broken (the message names each damaged line by file and line

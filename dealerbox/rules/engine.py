@@ -72,7 +72,7 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """A decision as CONTRACT.md defines it. ``steps`` are rendered by :mod:`dealerbox.messages`."""
+    """A decision as CONTRACT.md defines it. ``steps`` are rendered by :mod:`dealerbox.rules.messages`."""
 
     t: float
     verdict: str
@@ -167,7 +167,7 @@ class Street:
 class HandEngine:
     """Follows one table's hands and answers each event with the decisions it causes.
 
-    :param profile: a :class:`~dealerbox.profiles.Profile`, or a shipped profile's name.
+    :param profile: a :class:`~dealerbox.rules.profiles.Profile`, or a shipped profile's name.
     :param registry: resolves ``uid`` events and deck names (default: the
         built-in simulation registry, deck ``A`` active).
     """

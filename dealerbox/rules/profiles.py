@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ConfigError
-from .tomlfile import read_toml
+from ..errors import ConfigError
+from ..tomlfile import read_toml
 
-RULES_DIR = Path(__file__).resolve().parent.parent / "firmware_config" / "rules"
+RULES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "rules"
 
 VERDICTS = ("ok", "correct", "misdeal", "void", "floor")
 _HALTING = {"misdeal", "void"}

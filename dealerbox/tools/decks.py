@@ -3,13 +3,13 @@
 Two technician tools sit on top of :class:`~dealerbox.hw.reader.TagReader`:
 
 - :func:`register_deck` walks a technician through a new deck, one card at a
-  time, in a fixed order (the 52 cards of :data:`~dealerbox.cards.DECK_52`, then
+  time, in a fixed order (the 52 cards of :data:`~dealerbox.rules.cards.DECK_52`, then
   2 jokers). It names the card to show next with a progress bar
   (``[########------------] 23/54 next: Jd (jack of diamonds)``), refuses a tag
   already taken in this registration or registered to another deck, and writes
   the registry file atomically at the end. A cancel (Ctrl-C) writes nothing.
 - :func:`check_deck_with_reader` collects every tag of a deck passed over a
-  reader and judges it with :func:`dealerbox.deckcheck.check_deck`;
+  reader and judges it with :func:`dealerbox.rules.deckcheck.check_deck`;
   :func:`format_report` prints the findings and :func:`exit_status` turns the
   verdict into the command's exit code (0 fit for play, 1 not fit).
 
@@ -34,12 +34,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .cards import DECK_52, JOKER
-from .deckcheck import DeckReport, check_deck
-from .errors import DealerboxError, ReaderError, RegistryError
-from .hw.presence import BOARD, PresenceTracker
-from .hw.reader import TagReader
-from .registry import DeckRegistry
+from ..rules.cards import DECK_52, JOKER
+from ..rules.deckcheck import DeckReport, check_deck
+from ..errors import DealerboxError, ReaderError, RegistryError
+from ..hw.presence import BOARD, PresenceTracker
+from ..hw.reader import TagReader
+from ..rules.registry import DeckRegistry
 
 __all__ = [
     "REGISTRATION_ORDER", "JOKERS_PER_DECK", "DeckTimeout", "ReaderDeckReport",
@@ -283,7 +283,7 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
 
 @dataclass
 class ReaderDeckReport(DeckReport):
-    """A :class:`~dealerbox.deckcheck.DeckReport` with what the reader saw.
+    """A :class:`~dealerbox.rules.deckcheck.DeckReport` with what the reader saw.
 
     ``passes`` counts the separate appearances of each UID (a tag lifted and
     shown again counts twice); ``reader_faults`` counts failed polls; ``polls``

@@ -6,7 +6,7 @@ word ``joker``. Unknown tags are written ``uid:<hex>``.
 
 from __future__ import annotations
 
-from .errors import EventError
+from ..errors import EventError
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

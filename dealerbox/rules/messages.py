@@ -1,6 +1,6 @@
 """What the dealer reads: step texts in four languages, and their LCD forms.
 
-The engine speaks in message keys (:class:`dealerbox.engine.Step`); this module
+The engine speaks in message keys (:class:`dealerbox.rules.engine.Step`); this module
 turns them into the display language. English is the reference: every other
 language file must have exactly its keys, which :func:`load_messages` checks.
 """
@@ -11,10 +11,10 @@ import functools
 from pathlib import Path
 
 from .cards import lcd_card
-from .errors import ConfigError
-from .tomlfile import read_toml
+from ..errors import ConfigError
+from ..tomlfile import read_toml
 
-MESSAGES_DIR = Path(__file__).resolve().parent.parent / "firmware_config" / "messages"
+MESSAGES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "messages"
 LANGUAGES = ("en", "cs", "de", "sk")
 _SECTIONS = ("language", "verdicts", "phases", "streets", "ok", "titles", "steps")
 _FORMS = ("text", "lcd", "lcd16")

@@ -121,8 +121,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import EventError, JournalError
-from .events import Event
+from ..errors import EventError, JournalError
+from ..rules.events import Event
 
 __all__ = [
     "GENESIS", "Journal", "Entry", "TornTail", "VerifyProblem", "VerifyReport",

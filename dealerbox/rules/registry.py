@@ -24,8 +24,8 @@ from pathlib import Path
 import tomli_w
 
 from .cards import DECK_52, JOKER, is_card
-from .errors import ConfigError, RegistryError
-from .tomlfile import read_toml
+from ..errors import ConfigError, RegistryError
+from ..tomlfile import read_toml
 
 #: UID lengths ISO/IEC 14443-3 allows: single, double and triple size.
 UID_LENGTHS = (4, 7, 10)
