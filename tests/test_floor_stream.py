@@ -16,26 +16,31 @@ def stored_seqs(store: Store, table: str) -> list[int]:
     return [seq for seq, _line in store.lines(table)]
 
 
+def row(store: Store, table: str = "T01") -> dict:
+    return {t["table_id"]: t for t in store.tables()}.get(table) or {"online": None, "health": None}
+
+
 def test_every_line_reaches_the_store_in_order_and_the_cursor_follows_the_acks(broker, pki, tmp_path):
     jdir = tmp_path / "T01"
     with open_journal(jdir) as journal, Store(tmp_path / "floor.sqlite") as store:
         append_lines(journal, 150)
-        with Collector(identity(pki, broker, "floor-collector"), store), \
-                Publisher(settings(pki, broker, "T01", batch=16, window=40), jdir) as pub:
-            wait_for(lambda: pub.acked == 150, "the floor to acknowledge 150 lines")
-            append_lines(journal, 30)
-            pub.notify()
-            wait_for(lambda: pub.acked == 180, "the next 30 lines")
-            assert pub.keep_from_seq() == 181
+        with Collector(identity(pki, broker, "floor-collector"), store):
+            with Publisher(settings(pki, broker, "T01", batch=16, window=40), jdir) as pub:
+                wait_for(lambda: pub.acked == 150, "the floor to acknowledge 150 lines")
+                append_lines(journal, 30)
+                pub.notify()
+                wait_for(lambda: pub.acked == 180, "the next 30 lines")
+                assert pub.keep_from_seq() == 181
+                wait_for(lambda: (row(store)["health"] or {}).get("backlog") == 0, "health: no backlog")
+            wait_for(lambda: row(store)["online"] == 0, "the clean stop shown")
         assert stored_seqs(store, "T01") == list(range(1, 181))
         assert store.verify("T01") == []
         # The lines are stored exactly as the table stored them.
         raw = (jdir / sorted(p.name for p in jdir.glob("journal-*.jsonl"))[0]).read_text().splitlines()
         assert [line for _s, line in store.lines("T01")] == raw
         assert json.loads((jdir / CURSOR_NAME).read_text()) == {"acked": 180}
-        table = {t["table_id"]: t for t in store.tables()}["T01"]
-        assert table["online"] == 0 and table["status"]["why"] == "stopped"
-        assert table["health"]["backlog"] == 0
+        assert row(store)["status"]["why"] == "stopped"
+        assert not [a for a in store.alerts() if a["kind"] == "offline"]  # a clean stop is no alert
 
 
 def test_lines_written_while_the_collector_is_away_are_sent_when_it_comes(broker, pki, tmp_path):
@@ -48,7 +53,8 @@ def test_lines_written_while_the_collector_is_away_are_sent_when_it_comes(broker
             wait_for(lambda: pub.sent_batches >= 1, "a batch sent")
             assert pub.acked == 0
             with Collector(identity(pki, broker, "floor-collector"), store):
-                wait_for(lambda: pub.acked == 20, "the backlog after the collector came")
+                # Sooner than the ack timeout: the collector's birth asks for the backlog.
+                wait_for(lambda: pub.acked == 20, "the backlog after the collector came", timeout=2.5)
         assert stored_seqs(store, "T01") == list(range(1, 21))
 
 
@@ -62,6 +68,7 @@ def test_a_duplicate_is_dropped_and_a_changed_duplicate_raises_a_tamper_alert(br
             with Publisher(settings(pki, broker, "T01"), jdir) as pub:
                 wait_for(lambda: pub.acked == 5, "5 lines acknowledged")
             lines = [line for _s, line in store.lines("T01")]
+            assert col.connected.wait(30)
             table = Client(identity(pki, broker, "T01"), "T01")
             assert table.connect(broker.port)
             try:
@@ -87,7 +94,8 @@ def test_a_gap_asks_for_a_resend_and_nothing_after_it_is_stored_first(broker, pk
     with open_journal(jdir) as journal, Store(tmp_path / "floor.sqlite") as store:
         append_lines(journal, 10)
         lines = (jdir / next(iter(sorted(p.name for p in jdir.glob("journal-*"))))).read_text().splitlines()
-        with Collector(identity(pki, broker, "floor-collector"), store):
+        with Collector(identity(pki, broker, "floor-collector"), store) as col:
+            assert col.connected.wait(30)
             table = Client(identity(pki, broker, "T01"), "T01")
             assert table.connect(broker.port)
             table.subscribe(P.ack_topic("T01"))

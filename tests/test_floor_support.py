@@ -136,3 +136,99 @@ def append_lines(journal: Journal, count: int) -> None:
 
 def open_journal(directory: Path, **kw) -> Journal:
     return Journal(directory, sync="none", **kw)
+
+
+def write_collector_config(path: Path, pki: Path, broker: Broker, store: Path, web_port: int = 0) -> Path:
+    path.write_text(f"""
+[broker]
+host = "localhost"
+port = {broker.port}
+ca = "{pki / 'ca.crt'}"
+cert = "{pki / 'floor-collector.crt'}"
+key = "{pki / 'floor-collector.key'}"
+[store]
+path = "{store}"
+[web]
+host = "127.0.0.1"
+port = {web_port}
+""")
+    return path
+
+
+def write_table_config(path: Path, pki: Path, port: int, table: str, **extra) -> Path:
+    lines = ["[floor]", "enabled = true", f'table = "{table}"', 'host = "localhost"', f"port = {port}",
+             f'ca = "{pki / "ca.crt"}"', f'cert = "{pki / (table + ".crt")}"',
+             f'key = "{pki / (table + ".key")}"', "keepalive_s = 5", "will_delay_s = 1",
+             "ack_timeout_s = 3", "health_interval_s = 1"]
+    lines += [f"{k} = {v}" for k, v in extra.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class TcpProxy:
+    """A TCP relay on loopback that can cut the network: ``partition()``
+    drops every byte both ways (connections stay open, as through a dead
+    switch), ``heal()`` forwards again for new connections."""
+
+    def __init__(self, target_port: int):
+        import socket
+        self.target = target_port
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.partitioned = False
+        self._closed = False
+        self._links: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        while not self._closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                client.close()
+                continue
+            link = {"dead": self.partitioned, "socks": (client, server)}
+            self._links.append(link)
+            threading.Thread(target=self._pump, args=(client, server, link), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, link), daemon=True).start()
+
+    def _pump(self, src, dst, link) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if not link["dead"]:
+                    dst.sendall(data)
+        except OSError:
+            pass
+        for s in link["socks"]:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def partition(self) -> None:
+        self.partitioned = True
+        for link in self._links:
+            link["dead"] = True
+
+    def heal(self) -> None:
+        self.partitioned = False
+
+    def close(self) -> None:
+        self._closed = True
+        self.listener.close()
+        for link in self._links:
+            for s in link["socks"]:
+                try:
+                    s.close()
+                except OSError:
+                    pass

@@ -42,6 +42,33 @@ class Identity:
                 raise FloorError(f"floor: {name} file {path} does not exist")
 
 
+class _Context(ssl.SSLContext):
+    """Remembers the socket it wrapped last (see _Client)."""
+
+    wrapped = None
+
+    def wrap_socket(self, *args, **kwargs):
+        self.wrapped = super().wrap_socket(*args, **kwargs)
+        return self.wrapped
+
+
+if mqtt is not None:
+    class _Client(mqtt.Client):
+        """paho's client, closing the TLS socket of a handshake that failed
+        (paho 2.2 leaves it to the garbage collector, e.g. when a partition
+        lets the TCP connect through and swallows the handshake)."""
+
+        def _ssl_wrap_socket(self, tcp_sock):
+            try:
+                return super()._ssl_wrap_socket(tcp_sock)
+            except BaseException:
+                wrapped = getattr(self._ssl_context, "wrapped", None)
+                if wrapped is not None:
+                    wrapped.close()
+                tcp_sock.close()
+                raise
+
+
 def make_client(identity: Identity, client_id: str) -> "mqtt.Client":
     """An MQTT v5 client with TLS and our client certificate (not connected).
 
@@ -50,9 +77,9 @@ def make_client(identity: Identity, client_id: str) -> "mqtt.Client":
     """
     require_paho()
     identity.check()
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
-                         protocol=mqtt.MQTTv5)
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(identity.ca))
+    client = _Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    context = _Context(ssl.PROTOCOL_TLS_CLIENT)  # verifies the broker's certificate and name
+    context.load_verify_locations(cafile=str(identity.ca))
     context.load_cert_chain(str(identity.cert), str(identity.key))
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     client.tls_set_context(context)

@@ -69,9 +69,12 @@ class Collector:
         self._listeners: list = []
         self._listen_lock = threading.Lock()
         self._asked: dict[str, tuple[int, float]] = {}
-        self.connected = threading.Event()
         self.boot = store.counter("collector_boot")
         self.commits = 0
+        #: Set once subscribed to every table (cleared on a lost connection).
+        self.connected = threading.Event()
+        #: Lines received again that were already stored, per table.
+        self.duplicates: dict[str, int] = {}
         fault = os.environ.get(FAULT_ENV, "")
         self._kill_after_commit = (int(fault.split(":", 1)[1])
                                    if fault.startswith("kill-after-commit:") else None)
@@ -115,6 +118,7 @@ class Collector:
         client.on_connect = self._on_connect
         client.on_disconnect = lambda *a: self.connected.clear()
         client.on_message = self._on_message
+        client.on_subscribe = lambda *_: self.connected.set()
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         client.will_set(P.COLLECTOR_TOPIC, P.encode({"online": False, "boot": self.boot}),
                         qos=1, retain=True)
@@ -172,7 +176,6 @@ class Collector:
         # Tables send their unacknowledged lines again when they see this.
         client.publish(P.COLLECTOR_TOPIC, P.encode({"online": True, "boot": self.boot}),
                        qos=1, retain=True)
-        self.connected.set()
         log.info("floor: collector connected (boot %d)", self.boot)
 
     def _on_message(self, _client, _userdata, msg):
@@ -277,6 +280,7 @@ class Collector:
             digest = line_hash(line)
             if seq <= last_seq:
                 stored = self.store.stored_line(table, seq)
+                self.duplicates[table] = self.duplicates.get(table, 0) + 1
                 if stored is not None and stored != line:
                     self._alert(events, table, "tamper",
                                 f"seq {seq} was sent again with other content", seq)

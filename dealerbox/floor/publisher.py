@@ -397,7 +397,9 @@ class Publisher:
             return
         with self._lock:
             if msg.topic == P.COLLECTOR_TOPIC:
-                if d.get("online"):
+                # A collector that (re)started lost what was in flight to it.
+                # The retained birth delivered on every subscribe is not news.
+                if d.get("online") and not msg.retain:
                     self._link.rewind_to = self.acked + 1
             elif isinstance(d.get("resend_from"), int):
                 self._link.rewind_to = max(1, d["resend_from"])
