@@ -46,7 +46,7 @@ function drawAlerts() {
   document.getElementById("count").textContent = "(" + alerts.size + ")";
   for (const a of [...alerts.values()].sort((x, y) => x.id - y.id)) {
     const el = document.createElement("div"); el.className = "alert"; el.id = "alert-" + a.id;
-    el.textContent = a.table + " " + a.kind + ": " + a.text + " ";
+    el.textContent = a.table + " " + a.kind + ": " + a.text + " (since " + new Date(a.raised * 1000).toLocaleTimeString() + ") ";
     const b = document.createElement("button"); b.textContent = "Clear";
     b.onclick = () => clearAlert(a.id); el.appendChild(b); list.appendChild(el);
   }
