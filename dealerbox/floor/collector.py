@@ -120,6 +120,7 @@ class Collector:
         client.on_message = self._on_message
         client.on_subscribe = lambda *_: self.connected.set()
         client.reconnect_delay_set(min_delay=1, max_delay=5)
+        client.max_inflight_messages_set(1000)
         client.will_set(P.COLLECTOR_TOPIC, P.encode({"online": False, "boot": self.boot}),
                         qos=1, retain=True)
         self._client = client
@@ -238,14 +239,18 @@ class Collector:
         self.commits += 1
         if self._kill_after_commit is not None and self.commits >= self._kill_after_commit and acks:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection: committed, never acknowledged
+        # QoS 0: an ack is cumulative and idempotent, so a lost one costs only
+        # the table's ack timeout, while QoS 1 would queue every ack behind
+        # paho's in-flight limit under load.
         for table, seq in acks.items():
-            self._client.publish(P.ack_topic(table), P.encode({"acked": seq}), qos=1)
+            self._client.publish(P.ack_topic(table), P.encode({"acked": seq}), qos=0)
         for table, seq in resends.items():
-            self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=1)
+            self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
         if changed:
-            rows = {t["table_id"]: t for t in self.store.tables()}
-            events.insert(0, {"type": "tables", "tables": [_view_table(rows[t]) for t in sorted(changed)
-                                                           if t in rows], "now": time.time()})
+            with self.store.lock:
+                rows = [self.store.table(t) for t in sorted(changed)]
+            events.insert(0, {"type": "tables", "tables": [_view_table(r) for r in rows if r],
+                              "now": time.time()})
         if any(e["type"] == "alert" for e in events):
             self._publish_alerts()
         for event in events:
@@ -355,11 +360,8 @@ def _int(value) -> int:
 
 def _view_table(row: dict) -> dict:
     """One table as the view shows it."""
-    status = row.get("status") or {}
-    state = row.get("state") or {}
-    health = row.get("health") or {}
-    if isinstance(status, str):
-        status, state, health = (json.loads(x) if x else {} for x in (status, state, health))
+    state, health = (json.loads(v) if isinstance(v, str) else (v or {})
+                     for v in (row.get("state"), row.get("health")))
     open_ = state.get("open") if isinstance(state, dict) else None
     online = bool(row.get("online"))
     if not online:

@@ -43,6 +43,8 @@ __all__ = ["FloorSettings", "Publisher", "JournalReader", "clock_problem"]
 log = logging.getLogger(__name__)
 
 CURSOR_NAME = "floor-cursor.json"
+CURSOR_SAVE_S = 1.0
+POLL_S = 0.2
 BOOT_NAME = "floor-boot"
 _SEQ_RE = re.compile(rb'^\{"seq":(\d+),')
 #: Before this (2020-01-01) a wall clock is certainly wrong: a Pi without an
@@ -77,6 +79,10 @@ class FloorSettings:
 # Reading stored lines back
 
 
+class _AtEnd(Exception):
+    """Nothing new in the current file."""
+
+
 class JournalReader:
     """Complete stored lines of a journal directory, from a given ``seq``.
 
@@ -90,6 +96,7 @@ class JournalReader:
         self._path: Path | None = None
         self._offset = 0
         self._next = 0  # the seq expected at (_path, _offset); 0 = unknown
+        self._next_listing = 0.0
         self.problem: str | None = None
 
     def oldest(self) -> int | None:
@@ -127,6 +134,8 @@ class JournalReader:
         out: list[tuple[int, bytes]] = []
         while len(out) < limit:
             try:
+                if os.stat(self._path).st_size <= self._offset:
+                    raise _AtEnd
                 with open(self._path, "rb") as f:
                     f.seek(self._offset)
                     for raw in f:
@@ -145,7 +154,14 @@ class JournalReader:
             except FileNotFoundError:
                 self._path = None
                 return out
-            # End of this file: go on in the next day's file, if there is one.
+            except _AtEnd:
+                pass
+            # End of this file: go on in the next day's file, if there is one
+            # (looked for at most once a second: a listing per poll is costly).
+            mono = time.monotonic()
+            if mono < self._next_listing:
+                return out
+            self._next_listing = mono + 1.0
             files = [p for _d, p in journal_files(self.directory)]
             try:
                 i = files.index(self._path)
@@ -217,6 +233,8 @@ class Publisher:
     :param readers: returns ``{reader name: seconds since last seen}`` for
         ``health``; optional.
     :param clock: the wall clock (POSIX seconds), injected like the journal's.
+    :param on_acked: called with the new cursor each time the floor
+        acknowledges more lines (from paho's thread; keep it short).
 
     A context manager; :meth:`close` is safe twice. :meth:`start` returns at
     once: connecting, sending and retrying all happen in background threads.
@@ -226,7 +244,8 @@ class Publisher:
                  readers: Callable[[], dict] | None = None,
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic,
-                 clock_synchronised: Callable[[], bool | None] = kernel_clock_synchronised):
+                 clock_synchronised: Callable[[], bool | None] = kernel_clock_synchronised,
+                 on_acked: Callable[[int], None] | None = None):
         if not P.valid_table_id(settings.table):
             raise ValueError(f"floor: table id {settings.table!r} is not valid "
                              "(letters, digits, _ . -; not starting with floor-)")
@@ -238,6 +257,7 @@ class Publisher:
         self._clock = clock
         self._monotonic = monotonic
         self._clock_synchronised = clock_synchronised
+        self._on_acked = on_acked
         self._reader = JournalReader(self.directory)
         self._lock = threading.Condition()
         self._link = _Link()
@@ -252,6 +272,8 @@ class Publisher:
         acked = cursor.get("acked", 0)
         self.acked = acked if isinstance(acked, int) and acked >= 0 else 0
         self._saved_acked = self.acked
+        self._saved_at = 0.0
+        self._recent: dict[int, bytes] = {}
         self._next = self.acked + 1
         self._last_ack_at = monotonic()
         self.head = 0
@@ -317,7 +339,7 @@ class Publisher:
                     pass
                 client.disconnect()
             client.loop_stop()
-        self._save_cursor()
+        self._save_cursor(now=True)
 
     def __enter__(self) -> "Publisher":
         return self.start()
@@ -407,14 +429,20 @@ class Publisher:
                 if d["acked"] > self.acked:
                     self.acked = d["acked"]
                     self._last_ack_at = self._monotonic()
+                    if self._on_acked is not None:
+                        self._on_acked(self.acked)
             self._lock.notify()
 
     # -- the sending thread
 
-    def _save_cursor(self) -> None:
+    def _save_cursor(self, *, now: bool = False) -> None:
+        """Keep the cursor on disk, at most once a second: a cursor that lags
+        only makes the table send a few lines twice, which the floor drops."""
         with self._lock:
             acked = self.acked
-        if acked != self._saved_acked:
+        mono = self._monotonic()
+        if acked != self._saved_acked and (now or mono - self._saved_at >= CURSOR_SAVE_S):
+            self._saved_at = mono
             try:
                 _write_atomic(self.directory / CURSOR_NAME, json.dumps({"acked": acked}) + "\n")
                 self._saved_acked = acked
@@ -427,7 +455,7 @@ class Publisher:
             with self._lock:
                 if self._stop:
                     return
-                self._lock.wait(timeout=0.1)
+                self._lock.wait(timeout=POLL_S)
                 if self._stop:
                     return
                 connected = self._link.connected
@@ -470,7 +498,12 @@ class Publisher:
                 break
             for seq, raw in lines:
                 changed |= self._note_state(raw)
+                self._recent[seq] = raw
             self.head = lines[-1][0]
+        # Lines the sender needs soon are kept, so it need not read them again.
+        if len(self._recent) > 2 * self.settings.window:
+            floor = self.head - self.settings.window
+            self._recent = {k: v for k, v in self._recent.items() if k > floor}
         if changed and self._link.connected:
             self._client.publish(P.state_topic(self.table), P.encode({"table": self.table, **self.state}),
                                  qos=1, retain=True)
@@ -511,7 +544,13 @@ class Publisher:
                 start = self._next
             if room <= 0:
                 return
-            lines = self._reader.read(start, min(room, self.settings.batch))
+            want = min(room, self.settings.batch)
+            lines = []
+            while len(lines) < want and (start + len(lines)) in self._recent:
+                seq = start + len(lines)
+                lines.append((seq, self._recent[seq]))
+            if not lines:
+                lines = self._reader.read(start, want)
             if not lines:
                 if start < (self._reader.oldest() or start):
                     # Lines the floor asked for are gone (retention before
