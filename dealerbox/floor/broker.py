@@ -57,12 +57,12 @@ def _ca(directory: Path, *args: str) -> None:
 
 
 _PATH_KEYS = {
-    "cafile": "ca.crt", "certfile": "{broker}.crt", "keyfile": "{broker}.key", "crlfile": "ca.crl",
+    "cafile": "ca.crt", "certfile": "broker.crt", "keyfile": "broker.key", "crlfile": "ca.crl",
 }
 
 
 def render_config(*, port: int, pki: Path, acl: Path, persistence: Path,
-                  broker_name: str = "localhost", shipped: Path = SHIPPED_CONF,
+                  shipped: Path = SHIPPED_CONF,
                   autosave_interval: int | None = None) -> str:
     """The shipped mosquitto.conf with this machine's port and paths."""
     out = []
@@ -71,7 +71,7 @@ def render_config(*, port: int, pki: Path, acl: Path, persistence: Path,
         if key == "listener":
             out.append(f"listener {port} 127.0.0.1")
         elif key in _PATH_KEYS:
-            out.append(f"{key} {pki / _PATH_KEYS[key].format(broker=broker_name)}")
+            out.append(f"{key} {pki / _PATH_KEYS[key]}")
         elif key == "acl_file":
             out.append(f"acl_file {acl}")
         elif key == "persistence_location":

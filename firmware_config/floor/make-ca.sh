@@ -2,7 +2,8 @@
 # The casino's floor-reporting PKI, with the openssl command line only.
 #
 #   make-ca.sh DIR init                   a new CA (ca.key, ca.crt) and an empty CRL
-#   make-ca.sh DIR broker NAME [IP...]    the broker's server certificate (SAN: NAME, IPs)
+#   make-ca.sh DIR broker NAME [IP...]    the broker's server certificate, broker.crt and
+#                                         broker.key (CN and SAN: NAME, and the IPs)
 #   make-ca.sh DIR client CN [CN...]      one client certificate per CN: a table id,
 #                                         floor-collector, or floor-view
 #   make-ca.sh DIR revoke CN              revoke CN's certificate and rewrite ca.crl
@@ -72,12 +73,13 @@ new_key() {
     (umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null)
 }
 
-sign() {  # sign NAME EXTENSION
-    new_key "$dir/$1.key"
-    openssl req -new -key "$dir/$1.key" -subj "/CN=$1" -out "$dir/$1.csr"
+sign() {  # sign CN EXTENSION [FILE]: FILE.key and FILE.crt (FILE defaults to CN)
+    file=${3:-$1}
+    new_key "$dir/$file.key"
+    openssl req -new -key "$dir/$file.key" -subj "/CN=$1" -out "$dir/$file.csr"
     openssl ca -batch -notext -config "$dir/openssl.cnf" -extensions "$2" \
-        -in "$dir/$1.csr" -out "$dir/$1.crt" 2>/dev/null
-    rm -f "$dir/$1.csr"
+        -in "$dir/$file.csr" -out "$dir/$file.crt" 2>/dev/null
+    rm -f "$dir/$file.csr"
 }
 
 write_crl() {
@@ -107,7 +109,7 @@ broker)
     valid_cn "$name"
     san="DNS:$name"
     for ip in "$@"; do san="$san,IP:$ip"; done
-    FLOOR_SAN=$san sign "$name" server_ext
+    FLOOR_SAN=$san sign "$name" server_ext broker
     ;;
 client)
     [ $# -ge 1 ] || usage
