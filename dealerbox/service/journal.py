@@ -638,6 +638,8 @@ class Journal:
         many events.
     :param keep_days: delete day files more than this many days old.
     :param monotonic: the clock the group window is measured with.
+    :param keep_from_seq: returns the oldest ``seq`` retention must keep
+        (floor reporting: the first line the floor has not acknowledged).
 
     Opening takes an exclusive lock (one writer per directory), cuts off a
     torn last line (see :attr:`torn`) and applies retention. The journal is a
@@ -646,7 +648,8 @@ class Journal:
 
     def __init__(self, directory, *, clock: Callable[[], float] = time.time,
                  sync: str = "event", group_window: float = 0.05, group_events: int = 64,
-                 keep_days: int = 90, monotonic: Callable[[], float] = time.monotonic):
+                 keep_days: int = 90, monotonic: Callable[[], float] = time.monotonic,
+                 keep_from_seq: Callable[[], int] | None = None):
         if sync not in SYNC_POLICIES:
             raise ValueError(f"sync must be one of {SYNC_POLICIES}, not {sync!r}")
         if not (group_window > 0 and group_events >= 1):
@@ -672,6 +675,10 @@ class Journal:
         self.torn: TornTail | None = None
         #: Day files deleted by retention since opening, oldest first.
         self.deleted: list[str] = []
+        #: Retention keeps every line from this ``seq`` on, whatever its age:
+        #: floor reporting sets it to the first line the floor has not
+        #: acknowledged (may be set after opening).
+        self.keep_from_seq = keep_from_seq
 
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o750)
         self._lock_fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o640)
@@ -908,6 +915,13 @@ class Journal:
         cutoff = today - _dt.timedelta(days=self.keep_days)
         files = journal_files(self.directory)
         doomed = [(d, p) for d, p in files[:-1] if d < cutoff]
+        if doomed and self.keep_from_seq is not None:
+            keep = self.keep_from_seq()
+            for i, (_d, path) in enumerate(doomed):
+                tail = _last_line(path)
+                if tail is None or tail.error is not None or tail.seq >= keep:
+                    doomed = doomed[:i]  # this file holds lines still needed
+                    break
         if not doomed:
             return
         last = _last_line(doomed[-1][1])
