@@ -61,6 +61,9 @@ state_dir  str     req.         a path                         journal and state
 tick_s     float   0.25         0.05 .. 2                      period of the ``tick`` events (CONTRACT.md)
 ========== ======= ============ ============================== ==================================================
 
+``[floor]`` (optional, off by default) -> ``TableConfig.floor``: floor reporting over
+MQTT v5; its keys are in docs/FLOOR.md and :mod:`dealerbox.floor.config`.
+
 ``[journal]`` (optional) -> ``TableConfig.journal``, kwargs of :class:`dealerbox.service.journal.Journal`
 
 ============== ===== =========== =================== =====================================================
@@ -193,6 +196,8 @@ from typing import Any, Mapping
 from ..errors import ConfigError, RegistryError
 from ..rules.events import BUTTONS, ZONES as _EVENT_ZONES
 from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
+from ..floor.config import floor_settings
+from ..floor.publisher import FloorSettings
 from .journal import SYNC_POLICIES
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
@@ -230,7 +235,7 @@ _UART_PINS = {"TXD": 14, "RXD": 15}
 _SPI_HINT = {0: "enable SPI0: dtparam=spi=on in config.txt",
              1: "enable SPI1: dtoverlay=spi1-1cs in config.txt"}
 
-_TOP_SECTIONS = ("table", "journal", "gpio", "readers", "presence", "panel", "lcd")
+_TOP_SECTIONS = ("table", "journal", "gpio", "readers", "presence", "panel", "lcd", "floor")
 _READER_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _PYSERIAL_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
@@ -327,6 +332,7 @@ class TableConfig:
     presence: dict[str, float]     # PresenceTracker(**presence)
     panel: PanelConfig
     lcd: LcdConfig
+    floor: FloorSettings = FloorSettings()  # [floor]: docs/FLOOR.md (off by default)
 
     @property
     def simulated_devices(self) -> tuple[str, ...]:
@@ -598,6 +604,10 @@ class _Loader:
         presence = self.read_presence(data)
         lcd = self.read_lcd(data)
         panel = self.read_panel(data)
+        try:
+            floor = floor_settings(self.path, data.get("floor"))
+        except ConfigError as exc:
+            floor = self.errors.add(exc)
         if gpio_factory is not BAD and readers is not BAD and panel is not BAD:
             self.check_gpio_factory(gpio_factory, readers, panel)
         if readers is not BAD:
@@ -611,7 +621,7 @@ class _Loader:
             path=self.path.resolve(), name=table["name"], profile=profile, language=table["language"],
             registry=registry, registry_source=table["registry_source"], state_dir=table["state_dir"],
             tick_s=table["tick_s"], journal=journal, gpio_factory=gpio_factory, readers=readers,
-            presence=presence, panel=panel, lcd=lcd)
+            presence=presence, panel=panel, lcd=lcd, floor=floor)
 
     # -- sections -----------------------------------------------------------------
     def read_table(self, data: dict) -> dict:

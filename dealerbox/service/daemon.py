@@ -99,7 +99,15 @@ class Daemon:
         self.lcd = None
         self.readers: dict = {}
         self._apply_table_settings(config)
-        self.journal = Journal(config.state_dir / "journal", **config.journal)
+        # Floor reporting reads the journal back on its own threads; made
+        # first so that retention, which runs on opening, keeps what the
+        # floor has not acknowledged.
+        self.floor = None
+        if config.floor.enabled:
+            from ..floor.publisher import Publisher
+            self.floor = Publisher(config.floor, config.state_dir / "journal")
+        self.journal = Journal(config.state_dir / "journal", **config.journal,
+                               keep_from_seq=self.floor.keep_from_seq if self.floor else None)
         self.engine = HandEngine(config.profile, config.registry)
         self._t0 = clock()
         self._t_offset = 0.0
@@ -132,6 +140,11 @@ class Daemon:
         else:
             self._start(self._tick_loop, "tick")
         self._show(self.engine.decision, initial=True)
+        if self.floor is not None:
+            try:
+                self.floor.start()  # returns at once; never waits for the floor
+            except OSError as exc:
+                log.error("floor reporting is off: %s", exc)
         self.notifier.ready(self._status())
         log.info("dealerbox started: table %s, profile %s, %d reader(s)", self.config.name,
                  self.config.profile.name, len(self.config.readers))
@@ -166,6 +179,8 @@ class Daemon:
         for t in self._threads:
             t.join(timeout=5)
         self._close_devices()
+        if self.floor is not None:
+            self.floor.close()
         self.journal.close()
         self.notifier.close()
         log.info("dealerbox stopped after %d events", self.stats.events)
