@@ -73,6 +73,9 @@ class Collector:
         self.commits = 0
         #: Set once subscribed to every table (cleared on a lost connection).
         self.connected = threading.Event()
+        # What the view shows of each table, kept so that lines arriving
+        # need no query (the writer thread's own; listeners get copies).
+        self._views: dict[str, dict] = {}
         #: Lines received again that were already stored, per table.
         self.duplicates: dict[str, int] = {}
         fault = os.environ.get(FAULT_ENV, "")
@@ -209,6 +212,8 @@ class Collector:
         resends: dict[str, int] = {}
         events: list[dict] = []
         changed: set[str] = set()
+        refreshed: set[str] = set()
+        last_seqs: dict[str, int] = {}
         now = time.time()
         with self.store.lock:
             self.store.begin()
@@ -226,11 +231,15 @@ class Collector:
                         log.warning("floor: %s: %s", topic, exc)
                         continue
                     if kind == "journal":
-                        self._journal(table, d, now, acks, resends, events)
+                        seq = self._journal(table, d, now, acks, resends, events)
+                        if seq is not None:
+                            last_seqs[table] = seq
                     elif kind == "status":
                         self._status(table, d, now, events)
+                        refreshed.add(table)
                     elif kind in ("state", "health"):
                         self._retained(table, kind, d, now, events)
+                        refreshed.add(table)
                     changed.add(table)
                 self.store.commit()
             except BaseException:
@@ -247,10 +256,19 @@ class Collector:
         for table, seq in resends.items():
             self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
         if changed:
-            with self.store.lock:
-                rows = [self.store.table(t) for t in sorted(changed)]
-            events.insert(0, {"type": "tables", "tables": [_view_table(r) for r in rows if r],
-                              "now": time.time()})
+            views = []
+            for t in sorted(changed):
+                view = self._views.get(t)
+                if view is None or t in refreshed:
+                    with self.store.lock:
+                        row = self.store.table(t)
+                    if row is None:
+                        continue
+                    view = self._views[t] = _view_table(row)
+                else:  # only lines came: the rest of the view is as it was
+                    view["last_seq"] = last_seqs.get(t, view["last_seq"])
+                views.append(dict(view))
+            events.insert(0, {"type": "tables", "tables": views, "now": time.time()})
         if any(e["type"] == "alert" for e in events):
             self._publish_alerts()
         for event in events:
@@ -266,10 +284,11 @@ class Collector:
         log.warning("floor: alert %s %s: %s", table, kind, text)
         events.append({"type": "alert", "alert": alert})
 
-    def _journal(self, table, d, now, acks, resends, events) -> None:
+    def _journal(self, table, d, now, acks, resends, events) -> int | None:
+        """Store a batch of lines; returns the table's last stored seq."""
         lines = d.get("lines")
         if not isinstance(lines, list):
-            return
+            return None
         row = self.store.ensure_table(table)
         last_seq, last_hash = row["last_seq"], row["last_hash"]
         start_seq = last_seq
@@ -321,6 +340,7 @@ class Collector:
             self._asked.pop(table, None)
         elif last_seq > 0 and table not in resends:
             acks[table] = max(acks.get(table, 0), last_seq)
+        return last_seq
 
     def _decision_alert(self, table, rec, events) -> None:
         dec = rec.get("decision")

@@ -262,6 +262,7 @@ class Publisher:
         self._lock = threading.Condition()
         self._link = _Link()
         self._stop = False
+        self._kick = False
         self._thread: threading.Thread | None = None
         self._client = None
         self._started = monotonic()
@@ -297,6 +298,7 @@ class Publisher:
     def notify(self) -> None:
         """Tell the publisher a line was appended (it also polls)."""
         with self._lock:
+            self._kick = True
             self._lock.notify()
 
     def start(self) -> "Publisher":
@@ -403,6 +405,7 @@ class Publisher:
         with self._lock:
             self._link.connected = True
             self._link.rewind_to = self.acked + 1
+            self._kick = True
             self._lock.notify()
         log.info("floor: %s connected (boot %d, connection %d)", self.table, self.boot, conn)
 
@@ -427,10 +430,15 @@ class Publisher:
                 self._link.rewind_to = max(1, d["resend_from"])
             elif isinstance(d.get("acked"), int):
                 if d["acked"] > self.acked:
+                    # Wake the sender only if the window held it back.
+                    blocked = self._next - 1 - self.acked >= self.settings.window
                     self.acked = d["acked"]
                     self._last_ack_at = self._monotonic()
                     if self._on_acked is not None:
                         self._on_acked(self.acked)
+                    if not blocked:
+                        return
+            self._kick = True
             self._lock.notify()
 
     # -- the sending thread
@@ -455,7 +463,10 @@ class Publisher:
             with self._lock:
                 if self._stop:
                     return
-                self._lock.wait(timeout=POLL_S)
+                # A kick that came while we were busy is not lost.
+                if not self._kick:
+                    self._lock.wait(timeout=POLL_S)
+                self._kick = False
                 if self._stop:
                     return
                 connected = self._link.connected
