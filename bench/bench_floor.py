@@ -110,7 +110,7 @@ def _deal(names, port, pki, tables_dir, start_at, out_path) -> None:
 
 def run() -> dict:
     if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
-        raise RuntimeError("mosquitto is not installed (Debian package: mosquitto)")
+        return {"floor_skipped": "mosquitto is not installed (Debian package: mosquitto)"}
     import multiprocessing
 
     from dealerbox.floor.broker import Broker, free_port, make_pki

@@ -146,3 +146,29 @@ def test_a_revoked_certificate_cannot_connect(broker, pki):
     broker.start()  # mosquitto reads the CRL when it starts a listener
     assert _refused(ident, broker.port)
     assert Client(identity(pki, broker, "T01"), "T01").connect(broker.port)
+
+
+def test_a_floor_role_publishing_as_a_table_is_ignored_by_the_collector(broker, pki, tmp_path):
+    from dealerbox.floor.collector import Collector
+    from dealerbox.floor.store import Store
+    view = Client(identity(pki, broker, "floor-view"), "floor-view")
+    with Store(tmp_path / "floor.sqlite") as store, \
+            Collector(identity(pki, broker, "floor-collector"), store) as collector:
+        assert collector.connected.wait(30)
+        seen = []
+        collector.listen(seen.append)
+        try:
+            assert view.connect(broker.port)
+            line = ('{"seq":1,"prev":"' + P.GENESIS + '","wall":"2026-11-23T00:00:00Z",'
+                    '"event":{"t":0.0,"ev":"tick"}}')
+            # The ACL pattern lets every user write under its own name...
+            assert not view.publish(P.journal_topic("floor-view"), P.encode({"lines": [line]})).is_failure
+            # ...but a floor- name is never a table: a real table's line after it is all there is.
+            t1 = Client(identity(pki, broker, "T01"), "T01")
+            assert t1.connect(broker.port)
+            t1.publish(P.journal_topic("T01"), P.encode({"lines": [line]}))
+            t1.close()
+            wait_for(lambda: store.tables(), "T01 stored")
+            assert [t["table_id"] for t in store.tables()] == ["T01"]
+        finally:
+            view.close()

@@ -112,6 +112,10 @@ class JournalReader:
         self._path, self._offset, self._next = None, 0, 0
         files = journal_files(self.directory)
         for i, (_day, path) in enumerate(files):
+            if i < len(files) - 1:
+                last = _last_seq(path)
+                if last is not None and last < seq:
+                    continue  # the whole day is before seq: not read
             with open(path, "rb") as f:
                 offset = 0
                 for raw in f:
@@ -171,6 +175,28 @@ class JournalReader:
                 return out
             self._path, self._offset = files[i + 1], 0
         return out
+
+
+def _last_seq(path: Path) -> int | None:
+    """The ``seq`` of the last complete line of a day file, reading only its end."""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        step = 4096
+        while True:
+            start = max(0, size - step)
+            f.seek(start)
+            data = f.read(size - start)
+            body = data[:data.rfind(b"\n") + 1]
+            lines = body.split(b"\n")[:-1]
+            if start > 0 and len(lines) > 0:
+                lines = lines[1:]  # the first may be cut
+            for raw in reversed(lines):
+                m = _SEQ_RE.match(raw)
+                if m:
+                    return int(m.group(1))
+            if start == 0:
+                return None
+            step *= 4
 
 
 def clock_problem(wall: float) -> str | None:
@@ -275,6 +301,8 @@ class Publisher:
         self._saved_acked = self.acked
         self._saved_at = 0.0
         self._recent: dict[int, bytes] = {}
+        self._head_reader: JournalReader | None = None
+        self._oldest: int | None = None
         self._next = self.acked + 1
         self._last_ack_at = monotonic()
         self.head = 0
@@ -497,11 +525,12 @@ class Publisher:
 
     def _track_head(self) -> None:
         """Follow the journal's end for ``backlog`` and the ``state`` board."""
-        reader = getattr(self, "_head_reader", None)
+        reader = self._head_reader
         if reader is None:
+            # The board is followed from the cursor on: what is older was
+            # seen by the floor already.
             reader = self._head_reader = JournalReader(self.directory)
-            start = max(self.acked, 1)
-            self.head = start - 1
+            self.head = self.acked
         changed = False
         while True:
             lines = reader.read(self.head + 1, 512)
@@ -582,6 +611,6 @@ class Publisher:
                     self._next = lines[-1][0] + 1
 
     def _oldest_cached(self) -> int | None:
-        if getattr(self, "_oldest", None) is None:
+        if self._oldest is None:
             self._oldest = self._reader.oldest()
         return self._oldest
