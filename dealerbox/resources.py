@@ -10,8 +10,8 @@ zip on ``sys.path``.
 
 Callers get plain :class:`pathlib.Path` objects, because they glob folders and name
 files in their error messages. When the package is not on a file system (a zip),
-the folder is extracted once into a temporary directory that lives as long as the
-process.
+the folder is copied out once into a temporary directory that lives as long as
+the process.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import functools
 import os
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -37,7 +38,19 @@ atexit.register(_extracted.close)
 def _as_path(traversable) -> Path:
     if isinstance(traversable, Path):
         return traversable
-    return _extracted.enter_context(resources.as_file(traversable))
+    # Not on a file system: copy it out. (as_file takes folders only from 3.12.)
+    where = Path(_extracted.enter_context(tempfile.TemporaryDirectory(prefix="dealerbox-"))) / traversable.name
+    _copy_out(traversable, where)
+    return where
+
+
+def _copy_out(traversable, dest: Path) -> None:
+    if traversable.is_dir():
+        dest.mkdir()
+        for child in traversable.iterdir():
+            _copy_out(child, dest / child.name)
+    else:
+        dest.write_bytes(traversable.read_bytes())
 
 
 @functools.cache
