@@ -369,11 +369,11 @@ def cmd_deck_check(args) -> int:
 
     config, table, reader = _config_reader(args)
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
-    if registry is None:
-        raise SystemExit(f"dealerbox deck check: no deck registry at {config.registry_source}; "
-                         f"register a deck first: dealerbox deck register --reader {args.reader} --deck NAME")
     try:
         with reader:
+            if registry is None:
+                raise SystemExit(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
+                                 f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
                                             start_timeout_s=args.timeout, profile=config.profile)
     except KeyboardInterrupt:
@@ -400,11 +400,13 @@ def cmd_history(args) -> int:
 def cmd_sim(args) -> int:
     """The simulated shoe: a terminal UI that deals at the simulated table."""
     try:
-        from .tools.console import run_console
+        from .tools.console import no_terminal, run_console
     except ImportError as exc:
         raise SystemExit(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return run_console()   # refuses in one line, before loading anything
+    refusal = no_terminal()
+    if refusal:   # before anything is loaded or opened
+        print(refusal, file=sys.stderr)
+        return 2
     config = load_table_config(args.config)
     _require_rc522_driver(config, "sim")
     return run_console(config=config, record=args.record, scenario=args.scenario, real=args.real,

@@ -1094,6 +1094,15 @@ class SimConsole(App):
         self.session.submit(action, value or None)
 
 
+def no_terminal(stdin=None, stdout=None) -> str | None:
+    """The one line ``dealerbox sim`` refuses with when standard input or output is
+    not a terminal (nobody to press a key, nowhere to draw), else None."""
+    if (stdin or sys.stdin).isatty() and (stdout or sys.stdout).isatty():
+        return None
+    return ("dealerbox sim: needs a terminal (it is an interactive screen); "
+            "to play a session without one, use dealerbox run --input FILE")
+
+
 def run_console(config_path=None, *, record=None, scenario=None, real=None, config=None,
                 state_dir=None, stdin=None, stdout=None) -> int:
     """``dealerbox sim``: run the console until the technician quits; 0 when all went well.
@@ -1101,10 +1110,9 @@ def run_console(config_path=None, *, record=None, scenario=None, real=None, conf
     Refuses with one line (exit 2) when standard input or output is not a
     terminal: with no terminal there is no one to press a key.
     """
-    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
-    if not (stdin.isatty() and stdout.isatty()):
-        print("dealerbox sim: needs a terminal (it is an interactive screen); "
-              "to play a session without one, use dealerbox run --input FILE", file=sys.stderr)
+    refusal = no_terminal(stdin, stdout)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
     app = SimConsole(config_path, record=record, scenario=scenario, real=real, config=config,
                      state_dir=state_dir)
