@@ -34,6 +34,9 @@ Keys
 ``q``   quit (the record is written)
 ======= ==================================================================
 
+SIGTERM and SIGHUP (a dropped SSH session) end the console as ``q`` does. With
+no terminal on standard input or output it refuses in one line.
+
 Real devices
 ============
 
@@ -49,7 +52,9 @@ A real board reader works too: place real cards on it.
 Recording
 =========
 
-The session is recorded by copying the events the daemon journaled
+The console's daemon keeps its own state, ``state_dir/sim`` of the config (or
+the folder given), so it never resumes a hand that ``dealerbox run`` on the same
+config left open. The session is recorded by copying the events the daemon journaled
 (``daemon.journal.entries()``, each ``entry.event.to_dict()``) into the record
 file: on exit, and whenever ``w`` is pressed. It starts at the open hand the
 daemon recovered from the journal, if any, else at the first event of the
