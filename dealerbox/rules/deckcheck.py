@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .cards import DECK_52, JOKER
-from .engine import Decision, Step
+from .decisions import Decision, Step
 from ..errors import RegistryError
 from .profiles import Profile, load_profile
 from .registry import DeckRegistry, normalize_uid
