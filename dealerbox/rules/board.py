@@ -48,6 +48,12 @@ def board_card(eng, seen) -> None:
         prev.drawn.append(key)
         prev.board.append(key)
         return extra_board_card(eng, prev, key)
+    if st.drawn_at_first_card is None:
+        st.drawn_at_first_card = len(st.drawn)
+    if key in st.burns:
+        # A spread street's first card laid down last: it was no second burn.
+        st.burns.remove(key)
+        hand.double_burn_wait = None
     st.board.append(key)
     if not st.settled and eng.phase == ROUND_BEFORE[st.name]:
         return premature(eng, st)
@@ -85,13 +91,31 @@ def street_progress(eng, st: Street) -> None:
     firsts = [st.drawn.index(c) for c in on_board if c in st.drawn]
     first = min(firsts) if firsts else len(st.drawn)
     burns = [c for c in st.drawn[:first] if c not in st.board and c not in st.burns]
+    in_hand = {c for c in burns if hand.where.get(c) == "hand"}
     for c in burns:
-        if hand.where.get(c) == "hand":
+        if c in in_hand:
             hand.where[c] = "burn"
         st.burns.append(c)
     if not st.burn_due and burns:
         correct(eng, "WRONG_CORRECTION", burns, case="burn_not_due")
     elif st.burn_due and len(st.burns) >= 2:
+        if st.n > 1 and st.drawn_at_first_card == len(st.drawn) and st.burns[1] in in_hand:
+            # Drawn all at once and spread: the "second burn" may be the first card drawn,
+            # still to be laid down (a four-card flop). Judge when it had time to land.
+            hand.where[st.burns[1]] = "hand"
+            hand.double_burn_wait = (st.name, eng.t + eng.profile.board_grace_s)
+        else:
+            correct(eng, "DOUBLE_BURN", st.burns[:2], street=st)
+
+
+@outcome("double_burn_after_spread")
+def double_burn_after_spread(eng, seen) -> None:
+    """The spread street's second burn never reached the board: a double burn after all (001 r13)."""
+    hand = eng.hand
+    st = hand.streets[seen.key]
+    if len(st.burns) >= 2:
+        if hand.where.get(st.burns[1]) == "hand":
+            hand.where[st.burns[1]] = "burn"
         correct(eng, "DOUBLE_BURN", st.burns[:2], street=st)
 
 

@@ -1,7 +1,7 @@
 """The rule book: what each CONTRACT.md event does in each phase, as data.
 
-Every event is a *trigger* (buttons are ``button.NAME``; the grace periods
-that run out are ``grace.extra`` and ``grace.seats``). :data:`RULE_BOOK` lists,
+Every event is a *trigger* (buttons are ``button.NAME``; the waits that
+run out are ``grace.extra``, ``grace.seats``, ``grace.held`` and ``grace.double_burn``). :data:`RULE_BOOK` lists,
 per trigger, rules in the order they are tried: the phases a rule applies in,
 its named guards (all must hold; ``not NAME`` negates one) and the named
 outcome it leads to. The first rule that applies decides, unless it ``goes_on``
@@ -82,17 +82,21 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("reader_ok", ANY, (), "reader_up"),
     # -- a card leaves the shoe
     _r("shoe", ANY, (), "remember_draw", goes_on=True),
+    _r("shoe", ANY, (), "count_draw", "READER_DEGRADED", goes_on=True),
     _r("shoe", ("halted",), (), "flag_after_halt"),
     _r("shoe", ("idle",), (), "draw_between_hands"),
     _r("shoe", ("over",), (), "rabbit_hunt", "RABBIT_HUNT"),
     _r("shoe", PLAYING, ("is_foreign",), "void_foreign", "FOREIGN_CARD"),
     _r("shoe", PLAYING, ("is_unknown",), "ask_floor_unknown", "UNKNOWN_TAG", goes_on=True),
+    _r("shoe", PLAYING, ("held_on_board",), "late_read", *_BOARD_RULINGS),
+    _r("shoe", PLAYING, ("is_unread", "card_expected"), "unread_is_expected_card", goes_on=True),
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out", "correction_open"), "reshuffled_in_by_mistake",
        "WRONG_CORRECTION"),
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out"), "stub_contaminated", "STUB_CONTAMINATION"),
     _r("shoe", PLAYING, ("not_from_stub",), "duplicate", "DUPLICATE_CARD"),
     _r("shoe", _AFTER_DEAL, ("other_card_expected",), "wrong_card_drawn", "WRONG_CORRECTION"),
     _r("shoe", PLAYING, (), "take_from_stub", goes_on=True),
+    _r("shoe", PLAYING, ("is_unread",), "note_unread", "UNREAD_CARD", goes_on=True),
     _r("shoe", PLAYING, ("is_joker",), "joker_drawn", "JOKER"),
     _r("shoe", PLAYING, ("closed_deal_open",), "closed_draw"),
     _r("shoe", ("deal",), (), "deal_card"),
@@ -106,21 +110,27 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_on", PLAYING, ("is_joker",), "nothing"),
     _r("board_on", PLAYING, ("on_board",), "nothing"),
     _r("board_on", PLAYING, ("asked_back_on_board",), "to_board"),
+    _r("board_on", PLAYING, ("in_stub", "not returning", "unread_draw_open"), "unread_card_shown", *_BOARD_RULINGS),
+    _r("board_on", PLAYING, ("in_stub", "not returning", "board_card_due"), "hold_for_late_read"),
     _r("board_on", PLAYING, ("in_stub", "not returning"), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
     _r("board_on", PLAYING, ("set_aside",), "aside_to_board"),
     _r("board_on", PLAYING, ("in_hand",), "board_card", *_BOARD_RULINGS),
+    _r("board_on", PLAYING, ("at_a_seat",), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
     # -- a card leaves the board
     _r("board_off", ANY, ("is_card", "on_board", "correction_moves_it"), "take_off_as_told"),
     _r("board_off", PLAYING, ("is_card", "on_board", "reshuffle_pending"), "must_stay_out", "WRONG_CORRECTION"),
+    _r("board_off", PLAYING, ("is_card", "held"), "forget_held"),
     # -- side zones
     _r("zone_on", PLAYING, ("is_card", "in_muck_zone", "not in_stub"), "to_muck"),
     _r("zone_on", PLAYING, ("is_card", "in_burn_zone", "in_hand"), "to_burn"),
     _r("zone_on", PLAYING, ("is_card", "in_seat_zone"), "seat_zone", "SEAT_ERROR"),
     # -- buttons
     _r("button.hand_over", PLAYING, (), "end_hand"),
+    _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_one_short"), "short_deal", "SHORT_DEAL"),
     _r("button.round_done", ("deal", "showdown"), (), "nothing"),
     _r("button.round_done", PLAYING, ("skipped_question_open",), "nothing"),
     _r("button.round_done", PLAYING, (), "next_round", "SEAT_ERROR", "WRONG_CORRECTION", "DOUBLE_BURN"),
+    _r("button.ack", PLAYING, ("not mouth_sensor", "missed_burn_unanswered"), "burn_was_unread", "UNREAD_CARD"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "after_first_round"), "late_error", "LATE_ERROR"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "exposed_before"), "misdeal_exposed_twice", "EXPOSED_TWICE"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "among_first_two"), "misdeal_exposed_early",
@@ -141,6 +151,10 @@ RULE_BOOK: tuple[Rule, ...] = (
     # -- grace periods run out (checked on every event's time)
     _r("grace.extra", ("preflop",), ("not flop_card_on_board",), "extra_cards_misdeal", "EXTRA_CARDS"),
     _r("grace.seats", ANY, (), "check_seat_counts", "SEAT_ERROR"),
+    _r("grace.held", PLAYING, ("mouth_sensor",), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
+    _r("grace.held", PLAYING, ("board_card_due",), "held_is_unread_card", "UNREAD_CARD", *_BOARD_RULINGS),
+    _r("grace.held", PLAYING, (), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
+    _r("grace.double_burn", PLAYING, (), "double_burn_after_spread", "DOUBLE_BURN"),
 )
 
 
@@ -179,6 +193,27 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: seen.event.zone.startswith("seat")),
     ("reshuffled_out", "the card was burned, mucked or on the board when the stub was reshuffled",
      lambda eng, seen: seen.key in eng.hand.excluded),
+    ("is_unread", "the mouth sensor counted a card and no tag read came with it",
+     lambda eng, seen: seen.unread),
+    ("card_expected", "a correction said which card comes out next",
+     lambda eng, seen: bool(eng.hand.expect_next)),
+    ("held", "the card lies on the board, waiting for its late shoe read",
+     lambda eng, seen: seen.key in eng.hand.held),
+    ("held_on_board", "the card was seen on the board before its shoe read",
+     lambda eng, seen: seen.kind == "card" and seen.key in eng.hand.held),
+    ("at_a_seat", "the card was dealt to a seat",
+     lambda eng, seen: (_place(eng, seen) or "").startswith("seat")),
+    ("mouth_sensor", "the table counts every card at the shoe's mouth",
+     lambda eng, seen: eng.hand.mouth_sensor),
+    ("unread_draw_open", "a card of the street being dealt left the stub unread and is still to be placed",
+     lambda eng, seen: eng.hand.unread_board_draw(eng.hand.drawing_street(eng.phase)) is not None),
+    ("board_card_due", "the street being dealt has its burn out (or none due) and wants a board card",
+     lambda eng, seen: eng.hand.board_card_due(eng.phase)),
+    ("deal_one_short", "the deal is exactly one hole card short",
+     lambda eng, seen: not eng.hand.owed and len(eng.hand.deal_cards) == eng.hand.deal_target - 1),
+    ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
+     lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done and c.born != eng.seq
+                           for c in eng.corrections)),
     ("closed_deal_open", "later streets are being dealt face down aside (C40)",
      lambda eng, seen: eng.hand.closed is not None),
     ("after_first_round", "the first betting round is done",
@@ -213,8 +248,11 @@ def _not_from_stub(eng, seen) -> bool:
 @guard("correction_open")
 def _correction_open(eng, seen) -> bool:
     """A correction the dealer is following is open (not a halt, a question or a put-right)."""
-    return any(not c.halting and c.irregularity not in (None, "UNKNOWN_TAG", "WRONG_CORRECTION")
-               for c in eng.corrections)
+    return any(not c.halting and c.irregularity not in _NOT_FOLLOWED for c in eng.corrections)
+
+
+#: Open "corrections" that are no procedure the dealer follows.
+_NOT_FOLLOWED = frozenset({None, "UNKNOWN_TAG", "WRONG_CORRECTION", "UNREAD_CARD", "READER_DEGRADED"})
 
 
 @guard("other_card_expected")

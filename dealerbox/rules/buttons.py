@@ -20,8 +20,11 @@ def end_hand(eng, seen) -> None:
             hand.where[c] = "muck"
     eng.corrections = []
     hand.closed = None
-    hand.extra_deadline = hand.seat_deadline = None
+    hand.extra_deadline = hand.seat_deadline = hand.double_burn_wait = None
+    hand.held.clear()
     eng.end_hand()
+    from .sensing import after_hand  # sensing builds on these buttons
+    after_hand(eng)
 
 
 @outcome("next_round")

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from transitions import Machine
 
-from . import board, buttons, dealing  # noqa: F401  (their outcomes register in the rule book)
+from . import board, buttons, dealing, sensing  # noqa: F401  (their outcomes register in the rule book)
 from .book import PHASES, compile_book, outcome, run
 from .cards import JOKER
 from .corrections import Correction, Todo
 from .decisions import Decision, Step, decision_to_dict
 from .events import Event
+from .health import ReaderHealth
 from .profiles import Profile, load_profile
 from .registry import DeckRegistry, simulation_registry
 from .tracker import STREETS, HandTracker, Seen, Street, identify, shown
@@ -80,6 +81,10 @@ class HandEngine:
         self.last_button: str | None = None
         self.corrections: list[Correction] = []
         self.hand = HandTracker(0, 2, joker_keys=self.joker_keys)
+        #: Evidence for READER_DEGRADED, kept across hands.
+        self.health = ReaderHealth()
+        #: Technician notices that came while the hand was stopped: shown at the next hand.
+        self.pending_notices: list[Step] = []
 
     # ------------------------------------------------------------ public state
     @property
@@ -112,20 +117,22 @@ class HandEngine:
     @property
     def has_deadline(self) -> bool:
         """True while a grace period runs, i.e. while a ``tick`` can change a judgment."""
-        return self.hand.extra_deadline is not None or self.hand.seat_deadline is not None
+        return self.hand.deadline() is not None
 
     # ------------------------------------------------------------ feeding
     def feed(self, event: Event) -> list[Decision]:
         """Apply one event; return the decisions it caused (usually none or one)."""
         self.seq += 1
         self.t = event.t
-        self._check_deadlines(event.t)
+        self._check_deadlines(event)
         ev = event.ev
         if ev == "button":
             self.last_button = event.name
             trigger = "button." + event.name
             # A button speaks of the last card out of the shoe (``exposed``, ``boxed``).
             seen = Seen(event, None, self.hand.last_shoe or "")
+        elif event.unread:
+            trigger, seen = ev, Seen(event, "unread", self.hand.new_unread(), unread=True)
         elif ev in _CARD_EVENTS:
             trigger = ev
             kind, key = identify(event, self.registry, self.active, self.joker_keys, self.hand.where)
@@ -144,14 +151,22 @@ class HandEngine:
             out.extend(self.feed(e))
         return out
 
-    def _check_deadlines(self, t: float) -> None:
-        hand = self.hand
+    def _check_deadlines(self, event: Event) -> None:
+        hand, t = self.hand, event.t
         if hand.extra_deadline is not None and t >= hand.extra_deadline:
             hand.extra_deadline = None
             run(_INDEX, "grace.extra", self, None)
         if hand.seat_deadline is not None and t >= hand.seat_deadline:
             hand.seat_deadline = None
             run(_INDEX, "grace.seats", self, None)
+        for key, due in list(hand.held.items()):
+            if t >= due and self.hand is hand and key in hand.held:
+                del hand.held[key]
+                run(_INDEX, "grace.held", self, Seen(event, "card", key))
+        wait = hand.double_burn_wait
+        if wait is not None and (t >= wait[1] or event.ev == "shoe" or event.name == "round_done"):
+            hand.double_burn_wait = None
+            run(_INDEX, "grace.double_burn", self, Seen(event, None, wait[0]))
 
     # ------------------------------------------------------------ corrections
     def open_correction(self, rid: str, cards, todos: list[Todo], *, verdict: str | None = None,
@@ -224,15 +239,12 @@ class HandEngine:
 def _start_hand(eng: HandEngine, seen: Seen) -> None:
     """A new hand: every card back in the stub, the deal begins."""
     e = seen.event
-    eng.hand = HandTracker(e.players, e.hole_cards or 2, e.seats, eng.joker_keys)
+    eng.hand = HandTracker(e.players, e.hole_cards or 2, e.seats, eng.joker_keys, bool(e.mouth_sensor))
     eng.corrections = []
     eng.start_hand()
-
-
-@outcome("reader_down")
-def _reader_down(eng: HandEngine, seen: Seen) -> None:
-    """A reader stopped answering: the panel says so."""
-    eng.faulted_readers.add(seen.event.reader)
+    notices, eng.pending_notices = eng.pending_notices, []
+    for step in notices:
+        eng.open_correction("READER_DEGRADED", [], [Todo(step)])
 
 
 @outcome("reader_up")

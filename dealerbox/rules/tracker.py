@@ -19,6 +19,11 @@ STREET_CARDS = {"flop": 3, "turn": 1, "river": 1}
 #: The betting round that must be done before a street may be dealt.
 ROUND_BEFORE = {"flop": "preflop", "turn": "flop", "river": "turn"}
 NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river"}
+#: Seconds a card seen on the board before the shoe reported it waits for that
+#: late read (timing noise) before the box judges it a card the shoe never gave.
+LATE_READ_S = 1.0
+#: Key prefix of a card that left the stub unread: it holds the card's place.
+UNREAD_PREFIX = "unread:"
 
 
 @dataclass(slots=True)
@@ -36,11 +41,23 @@ class Street:
     voided: list = field(default_factory=list)
     settled: bool = False   # a premature judgment was made; later cards are the corrected deal
     episode: object = None  # the correction of the premature deal, while it is open
+    #: How many cards were drawn for the street when its first board card was laid down.
+    drawn_at_first_card: int | None = None
 
     @property
     def n(self) -> int:
         """How many board cards the street has."""
         return STREET_CARDS[self.name]
+
+
+@dataclass(slots=True)
+class UnreadCard:
+    """A card that left the stub unread: its key (``unread:N`` until the card is known),
+    the step that named its place, and the information shown for it."""
+
+    key: str
+    step: object
+    correction: object = None
 
 
 @dataclass(slots=True)
@@ -57,7 +74,7 @@ class HandTracker:
     :param joker_keys: keys of the active deck's joker tags (``joker:UID``).
     """
 
-    def __init__(self, players: int, hole: int, seats=None, joker_keys=()):
+    def __init__(self, players: int, hole: int, seats=None, joker_keys=(), mouth_sensor: bool = False):
         self.where: dict[str, str] = dict.fromkeys(DECK_52, "stub")
         for key in joker_keys:
             self.where[key] = "stub"
@@ -81,6 +98,28 @@ class HandTracker:
         self.seat_cards: dict[int, set[str]] = {}
         self.seat_deadline: float | None = None
         self.unknown: set[str] = set()
+        #: The table counts every card at the shoe's mouth: a missed read always shows.
+        self.mouth_sensor = mouth_sensor
+        #: Cards that left the stub unread, in the order the box learned of them.
+        self.unread: list[UnreadCard] = []
+        #: Cards seen on the board while still in the stub, waiting for a late shoe read.
+        self.held: dict[str, float] = {}
+        #: A double burn judged only once a spread street's last card had time to land: (street, deadline).
+        self.double_burn_wait: tuple[str, float] | None = None
+
+    def new_unread(self) -> str:
+        """A key for a card that left the stub unread; it is in the stub until drawn."""
+        key = f"{UNREAD_PREFIX}{sum(1 for k in self.where if k.startswith(UNREAD_PREFIX)) + 1}"
+        self.where[key] = "stub"
+        return key
+
+    def deadline(self) -> float | None:
+        """The earliest time at which a waiting judgment is due, or None."""
+        times = [t for t in (self.extra_deadline, self.seat_deadline) if t is not None]
+        times += self.held.values()
+        if self.double_burn_wait is not None:
+            times.append(self.double_burn_wait[1])
+        return min(times) if times else None
 
     # ------------------------------------------------------------ the deal
     def seat_for(self, index: int) -> int:
@@ -118,6 +157,21 @@ class HandTracker:
                 return st
         return None
 
+    def unread_board_draw(self, st: Street | None) -> str | None:
+        """The unread draw of *st*, still in hand, that must be a board card (after the burn, if one was due)."""
+        if st is None:
+            return None
+        unread = [k for k in st.drawn + st.voided if k.startswith(UNREAD_PREFIX) and self.where.get(k) == "hand"]
+        burn = st.drawn[:1] if st.burn_due and not st.burns else []
+        rest = [k for k in unread if k not in burn]
+        return (rest or unread or [None])[0]
+
+    def board_card_due(self, phase: str) -> bool:
+        """A card for the street being dealt is due on the board: its burn is out, or none was due."""
+        st = self.drawing_street(phase)
+        return (st is not None and not st.complete and len(self.on_board(st.board)) < st.n
+                and bool(st.drawn or st.burns or not st.burn_due))
+
     def on_board(self, cards) -> list:
         """Those of *cards* that lie on the board now."""
         return [c for c in cards if self.where.get(c) == "board"]
@@ -145,6 +199,8 @@ class Seen:
     event: Event
     kind: str | None = None
     key: str = ""
+    #: The card left the stub unread (its key may be learned: the card a correction expected).
+    unread: bool = False
 
     @property
     def shown(self) -> str:
@@ -153,8 +209,10 @@ class Seen:
 
 
 def shown(key: str) -> str:
-    """A card key as decisions spell it (jokers are all ``joker``)."""
-    return JOKER if key.startswith("joker:") else key
+    """A card key as decisions spell it (jokers are all ``joker``, unread cards ``?``)."""
+    if key.startswith("joker:"):
+        return JOKER
+    return "?" if key.startswith(UNREAD_PREFIX) else key
 
 
 def identify(e: Event, registry, active: str, joker_keys, where) -> tuple[str, str]:
