@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .tracker import UNREAD_PREFIX
+
 PHASES = ("idle", "deal", "preflop", "flop", "turn", "river", "showdown", "over", "halted")
 ANY = PHASES
 PLAYING = ("deal", "preflop", "flop", "turn", "river", "showdown")
@@ -90,6 +92,9 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("shoe", PLAYING, ("is_unknown",), "ask_floor_unknown", "UNKNOWN_TAG", goes_on=True),
     _r("shoe", PLAYING, ("held_on_board",), "late_read", *_BOARD_RULINGS),
     _r("shoe", PLAYING, ("is_unread", "card_expected"), "unread_is_expected_card", goes_on=True),
+    _r("shoe", PLAYING, ("is_card", "in_stub", "unread_card_expected"), "unread_card_read", goes_on=True),
+    _r("shoe", ("flop",), ("not mouth_sensor", "last_hole_card_again"), "short_deal_found", "UNREAD_CARD",
+       goes_on=True),
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out", "correction_open"), "reshuffled_in_by_mistake",
        "WRONG_CORRECTION"),
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out"), "stub_contaminated", "STUB_CONTAMINATION"),
@@ -151,9 +156,9 @@ RULE_BOOK: tuple[Rule, ...] = (
     # -- grace periods run out (checked on every event's time)
     _r("grace.extra", ("preflop",), ("not flop_card_on_board",), "extra_cards_misdeal", "EXTRA_CARDS"),
     _r("grace.seats", ANY, (), "check_seat_counts", "SEAT_ERROR"),
-    _r("grace.held", PLAYING, ("mouth_sensor",), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
-    _r("grace.held", PLAYING, ("board_card_due",), "held_is_unread_card", "UNREAD_CARD", *_BOARD_RULINGS),
-    _r("grace.held", PLAYING, (), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
+    _r("grace.held", PLAYING, ("mouth_sensor",), "held_not_from_shoe", "BOARD_NOT_FROM_SHOE"),
+    _r("grace.held", PLAYING, (), "held_is_unread_card", "UNREAD_CARD", *_BOARD_RULINGS),
+    _r("grace.held", NOT_PLAYING, (), "forget_held"),
     _r("grace.double_burn", PLAYING, (), "double_burn_after_spread", "DOUBLE_BURN"),
 )
 
@@ -197,6 +202,8 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: seen.unread),
     ("card_expected", "a correction said which card comes out next",
      lambda eng, seen: bool(eng.hand.expect_next)),
+    ("unread_card_expected", "a correction expects a card back out of the stub that left it unread",
+     lambda eng, seen: bool(eng.hand.expect_next) and eng.hand.expect_next[0].startswith(UNREAD_PREFIX)),
     ("held", "the card lies on the board, waiting for its late shoe read",
      lambda eng, seen: seen.key in eng.hand.held),
     ("held_on_board", "the card was seen on the board before its shoe read",
@@ -207,10 +214,13 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: eng.hand.mouth_sensor),
     ("unread_draw_open", "a card of the street being dealt left the stub unread and is still to be placed",
      lambda eng, seen: eng.hand.unread_board_draw(eng.hand.drawing_street(eng.phase)) is not None),
-    ("board_card_due", "the street being dealt has its burn out (or none due) and wants a board card",
+    ("board_card_due", "the street being dealt wants a board card (its round is done, or a card was drawn for it)",
      lambda eng, seen: eng.hand.board_card_due(eng.phase)),
     ("deal_one_short", "the deal is exactly one hole card short",
-     lambda eng, seen: not eng.hand.owed and len(eng.hand.deal_cards) == eng.hand.deal_target - 1),
+     lambda eng, seen: eng.hand.cards_owed() == 1),
+    ("last_hole_card_again", "the last hole card comes out again as the first card after the first round",
+     lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
+                        and not eng.hand.streets["flop"].drawn)),
     ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
      lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done and c.born != eng.seq
                            for c in eng.corrections)),

@@ -159,9 +159,10 @@ class HandEngine:
         if hand.seat_deadline is not None and t >= hand.seat_deadline:
             hand.seat_deadline = None
             run(_INDEX, "grace.seats", self, None)
-        for key, due in list(hand.held.items()):
-            if t >= due and self.hand is hand and key in hand.held:
-                del hand.held[key]
+        # A round called done or a hand over settles the cards still waiting for their read.
+        settle = event.ev == "button" and event.name in ("round_done", "premature", "hand_over")
+        for key, (due, _) in list(hand.held.items()):
+            if (settle or t >= due) and self.hand is hand and key in hand.held:
                 run(_INDEX, "grace.held", self, Seen(event, "card", key))
         wait = hand.double_burn_wait
         if wait is not None and (t >= wait[1] or event.ev == "shoe" or event.name == "round_done"):

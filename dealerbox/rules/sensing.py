@@ -6,14 +6,14 @@ for it and never calls the floor.
 
 from __future__ import annotations
 
-from .board import board_card, street_progress
+from .board import board_card, not_from_shoe, street_progress
 from .book import outcome
 from .buttons import next_round
-from .dealing import extra_or_early_burn, street_draw, take_from_stub
+from .dealing import deal_card, extra_or_early_burn, take_from_stub
 from .decisions import Step
 from .procedures import correct, inform, procedure
 from .corrections import Todo
-from .tracker import LATE_READ_S, UNREAD_PREFIX, UnreadCard
+from .tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
 
 
 def _record(eng, key: str, step: Step) -> None:
@@ -61,60 +61,66 @@ def note_unread(eng, seen) -> None:
 @outcome("late_read")
 def late_read(eng, seen) -> None:
     """The shoe read of a card already seen on the board came late: one card, judged now."""
-    hand = eng.hand
-    del hand.held[seen.key]
+    _, street = eng.hand.held.pop(seen.key)
     take_from_stub(eng, seen)
-    _draw_for_street(eng, seen)
+    _draw_for(eng, street, seen)
     board_card(eng, seen)
 
 
-def _draw_for_street(eng, seen) -> None:
+def _draw_for(eng, street: str, seen) -> None:
+    """The card was drawn for *street* (the one that wanted a board card when it was seen)."""
     hand = eng.hand
-    if eng.phase == "preflop" and hand.rounds_done == 0 and not hand.streets["flop"].settled:
+    if street == "flop" and eng.phase == "preflop" and hand.rounds_done == 0 and not hand.streets["flop"].settled:
         extra_or_early_burn(eng, seen)
     else:
-        street_draw(eng, seen)
+        hand.streets[street].drawn.append(seen.key)
 
 
 # ---------------------------------------------------------------- board
 @outcome("hold_for_late_read")
 def hold_for_late_read(eng, seen) -> None:
     """A card on the board the shoe has not reported while a board card is due: wait for a late read."""
-    eng.hand.held.setdefault(seen.key, eng.t + LATE_READ_S)
+    hand = eng.hand
+    if seen.key not in hand.held:
+        hand.held[seen.key] = (eng.t + LATE_READ_S, hand.drawing_street(eng.phase).name)
 
 
 @outcome("unread_card_shown")
 def unread_card_shown(eng, seen) -> None:
     """The card of an unread draw reached the board: now the box knows which card it was."""
-    hand, key = eng.hand, seen.key
-    st = hand.drawing_street(eng.phase)
-    placeholder = hand.unread_board_draw(st)
-    for lst in (st.drawn, st.voided):
-        if placeholder in lst:
-            lst[lst.index(placeholder)] = key
-    del hand.where[placeholder]
-    hand.where[key] = "hand"
-    for record in hand.unread:
-        if record.key == placeholder:
-            record.key = key
-            record.correction.cards = (key,)
+    hand = eng.hand
+    hand.learn(hand.unread_board_draw(hand.drawing_street(eng.phase)), seen.key)
     board_card(eng, seen)
+
+
+@outcome("unread_card_read")
+def unread_card_read(eng, seen) -> None:
+    """A correction expects an unread card back out of the stub, and an untracked card comes:
+    it is that card, now read."""
+    eng.hand.learn(eng.hand.expect_next[0], seen.key)
 
 
 @outcome("forget_held")
 def forget_held(eng, seen) -> None:
-    """The card left the board before its shoe read came: it only passed by."""
-    del eng.hand.held[seen.key]
+    """The card left the board before its shoe read came (it only passed by), or the hand ended."""
+    eng.hand.held.pop(seen.key, None)
+
+
+@outcome("held_not_from_shoe")
+def held_not_from_shoe(eng, seen) -> None:
+    """With a mouth sensor a missed read always shows: no read came, the card is not from the shoe."""
+    eng.hand.held.pop(seen.key)
+    not_from_shoe(eng, seen)
 
 
 @outcome("held_is_unread_card")
 def held_is_unread_card(eng, seen) -> None:
     """No mouth sensor: the shoe missed the card's read; it is the board card that was due."""
     hand = eng.hand
-    st = hand.drawing_street(eng.phase)
-    _record(eng, seen.key, Step("unread.board_card", (("street", st.name),)))
+    _, street = hand.held.pop(seen.key)
+    _record(eng, seen.key, Step("unread.board_card", (("street", street),)))
     hand.where[seen.key] = "hand"
-    _draw_for_street(eng, seen)
+    _draw_for(eng, street, seen)
     board_card(eng, seen)
 
 
@@ -133,14 +139,23 @@ def _short_deal_answered(eng, e) -> bool:
 def _short_deal_settled(eng) -> None:
     """Every seat has its cards (``ack``: a hole card was not read), or the short seat got its
     card; either way the round the dealer called done is done."""
-    hand = eng.hand
     if eng.phase == "deal":
-        key = hand.new_unread()
-        hand.where[key] = f"seat{hand.next_deal_seat()}"
-        hand.deal_cards.append(key)
-        eng.deal_done()
+        key = eng.hand.new_unread()
+        deal_card(eng, Seen(None, "unread", key, unread=True))
         _record(eng, key, Step("unread.some_hole_card"))
     next_round(eng, None)
+
+
+@outcome("short_deal_found")
+def short_deal_found(eng, seen) -> None:
+    """No mouth sensor: the last hole card comes out again first after the round. It was an
+    extra card put back on top; the deal was one short because a hole card was not read."""
+    hand, key = eng.hand, seen.key
+    unread = hand.new_unread()
+    hand.where[unread] = hand.where[key]
+    hand.deal_cards[-1] = unread
+    hand.where[key] = "stub"
+    _record(eng, unread, Step("unread.some_hole_card"))
 
 
 @outcome("short_deal")

@@ -102,8 +102,9 @@ class HandTracker:
         self.mouth_sensor = mouth_sensor
         #: Cards that left the stub unread, in the order the box learned of them.
         self.unread: list[UnreadCard] = []
-        #: Cards seen on the board while still in the stub, waiting for a late shoe read.
-        self.held: dict[str, float] = {}
+        #: Cards seen on the board while still in the stub, waiting for a late shoe read:
+        #: key -> (deadline, the street that wanted a board card then).
+        self.held: dict[str, tuple[float, str]] = {}
         #: A double burn judged only once a spread street's last card had time to land: (street, deadline).
         self.double_burn_wait: tuple[str, float] | None = None
 
@@ -113,10 +114,26 @@ class HandTracker:
         self.where[key] = "stub"
         return key
 
+    def learn(self, placeholder: str, key: str) -> None:
+        """The unread card *placeholder* turns out to be *key* (still in the stub by tracking)."""
+        self.where[key] = self.where.pop(placeholder)
+        for lst in [self.deal_cards, self.expect_next] + [getattr(st, name) for st in self.streets.values()
+                                                          for name in ("drawn", "voided", "board", "burns")]:
+            if placeholder in lst:
+                lst[lst.index(placeholder)] = key
+        for group in (self.returning, self.excluded):
+            if placeholder in group:
+                group.discard(placeholder)
+                group.add(key)
+        for record in self.unread:
+            if record.key == placeholder:
+                record.key = key
+                record.correction.cards = (key,)
+
     def deadline(self) -> float | None:
         """The earliest time at which a waiting judgment is due, or None."""
         times = [t for t in (self.extra_deadline, self.seat_deadline) if t is not None]
-        times += self.held.values()
+        times += [due for due, _ in self.held.values()]
         if self.double_burn_wait is not None:
             times.append(self.double_burn_wait[1])
         return min(times) if times else None
@@ -132,6 +149,10 @@ class HandTracker:
         if i < self.deal_target:
             return self.seat_for(i)
         return self.owed[0] if self.owed else None
+
+    def cards_owed(self) -> int:
+        """How many hole cards the deal still owes."""
+        return max(0, self.deal_target - len(self.deal_cards)) + len(self.owed)
 
     def seat_of(self, key: str) -> int:
         """The deal-order seat holding *key* (the card must be at a seat)."""
@@ -167,10 +188,11 @@ class HandTracker:
         return (rest or unread or [None])[0]
 
     def board_card_due(self, phase: str) -> bool:
-        """A card for the street being dealt is due on the board: its burn is out, or none was due."""
+        """A card of the street being dealt is due on the board: its round is done, or a card was
+        already drawn for it (a premature street)."""
         st = self.drawing_street(phase)
         return (st is not None and not st.complete and len(self.on_board(st.board)) < st.n
-                and bool(st.drawn or st.burns or not st.burn_due))
+                and (phase == st.name or bool(st.drawn)))
 
     def on_board(self, cards) -> list:
         """Those of *cards* that lie on the board now."""

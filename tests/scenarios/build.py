@@ -35,6 +35,18 @@ def rest_of_hand(s: HandScript, *, flop_burn=True, turn_burn=True, river_burn=Tr
     s.round_done().hand_over().expect(verdict="ok", phase="over")
 
 
+def unread(s: HandScript) -> str:
+    """A card leaves the stub and the mouth sensor counts it, but no tag read comes."""
+    card = s.stub.pop(0)
+    s.emit("shoe", unread=True)
+    return card
+
+
+def unseen(s: HandScript) -> str:
+    """A card leaves the stub unread, and no mouth sensor counts it: no event at all."""
+    return s.stub.pop(0)
+
+
 # -- clean hands: nothing may be raised --------------------------------------------
 for players in range(2, 11):
     for spread in (False, True):
@@ -677,12 +689,21 @@ def _(s):
     s.tick(1.0).expect(verdict="floor", irregularity="BOARD_NOT_FROM_SHOE", cards=[c])
 
 
-@scenario("board_not_from_shoe_before_the_burn", ["BOARD_NOT_FROM_SHOE"])
+@scenario("board_not_from_shoe_during_the_deal", ["BOARD_NOT_FROM_SHOE"])
 def _(s):
-    # No mouth sensor, but no board card is due yet (nothing drawn for the flop): no missed read explains it.
-    s.new_hand(3).deal().round_done()
+    # No mouth sensor, but no board card is due during the deal: no missed read explains it.
+    s.new_hand(3).deal(4)
     c = s.stub[5]
     s.on(c).expect(verdict="floor", irregularity="BOARD_NOT_FROM_SHOE", cards=[c])
+
+
+@scenario("unread_turn_card_and_no_burn", ["MISSED_BURN"])
+def _(s):
+    # No mouth sensor: the turn appears on the board unread and nothing was burned. The
+    # missed read explains the card; the missing burn is still a missed burn.
+    s.new_hand(3).deal().round_done().flop().round_done()
+    c = unseen(s)
+    s.on(c).tick(1.0).expect(verdict="correct", irregularity="MISSED_BURN", cards=[c])
 
 
 @scenario("board_not_from_shoe_hole_card_on_board", ["BOARD_NOT_FROM_SHOE"])
@@ -769,18 +790,6 @@ def _(s):
 
 
 # -- sensing faults (RULES.md): a read the radio missed is no dealing error ------------
-
-def unread(s: HandScript) -> str:
-    """A card leaves the stub and the mouth sensor counts it, but no tag read comes."""
-    card = s.stub.pop(0)
-    s.emit("shoe", unread=True)
-    return card
-
-
-def unseen(s: HandScript) -> str:
-    """A card leaves the stub unread, and no mouth sensor counts it: no event at all."""
-    return s.stub.pop(0)
-
 
 @scenario("unread_hole_card_mouth_sensor", ["UNREAD_CARD"])
 def _(s):
