@@ -92,7 +92,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("shoe", PLAYING, ("is_unknown",), "ask_floor_unknown", "UNKNOWN_TAG", goes_on=True),
     _r("shoe", PLAYING, ("held_on_board",), "late_read", *_BOARD_RULINGS),
     _r("shoe", PLAYING, ("is_unread", "card_expected"), "unread_is_expected_card", goes_on=True),
-    _r("shoe", PLAYING, ("is_card", "in_stub", "unread_card_expected"), "unread_card_read", goes_on=True),
+    _r("shoe", PLAYING, ("unread_card_expected", "is_card", "in_stub"), "unread_card_read", goes_on=True),
     _r("shoe", ("flop",), ("not mouth_sensor", "last_hole_card_again"), "short_deal_found", "UNREAD_CARD",
        goes_on=True),
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out", "correction_open"), "reshuffled_in_by_mistake",

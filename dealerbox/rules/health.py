@@ -21,17 +21,19 @@ class ReaderHealth:
 
     def __init__(self):
         self.draws: deque[bool] = deque()
+        self.unread = 0  # how many of self.draws were unread
         self.faults: dict[str, deque[float]] = {}
         self.degraded: set[str] = set()
 
     def draw(self, unread: bool, max_share: float, recent: int) -> bool:
         """A card left the shoe, read or *unread*; True when the shoe reader just became degraded."""
         self.draws.append(unread)
+        self.unread += unread
         while len(self.draws) > recent:
-            self.draws.popleft()
+            self.unread -= self.draws.popleft()
         if len(self.draws) < recent:
             return False
-        bad = sum(self.draws) > max_share * recent
+        bad = self.unread > max_share * recent
         return self._crossed("shoe", bad)
 
     def fault(self, reader: str, t: float) -> bool:
