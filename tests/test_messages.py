@@ -19,7 +19,6 @@ WORST = {
     "seat": 10,
     "street": "river",
     "streets": ("turn", "river"),
-    "reader": "seat10",
 }
 RULES_SOURCES = (MESSAGES_DIR.parent.parent / "dealerbox" / "rules").glob("*.py")
 ENGINE_KEYS = {key for path in RULES_SOURCES for key in re.findall(r'Step\(\s*"([a-z_0-9.]+)"', path.read_text())}

@@ -31,6 +31,10 @@ def _phases(phases) -> str:
     return ", ".join(phases)
 
 
+def _first_source(sources: str) -> str:
+    return sources.split(";")[0].strip()
+
+
 def _first_line(fn) -> str:
     return (fn.__doc__ or "").strip().split("\n")[0]
 
@@ -43,10 +47,11 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     for rule in RULE_BOOK:
         if rule.trigger != trigger:
             trigger = rule.trigger
-            out += ["", f"## `{trigger}`", "", "| phases | guards | outcome | may raise |", "| --- | --- | --- | --- |"]
+            head = f"| phases | guards | outcome | may raise (RULES.md id, first source in {loaded[0].name}) |"
+            out += ["", f"## `{trigger}`", "", head, "| --- | --- | --- | --- |"]
         guards = ", ".join(f"`{g}`" for g in rule.guards) or "-"
         what = f"`{rule.outcome}`" + (" (goes on)" if rule.goes_on else "")
-        raises = ", ".join(f"`{r}`" for r in rule.raises) or "-"
+        raises = ", ".join(f"`{r}` ({_first_source(loaded[0][r].sources)})" for r in rule.raises) or "-"
         out.append(f"| {_phases(rule.phases)} | {guards} | {what} | {raises} |")
     used_guards = sorted({g.removeprefix("not ") for r in RULE_BOOK for g in r.guards})
     out += ["", "## Guards", "", "| guard | holds when |", "| --- | --- |"]

@@ -196,7 +196,7 @@ def reader_down(eng, seen) -> None:
     reader = seen.event.reader
     eng.faulted_readers.add(reader)
     if eng.health.fault(reader, eng.t):
-        _reader_notice(eng, Step("reader.faults_often", (("reader", reader),)))
+        _reader_notice(eng, Step("reader.faults_often"))
 
 
 # ---------------------------------------------------------------- after the hand
