@@ -5,10 +5,14 @@ from __future__ import annotations
 from .board import premature, street_progress
 from .book import outcome
 from .corrections import Correction, Todo
-from .dealing import check_seat_counts
+from .dealing import check_seat_counts, raise_for_card
 from .decisions import Step
 from .procedures import correct, late
 from .tracker import STREETS
+
+
+raise_for_card("misdeal_exposed_twice", "EXPOSED_TWICE", "Two exposed cards in one deal (002 r35A-1).")
+raise_for_card("misdeal_boxed_twice", "BOXED_TWICE", "Two boxed cards in one deal.")
 
 
 @outcome("end_hand")
@@ -61,12 +65,6 @@ def late_error(eng, seen) -> None:
     late(eng, "EXPOSED_DEAL" if seen.event.name == "exposed" else "BOXED_CARD", [seen.shown])
 
 
-@outcome("misdeal_exposed_twice")
-def misdeal_exposed_twice(eng, seen) -> None:
-    """Two exposed cards in one deal (002 r35A-1)."""
-    correct(eng, "EXPOSED_TWICE", [seen.shown])
-
-
 @outcome("misdeal_exposed_early")
 def misdeal_exposed_early(eng, seen) -> None:
     """One of the first two cards exposed (002 r35A-1)."""
@@ -86,12 +84,6 @@ def exposed_is_burn(eng, seen) -> None:
     hand.streets["flop"].burn_due = False
     hand.where[key] = "burn"
     correct(eng, "EXPOSED_DEAL", [seen.shown], seat=seat)
-
-
-@outcome("misdeal_boxed_twice")
-def misdeal_boxed_twice(eng, seen) -> None:
-    """Two boxed cards in one deal."""
-    correct(eng, "BOXED_TWICE", [seen.shown])
 
 
 @outcome("boxed_hole_card")

@@ -11,6 +11,18 @@ from .procedures import correct, late
 from .tracker import ROUND_BEFORE
 
 
+def raise_for_card(name: str, rid: str, doc: str) -> None:
+    """Register outcome *name*: raise *rid* for the event's card (its correction is the profile's)."""
+    def act(eng, seen) -> None:
+        correct(eng, rid, [seen.shown])
+    act.__doc__ = doc
+    outcome(name)(act)
+
+
+raise_for_card("void_foreign", "FOREIGN_CARD", "A card of another registered deck is in play (001 r3).")
+raise_for_card("duplicate", "DUPLICATE_CARD", "A card out of the shoe that was not in the stub: a cloned tag (001 r4).")
+
+
 # ---------------------------------------------------------------- before the rules
 @outcome("remember_draw")
 def remember_draw(eng, seen) -> None:
@@ -45,12 +57,6 @@ def rabbit_hunt(eng, seen) -> None:
     correct(eng, "RABBIT_HUNT", [seen.shown])
 
 
-@outcome("void_foreign")
-def void_foreign(eng, seen) -> None:
-    """A card of another registered deck is in play (001 r3)."""
-    correct(eng, "FOREIGN_CARD", [seen.shown])
-
-
 @outcome("ask_floor_unknown")
 def ask_floor_unknown(eng, seen) -> None:
     """A tag of no registered deck: the floor is asked once per tag."""
@@ -72,12 +78,6 @@ def stub_contaminated(eng, seen) -> None:
     """002 OP4: a burned, mucked or board card came back out of a reshuffled stub."""
     eng.hand.excluded.discard(seen.key)
     correct(eng, "STUB_CONTAMINATION", [seen.shown])
-
-
-@outcome("duplicate")
-def duplicate(eng, seen) -> None:
-    """A card out of the shoe that was not in the stub: a cloned tag (001 r4)."""
-    correct(eng, "DUPLICATE_CARD", [seen.shown])
 
 
 @outcome("wrong_card_drawn")
