@@ -34,9 +34,11 @@ class DeckReport:
 
     @property
     def fit_for_play(self) -> bool:
+        """Nothing missing, doubled, foreign or unknown."""
         return not (self.missing or self.duplicates or self.foreign or self.unknown)
 
     def to_dict(self) -> dict:
+        """The report as a JSON object."""
         return {
             "deck": self.deck, "seen": self.seen, "fit_for_play": self.fit_for_play,
             "missing": self.missing, "duplicates": self.duplicates,

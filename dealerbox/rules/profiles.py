@@ -84,6 +84,7 @@ class Profile:
 
 
 def available_profiles() -> list[str]:
+    """The names of the shipped profiles."""
     return sorted(p.stem for p in RULES_DIR.glob("*.toml"))
 
 
