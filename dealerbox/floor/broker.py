@@ -19,11 +19,12 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..resources import data_dir
 from . import FloorError
 
 __all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "free_port", "make_pki"]
 
-FLOOR_CONFIG_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "floor"
+FLOOR_CONFIG_DIR = data_dir("floor")
 MAKE_CA = FLOOR_CONFIG_DIR / "make-ca.sh"
 SHIPPED_CONF = FLOOR_CONFIG_DIR / "mosquitto.conf"
 SHIPPED_ACL = FLOOR_CONFIG_DIR / "acl"
