@@ -541,7 +541,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("floor", help="floor reporting over MQTT v5 (docs/FLOOR.md)")
     fsub = sp.add_subparsers(dest="floor_command", required=True)
     fp = fsub.add_parser("collect", help="the floor's collector: commit every table's journal, serve the view")
-    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"))
+    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                    help="the collector's floor.toml (default: %(default)s)")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("publish", help="stream a table's journal to the floor (outside the daemon)")
     fp.add_argument("--config", type=Path, required=True, help="the table config with a [floor] section")
@@ -551,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--url", default="http://127.0.0.1:8080/", help="the collector's web view")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
-    fp.add_argument("--store", type=Path, required=True)
+    fp.add_argument("--store", type=Path, required=True, help="the collector's SQLite store")
     fp.set_defaults(func=cmd_floor)
     return p
 
