@@ -49,10 +49,11 @@ tags do (IDLE, READY1/2/3, ACTIVE, HALT, and READY*/ACTIVE* of a tag woken from 
 REQA, WUPA (ATQA), anticollision at each cascade level with partial-bit frames,
 SELECT (SAK, CRC_A checked), HLTA. With ``strict`` (the default), any frame a tag
 does not expect in READY or ACTIVE sends it back to IDLE, or to HALT when it was
-woken from HALT (NTAG203 8.2.2-8.2.4, NTAG21x 8.4.2-8.4.4), including a SELECT of
+woken from HALT (NTAG203 8.2.2-8.2.3, NTAG213F/216F 8.4.4), including a SELECT of
 another tag's UID; ``strict=False`` keeps the old, kinder tags that stay READY then.
 A tag answers only ``power_up_us`` after it enters a powered field (ISO 14443-3
-section 5 allows a PICC up to 5 ms; the default is 1 ms). Per tag: ``loss`` (the tag
+section 5 allows a PICC up to 5 ms; the default is 1 ms when the chip follows a
+clock, see :class:`RC522Emulator`). Per tag: ``loss`` (the tag
 misses a reader frame), ``garble`` (its answer arrives with a parity error, or a bad
 start of frame: ParityErr / ProtocolErr) and ``collide`` (its answer is hit by
 interference at a random bit: CollErr). Several tags answering at once are combined
@@ -232,7 +233,7 @@ class SimulatedTag:
         self.state, self.woken, self.level = IDLE, False, 1
 
     def _fall_back(self) -> None:
-        # NTAG203 8.2.2-8.2.4 / NTAG21x 8.4.2-8.4.4: data a tag does not expect in
+        # NTAG203 8.2.2-8.2.3 / NTAG213F/216F 8.4.4: data a tag does not expect in
         # READY1/2 or ACTIVE is an error; it returns to IDLE, or to HALT when WUPA
         # had woken it from HALT.
         self.state = HALT if self.woken else IDLE
@@ -252,7 +253,7 @@ class SimulatedTag:
                 self._fall_back()
             return None
         if self.state in (IDLE, HALT):
-            return None  # NTAG203 8.2.1, 8.2.5: anything but REQA/WUPA leaves IDLE/HALT unchanged
+            return None  # NTAG203 8.2.1, NTAG213F/216F 8.4.6: anything else leaves IDLE/HALT unchanged
         if nbits == 32 and len(data) == 4 and data[0] == HLTA and data[1] == 0 and crc_a(data[:2]) == data[2:]:
             if self.state == ACTIVE:
                 self.state, self.level = HALT, 1
@@ -350,14 +351,17 @@ class RC522Emulator:
     per-frame loss given to tags placed without their own; *dropout* is the older
     per-wake fault: a tag misses a REQA/WUPA and everything up to the next one.
     *seed* makes the faults reproducible. *power_up_us* is the default delay of
-    tags placed. *reset_line*, when given, is a callable returning the NRSTPD pin
+    tags placed; left None it is :data:`POWER_UP_US` when the chip follows a
+    *clock* and 0 when it does not: without a clock the host's idle time between
+    polls is invisible to the chip, and a delay counted in bus time alone would
+    last 20 to 30 times longer than it should at a 10 ms poll period. *reset_line*, when given, is a callable returning the NRSTPD pin
     level: while it is low the chip is powered down, answers 0x00 and forgets its
     registers. *clock* and *pace*: see the module docstring.
     """
 
     def __init__(self, bus: int = 0, device: int = 0, *, host: HostBus = PI4, transfer_us: float | None = None,
                  strict: bool = True, loss: float = 0.0, dropout: float = 0.0, seed: int = 0,
-                 power_up_us: float = POWER_UP_US, reset_line=None, history: int = 1000,
+                 power_up_us: float | None = None, reset_line=None, history: int = 1000,
                  clock=None, pace: bool = False):
         for name, p in (("dropout", dropout), ("loss", loss)):
             if not 0.0 <= p <= 1.0:
@@ -406,13 +410,20 @@ class RC522Emulator:
             tag = uid
         else:
             kwargs.setdefault("loss", self.loss)
-            kwargs.setdefault("power_up_us", self.power_up_us)
+            kwargs.setdefault("power_up_us", self.default_power_up_us)
             tag = make_tag(uid, **kwargs)
         self._follow_clock()
         tag.power_off()
         tag.ready_at_us = self.now_us + tag.power_up_us
         self.field[tag.uid] = tag
         return tag
+
+    @property
+    def default_power_up_us(self) -> float:
+        """The power-up delay of a tag placed without its own (see the class docstring)."""
+        if self.power_up_us is not None:
+            return self.power_up_us
+        return POWER_UP_US if self.clock is not None else 0.0
 
     def remove(self, uid) -> None:
         """Take a tag out of the field (it loses power). Unknown UIDs are ignored."""
