@@ -207,7 +207,7 @@ class SimulatedTag:
     loss: float = 0.0
     garble: float = 0.0
     collide: float = 0.0
-    power_up_us: float = POWER_UP_US
+    power_up_us: float | None = None     # None: the chip's default
     ready_at_us: float = 0.0
 
     @property
@@ -301,7 +301,7 @@ class SimulatedTag:
 
 def make_tag(uid, *, sak: int | None = None, atqa=None, corrupt_bcc: bool = False,
              corrupt_crc: bool = False, loss: float = 0.0, garble: float = 0.0, collide: float = 0.0,
-             power_up_us: float = POWER_UP_US) -> SimulatedTag:
+             power_up_us: float | None = None) -> SimulatedTag:
     """A tag with a 4-, 7- or 10-byte *uid* (bytes or hex) and typical ATQA/SAK for its size."""
     raw = bytes.fromhex(uid) if isinstance(uid, str) else bytes(uid)
     if len(raw) not in (4, 7, 10):
@@ -309,7 +309,7 @@ def make_tag(uid, *, sak: int | None = None, atqa=None, corrupt_bcc: bool = Fals
     for name, p in (("loss", loss), ("garble", garble), ("collide", collide)):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{name} is a probability between 0 and 1, not {p!r}")
-    if power_up_us < 0:
+    if power_up_us is not None and power_up_us < 0:
         raise ValueError(f"power_up_us must not be negative, not {power_up_us!r}")
     size_bits = {4: 0, 7: 1, 10: 2}[len(raw)]
     if atqa is None:
@@ -410,11 +410,10 @@ class RC522Emulator:
             tag = uid
         else:
             kwargs.setdefault("loss", self.loss)
-            kwargs.setdefault("power_up_us", self.default_power_up_us)
             tag = make_tag(uid, **kwargs)
         self._follow_clock()
         tag.power_off()
-        tag.ready_at_us = self.now_us + tag.power_up_us
+        tag.ready_at_us = self.now_us + self._power_up_of(tag)
         self.field[tag.uid] = tag
         return tag
 
@@ -588,10 +587,13 @@ class RC522Emulator:
         for tag in self.field.values():
             tag.power_off()
 
+    def _power_up_of(self, tag: SimulatedTag) -> float:
+        return tag.power_up_us if tag.power_up_us is not None else self.default_power_up_us
+
     def _power_on_field(self) -> None:
         for tag in self.field.values():
             tag.power_off()
-            tag.ready_at_us = self.now_us + tag.power_up_us
+            tag.ready_at_us = self.now_us + self._power_up_of(tag)
 
     def _timer_period_us(self) -> float:
         prescaler = ((self.regs[T_MODE] & 0x0F) << 8) | self.regs[T_PRESCALER]

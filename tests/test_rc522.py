@@ -296,7 +296,7 @@ def test_second_cascade_level_is_really_used(reader, chip):
     chip.place(UID7)
     reader.poll()
     frames = [h[0] for h in chip.history]
-    assert frames == ["WUPA", "ANTICOLL CL1", "SELECT CL1", "ANTICOLL CL2", "SELECT CL2", "HLTA"]
+    assert frames == ["WUPA", "ANTICOLL CL1", "SELECT CL1", "ANTICOLL CL2", "SELECT CL2", "HLTA", "REQA"]
     chip.reset_counters()
     reader.poll()
     # known: checked halted, with WUPA + SELECT at both levels; then REQA for new cards
@@ -324,8 +324,7 @@ def test_inventory_of_colliding_tags_is_complete(reader, chip, count):
     placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h", "Qc")[:count]}
     for uid in placed:
         chip.place(uid)
-    found = [uids(reader.poll()) for _ in range(count)]   # one new card per poll
-    assert found[-1] == placed and [len(f) for f in found] == list(range(1, count + 1))
+    assert uids(reader.poll()) == placed              # cards laid down together come together
     assert reader.counters["collisions"] >= count - 1
     assert uids(reader.poll()) == placed
 
@@ -352,6 +351,26 @@ def test_more_tags_than_max_keeps_every_known_card(chip):
             assert set(board) <= seen and len(seen) <= 6
             assert chip.transfers < 400
         assert reader.counters["too_many_tags"] >= 1
+
+
+def test_a_steady_poll_checks_each_known_card_and_sends_one_reqa(reader, chip):
+    placed = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c")]
+    for uid in placed:
+        chip.place(uid)
+    reader.poll()
+    reader.poll()
+    chip.reset_counters()
+    assert uids(reader.poll()) == set(placed)
+    assert [h[0] for h in chip.history] == ["WUPA", "SELECT CL1", "SELECT CL2"] * 3 + ["REQA"]
+    assert all(chip.tag(uid).state == sim.HALT for uid in placed)
+
+
+def test_new_cards_per_poll_are_bounded(chip):
+    placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")}
+    for uid in placed:
+        chip.place(uid)
+    with RC522Reader("board", new_per_poll=2) as reader:
+        assert [len(uids(reader.poll())) for _ in range(3)] == [2, 4, 5]
 
 
 def test_default_max_tags_covers_a_board_and_a_sweep(reader, chip):

@@ -347,7 +347,8 @@ def test_the_default_power_up_delay_needs_a_clock():
     assert RC522Emulator(clock=lambda: 0.0).default_power_up_us == sim.POWER_UP_US
     chip = RC522Emulator()
     sim.charge_bus_time([chip], clock=lambda: 0.0)
-    assert chip.place(UID4).power_up_us == sim.POWER_UP_US
+    tag = chip.place(UID4)
+    assert tag.power_up_us is None and tag.ready_at_us == chip.now_us + sim.POWER_UP_US
 
 
 # -- faults per tag ------------------------------------------------------------------------------------

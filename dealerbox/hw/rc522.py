@@ -23,9 +23,10 @@ IDLE, or HALT, on any frame they do not expect: NTAG203 8.2.2):
   then SELECT of its UID at every cascade level; the SAK proves it is there. The
   next frame sends it back to HALT. A failed check is retried once after an HLTA.
   A card missing ``forget_after`` polls in a row is forgotten.
-- New cards (powered up in IDLE) answer REQA: one anticollision round per poll
-  resolves one of them, SELECTs and HALTs it. HALTed cards never answer REQA, so an
-  empty REQA means "nothing new". Every ``rewake_every`` polls, and after a card
+- New cards (powered up in IDLE) answer REQA: one anticollision round resolves one
+  of them, SELECTs and HALTs it; rounds repeat (up to ``new_per_poll``) while REQA
+  is answered, so cards laid down together are reported together. HALTed cards
+  never answer REQA, so a steady poll ends with one unanswered REQA. Every ``rewake_every`` polls, and after a card
   was forgotten, the round starts with WUPA instead and steers the anticollision
   away from known UIDs, so a card that was forgotten while still lying there
   comes back.
@@ -596,6 +597,8 @@ class RC522Reader(TagReader):
       already known are always kept.
     - *forget_after*: polls in a row a known card may miss before it is forgotten.
     - *rewake_every*: every this many polls the search for new cards uses WUPA.
+    - *new_per_poll*: most new cards one poll looks for (a round each, ~5 ms for a
+      7-byte UID on a Pi 4); more wait for the next poll.
     - *pin_factory*: a gpiozero pin factory; ``None`` uses gpiozero's default.
     - *spi* (not a config value): an SPI device to use instead of opening
       ``spidev.SpiDev()`` (anything with ``open``, ``xfer2``, ``close``,
@@ -610,19 +613,20 @@ class RC522Reader(TagReader):
     def __init__(self, name: str = "rc522", *, zone: str = "board", bus: int = 0, device: int = 0,
                  reset_pin: int | str | None = 25, spi_hz: int = SPI_HZ, timeout_us: float = TIMEOUT_US,
                  max_tags: int = MAX_TAGS, forget_after: int = 3, rewake_every: int = 20,
-                 pin_factory=None, spi=None):
+                 new_per_poll: int = 6, pin_factory=None, spi=None):
         super().__init__(name)
         if not isinstance(zone, str) or not zone:
             raise ValueError(f"zone must name a zone, not {zone!r}")
         if not 1 <= max_tags <= MAX_TAGS_LIMIT:
             raise ValueError(f"max_tags must be 1..{MAX_TAGS_LIMIT}, not {max_tags!r}")
-        if forget_after < 1 or rewake_every < 1:
-            raise ValueError("forget_after and rewake_every must be at least 1")
+        if forget_after < 1 or rewake_every < 1 or new_per_poll < 1:
+            raise ValueError("forget_after, rewake_every and new_per_poll must be at least 1")
         timer_settings(timeout_us)  # validates
         self.zone, self.bus, self.device = zone, bus, device
         self.max_tags = max_tags
         self.forget_after = forget_after
         self.rewake_every = rewake_every
+        self.new_per_poll = new_per_poll
         self._known: dict[bytes, int] = {}    # UID -> polls missed in a row
         self._polls = 0
         self._rewake = True
@@ -721,8 +725,13 @@ class RC522Reader(TagReader):
             return seen      # WUPA reaches IDLE tags too: nothing new is there either
         wake = self._rewake or self._polls % self.rewake_every == 0
         self._rewake = False
-        uid = chip.discover(wake=wake, avoid=list(self._known) if wake else ())
-        if uid is not None:
+        # Rounds go on while they find tags, so cards laid down together (a flop) are
+        # reported together; an empty field or a known one costs one REQA.
+        for _ in range(self.new_per_poll):
+            uid = chip.discover(wake=wake, avoid=list(self._known) if wake else ())
+            wake = False
+            if uid is None:
+                break
             if uid in self._known:
                 self._known[uid] = 0
                 if uid not in seen:
@@ -733,6 +742,7 @@ class RC522Reader(TagReader):
             else:
                 chip._note("too_many_tags", "more than %d tags in the field; %s not tracked",
                            self.max_tags, uid.hex().upper())
+                break
         return seen
 
     def _close(self) -> None:
