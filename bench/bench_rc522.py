@@ -15,6 +15,8 @@ re-inventoried every card on every poll, on the kinder emulator of the time):
 - ``rc522_spi_per_uid7_read``: one 7-byte NTAG placed, mean over 5 polls (the first
   reads its UID through both cascade levels, the others check it). Goal <= 70;
   baseline 124. ``rc522_spi_first_read_uid7``: the first of those polls alone.
+- ``rc522_spi_per_inventory_3_tags``: two more such tags laid down together (their
+  UIDs collide at level 1), mean over 5 polls. Baseline 462.
 - ``rc522_spi_per_board_poll_5_tags``: five board cards, known, one poll. Goal
   <= 250; baseline 800. ``rc522_pi4_ms_board_poll_5_tags`` / ``..._pi5_...``: its
   time with Pi 4 / Pi 5 bus costs. Goal <= 22 ms on a Pi 4; baseline about 55.
@@ -44,6 +46,7 @@ GOALS = {
     "rc522_spi_per_empty_poll_stock": ("", None, "about 2000"),
     "rc522_spi_per_uid7_read": ("<=", 70, "124"),
     "rc522_spi_first_read_uid7": ("", None, ""),
+    "rc522_spi_per_inventory_3_tags": ("", None, "462"),
     "rc522_spi_per_board_poll_5_tags": ("<=", 250, "800"),
     "rc522_pi4_ms_board_poll_5_tags": ("<=", 22, "about 55"),
     "rc522_pi5_ms_board_poll_5_tags": ("", None, ""),
@@ -131,6 +134,10 @@ def run() -> dict:
         reader.poll()
         chip.place(simulated_uid("A", "Ah"))
         figures["rc522_spi_per_uid7_read"] = _mean_transfers(chip, reader.poll, 5)
+        for card in ("Kd", "7c"):
+            chip.place(simulated_uid("A", card))
+        figures["rc522_spi_per_inventory_3_tags"] = _mean_transfers(chip, reader.poll, 5)
+        assert len(reader.poll()["board"]) == 3, "inventory incomplete"
 
     transfers, pi4_ms, air_ms = board_poll_cost(PI4)
     _, pi5_ms, _ = board_poll_cost(PI5)
