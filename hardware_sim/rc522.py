@@ -483,7 +483,9 @@ class RC522Emulator:
     def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
         if not self._opened:
             raise OSError(errno.EBADF, "Bad file descriptor")
-        return self.transfer(data, speed_hz or self.max_speed_hz)
+        reply = self.transfer(data, speed_hz or self.max_speed_hz)
+        self.pace_host()
+        return reply
 
     # Real py-spidev may release chip select between bytes in xfer(); both drivers use
     # xfer2, so xfer is treated as xfer2 here.
@@ -502,7 +504,14 @@ class RC522Emulator:
             if wall > self.now_us:
                 self.now_us = wall
 
-    def _pace(self) -> None:
+    def pace_host(self) -> None:
+        """With ``pace``: sleep until real time catches up with the chip's clock.
+
+        Called by the SPI entry points after a transfer, outside any lock a
+        thread-safe subclass holds around :meth:`transfer`.
+        """
+        if not self.pace:
+            return
         ahead = self.now_us - self._wall_us()
         if ahead > 200.0:   # sleeping in smaller slices than this costs more than it models
             time.sleep(ahead / 1e6)
@@ -520,11 +529,7 @@ class RC522Emulator:
         byte_us = 8e6 / max(speed_hz or 1_000_000, 1)
         self.bus_us += self.transfer_us + len(data) * byte_us
         self.now_us += self.transfer_us
-        try:
-            return self._transfer_bytes(data, byte_us)
-        finally:
-            if self.pace:
-                self._pace()
+        return self._transfer_bytes(data, byte_us)
 
     def _transfer_bytes(self, data: list[int], byte_us: float) -> list[int]:
         if not self.plugged:
@@ -924,7 +929,9 @@ class _SpiHandle:
     def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
         if self._chip is None:
             raise OSError(errno.EBADF, "Bad file descriptor")
-        return self._chip.transfer(data, speed_hz or self.max_speed_hz)
+        reply = self._chip.transfer(data, speed_hz or self.max_speed_hz)
+        self._chip.pace_host()
+        return reply
 
     xfer = xfer2
 
