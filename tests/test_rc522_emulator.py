@@ -439,3 +439,25 @@ def test_charge_bus_time_paces_transfers_to_a_clock(monkeypatch):
     for _ in range(40):
         dev.xfer2([0x80 | (sim.VERSION << 1), 0])
     assert now[0] - start >= (chip.bus_us - bus_before) / 1e6 - 250e-6
+
+
+def test_charge_bus_time_fits_the_simulated_tables_chips(tmp_path):
+    """The daemon bench charges a Pi 4's bus time on a live table with this one call."""
+    import time
+
+    from dealerbox.rules.registry import simulated_uid
+    from dealerbox.service.config import DEFAULT_CONFIG, load_config
+    from hardware_sim.table import SimulatedTable
+
+    config = load_config(DEFAULT_CONFIG)
+    with SimulatedTable(config) as table:
+        sim.charge_bus_time(table.chips.values(), PI4)
+        board = table.chips["board"]
+        assert board.pace and board.transfer_us == PI4.transfer_us
+        tag = board.place(simulated_uid("A", "Ah"))
+        assert tag.ready_at_us == pytest.approx(board.now_us + sim.POWER_UP_US)
+        board.open(board.bus, board.device)
+        start = time.monotonic()
+        for _ in range(20):
+            r(board, sim.VERSION)
+        assert time.monotonic() - start >= 20 * PI4.transfer_us / 1e6 - 250e-6
