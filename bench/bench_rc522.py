@@ -40,7 +40,7 @@ from dealerbox.rules.registry import simulated_uid
 from hardware_sim.rc522 import PI4, PI5, RC522Emulator, simulated_spi
 
 BOARD = ("Ah", "Kd", "2c", "Ts", "7h")
-POLLS = 1000
+POLLS = 3000
 GOALS = {
     "rc522_spi_per_empty_poll": ("<=", 10, "15"),
     "rc522_spi_per_empty_poll_stock": ("", None, "about 2000"),

@@ -335,6 +335,8 @@ class _Exchange:
 
 
 _NEVER = math.inf
+_READ_COM_IRQ = 0x80 | (COM_IRQ << 1)
+_READ_COM_IRQ_BYTE = bytes([_READ_COM_IRQ])
 
 
 class RC522Emulator:
@@ -523,7 +525,10 @@ class RC522Emulator:
         The transfer costs ``transfer_us`` (before its first byte) and then each byte
         its 8 clock periods; every byte acts at the chip-clock time it ends.
         """
-        data = [int(b) & 0xFF for b in data]
+        try:
+            data = bytes(data)
+        except (ValueError, TypeError):
+            data = bytes(int(b) & 0xFF for b in data)
         self.transfers += 1
         self._follow_clock()
         byte_us = 8e6 / max(speed_hz or 1_000_000, 1)
@@ -531,7 +536,7 @@ class RC522Emulator:
         self.now_us += self.transfer_us
         return self._transfer_bytes(data, byte_us)
 
-    def _transfer_bytes(self, data: list[int], byte_us: float) -> list[int]:
+    def _transfer_bytes(self, data: bytes, byte_us: float) -> list[int]:
         if not self.plugged:
             self.now_us += len(data) * byte_us
             return [self.miso_idle] * len(data)
@@ -554,12 +559,28 @@ class RC522Emulator:
         first = data[0]
         if first & 0x80:
             read = self._read
-            for i in range(1, len(data)):
+            n = len(data)
+            i = 1
+            while i < n:
+                addr_byte = data[i - 1]
+                if addr_byte == _READ_COM_IRQ and i + 1 < n and data[i] == addr_byte:
+                    # A wait: ComIrqReg read over and over. It changes only at chip
+                    # events, so the bytes before the next one all read the same value.
+                    rest = data[i:]
+                    run = min(n, i + len(rest) - len(rest.lstrip(_READ_COM_IRQ_BYTE)) + 1)
+                    ahead = self._due - self.now_us
+                    quiet = run - i if ahead == _NEVER else min(run - i, max(0, math.ceil(ahead / byte_us) - 1))
+                    if quiet:
+                        value = self.com_irq & 0x7F
+                        out[i:i + quiet] = [value] * quiet
+                        self.now_us += quiet * byte_us
+                        i += quiet
+                        continue
                 self.now_us += byte_us
                 if self.now_us >= self._due:
                     self._settle()
-                addr_byte = data[i - 1]
                 out[i] = read((addr_byte >> 1) & 0x3F) if addr_byte & 0x80 else 0
+                i += 1
         else:
             addr = (first >> 1) & 0x3F
             for value in data[1:]:

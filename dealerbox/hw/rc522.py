@@ -93,6 +93,8 @@ MAX_TAGS_LIMIT = 64
 # Longest transfer used to wait: py-spidev's default buffer is 4096 bytes.
 _MAX_WAIT_BYTES = 4000
 _STATUS = (ERROR, FIFO_LEVEL, CONTROL, COLL)
+_READ_COM_IRQ = 0x80 | (COM_IRQ << 1)
+_READ_STATUS = [0x80 | (a << 1) for a in _STATUS] + [0]
 
 
 def crc_a(data) -> bytes:
@@ -226,7 +228,7 @@ class FixedMFRC522:
         ``max_irq_polls``.
         """
         repeat = min(_MAX_WAIT_BYTES, max(1, math.ceil(wait_us * self._spi_hz() / 8e6)))
-        status = self._read(*([COM_IRQ] * repeat), *_STATUS)[repeat - 1:]
+        status = self.spi.xfer2([_READ_COM_IRQ] * repeat + _READ_STATUS)[repeat:]
         polls = 0
         while True:
             irq = status[0]
