@@ -700,3 +700,42 @@ def test_five_board_cards_under_coupling_loss_are_seen_within_three_polls(chip):
         for _ in range(150):
             window = (window + [uids(reader.poll())])[-3:]
             assert set().union(*window) == placed
+
+
+@pytest.mark.parametrize("lost", range(5))
+def test_a_card_forgotten_while_still_lying_there_comes_back(reader, chip, lost):
+    # It missed enough checks to be forgotten, but lies HALTed on the antenna, where
+    # REQA never reaches it: the WUPA search must find it among the known cards.
+    placed = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")]
+    for uid in placed:
+        chip.place(uid)
+    assert settled(reader, 3) == set(placed)
+    quiet = chip.tag(placed[lost])
+    quiet.loss = 1.0
+    for _ in range(reader.forget_after):
+        reader.poll()
+    assert placed[lost] not in reader.known and quiet.state == sim.HALT
+    quiet.loss = 0.0
+    assert uids(reader.poll()) == set(placed)
+    assert placed[lost] in reader.known
+
+
+def test_a_forgotten_card_sharing_its_first_level_with_a_known_one_comes_back(reader, chip):
+    chip.place(UID7)
+    chip.place("04A3C6115566AA")            # the same cascade level 1 as UID7
+    assert settled(reader, 3) == {UID7, "04A3C6115566AA"}
+    quiet = chip.tag("04A3C6115566AA")
+    quiet.loss = 1.0
+    for _ in range(reader.forget_after):
+        reader.poll()
+    quiet.loss = 0.0
+    assert settled(reader, 3) == {UID7, "04A3C6115566AA"}
+
+
+def test_a_wake_search_that_finds_nothing_new_leaves_no_tag_ready(reader, chip):
+    placed = [simulated_uid("A", card) for card in ("Ah", "Kd")]
+    for uid in placed:
+        chip.place(uid)
+    settled(reader, 3)
+    assert reader.chip.discover(wake=True, avoid=[bytes.fromhex(u) for u in placed]) is None
+    assert {chip.tag(u).state for u in placed} == {sim.HALT}

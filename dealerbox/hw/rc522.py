@@ -26,10 +26,11 @@ IDLE, or HALT, on any frame they do not expect: NTAG203 8.2.2):
 - New cards (powered up in IDLE) answer REQA: one anticollision round resolves one
   of them, SELECTs and HALTs it; rounds repeat (up to ``new_per_poll``) while REQA
   is answered, so cards laid down together are reported together. HALTed cards
-  never answer REQA, so a steady poll ends with one unanswered REQA. Every ``rewake_every`` polls, and after a card
-  was forgotten, the round starts with WUPA instead and steers the anticollision
-  away from known UIDs, so a card that was forgotten while still lying there
-  comes back.
+  never answer REQA, so a steady poll ends with one unanswered REQA. Every
+  ``rewake_every`` polls, and after a card was forgotten, the first search uses
+  WUPA instead: it walks the UID tree whole (anticollision SELECTs nothing) and
+  SELECTs a tag no known UID matches, so a card forgotten while still lying
+  there comes back.
 - Per frame: the Transceive command stays active (10.3.1.8), the frame is one FIFO
   burst and one StartSend write, and the wait is one read transfer whose length
   in bytes covers the frame's air time at the SPI clock (the bus itself times the
@@ -37,7 +38,7 @@ IDLE, or HALT, on any frame they do not expect: NTAG203 8.2.2):
   one FIFO burst read. The chip timer is 150 us: tags answer 91 us after a frame.
 
 Costs, counted on the chip emulator with Pi 4 bus costs (``bench/bench_rc522.py``):
-an empty poll is about 5 transfers, five known 7-byte cards about 85.
+an empty poll is about 5 transfers, five known 7-byte cards 80.
 """
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ class FixedMFRC522:
     ``AntennaOn`` and ``Close_MFRC522`` (closes SPI only, never ``GPIO.cleanup()``).
 
     New API: :meth:`transceive`, :meth:`request`, :meth:`resolve_level`,
-    :meth:`select`, :meth:`halt`, :meth:`check_tag`, :meth:`discover`.
+    :meth:`walk_level`, :meth:`select`, :meth:`halt`, :meth:`check_tag`,
+    :meth:`discover`.
     """
 
     MI_OK, MI_NOTAGERR, MI_ERR = 0, 1, 2   # the stock values, for use without the stock class
@@ -192,6 +194,7 @@ class FixedMFRC522:
         # UID blocks that failed a check: the anticollision walk steers away from them,
         # so one broken tag cannot hide the others from every search.
         self._bad_blocks: deque[bytes] = deque(maxlen=16)
+        self._turn = 0
 
     # -- SPI primitives --------------------------------------------------------------
     def _write(self, addr: int, *values: int) -> None:
@@ -449,6 +452,58 @@ class FixedMFRC522:
         self._note("protocol_errors", "anticollision at level %d did not converge", level)
         return None
 
+    def walk_level(self, level: int, *, limit: int = 32, budget: int | None = None) -> list[bytes]:
+        """Every UID block (4 bytes + BCC) answering anticollision at cascade *level*.
+
+        A depth-first walk of the bit tree that SELECTs nothing: at a collision both
+        branches are taken, bit 1 first, by repeating the anticollision frame with
+        the known bits. Tags not matching stay READY and silent (ISO 14443-3 6.4.3),
+        so one wake-up serves the whole walk. Blocks failing their BCC are counted
+        and left out. Stops after *limit* blocks or *budget* frames.
+        """
+        sel = SEL[level - 1]
+        budget = budget if budget is not None else 2 * limit + 4
+        found: list[bytes] = []
+        stack = [(0, bytes(5))]
+        while stack and budget > 0 and len(found) < limit:
+            budget -= 1
+            known_bits, known = stack.pop()
+            full, rem = divmod(known_bits, 8)
+            frame_bytes = bytes([sel, ((2 + full) << 4) | rem]) + known[:full + (1 if rem else 0)]
+            frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem, answer_bits=40 - known_bits)
+            if frame.timed_out:
+                self._note("lost", "no answer to anticollision at level %d, %d bits known", level, known_bits,
+                           warn=False)
+                continue
+            merged = bytearray(known)
+            for i, byte in enumerate(frame.data[:5 - full]):
+                keep = ((1 << rem) - 1) if i == 0 else 0
+                merged[full + i] = (known[full + i] & keep) | (byte & ~keep & 0xFF)
+            if frame.errors & ERR_COLL:
+                position = full * 8 + frame.coll_pos if frame.coll_pos else 0
+                if not known_bits < position <= 40:
+                    self._note("protocol_errors", "collision at bit %d with %d bits known", position, known_bits)
+                    continue
+                bit = position - 1
+                for i in range(bit, 40):
+                    merged[i // 8] &= ~(1 << (i % 8)) & 0xFF
+                zero = bytes(merged)
+                merged[bit // 8] |= 1 << (bit % 8)
+                stack.append((position, zero))
+                stack.append((position, bytes(merged)))
+                self.counters["collisions"] += 1
+                continue
+            if frame.errors & (ERR_PROTOCOL | ERR_PARITY | ERR_BUFFER_OVFL) or full * 8 + frame.bits != 40:
+                self._note("protocol_errors", "anticollision answer of %d bits, errors 0x%02X",
+                           full * 8 + frame.bits, frame.errors)
+                continue
+            block = bytes(merged)
+            if _bcc(block[:4]) != block[4]:
+                self._note("bcc_errors", "UID part %s fails its BCC; tag ignored", block.hex().upper())
+                continue
+            found.append(block)
+        return found
+
     @staticmethod
     def _branch(prefix: bytearray, bit: int, avoid) -> int:
         """Which value of *bit* to follow: 1, unless only 0 leads away from every block in *avoid*."""
@@ -528,34 +583,57 @@ class FixedMFRC522:
         return False if anyone else None
 
     def discover(self, *, wake: bool = False, avoid=()) -> bytes | None:
-        """One anticollision round: the complete UID of one tag, SELECTed and then HALTed; or None.
+        """One search: the complete UID of one tag, SELECTed and then HALTed; or None.
 
-        REQA (*wake* False) reaches only tags in IDLE, i.e. new in the field; WUPA also
-        HALTed ones, and the walk then steers away from the UIDs in *avoid*.
+        REQA (*wake* False) reaches only tags in IDLE, i.e. new in the field: one
+        anticollision round resolves one of them. WUPA (*wake* True) also reaches
+        HALTed tags, the known ones among them: each level is walked whole (nothing
+        is SELECTed while walking) and a block no UID in *avoid* has is SELECTed;
+        when every block is shared with known UIDs that go on to a further level,
+        one of them (in turn, search after search) is SELECTed and the next level
+        walked. A WUPA search that finds nothing new ends with HLTA, so no tag is
+        left READY.
         """
         if self.request(wake=wake) is None:
             return None
-        avoid_blocks = [uid_blocks(u) for u in avoid]
+        known = [uid_blocks(u) for u in avoid] if wake else []
         path: list[bytes] = []
         for level in (1, 2, 3):
-            candidates = [b[level - 1] for b in avoid_blocks if len(b) >= level and b[:level - 1] == path]
-            candidates += self._bad_blocks
-            block = self.resolve_level(level, avoid=candidates)
-            if block is None:
-                return None
-            sak = self.select(level, block)
+            if wake:
+                block = self._unknown_block(level, known)
+            else:
+                block = self.resolve_level(level, avoid=list(self._bad_blocks))
+            sak = self.select(level, block) if block is not None else None
             if sak is None:
+                if wake:
+                    self.halt()
                 return None
             path.append(block)
+            known = [k for k in known if len(k) > level and k[level - 1] == block]
             if not sak & SAK_CASCADE:
                 break
             if level == 3 or block[0] != CASCADE_TAG:
                 self._note("protocol_errors", "cascade SAK for %s at level %d", block.hex().upper(), level)
+                if wake:
+                    self.halt()
                 return None
-        else:
-            return None
         self.halt()
         return b"".join(b[1:4] for b in path[:-1]) + path[-1][:4]
+
+    def _unknown_block(self, level: int, known: list[list[bytes]]) -> bytes | None:
+        """Walk *level* whole; a block of a tag not in *known* (UID blocks along the path so far)."""
+        blocks = [b for b in self.walk_level(level) if b not in self._bad_blocks]
+        deeper = []
+        for block in blocks:
+            sharing = [k for k in known if k[level - 1] == block]
+            if not sharing:
+                return block
+            if any(len(k) > level for k in sharing):
+                deeper.append(block)     # an unknown tag may share this part of its UID
+        if not deeper:
+            return None
+        self._turn += 1
+        return deeper[self._turn % len(deeper)]
 
 
 _CLASSES: dict[type, type] = {}
@@ -598,7 +676,8 @@ class RC522Reader(TagReader):
       sweep of folded cards); more are counted as ``too_many_tags``, and the cards
       already known are always kept.
     - *forget_after*: polls in a row a known card may miss before it is forgotten.
-    - *rewake_every*: every this many polls the search for new cards uses WUPA.
+    - *rewake_every*: every this many polls (and on the *forget_after* polls after
+      a card is forgotten) the search for new cards uses WUPA.
     - *new_per_poll*: most new cards one poll looks for (a round each, ~5 ms for a
       7-byte UID on a Pi 4); more wait for the next poll.
     - *pin_factory*: a gpiozero pin factory; ``None`` uses gpiozero's default.
@@ -631,7 +710,7 @@ class RC522Reader(TagReader):
         self.new_per_poll = new_per_poll
         self._known: dict[bytes, int] = {}    # UID -> polls missed in a row
         self._polls = 0
-        self._rewake = True
+        self._rewake = 1         # polls to come whose first search uses WUPA
         self._reset = None
         self._chip = None
         try:
@@ -721,12 +800,14 @@ class RC522Reader(TagReader):
             self._known[uid] += 1
             if self._known[uid] >= self.forget_after:
                 del self._known[uid]
-                self._rewake = True
+                # It may still lie there HALTed, out of REQA's reach, having missed a
+                # few frames: search with WUPA for a while.
+                self._rewake = self.forget_after
                 chip.counters["forgotten"] += 1
         if nobody and self._known:
             return seen      # WUPA reaches IDLE tags too: nothing new is there either
-        wake = self._rewake or self._polls % self.rewake_every == 0
-        self._rewake = False
+        wake = self._rewake > 0 or self._polls % self.rewake_every == 0
+        self._rewake = max(0, self._rewake - 1)
         # Rounds go on while they find tags, so cards laid down together (a flop) are
         # reported together; an empty field or a known one costs one REQA.
         for _ in range(self.new_per_poll):
