@@ -71,10 +71,10 @@ def _reader(chip) -> RC522Reader:
 
 
 def _board(chip, **kwargs) -> set[str]:
-    cards = {simulated_uid("A", card) for card in BOARD}
-    for uid in cards:
+    ordered = [simulated_uid("A", card) for card in BOARD]   # a fixed order: reproducible faults
+    for uid in ordered:
         chip.place(uid, **kwargs)
-    return cards
+    return set(ordered)
 
 
 def _settle(reader, cards) -> None:
