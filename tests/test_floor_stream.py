@@ -112,3 +112,22 @@ def test_a_gap_asks_for_a_resend_and_nothing_after_it_is_stored_first(broker, pk
                 wait_for(lambda: pub.acked == 10, "the gap filled")
         assert stored_seqs(store, "T01") == list(range(1, 11))
         assert store.verify("T01") == []
+
+
+def test_a_collector_that_lost_its_store_gets_everything_again(broker, pki, tmp_path):
+    jdir = tmp_path / "T01"
+    with open_journal(jdir) as journal:
+        append_lines(journal, 30)
+        with Store(tmp_path / "first.sqlite") as store, \
+                Collector(identity(pki, broker, "floor-collector"), store), \
+                Publisher(settings(pki, broker, "T01"), jdir) as pub:
+            wait_for(lambda: pub.acked == 30, "30 lines acknowledged")
+        append_lines(journal, 5)
+        # A new, empty store: the floor asks from seq 1 and the cursor goes back.
+        with Store(tmp_path / "second.sqlite") as store, \
+                Collector(identity(pki, broker, "floor-collector"), store), \
+                Publisher(settings(pki, broker, "T01"), jdir) as pub:
+            wait_for(lambda: len(store.lines("T01")) == 35, "every line in the new store")
+            wait_for(lambda: pub.acked == 35, "the cursor at 35 again")
+            assert stored_seqs(store, "T01") == list(range(1, 36))
+            assert store.verify("T01") == []

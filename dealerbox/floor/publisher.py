@@ -455,7 +455,14 @@ class Publisher:
                 if d.get("online") and not msg.retain:
                     self._link.rewind_to = self.acked + 1
             elif isinstance(d.get("resend_from"), int):
-                self._link.rewind_to = max(1, d["resend_from"])
+                start = max(1, d["resend_from"])
+                if start <= self.acked:
+                    # The floor lost lines it had acknowledged (a store
+                    # restored from a backup): it is the authority.
+                    log.warning("floor: the floor asks again from seq %d, below the cursor %d",
+                                start, self.acked)
+                    self.acked = start - 1
+                self._link.rewind_to = start
             elif isinstance(d.get("acked"), int):
                 if d["acked"] > self.acked:
                     # Wake the sender only if the window held it back.
