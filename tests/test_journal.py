@@ -258,7 +258,7 @@ def test_expected_head_catches_a_changed_last_line(tmp_path):
 # -- torn last line
 
 
-@pytest.mark.parametrize("tail", [b'{"seq":11,"prev":"ab', b"\0\0\0\0\0\0\0\0", b'{"seq":11,"pr\n'])
+@pytest.mark.parametrize("tail", [b'{"seq":11,"prev":"ab', b"\0\0\0\0\0\0\0\0", b"\0\0\0\0\n"])
 def test_torn_last_line_is_reported_not_tampering(tmp_path, tail):
     write(tmp_path, events(10))
     path = the_file(tmp_path)
@@ -512,6 +512,10 @@ def test_any_single_edit_is_named(tmp_path_factory, kind, where, copy_from):
     if kind == "changed":
         lines[where] = lines[where].replace(b'"t":', b'"t":1')
         expect_line = where + 1
+        if where == 10:
+            # Only the last line vouches for line 11: whether line 11 was changed
+            # or line 12 was forged, nothing on this disk can tell.
+            kind, expect_line = "ambiguous at the end", 12
     elif kind == "removed":
         del lines[where]
         expect_line = where + 1  # the line after the gap
@@ -557,6 +561,9 @@ def test_a_failed_write_leaves_no_partial_line(tmp_path, mocker):
 
 
 def test_opening_after_damaged_last_lines_keeps_going(tmp_path, caplog):
+    """Complete lines that do not parse are damage, never a torn write: they
+    are moved aside byte for byte, with a note of where they were, and the
+    chain goes on from the last line it vouches for."""
     write(tmp_path, events(6))
     path = the_file(tmp_path)
     lines = lines_of(path)
@@ -564,11 +571,19 @@ def test_opening_after_damaged_last_lines_keeps_going(tmp_path, caplog):
     lines[5] = b"garbage two"
     put_lines(path, lines)
     with Journal(tmp_path, clock=Clock()) as j:  # must not raise: the table runs on
-        assert j.torn is not None and j.torn.line == 6  # the very last line is taken as torn
-        assert j.append(Event(9.0, "tick")) == 6
+        assert j.torn is None
+        assert [(d["line"], d["moved"]) for d in j.damage] == [(5, True), (6, True)]
+        assert j.append(Event(9.0, "tick")) == 5
+        record = j.damage_record()
     assert "damaged" in caplog.text
-    found = [(p.kind, p.line) for p in verify(tmp_path).problems]
-    assert found == [("changed", 5)]
+    assert record["count"] == 2 and record["lines"][0]["file"] == path.name
+    report = verify(tmp_path)
+    assert report.ok and report.lines == 5
+    # Kept byte for byte where the note says.
+    note = json.loads(next((tmp_path / "quarantine").glob("*.json")).read_bytes())
+    data = (tmp_path / note["lines"][0]["quarantine"]).read_bytes()
+    assert data == b"garbage one\ngarbage two\n"
+    assert [(n["line"], n["quarantine_offset"]) for n in note["lines"]] == [(5, 0), (6, 12)]
 
 
 def test_reopening_a_large_file_finds_its_last_line(tmp_path):
@@ -633,4 +648,12 @@ def test_decision_lines_are_chained_and_skipped_by_event_readers(tmp_path):
     lines[1] = lines[1].replace('"ok"', '"void"')
     path.write_text("\n".join(lines) + "\n")
     report = verify(tmp_path)
-    assert not report.ok and ":2:" in str(report.problems[0])
+    # Only the last line vouches for the changed decision: verify names both.
+    assert not report.ok and report.problems[0].kind == "ambiguous at the end"
+    assert ".jsonl:2 " in str(report.problems[0])
+    # A decision that is not one the box could give is named as such.
+    lines[1] = lines[1].replace('"void"', '"maybe"')
+    path.write_text("\n".join(lines) + "\n")
+    report = verify(tmp_path)
+    assert [(p.kind, p.line) for p in report.problems][0] == ("changed", 2)
+    assert "not a CONTRACT.md decision" in str(report.problems[0])
