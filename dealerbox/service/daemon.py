@@ -9,10 +9,15 @@ Threads and why:
 - the panel's buttons arrive from gpiozero's callback thread;
 - a tick thread sends ``tick`` about every 250 ms so judgments with a grace
   period settle (CONTRACT.md);
-- the engine loop takes every event from one queue, appends it to the journal
-  (so a power cut loses nothing the engine saw), feeds the engine, and fans the
-  decisions out: LEDs first, then the LCD (its own thread, latest frame wins, so
-  a slow LCD never delays detection), then the log on stdout.
+- the engine loop takes every event from one queue, hands it to the journal's
+  writer, feeds the engine, and fans the decisions out: LEDs first, then the
+  LCD (its own thread, latest frame wins, so a slow LCD never delays
+  detection), then the log on stdout;
+- the journal's writer thread commits what was queued meanwhile with one
+  write and one fsync, in the events' order, so the flash's fsync time is
+  never between a card and the LED (docs/JOURNAL.md says why this loses no
+  more than before). While the disk fails it holds the lines in memory and
+  retries; the panel, ``STATUS=`` and the log say so.
 
 On start the box replays the journal from the start of the open hand, so it
 comes back in exactly the state it had, and says so on the LCD.
@@ -34,12 +39,13 @@ from ..errors import ConfigError, DealerboxError, HardwareError, ReaderError
 from ..rules.events import Event
 from .journal import Journal
 from ..rules.messages import load_messages
-from .panel import PanelView, render
+from .panel import PanelView, render, technician_line
 from .sdnotify import Notifier
 
 log = logging.getLogger("dealerbox")
 
 _STOP = object()
+_STORAGE = object()   # the journal's writer changed state: refresh the panel and STATUS=
 
 
 @dataclass
@@ -53,6 +59,16 @@ class DaemonStats:
     reader_restarts: int = 0
     lcd_errors: int = 0
     journal_errors: int = 0
+    #: Storage faults (runs of failed journal writes) since start.
+    storage_faults: int = 0
+    #: Why the journal cannot be written now, or None.
+    storage_fault: str | None = None
+    #: Events lost because the journal's queue overflowed during a fault.
+    journal_lost_events: int = 0
+    #: Journal lines held in memory, waiting for the disk.
+    journal_queued: int = 0
+    #: Damaged journal lines found (and quarantined) at start.
+    journal_damage: int = 0
     reloads: int = 0
     reloads_refused: int = 0
     per_reader: dict = field(default_factory=dict)
@@ -70,10 +86,14 @@ class Daemon:
         ``id`` already in the journal are skipped. With it, no ticks are sent:
         the events carry their own time.
     :param on_decision: called with each decision dict (tests, the console).
+    :param journal_options: more keyword arguments for the
+        :class:`~dealerbox.service.journal.Journal` (``queue_lines``,
+        ``retry_s``, ``keep_from_seq``), beside the config's ``[journal]``.
     """
 
     def __init__(self, config, *, table=None, input_events=None, input_pace_s: float = 0.0,
-                 on_decision=None, notifier: Notifier | None = None, clock=time.monotonic):
+                 on_decision=None, notifier: Notifier | None = None, clock=time.monotonic,
+                 journal_options: dict | None = None):
         self.config = config
         self.table = table
         self._clock = clock
@@ -99,12 +119,14 @@ class Daemon:
         self.lcd = None
         self.readers: dict = {}
         self._apply_table_settings(config)
-        self.journal = Journal(config.state_dir / "journal", **config.journal)
+        journal_options = journal_options or {}
+        self.journal = Journal(config.state_dir / "journal", **config.journal, **journal_options)
         self.engine = HandEngine(config.profile, config.registry)
         self._t0 = clock()
         self._t_offset = 0.0
         self._last_t = 0.0
         self._recovered_note: str | None = None
+        self._damage_note: str | None = None
         self._last_watchdog = 0.0
 
     # ------------------------------------------------------------------ time
@@ -124,6 +146,8 @@ class Daemon:
             signal.signal(signal.SIGINT, lambda *_: self.stop())
             signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
         self._recover()
+        self.journal.start_writer(on_change=self._storage_changed)
+        self._record_damage()
         self._open_devices()
         self._start(self._engine_loop, "engine")
         self._start(self._lcd_loop, "lcd")
@@ -185,6 +209,9 @@ class Daemon:
 
     # -------------------------------------------------------------- recovery
     def _recover(self) -> None:
+        """Replay the open hand: only the lines the hash chain vouches for
+        (journal.checked_open_hand), so a duplicated or forged line never
+        puts the engine in a state the table was not in."""
         replayed = 0
         last = None
         last_decisions: list = []
@@ -193,17 +220,38 @@ class Daemon:
             replayed += 1
             last = entry
         if last is None:
-            for entry in self.journal.entries():
+            for entry in self.journal.entries(skip_damaged=True):
                 last = entry
         self._t_offset = self._last_t = last.event.t if last else 0.0
         self.stats.recovered_events = replayed
         if last_decisions:
-            self._journal_lost_decisions(last, last_decisions)
+            try:
+                self._journal_lost_decisions(last, last_decisions)
+            except OSError as exc:
+                self.stats.journal_errors += 1
+                log.error("could not journal the decisions a stop had cut off: %s", exc.strerror or exc)
         if replayed:
             self._recovered_note = f"RECOVERED {replayed} ev"
             log.info("recovered the open hand from the journal: %d events replayed, phase %s, verdict %s; "
                      "showing %s", replayed, self.engine.phase, self.engine.decision.verdict,
                      json.dumps(decision_to_dict(self.engine.decision, self.messages), ensure_ascii=False))
+
+    def _record_damage(self) -> None:
+        """Damage the journal found on opening goes on record, and to the floor."""
+        record = self.journal.damage_record()
+        if record is None:
+            return
+        self.stats.journal_damage = record["count"]
+        self.journal.submit_record("journal_damage", record)
+        first = record["lines"][0]
+        self._damage_note = "JOURNAL DAMAGED"
+        log.error("floor notice: the journal was damaged: %d line(s), the first at %s:%d (%s); "
+                  "quarantined, the table runs on (run dealerbox journal verify)",
+                  record["count"], first["file"], first["line"], first["kind"])
+
+    def _storage_changed(self, fault: str | None) -> None:
+        """Called by the journal's writer thread: the engine loop redraws."""
+        self.queue.put(_STORAGE)
 
     def _journal_lost_decisions(self, entry, decisions) -> None:
         """A stop between an event's line and its decisions' lines left them out: write them now."""
@@ -369,7 +417,7 @@ class Daemon:
         is owed to the engine again.
         """
         last = None
-        for entry in self.journal.entries():
+        for entry in self.journal.entries(skip_damaged=True):
             if entry.event.id is not None:
                 last = entry.event
         start = 0
@@ -393,7 +441,10 @@ class Daemon:
             if item is _STOP:
                 return
             try:
-                self._handle(item)
+                if item is _STORAGE:
+                    self._storage_refresh()
+                else:
+                    self._handle(item)
             except Exception:
                 # The loop must survive any single event; the watchdog catches a hang.
                 log.exception("event %s could not be handled", item)
@@ -405,7 +456,9 @@ class Daemon:
         if event.ev == "tick" and not self.engine.has_deadline:
             # A tick judges nothing unless a grace period is running: not worth a journal line.
             return
-        seq = self.journal.append(event)
+        # Queued, not written: the writer thread commits it (one fsync for all
+        # queued meanwhile) while the engine judges and the panel shows.
+        seq = self.journal.submit(event)
         self._last_t = max(self._last_t, event.t)
         self.stats.events += 1
         decisions = self.engine.feed(event)
@@ -416,29 +469,46 @@ class Daemon:
             self.stats.decisions += 1
             self._show(d)
             out = self._decision_record(d, seq, event)
-            try:
-                self.journal.append_decision(out)
-            except OSError:
-                self.stats.journal_errors += 1
-                log.exception("could not journal a decision")
+            self.journal.submit_record("decision", out)
             log.info("decision %s", json.dumps(out, ensure_ascii=False))
             if self._on_decision is not None:
                 self._on_decision(out)
+        if self.journal.fault is not None or self.stats.storage_fault is not None:
+            self._count_storage()
+
+    def _count_storage(self) -> None:
+        j = self.journal
+        self.stats.storage_fault = j.fault
+        self.stats.storage_faults = j.faults
+        self.stats.journal_lost_events = j.lost_events
+        self.stats.journal_queued = j.queued
+
+    def _storage_refresh(self) -> None:
+        """The journal's writer started or stopped failing: the glass, the LED
+        and STATUS= follow at once."""
+        self._count_storage()
+        self._show(self.engine.decision, refresh=True)
+        self.notifier.status(self._status())
 
     def _show(self, decision, *, initial: bool = False, refresh: bool = False) -> None:
         lc = self.config.lcd
         view = render(decision, self.messages, cols=lc.cols, rows=lc.rows,
                       previous=None if initial or refresh else self._last_decision, phase=self.engine.phase)
         note = None
-        if self.engine.faulted_readers:
+        storage = self.journal.fault is not None
+        if storage:
+            # The box judges on, but nothing is on record until the disk is back:
+            # the technician must know (the LED turns amber where it was green).
+            note = f"STORAGE FAULT {self.journal.queued}q"
+        elif self.engine.faulted_readers:
             # No RULES.md row covers a dead reader, but the dealer must know the box is half blind.
             note = "READER DOWN: " + ",".join(sorted(self.engine.faulted_readers))
+        elif initial and self._damage_note:
+            note = self._damage_note
         elif initial and self._recovered_note:
             note = self._recovered_note
         if note:
-            lines = list(view.lines)
-            lines[-1] = note[:lc.cols].ljust(lc.cols)
-            view = PanelView(tuple(lines), view.led, view.blink, view.beep and not refresh)
+            view = technician_line(view, note, storage_fault=storage, beep=view.beep and not refresh)
         self._last_decision = decision
         self._shown_phase = self.engine.phase
         self.view = view
@@ -478,8 +548,15 @@ class Daemon:
 
     def _status(self) -> str:
         d = self.engine.decision
-        return (f"{self.engine.phase}, {d.verdict}" + (f" {d.irregularity}" if d.irregularity else "")
+        text = (f"{self.engine.phase}, {d.verdict}" + (f" {d.irregularity}" if d.irregularity else "")
                 + f"; {self.stats.events} events")
+        if self.journal.fault is not None:
+            text += f"; STORAGE FAULT ({self.journal.fault}), {self.journal.queued} lines held"
+        if self.journal.lost_events:
+            text += f"; {self.journal.lost_events} events lost from the journal"
+        if self.stats.journal_damage:
+            text += f"; journal damage found at start ({self.stats.journal_damage} lines)"
+        return text
 
     # ------------------------------------------------------------------ reload
     def reload(self) -> bool:
