@@ -38,22 +38,11 @@ def cmd_replay(args) -> int:
 
 
 def _read_event_file(path):
-    """Events of a JSON Lines file; a bad line or byte is an :class:`EventError` naming the line."""
-    from .rules.events import read_events
+    """Events of a JSON Lines file, streamed; any problem is one :class:`EventError`
+    naming the file, the line and the key (see :class:`dealerbox.rules.events.EventFile`)."""
+    from .rules.events import EventFile
 
-    try:
-        with open(path, "rb") as fh:
-            yield from read_events(_decoded(fh))
-    except OSError as exc:
-        raise EventError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def _decoded(lines):
-    for n, raw in enumerate(lines, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EventError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n) from exc
+    return iter(EventFile(path))
 
 
 def glass_text(lines) -> list[str]:
@@ -89,9 +78,8 @@ def cmd_demo(args) -> int:
     engine = _engine(args)
     color = sys.stdout.isatty()
     previous = None
-    events = list(_read_event_file(args.events or DEMO_SESSION))
     hands = 0
-    for event in events:
+    for event in _read_event_file(args.events or DEMO_SESSION):
         if event.ev == "new_hand":
             hands += 1
             print(f"\n=== hand {hands}: {event.players} players, {event.hole_cards} hole cards ===")
@@ -168,7 +156,13 @@ def cmd_run(args) -> int:
     config = load_config(args.config or DEFAULT_CONFIG)
     if args.demo and not _all_sim(config):
         raise SystemExit("dealerbox run --demo needs a config whose devices are all simulated")
-    input_events = read_input_events(args.input) if args.input else None
+    input_events = None
+    if args.input:
+        input_events = read_input_events(args.input)
+        # One streaming pass first: a bad line stops the start with one clear
+        # line, not the running box half-way through the file.
+        for _event in input_events:
+            pass
     table = None
     if _any_sim(config):
         from hardware_sim.table import SimulatedTable
@@ -241,16 +235,31 @@ def cmd_check_config(args) -> int:
 
 
 def cmd_journal_verify(args) -> int:
+    """The operator's whole check: the chain, and every event and decision against CONTRACT.md."""
     from .service.journal import verify
 
-    report = verify(args.directory)
+    head = None
+    if args.head:
+        try:
+            seq, digest = args.head.split(":", 1)
+            head = (int(seq), digest)
+        except ValueError:
+            raise SystemExit(f"dealerbox journal verify: --head must be SEQ:HASH, not {args.head[:80]!r}")
+    report = verify(args.directory, expected_head=head)
+    if report.problems:
+        first = report.problems[0]
+        print(f"first line that cannot be vouched for: {first.file}:{first.line} ({first.kind})")
     for problem in report.problems:
         print(problem)
+    for rec in report.damage:
+        body = rec.body or {}
+        print(f"note: {rec.file}:{rec.line}: the box found {body.get('count', '?')} damaged line(s) on "
+              f"{body.get('found', '?')} and quarantined them (journal_damage, seq {rec.seq})")
     if report.torn:
         print(f"note: a torn last line was cut off: {report.torn}")
     if not report.ok:
         return 1
-    print(f"journal ok: {report.lines} lines in {report.files} file(s)")
+    print(f"journal ok: {report.lines} lines in {len(report.files)} file(s)")
     return 0
 
 
@@ -342,7 +351,8 @@ def cmd_sim(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.")
+    p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
     def engine_opts(sp):
@@ -379,8 +389,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("journal", help="journal tools")
     jsub = sp.add_subparsers(dest="journal_command", required=True)
-    jp = jsub.add_parser("verify", help="check the hash chain; name any changed, removed or inserted line")
+    jp = jsub.add_parser("verify", help="check the hash chain and every event and decision; name the first "
+                                        "line that cannot be vouched for (exit 1 when one is found)")
     jp.add_argument("directory", help="the journal directory (state_dir/journal)")
+    jp.add_argument("--head", help="SEQ:HASH of the journal's head recorded elsewhere: the end is checked too")
     jp.set_defaults(func=cmd_journal_verify)
 
     sp = sub.add_parser("deck", help="register or check a deck on a reader")
@@ -426,13 +438,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+EXIT_CODES = """exit status:
+  0  done; a check found nothing wrong
+  1  a check found something (journal verify, deck check, history on a damaged journal)
+  2  bad input or usage: a bad option, file, config, event line or journal directory
+"""
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except EventError as exc:
         sys.stdout.flush()
-        print(f"dealerbox {args.command}: {getattr(args, 'events', None) or ''}: {exc}", file=sys.stderr)
+        where = "" if exc.file else f"{getattr(args, 'events', None) or getattr(args, 'input', None) or ''}: "
+        print(f"dealerbox {args.command}: {where}{exc}", file=sys.stderr)
         return 2
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)

@@ -34,11 +34,22 @@ class RegistryError(DealerboxError, ValueError):
 
 
 class EventError(DealerboxError, ValueError):
-    """An event does not follow CONTRACT.md."""
+    """An event does not follow CONTRACT.md, or an event file cannot be read.
 
-    def __init__(self, message: str, line: int | None = None):
+    The text names the file and the line when they are known
+    (``FILE: line N: 'key' must be ...``); ``message`` is the bare problem.
+    """
+
+    def __init__(self, message: str, line: int | None = None, *, file: str | None = None,
+                 key: str | None = None):
+        self.message = message
         self.line = line
-        super().__init__(f"line {line}: {message}" if line is not None else message)
+        self.file = file
+        self.key = key
+        where = [file] if file else []
+        if line is not None:
+            where.append(f"line {line}")
+        super().__init__(": ".join(where + [message]))
 
 
 class HardwareError(DealerboxError, OSError):

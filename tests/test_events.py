@@ -95,7 +95,7 @@ INVALID = [
     ({"t": 1, "ev": "shoe", "card": "Ah", "deck": ""}, "'deck'"),
     ({"t": 1, "ev": "shoe", "card": "Ah", "deck": 2}, "'deck'"),
     ({"t": 1, "ev": "shoe", "uid": UID, "deck": "A"}, "'deck' goes with 'card'"),
-    ({"t": 1, "ev": "shoe", "uid": "04A3C"}, "hexadecimal"),
+    ({"t": 1, "ev": "shoe", "uid": "04A3C"}, "even number of hex digits"),
     ({"t": 1, "ev": "shoe", "uid": "0102030405"}, "5 bytes"),
     ({"t": 1, "ev": "shoe", "uid": 1234}, "neither"),
     # zones

@@ -141,7 +141,7 @@ def crash_session() -> list[dict]:
 def write_input(path: Path, events: list[dict]) -> list[Event]:
     """Write an event file without ids and read it back as ``dealerbox run --input`` does."""
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    return read_input_events(path)
+    return list(read_input_events(path))
 
 
 class Reference:

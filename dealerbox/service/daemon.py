@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rules.engine import HandEngine, decision_to_dict
-from ..errors import ConfigError, DealerboxError, HardwareError, ReaderError
-from ..rules.events import Event
+from ..errors import ConfigError, DealerboxError, EventError, HardwareError, ReaderError
+from ..rules.events import Event, EventFile
 from .journal import Journal
 from ..rules.messages import load_messages
 from .panel import PanelView, render, technician_line
@@ -97,7 +97,9 @@ class Daemon:
         self.config = config
         self.table = table
         self._clock = clock
-        self._input = list(input_events) if input_events is not None else None
+        # A list, or an EventFile read as a stream each time it is iterated.
+        self._input = (input_events if input_events is None or isinstance(input_events, (list, EventFile))
+                       else list(input_events))
         self._input_pace_s = input_pace_s
         self._on_decision = on_decision
         self.notifier = notifier if notifier is not None else Notifier()
@@ -410,6 +412,12 @@ class Daemon:
             self._put(Event(self.now(), "tick"))
 
     def _input_loop(self) -> None:
+        try:
+            self._feed_input()
+        except EventError as exc:  # checked at start; changed on disk since
+            log.error("input stopped: %s", exc)
+
+    def _feed_input(self) -> None:
         """Feed the input events, resuming after the last one the journal holds.
 
         The input is in order, so everything up to the last journaled id was either
@@ -423,11 +431,14 @@ class Daemon:
         start = 0
         if last is not None:
             # Ids are line numbers unless the file gives its own: match the event
-            # too, or a second input file would lose its first lines.
+            # too, or a second input file would lose its first lines. (Two passes
+            # over a file read as a stream: it is never held whole in memory.)
             for i, event in enumerate(self._input):
                 if event.id == last.id and event.to_dict() == last.to_dict():
                     start = i + 1
-        for event in self._input[start:]:
+        for i, event in enumerate(self._input):
+            if i < start:
+                continue
             if self._stop.is_set():
                 return
             self._put(event)
@@ -606,14 +617,8 @@ def make_reader(config, name: str, *, table=None, pin_factory=None):
     return cls(**params)
 
 
-def read_input_events(path) -> list[Event]:
-    """An event file for ``--input``; each event gets its line number as ``id`` if it has none."""
-    from ..rules.events import read_events
-
-    events = []
-    with open(Path(path), encoding="utf-8") as fh:
-        for n, e in enumerate(read_events(fh), 1):
-            if e.id is None:
-                e.id = n
-            events.append(e)
-    return events
+def read_input_events(path) -> EventFile:
+    """An event file for ``--input``, read as a stream each time it is iterated;
+    each event gets its line number as ``id`` if it has none. Problems are
+    :class:`~dealerbox.errors.EventError` naming the file, line and key."""
+    return EventFile(Path(path), number_ids=True)
