@@ -65,7 +65,8 @@ class Event:
             raise EventError("an event is a JSON object")
         extra = d.keys() - _ALLOWED
         if extra:
-            raise EventError(f"unknown key {sorted(extra)[0]!r}")
+            key = sorted(extra, key=str)[0]
+            raise EventError(f"unknown key {shown(key)}", key=key if len(key) <= _SHOWN else None)
         t = d.get("t")
         if (isinstance(t, bool) or not isinstance(t, (int, float)) or (isinstance(t, int) and t > 10**12)
                 or not math.isfinite(t) or t < 0):
@@ -84,6 +85,9 @@ class Event:
             if (card is None) == (uid is None):
                 raise EventError(f"a {ev} event needs exactly one of 'card' or 'uid'")
             if card is not None:
+                if not isinstance(card, str) or len(card) > 8:
+                    raise EventError(f"'card' must be a card code such as 'Ah' or 'joker', not {shown(card)}",
+                                     key="card")
                 e.card = check_card(card)
                 deck = d.get("deck")
                 if deck is not None and (not isinstance(deck, str) or not deck):
@@ -217,26 +221,32 @@ class EventFile:
         except OSError as exc:
             raise EventError(f"cannot read it: {exc.strerror or exc}", file=name) from exc
         with fh:
-            for n, e in _numbered_events(self._lines(fh, name), 1, name):
-                if self.number_ids and e.id is None:
-                    e.id = n
-                yield e
+            yield from stream_events(fh, name, number_ids=self.number_ids, max_line=self.max_line)
 
-    def _lines(self, fh, name):
-        n = 0
-        while True:
-            try:
-                raw = fh.readline(self.max_line + 1)
-            except OSError as exc:
-                raise EventError(f"cannot read it: {exc.strerror or exc}", line=n + 1, file=name) from exc
-            if not raw:
-                return
-            n += 1
-            if len(raw) > self.max_line and not raw.endswith(b"\n"):
-                raise EventError(f"longer than {self.max_line} bytes: not an event", line=n, file=name)
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise EventError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n,
-                                 file=name) from exc
-            yield text
+
+def stream_events(fh, name: str, *, number_ids: bool = False, max_line: int = MAX_LINE_BYTES):
+    """The events of a binary stream holding an event file called *name*
+    (see :class:`EventFile`, which reads its file through this)."""
+    for n, e in _numbered_events(_stream_lines(fh, name, max_line), 1, name):
+        if number_ids and e.id is None:
+            e.id = n
+        yield e
+
+
+def _stream_lines(fh, name: str, max_line: int):
+    n = 0
+    while True:
+        try:
+            raw = fh.readline(max_line + 1)
+        except OSError as exc:
+            raise EventError(f"cannot read it: {exc.strerror or exc}", line=n + 1, file=name) from exc
+        if not raw:
+            return
+        n += 1
+        if len(raw) > max_line and not raw.endswith(b"\n"):
+            raise EventError(f"longer than {max_line} bytes: not an event", line=n, file=name)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EventError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n, file=name) from exc
+        yield text

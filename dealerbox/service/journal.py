@@ -620,7 +620,8 @@ def _checked_lines(lines_iter: Iterator[_Line], start: _Line, start_name: str,
     """The lines the chain vouches for (a line named by a problem left out), and the problems."""
     problems: list[VerifyProblem] = []
     kept = list(_walk(lines_iter, start, start_name, anchor, problems))
-    bad = {(p.file, p.line) for p in problems}
+    # A "removed" problem names the genuine line after a gap: it is kept.
+    bad = {(p.file, p.line) for p in problems if p.kind != "removed"}
     return [rec for rec in kept if (rec.file, rec.line) not in bad], problems
 
 
