@@ -86,7 +86,7 @@ class Event:
                 raise EventError(f"a {ev} event needs exactly one of 'card' or 'uid'")
             if card is not None:
                 if not isinstance(card, str) or len(card) > 8:
-                    raise EventError(f"'card' must be a card code such as 'Ah' or 'joker', not {shown(card)}",
+                    raise EventError(f"'card': {shown(card)} is not a card code (such as 'Ah' or 'joker')",
                                      key="card")
                 e.card = check_card(card)
                 deck = d.get("deck")
