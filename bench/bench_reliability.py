@@ -162,6 +162,8 @@ def run_on_failing_disk(tmp: Path, events, *, lift_after: int | None = None,
             proc.wait()
         for t in readers:
             t.join(timeout=10)
+        proc.stdout.close()
+        proc.stderr.close()
     decisions = [json.loads(line) for line in out if line.startswith("{")]
     from dealerbox.service.journal import read_entries
 
