@@ -1,8 +1,11 @@
 """The tamper-evident, append-only journal of every event the box sees.
 
-Every event (CONTRACT.md) is appended here *before* the engine sees it, so a
-crash or a power cut loses nothing the box acted on, and replaying the journal
-from the start of the open hand puts the engine back in the state it had.
+Every event (CONTRACT.md) the engine judges is recorded here, with the
+decisions the box showed, and replaying the journal from the start of the open
+hand puts the engine back in the state it had. The daemon queues lines for a
+writer thread (:meth:`Journal.start_writer`) so the fsync is never between a
+card and the LED; docs/JOURNAL.md says why that loses no more than before, and
+what happens when the disk fails or the file is damaged.
 
 Files
 -----
@@ -35,6 +38,12 @@ Each line is one compact JSON object, keys in this order::
 - ``wall``: the wall-clock time the line was written, UTC, for auditors.
 - ``event``: ``Event.to_dict()``.
 
+In place of ``event`` a line carries exactly one of: ``decision`` (below),
+``gap`` (lines the writer lost while the disk failed and its queue was full:
+``events``, ``other_lines``, ``reason``, ``first_wall``/``last_wall``,
+``first_t``/``last_t``) or ``journal_damage`` (damage found and quarantined at
+a start, see below).
+
 A line may instead carry ``decision`` (a CONTRACT.md decision, as the daemon
 showed it, with the ``seq`` of the event that caused it) in place of ``event``:
 the box's answers are on record as given, even if the profile changes later.
@@ -57,12 +66,16 @@ and passing it to ``verify(expected_head=...)``.
 
 fsync policy
 ------------
-``sync="event"`` (the default): every append is written with one ``write()``
-and ``fsync()``-ed before :meth:`Journal.append` returns. The daemon gives the
-engine an event only after the append returned, so a power cut at any moment
-loses no event the box acted on. It costs one flash write per event (see
-``bench/bench_journal.py``); a table sees a few events per second, far below
-what even an SD card sustains.
+With the writer thread (the daemon): :meth:`Journal.submit` queues a line and
+returns its ``seq`` at once; the thread writes everything queued meanwhile
+with one ``write()`` and, unless ``sync="none"``, one ``fsync()`` (group
+commit), in queue order. A failed write is taken back and retried every
+``retry_s``; at most ``queue_lines`` lines wait, more are lost and a ``gap``
+line records them. :attr:`Journal.fault` says why the disk cannot be written.
+
+Without it (:meth:`Journal.append`), ``sync="event"`` (the default): every
+append is written with one ``write()`` and ``fsync()``-ed before it returns.
+It costs one flash write per event (see ``bench/bench_journal.py``).
 
 ``sync="group"``: the fsync is shared by up to ``group_events`` events and
 delayed by at most ``group_window`` seconds (a background thread enforces the
@@ -75,15 +88,24 @@ power cut.
 
 A torn last line
 ----------------
-A power cut during a write can leave the newest file ending in a partial line
-(no newline, or bytes that do not parse, or zeros the file system allocated but
-never filled). That line's append had not returned, so the engine never saw
-the event: dropping it loses nothing the box acted on, and the reader that saw
-the card will see it again. It is therefore not tampering. On opening for
-append the torn tail is cut off (and fsync-ed), logged, and reported in
-:attr:`Journal.torn`; :func:`verify` reports it in ``VerifyReport.torn`` and
-does not count it as a problem. Only the end of the newest file can be torn:
-damage anywhere else is reported as a changed line.
+A power cut during a write can leave the newest file ending in bytes after
+its last newline (a partial line), or in a line of NUL bytes (a block the file
+system allocated but never filled). Nothing else can be a torn append: a
+complete line that does not parse is damage (below), never cut off. The torn
+tail was never durable, so it is not tampering: on opening for append it is
+cut off (and fsync-ed), logged, and reported in :attr:`Journal.torn`;
+:func:`verify` reports it in ``VerifyReport.torn`` and does not count it as a
+problem.
+
+Damage
+------
+On opening, the chain is followed from the open hand's file to the end. Lines
+it does not vouch for are copied byte for byte to ``quarantine/`` with a note
+of where they were (:attr:`Journal.damage`); those after the newest file's
+last good line are then moved aside (the file is cut back to it, so the chain
+goes on from a good line). The open hand is replayed from good lines only
+(:func:`checked_open_hand`). The daemon records :meth:`Journal.damage_record`
+as a ``journal_damage`` line.
 
 Retention
 ---------
@@ -95,7 +117,8 @@ a Pi has no RTC, and a clock that jumps months ahead must not wipe the
 journal (after a real gap the next midnight's rotation prunes). Before
 deleting, the hash and seq of the last deleted line go into
 ``journal-anchor.json`` (written atomically), so :func:`verify` still checks
-that the oldest remaining line follows what was deleted.
+that the oldest remaining line follows what was deleted. ``keep_from_seq``
+(a callable) keeps every file holding a line not yet acknowledged elsewhere.
 
 Reading back
 ------------
@@ -217,8 +240,10 @@ class VerifyProblem:
     ``kind`` is ``"changed"`` (this line is not what the next line vouched
     for, or is not a journal line at all), ``"removed"`` (lines are missing
     just before this line; ``line`` is the line after the gap, or the last
-    line when the journal's end is missing) or ``"inserted"`` (this line was
-    not in the chain).
+    line when the journal's end is missing), ``"inserted"`` (this line was
+    not in the chain) or ``"ambiguous at the end"`` (the last line does not
+    follow the one before it, and nothing after it says which of the two is
+    genuine: the last line is named, so a forged appended line is blamed).
     """
 
     kind: str
