@@ -942,7 +942,10 @@ class Journal:
             self._seq, self._prev = self._open_scan()
             self._next_seq = self.durable_seq = self._seq
             files = journal_files(self.directory)
-            self._prune(_utc_day(self._clock()), files[-1][0] if files else None)
+            try:
+                self._prune(_utc_day(self._clock()), files[-1][0] if files else None)
+            except OSError as exc:  # a full disk must not stop the start; the next day's rotation retries
+                log.error("journal: retention could not run (%s)", exc.strerror or exc)
         except OSError as exc:
             os.close(self._lock_fd)
             raise JournalError(f"{self.directory}: cannot write the journal there "
@@ -986,7 +989,16 @@ class Journal:
         index = len(files) - 1 if index is None else index
         kept, problems, start = _check_recent(self.directory, files, index, anchor)
         if problems:
-            self._quarantine(files, kept, problems)
+            try:
+                self._quarantine(files, kept, problems)
+            except OSError as exc:
+                # A full or read-only disk: nothing is moved; the chain goes on
+                # from the last good line (verify names the lines left behind).
+                self.damage = [{"file": p.file, "line": p.line, "kind": p.kind, "detail": p.detail,
+                                "moved": False} for p in problems]
+                log.error("journal: %d damaged line(s) found, the first at %s:%d; they could not be "
+                          "copied aside (%s) and stay where they are (run verify)", len(problems),
+                          problems[0].file, problems[0].line, exc.strerror or exc)
         if kept:
             return kept[-1].seq, kept[-1].hash
         if start is not None:
