@@ -68,7 +68,7 @@ class Event:
             key = sorted(extra, key=str)[0]
             raise EventError(f"unknown key {shown(key)}", key=key if len(key) <= _SHOWN else None)
         t = d.get("t")
-        if (isinstance(t, bool) or not isinstance(t, (int, float)) or (isinstance(t, int) and t > 10**12)
+        if (isinstance(t, bool) or not isinstance(t, (int, float)) or (isinstance(t, int) and abs(t) > 10**12)
                 or not math.isfinite(t) or t < 0):
             raise EventError(f"'t' must be a non-negative number of seconds, not {shown(t)}", key="t")
         ev = d.get("ev")
