@@ -457,6 +457,11 @@ def main(argv=None) -> int:
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)
         return 2
+    except SystemExit as exc:
+        if isinstance(exc.code, str):  # a usage error said in words: exit 2, as argparse does
+            print(exc.code, file=sys.stderr)
+            return 2
+        raise
     except BrokenPipeError:
         # The reader (head, less) went away: not an error of ours.
         sys.stderr.close()

@@ -25,6 +25,10 @@ class ConfigError(DealerboxError, ValueError):
         self.key = key
         self.expected = expected
         self.value = value
+        if key == "(file)":
+            # The file itself: say why it cannot be read, not a quoted repr of an OSError.
+            super().__init__(f"{self.file}: cannot read it ({value}): expected {expected}")
+            return
         got = f" = {value!r}" if found else " is missing"
         super().__init__(f"{self.file}: {key}{got}: expected {expected}")
 

@@ -418,3 +418,17 @@ def test_run_input_errors_are_one_line_before_the_box_starts(tmp_path):
 def test_help_documents_the_exit_codes():
     proc = _run_cli("--help")
     assert "exit status" in proc.stdout and "2  bad input or usage" in proc.stdout
+
+
+def test_a_missing_config_or_profile_is_one_plain_line(tmp_path, capsys):
+    assert main(["run", "--config", str(tmp_path / "nope.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"dealerbox: {tmp_path / 'nope.toml'}: cannot read it (No such file or directory): " \
+                  f"expected a readable table config\n"
+
+
+def test_a_usage_error_said_in_words_exits_2(tmp_path, capsys):
+    config = write_config(tmp_path / "state", tmp_path)
+    assert main(["journal", "verify", str(tmp_path), "--head", "nonsense"]) == 2
+    assert "--head must be SEQ:HASH" in capsys.readouterr().err
+    assert config.exists()
