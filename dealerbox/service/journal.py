@@ -1259,8 +1259,10 @@ class Journal:
                 batch = list(self._pending)
             try:
                 written = self._write_batch(batch)
-            except OSError as exc:
-                reason = f"{exc.strerror or exc}"
+            except Exception as exc:  # the writer must outlive anything; a bug is a fault too
+                if not isinstance(exc, OSError):
+                    log.exception("journal: the writer failed")
+                reason = f"{getattr(exc, 'strerror', None) or exc}"
                 with self._queue_cond:
                     give_up = self._stopping and self._monotonic() >= self._give_up_at
                     if self.fault is None:
@@ -1383,7 +1385,12 @@ class Journal:
             with self._queue_cond:
                 self._writer = None
                 self._queue_cond.notify_all()
-        with self._lock:
+        if not self._lock.acquire(timeout=drain_s + 5):
+            # The writer hangs inside a write or an fsync (a dead disk): the
+            # process may still exit; the kernel closes the files.
+            log.error("journal: the disk does not answer; closing without the last fsync")
+            return
+        try:
             if self._closed:
                 return
             self._closed = True
@@ -1399,6 +1406,8 @@ class Journal:
             finally:
                 self._fd = None
                 os.close(self._lock_fd)
+        finally:
+            self._lock.release()
         if self._flusher is not None and self._flusher is not threading.current_thread():
             self._flusher.join(timeout=5)
 
