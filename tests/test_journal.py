@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -657,3 +658,60 @@ def test_decision_lines_are_chained_and_skipped_by_event_readers(tmp_path):
     report = verify(tmp_path)
     assert [(p.kind, p.line) for p in report.problems][0] == ("changed", 2)
     assert "not a CONTRACT.md decision" in str(report.problems[0])
+
+
+# -- the writer thread
+
+
+def test_the_writer_commits_what_was_queued_meanwhile_with_one_fsync(tmp_path, mocker):
+    gate = threading.Event()
+    real_fsync = os.fsync
+    calls = []
+
+    def slow_fsync(fd):
+        calls.append(fd)
+        gate.wait(10)
+        real_fsync(fd)
+
+    with Journal(tmp_path, clock=Clock()) as j:
+        j.append(Event(0.0, "new_hand", players=2))   # the day's file exists: no directory fsync
+        mocker.patch("os.fsync", side_effect=slow_fsync)
+        j.start_writer()
+        assert j.submit(Event(0.5, "tick")) == 2
+        deadline = time.monotonic() + 10
+        while not calls and time.monotonic() < deadline:
+            time.sleep(0.001)
+        # The first line's fsync is under way: ten more queue up meanwhile.
+        seqs = [j.submit(Event(float(i), "tick")) for i in range(1, 11)]
+        assert seqs == list(range(3, 13)) and j.durable_seq == 1
+        gate.set()
+        assert j.wait_written(12, timeout=10)
+        assert len(calls) == 2
+        mocker.stopall()
+    assert [e.seq for e in read_entries(tmp_path)] == list(range(1, 13))
+    assert verify(tmp_path).ok
+
+
+def test_the_writer_holds_lines_while_writes_fail_and_writes_them_in_order(tmp_path, mocker):
+    import errno
+
+    real_write = os.write
+    failures = [3]
+    changes = []
+
+    def failing_write(fd, data):
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    with Journal(tmp_path, clock=Clock(), retry_s=0.01) as j:
+        j.start_writer(on_change=changes.append)
+        mocker.patch("os.write", side_effect=failing_write)
+        for i in range(5):
+            j.submit(Event(float(i), "tick"))
+        assert j.wait_written(5, timeout=10)
+        mocker.stopall()
+        assert changes == ["No space left on device", None] and j.faults == 1 and j.fault is None
+    assert [e.event.t for e in read_entries(tmp_path)] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert verify(tmp_path).ok
