@@ -12,9 +12,10 @@ from pathlib import Path
 
 from .cards import lcd_card
 from ..errors import ConfigError
+from ..resources import data_dir
 from ..tomlfile import read_toml
 
-MESSAGES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "messages"
+MESSAGES_DIR = data_dir("messages")
 LANGUAGES = ("en", "cs", "de", "sk")
 _SECTIONS = ("language", "verdicts", "phases", "streets", "ok", "titles", "steps")
 _FORMS = ("text", "lcd", "lcd16")

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..resources import data_dir
 from ..tomlfile import read_toml
 
-RULES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "rules"
+RULES_DIR = data_dir("rules")
 
 VERDICTS = ("ok", "correct", "misdeal", "void", "floor")
 _HALTING = {"misdeal", "void"}
