@@ -303,7 +303,8 @@ def cmd_journal_verify(args) -> int:
             seq, digest = args.head.split(":", 1)
             head = (int(seq), digest)
         except ValueError:
-            raise SystemExit(f"dealerbox journal verify: --head must be SEQ:HASH, not {args.head[:80]!r}")
+            print(f"dealerbox journal verify: --head must be SEQ:HASH, not {args.head[:80]!r}", file=sys.stderr)
+            return 2
     report = verify(args.directory, expected_head=head)
     if report.problems:
         first = report.problems[0]
@@ -559,11 +560,6 @@ def main(argv=None) -> int:
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)
         return 2
-    except SystemExit as exc:
-        if isinstance(exc.code, str):  # a usage error said in words: exit 2, as argparse does
-            print(exc.code, file=sys.stderr)
-            return 2
-        raise
     except BrokenPipeError:
         # The reader (head, less) went away: not an error of ours.
         sys.stderr.close()

@@ -427,7 +427,7 @@ def test_a_missing_config_or_profile_is_one_plain_line(tmp_path, capsys):
                   f"expected a readable table config\n"
 
 
-def test_a_usage_error_said_in_words_exits_2(tmp_path, capsys):
+def test_a_bad_head_for_verify_exits_2(tmp_path, capsys):
     config = write_config(tmp_path / "state", tmp_path)
     assert main(["journal", "verify", str(tmp_path), "--head", "nonsense"]) == 2
     assert "--head must be SEQ:HASH" in capsys.readouterr().err
