@@ -67,6 +67,7 @@ class Messages:
         return self._fill(self.steps[step.key][form], step, lcd_card)
 
     def title(self, irregularity: str | None, verdict: str) -> str:
+        """The LCD's first line for a decision: the irregularity's short name."""
         if irregularity is None:
             return self.titles["MANUAL_MISDEAL"] if verdict == "misdeal" else (
                 self.titles["FLOOR_CALLED"] if verdict == "floor" else self.verdicts["ok"])
