@@ -124,13 +124,11 @@ def _setup_logging(verbose: bool, quiet: bool = False) -> None:
 
 
 def _all_sim(config) -> bool:
-    return (all(r.backend == "sim" for r in config.readers.values())
-            and config.panel.backend == "sim" and config.lcd.backend == "sim")
+    return not config.real_devices
 
 
 def _any_sim(config) -> bool:
-    return (any(r.backend == "sim" for r in config.readers.values())
-            or config.panel.backend == "sim" or config.lcd.backend == "sim")
+    return bool(config.simulated_devices)
 
 
 class GlassPrinter:
@@ -263,17 +261,17 @@ def _config_reader(args):
     if args.reader not in config.readers:
         raise SystemExit(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
                          f"(readers: {', '.join(config.readers)})")
+    from .hw.buses import RealBuses, buses_for
+
     table = None
-    if config.readers[args.reader].backend == "sim":
+    if f"readers.{args.reader}" in config.simulated_devices:
         from hardware_sim.table import SimulatedTable
 
         table = SimulatedTable(config).__enter__()
-    factory = None
-    if config.readers[args.reader].kind == "rc522" and config.readers[args.reader].backend == "real":
-        from .hw.gpio_panel import make_pin_factory
-
-        factory = make_pin_factory(config.gpio_factory)
-    return config, table, make_reader(config, args.reader, table=table, pin_factory=factory)
+    buses = buses_for(config, config.readers[args.reader].backend, key=f"readers.{args.reader}.backend",
+                      sim_buses=table.buses if table is not None else None,
+                      real_buses=RealBuses(config.gpio_factory))
+    return config, table, make_reader(config, args.reader, buses=buses)
 
 
 def cmd_deck_register(args) -> int:

@@ -438,6 +438,12 @@ class FixedMFRC522:
 _CLASSES: dict[type, type] = {}
 
 
+class _StandaloneMFRC522(FixedMFRC522):
+    """:class:`FixedMFRC522` without the stock base (off a Pi, where ``mfrc522`` cannot import)."""
+
+    MI_OK, MI_NOTAGERR, MI_ERR = 0, 1, 2   # the stock class's status codes
+
+
 def mfrc522_class() -> type:
     """The driver class: ``mfrc522.MFRC522`` with :class:`FixedMFRC522` in front.
 
@@ -474,6 +480,11 @@ class RC522Reader(TagReader):
       timer stops as soon as an answer starts, so 500 us is a safe margin.
     - *max_tags*: stop an inventory after this many tags (5 board cards + 1 extra).
     - *pin_factory*: a gpiozero pin factory; ``None`` uses gpiozero's default.
+    - *spi*: an unopened ``spidev.SpiDev``-like object (``open``, ``xfer2``, ``close``)
+      handed in by :class:`dealerbox.hw.buses.Buses`; ``None`` opens ``spidev`` itself.
+      With a handed-in bus the stock ``mfrc522`` base class is used when it imports
+      and :class:`FixedMFRC522` alone otherwise (it needs ``RPi.GPIO``, which imports
+      only on a Pi; the fixed class overrides every method the reader calls).
 
     ``poll()`` returns ``{zone: frozenset(UIDs)}`` and raises
     :class:`~dealerbox.errors.ReaderError` when the chip stops answering.
@@ -482,7 +493,7 @@ class RC522Reader(TagReader):
 
     def __init__(self, name: str = "rc522", *, zone: str = "board", bus: int = 0, device: int = 0,
                  reset_pin: int | str | None = 25, spi_hz: int = 1_000_000, timeout_us: float = 500.0,
-                 max_tags: int = 6, pin_factory=None):
+                 max_tags: int = 6, pin_factory=None, spi=None):
         super().__init__(name)
         if not isinstance(zone, str) or not zone:
             raise ValueError(f"zone must name a zone, not {zone!r}")
@@ -494,12 +505,12 @@ class RC522Reader(TagReader):
         self._reset = None
         self._chip = None
         try:
-            self._open(reset_pin, spi_hz, timeout_us, pin_factory)
+            self._open(reset_pin, spi_hz, timeout_us, pin_factory, spi)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, reset_pin, spi_hz, timeout_us, pin_factory) -> None:
+    def _open(self, reset_pin, spi_hz, timeout_us, pin_factory, spi) -> None:
         if reset_pin is not None:
             from gpiozero import DigitalOutputDevice
 
@@ -508,12 +519,18 @@ class RC522Reader(TagReader):
             time.sleep(0.001)
             self._reset.on()
             time.sleep(0.001)
-        try:
-            import spidev
-        except ImportError as exc:
-            raise ReaderError(f"reader {self.name!r}: spidev is not installed ({exc})") from exc
-        chip_class = mfrc522_class()
-        spi = spidev.SpiDev()
+        if spi is None:
+            try:
+                import spidev
+            except ImportError as exc:
+                raise ReaderError(f"reader {self.name!r}: spidev is not installed ({exc})") from exc
+            chip_class = mfrc522_class()
+            spi = spidev.SpiDev()
+        else:
+            try:
+                chip_class = mfrc522_class()
+            except ReaderError:
+                chip_class = _StandaloneMFRC522
         try:
             spi.open(self.bus, self.device)
         except OSError as exc:

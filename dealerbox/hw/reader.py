@@ -12,6 +12,7 @@ successive polls into events.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 
 from ..errors import ReaderError, RegistryError
@@ -98,3 +99,35 @@ class TagReader(Device, ABC):
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<{type(self).__name__} {self.name!r} zones={list(self.zones)} {state}>"
+
+
+class PollSchedule:
+    """Poll slots at a fixed period: each deadline is the previous one plus *period*.
+
+    The time a poll takes does not push the next one back, so the rate does not
+    drift. A poll that overruns its slot makes the reader skip the slots it missed
+    and wait for the next one on the grid, rather than poll in a burst to catch up
+    (the presence layer ages cards by time, not by poll count). :attr:`skipped`
+    counts the slots skipped.
+    """
+
+    def __init__(self, period: float, now: float):
+        if not period > 0:
+            raise ValueError(f"a poll period must be > 0 seconds, not {period!r}")
+        self.period = float(period)
+        self.deadline = now + self.period
+        self.skipped = 0
+
+    def restart(self, now: float) -> None:
+        """Start the grid again from *now* (a reader reopened after a fault)."""
+        self.deadline = now + self.period
+
+    def next_wait(self, now: float) -> float:
+        """Seconds from *now* to the next slot, which then becomes the current one."""
+        if now >= self.deadline:
+            missed = math.floor((now - self.deadline) / self.period) + 1
+            self.skipped += missed
+            self.deadline += missed * self.period
+        wait = self.deadline - now
+        self.deadline += self.period
+        return wait

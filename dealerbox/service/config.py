@@ -192,6 +192,8 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError, RegistryError
 from ..rules.events import BUTTONS, ZONES as _EVENT_ZONES
+from ..hw.buses import BACKENDS, simulated
+from ..hw.kinds import READER_KINDS as _KINDS, reader_kind
 from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
 from .journal import SYNC_POLICIES
 from ..rules.messages import LANGUAGES, load_messages
@@ -210,8 +212,7 @@ DEFAULT_CONFIG = TABLES_DIR / "sim.toml"
 ZONES = ("shoe", "board", "burn", "muck") + tuple(f"seat{i}" for i in range(1, 11))
 assert set(ZONES) == {"shoe", "board"} | _EVENT_ZONES  # keep in step with CONTRACT.md
 REQUIRED_ZONES = ("shoe", "board")
-READER_KINDS = ("rc522", "pepper_c1", "shoe_line")
-BACKENDS = ("sim", "real")
+READER_KINDS = tuple(_KINDS)
 BUILTIN_SIM_REGISTRY = "builtin:sim"
 LCD_SIZES = ((20, 4), (16, 2))
 LCD_CHARMAPS = ("A00", "A02")
@@ -256,19 +257,17 @@ class ReaderConfig:
     @property
     def device_node(self) -> str | None:
         """The device node a real reader opens, or None (a pyserial URL, or no URL)."""
-        if self.kind == "rc522":
-            return f"/dev/spidev{self.params['bus']}.{self.params['device']}"
-        url = self.params.get("url")
-        if url is None or _PYSERIAL_URL.match(url):
-            return None
-        return url
+        return reader_kind(self.kind).device_node(self)
+
+    @property
+    def drives_gpio(self) -> bool:
+        """True when this reader, on real hardware, drives GPIO pins (an RC522's reset line)."""
+        return reader_kind(self.kind).gpio(self)
 
     @property
     def driver(self) -> str:
         """Dotted name of the driver class ``params`` are meant for."""
-        return {"rc522": "dealerbox.hw.rc522.RC522Reader",
-                "pepper_c1": "dealerbox.hw.serial_reader.PepperC1Reader",
-                "shoe_line": "dealerbox.hw.serial_reader.ShoeLineReader"}[self.kind]
+        return reader_kind(self.kind).driver
 
 
 @dataclass(frozen=True)
@@ -329,20 +328,29 @@ class TableConfig:
     lcd: LcdConfig
 
     @property
+    def device_backends(self) -> dict[str, str]:
+        """Config key of each device (``readers.NAME``, ``panel``, ``lcd``) -> its ``backend``."""
+        out = {f"readers.{n}": r.backend for n, r in self.readers.items()}
+        out["panel"] = self.panel.backend
+        out["lcd"] = self.lcd.backend
+        return out
+
+    @property
     def simulated_devices(self) -> tuple[str, ...]:
         """Config keys of the devices on the simulated backend (for a start-up log line)."""
-        out = [f"readers.{n}" for n, r in self.readers.items() if r.backend == "sim"]
-        if self.panel.backend == "sim":
-            out.append("panel")
-        if self.lcd.backend == "sim":
-            out.append("lcd")
-        return tuple(out)
+        return tuple(k for k, b in self.device_backends.items() if simulated(b))
+
+    @property
+    def real_devices(self) -> tuple[str, ...]:
+        """Config keys of the devices on the box's own hardware."""
+        return tuple(k for k, b in self.device_backends.items() if not simulated(b))
 
     @property
     def device_nodes(self) -> tuple[str, ...]:
         """Device nodes the real devices open (what systemd's ``DeviceAllow=`` needs)."""
-        nodes = [r.device_node for r in self.readers.values() if r.backend == "real" and r.device_node]
-        if self.lcd.backend == "real":
+        real = set(self.real_devices)
+        nodes = [r.device_node for n, r in self.readers.items() if f"readers.{n}" in real and r.device_node]
+        if "lcd" in real:
             nodes.append(self.lcd.device_node)
         return tuple(dict.fromkeys(nodes))
 
@@ -767,7 +775,7 @@ class _Loader:
 
     def read_serial(self, sec: _Section, name: str, kind: str, backend):
         url_expected = "a serial device path or a pyserial URL (socket://..., loop://)"
-        if sec.has("url") or backend != "sim":
+        if sec.has("url") or backend is BAD or not simulated(backend):
             url = sec.string("url", expected=url_expected)
         else:
             url = None
@@ -916,9 +924,8 @@ class _Loader:
     def check_gpio_factory(self, factory: str, readers: dict, panel: PanelConfig) -> None:
         if factory != "mock":
             return
-        real = [f"readers.{r.name}" for r in readers.values()
-                if r.kind == "rc522" and r.backend == "real" and r.params["reset_pin"] is not None]
-        if panel.backend == "real":
+        real = [f"readers.{r.name}" for r in readers.values() if not simulated(r.backend) and r.drives_gpio]
+        if not simulated(panel.backend):
             real.insert(0, "panel")
         if real:
             self.fail("gpio.factory", f"auto, rpigpio or lgpio: {', '.join(real)} drive real GPIO pins "
@@ -951,7 +958,7 @@ class _Loader:
 
         if readers is not BAD:
             for r in readers.values():
-                if r.backend != "real":
+                if simulated(r.backend):
                     continue
                 node = r.device_node
                 if r.kind == "rc522":
@@ -959,11 +966,10 @@ class _Loader:
                         r.params["bus"], f"enable SPI{r.params['bus']} with its dtoverlay"))
                 elif node is not None:
                     need(f"readers.{r.name}.url", node, node, "is the reader plugged in and its UART enabled?")
-        if lcd is not BAD and lcd.backend == "real":
+        if lcd is not BAD and not simulated(lcd.backend):
             need("lcd.port", lcd.port, lcd.device_node, "enable I2C: dtparam=i2c_arm=on")
-        real_gpio = (panel is not BAD and panel.backend == "real") or (readers is not BAD and any(
-            r.kind == "rc522" and r.backend == "real" and r.params["reset_pin"] is not None
-            for r in readers.values()))
+        real_gpio = (panel is not BAD and not simulated(panel.backend)) or (readers is not BAD and any(
+            not simulated(r.backend) and r.drives_gpio for r in readers.values()))
         if real_gpio and gpio_factory is not BAD:
             if not (list(_DEV.glob("gpiochip*")) or (_DEV / "gpiomem").exists()):
                 self.fail("gpio.factory", "a machine with GPIO (no /dev/gpiochip* or /dev/gpiomem here)",

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rules.engine import HandEngine, decision_to_dict
-from ..errors import ConfigError, DealerboxError, HardwareError, ReaderError
+from ..errors import DealerboxError, HardwareError, ReaderError
 from ..rules.events import Event
 from .journal import Journal
 from ..rules.messages import load_messages
@@ -227,10 +227,8 @@ class Daemon:
     # --------------------------------------------------------------- devices
     def _open_devices(self) -> None:
         config = self.config
-        sims = [n for n, r in config.readers.items() if r.backend == "sim"]
-        if (sims or config.panel.backend == "sim" or config.lcd.backend == "sim") and self.table is None:
-            raise ConfigError(config.path, "backend", "a simulated table for the devices marked sim "
-                              "(dealerbox run starts one for an all-simulated config)", "sim")
+        for key, backend in config.device_backends.items():
+            self._buses_of(backend, key)   # a device marked sim with no simulated table: refused here
         self._device_stop.clear()
         with self._panel_lock:
             self._pin_factory = self._make_pin_factory()
@@ -240,13 +238,18 @@ class Daemon:
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
 
-    def _make_pin_factory(self):
-        """One pin factory for the panel and the readers' reset pins, as the config names it."""
-        if self.config.panel.backend == "sim":
-            return self.table.pin_factory
-        from ..hw.gpio_panel import make_pin_factory
+    def _buses_of(self, backend: str, key: str):
+        """The buses a device with *backend* runs on: the simulated table's or the box's own."""
+        from ..hw.buses import RealBuses, buses_for
 
-        return make_pin_factory(self.config.gpio_factory)
+        if getattr(self, "_real_buses", None) is None:
+            self._real_buses = RealBuses(self.config.gpio_factory)
+        return buses_for(self.config, backend, key=key, real_buses=self._real_buses,
+                         sim_buses=self.table.buses if self.table is not None else None)
+
+    def _make_pin_factory(self):
+        """The pin factory of the panel, as its backend and ``gpio.factory`` say."""
+        return self._buses_of(self.config.panel.backend, "panel.backend").pin_factory()
 
     def _open_panel(self) -> None:
         from ..hw.gpio_panel import PanelGpio
@@ -260,7 +263,8 @@ class Daemon:
 
         lc = self.config.lcd
         try:
-            self.lcd = PanelLcd(bus=self.table.i2c if lc.backend == "sim" else None, **lc.kwargs())
+            bus = self._buses_of(lc.backend, "lcd.backend").i2c(lc.port)
+            self.lcd = PanelLcd(bus=bus, **lc.kwargs())
         except HardwareError as exc:
             # The box still judges and lights the LEDs without its LCD.
             log.error("LCD not available: %s", exc)
@@ -283,20 +287,25 @@ class Daemon:
                         dev.close()
                     except Exception:  # closing must go on for the other devices
                         log.exception("closing the %s failed", attr)
-        factory, self._pin_factory = getattr(self, "_pin_factory", None), None
-        if factory is not None and (self.table is None or factory is not self.table.pin_factory):
-            factory.close()
+        self._pin_factory = None
+        buses, self._real_buses = getattr(self, "_real_buses", None), None
+        if buses is not None:
+            buses.close()   # the box's own pin factory and I2C buses; the table closes its own
 
     def _make_reader(self, name: str):
-        return make_reader(self.config, name, table=self.table, pin_factory=self._pin_factory)
+        rc = self.config.readers[name]
+        return make_reader(self.config, name, buses=self._buses_of(rc.backend, f"readers.{name}.backend"))
 
     def _reader_loop(self, name: str) -> None:
         """Poll one reader until told to stop; survive faults and bugs alike."""
         from ..hw.presence import PresenceTracker
+        from ..hw.reader import PollSchedule
 
         rc = self.config.readers[name]
-        counts = self.stats.per_reader.setdefault(name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0})
+        counts = self.stats.per_reader.setdefault(
+            name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
         tracker = PresenceTracker(**self.config.presence)
+        schedule = PollSchedule(rc.poll_s, time.monotonic())
         reader = None
         faulted = False
         backoff = 0.1
@@ -306,6 +315,7 @@ class Daemon:
                 if reader is None:
                     reader = self._make_reader(name)
                     self.readers[name] = reader
+                    schedule.restart(time.monotonic())
                     if faulted:
                         faulted = False
                         self._put(Event(self.now(), "reader_ok", reader=name))
@@ -321,7 +331,8 @@ class Daemon:
                     for e in reader.take_events(t):
                         self.stats.reader_faults += e.ev == "reader_fault"
                         self._put(e)
-                self._device_stop.wait(rc.poll_s)
+                self._device_stop.wait(schedule.next_wait(time.monotonic()))
+                counts["skipped_slots"] = schedule.skipped
             except ReaderError as exc:
                 if not faulted:
                     faulted = True
@@ -508,25 +519,11 @@ class Daemon:
         return True
 
 
-def make_reader(config, name: str, *, table=None, pin_factory=None):
-    """Open reader *name* of *config*: its real driver, on the simulated table's chip when sim."""
-    rc = config.readers[name]
-    params = dict(rc.params)
-    if rc.backend == "sim" and table is None:
-        raise ConfigError(config.path, f"readers.{name}.backend", "a simulated table to serve it", "sim")
-    if rc.kind == "rc522":
-        from ..hw.rc522 import RC522Reader
+def make_reader(config, name: str, *, buses):
+    """Open reader *name* of *config*: its driver (:mod:`dealerbox.hw.kinds`) on *buses*."""
+    from ..hw.kinds import open_reader
 
-        if rc.backend == "sim":
-            # The emulated chip has no reset line to drive.
-            params["reset_pin"] = None
-        return RC522Reader(pin_factory=pin_factory, **params)
-    from ..hw.serial_reader import PepperC1Reader, ShoeLineReader
-
-    cls = PepperC1Reader if rc.kind == "pepper_c1" else ShoeLineReader
-    if rc.backend == "sim":
-        params["url"] = table.url_of(name)
-    return cls(**params)
+    return open_reader(config.readers[name], buses)
 
 
 def read_input_events(path) -> list[Event]:

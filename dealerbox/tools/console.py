@@ -153,7 +153,7 @@ def with_real_devices(config, real=None):
                                   "sim: the console deals from the simulated shoe", "real")
             readers[name] = dataclasses.replace(readers[name], backend="real")
             changes["readers"] = readers
-            if config.gpio_factory == "mock" and readers[name].kind == "rc522":
+            if config.gpio_factory == "mock" and readers[name].drives_gpio:
                 changes["gpio_factory"] = "auto"
         else:
             raise ConfigError(config.path, "--real", f"lcd, panel or a reader ({', '.join(readers)})", name)
@@ -162,7 +162,7 @@ def with_real_devices(config, real=None):
 
 def _check_shoe_simulated(config) -> None:
     shoe = config.zone_readers().get("shoe")
-    if shoe is None or config.readers[shoe].backend != "sim":
+    if shoe is None or f"readers.{shoe}" not in config.simulated_devices:
         raise ConfigError(config.path, f"readers.{shoe or '?'}.backend",
                           "sim for the reader serving the shoe (dealerbox sim deals from it)",
                           config.readers[shoe].backend if shoe else None)
@@ -646,7 +646,7 @@ class ConsoleSession:
     def do_toggle_reader(self, zone: str) -> None:
         """Unplug the reader serving *zone*, or plug it back."""
         name = self.config.zone_readers().get(zone)
-        if name is None or (name not in self.table.chips and name not in self.table.serial):
+        if name is None or name not in self.table.emulators:
             self.note(f"the {zone} reader is not simulated")
             return
         if name in self.unplugged:
