@@ -113,7 +113,8 @@ class SimulatedTable:
                 continue
             emu = reader_kind(rc.kind).emulate(rc)
             self.emulators[name] = emu
-            antennas = rc.params.get("antennas") or {None: z for z in rc.zones}
+            # Multiplexed readers declare an antennas table; a one-antenna reader serves its one zone.
+            antennas = getattr(rc.options, "antennas", None) or {None: z for z in rc.zones}
             for antenna, zone in antennas.items():
                 self._zone.setdefault(zone, (name, None if antenna is None else int(antenna)))
         # Reset lines of emulated readers and (when simulated) the panel run on one MockFactory.

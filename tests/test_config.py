@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealerbox.service import config as config_module
-from dealerbox.service.config import (DEFAULT_CONFIG, TABLES_DIR, ZONES, ConfigError, TableConfig, check_config,
-                              load_config)
+from dealerbox.service.config import (DEFAULT_CONFIG, TABLES_DIR, ZONES, ConfigError, JournalSection,
+                                     PresenceSection, TableConfig, check_config, load_config)
 from dealerbox.errors import DealerboxError
 from dealerbox.rules.registry import simulated_uid, simulation_registry
 
@@ -100,23 +100,23 @@ def test_default_config_is_the_all_simulated_table():
     # make run keeps its state in the checkout's state/ (ignored by git)
     assert cfg.state_dir == (TABLES_DIR.parent.parent / "state").resolve()
     assert cfg.tick_s == 0.25
-    assert cfg.journal == {"sync": "event", "group_window": 0.05, "group_events": 64, "keep_days": 90}
-    assert cfg.presence == {"shoe_rearm": 0.5, "board_dropout": 0.5, "zone_dropout": 0.5, "settle": 0.0}
-    assert cfg.lcd.kwargs() == {"cols": 20, "rows": 4, "port": 1, "address": 0x27, "charmap": "A00"}
+    assert cfg.journal == JournalSection(sync="event", group_window_s=0.05, group_events=64, keep_days=90)
+    assert cfg.presence == PresenceSection(shoe_rearm_s=0.5, board_dropout_s=0.5, zone_dropout_s=0.5, settle_s=0.0)
+    assert (cfg.lcd.cols, cfg.lcd.rows, cfg.lcd.port, cfg.lcd.address, cfg.lcd.charmap) == (20, 4, 1, 0x27, "A00")
 
 
 def test_sim_table_mirrors_the_pi4_wiring():
     sim, pi4 = load_config(SIM), load_config(PI4, check_devices=False)
     assert sim.panel.pins == pi4.panel.pins
-    assert {n: r.params for n, r in sim.readers.items()} == {n: r.params for n, r in pi4.readers.items()}
+    assert {n: r.options for n, r in sim.readers.items()} == {n: r.options for n, r in pi4.readers.items()}
 
 
 def test_pi4_table_loads_without_devices():
     cfg = load_config(PI4, check_devices=False)
     shoe, board = cfg.readers["shoe"], cfg.readers["board"]
     # one RC522 per SPI bus: some boards never release MISO
-    assert (shoe.params["bus"], shoe.params["device"]) == (0, 0)
-    assert (board.params["bus"], board.params["device"]) == (1, 0)
+    assert (shoe.options.bus, shoe.options.device) == (0, 0)
+    assert (board.options.bus, board.options.device) == (1, 0)
     assert shoe.zones == ("shoe",) and board.zones == ("board",)
     assert cfg.device_nodes == ("/dev/spidev0.0", "/dev/spidev1.0", "/dev/i2c-1")
     assert cfg.simulated_devices == ()
@@ -132,8 +132,8 @@ def test_pi5_table_loads_without_devices():
     (c1,) = cfg.readers.values()
     assert c1.kind == "pepper_c1" and c1.backend == "real"
     assert c1.zones == ("shoe", "board", "burn")
-    assert c1.params["antennas"] == {1: "shoe", 2: "board", 3: "burn"}
-    assert c1.params["url"] == "/dev/ttyAMA0"
+    assert c1.options.antennas == {1: "shoe", 2: "board", 3: "burn"}
+    assert c1.options.url == "/dev/ttyAMA0"
     assert cfg.device_nodes == ("/dev/ttyAMA0", "/dev/i2c-1")
     assert cfg.gpio_factory == "lgpio"
     assert "players_down" in cfg.panel.pins.buttons
@@ -186,42 +186,40 @@ def test_the_registry_file_must_exist_on_the_box(tmp_path, dev):
     assert load_config(path, check_devices=False).registry is None
 
 
-# -- the params are what the drivers take -------------------------------------------
+# -- the typed sections are what the drivers take -------------------------------------------
 
-def test_reader_params_open_the_rc522_driver_on_the_chip_emulator(monkeypatch):
-    from gpiozero.pins.mock import MockFactory
-
-    from dealerbox.hw.rc522 import RC522Reader
-    from hardware_sim import rpi_gpio
-    from hardware_sim.rc522 import RC522Emulator, make_tag, spidev_module
+def test_reader_options_open_the_rc522_driver_on_the_chip_emulator():
+    from dealerbox.hw.kinds import open_reader
+    from hardware_sim.rc522 import make_tag
+    from hardware_sim.table import SimulatedTable
 
     cfg = load_config(SIM)
-    shoe_chip, board_chip = RC522Emulator(0, 0), RC522Emulator(1, 0)
     uid = simulated_uid("A", "Ah")
-    board_chip.field[bytes.fromhex(uid)] = make_tag(uid)
-    monkeypatch.setitem(sys.modules, "spidev", spidev_module(shoe_chip, board_chip))
-    for name, module in rpi_gpio.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
-        monkeypatch.delitem(sys.modules, name)
-    factory = MockFactory()
-    try:
-        with RC522Reader(**cfg.readers["board"].params, pin_factory=factory) as board, \
-                RC522Reader(**cfg.readers["shoe"].params, pin_factory=factory) as shoe:
+    with SimulatedTable(cfg) as table:
+        board_chip = table.chips["board"]
+        board_chip.field[bytes.fromhex(uid)] = make_tag(uid)
+        with open_reader(cfg.readers["board"], table.buses) as board, \
+                open_reader(cfg.readers["shoe"], table.buses) as shoe:
             assert board.poll() == {"board": frozenset({uid})}
             assert shoe.poll() == {"shoe": frozenset()}
-    finally:
-        factory.close()
-        for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
-            del sys.modules[name]
 
 
-def test_serial_params_fit_the_serial_drivers(tmp_path):
-    from dealerbox.hw.serial_reader import PepperC1Reader, ShoeLineReader
+class _LoopBuses:
+    """Real serial ports replaced by pyserial's loop:// (the config's own URL stays in the options)."""
 
+    def serial_url(self, reader, url):
+        return "loop://"
+
+
+def test_serial_options_fit_the_serial_drivers(tmp_path, monkeypatch):
+    from dealerbox.hw import serial_reader
+    from dealerbox.hw.kinds import open_reader
+
+    # Build the drivers without connecting, as the test of the params did.
+    for cls in (serial_reader.PepperC1Reader, serial_reader.ShoeLineReader):
+        monkeypatch.setattr(cls, "__init__", _no_connect(cls.__init__))
     cfg = load_config(PI5, check_devices=False)
-    params = {**cfg.readers["c1"].params, "url": "loop://"}
-    with PepperC1Reader(**params, connect=False) as c1:
+    with open_reader(cfg.readers["c1"], _LoopBuses()) as c1:
         assert c1.zones == ("shoe", "board", "burn") and c1.name == "c1" and c1.backoff_max == 30.0
 
     def shoe_line(d):
@@ -231,27 +229,28 @@ def test_serial_params_fit_the_serial_drivers(tmp_path):
     cfg = load_config(broken(tmp_path, shoe_line))
     board = cfg.readers["board"]
     assert board.zones == ("board", "burn")
-    with ShoeLineReader(**board.params, connect=False) as reader:
+    with open_reader(board, _LoopBuses()) as reader:
         assert reader.zones == ("board", "burn") and reader.stall_timeout == 3.0
 
 
+def _no_connect(init):
+    def wrapped(self, *args, **kwargs):
+        init(self, *args, connect=False, **kwargs)
+    return wrapped
+
+
 def test_other_sections_feed_their_drivers(tmp_path):
-    from dealerbox.hw.gpio_panel import PanelGpio
-    from dealerbox.hw.lcd import PanelLcd
-    from dealerbox.hw.presence import PresenceTracker
-    from dealerbox.service.journal import Journal
     from hardware_sim.i2c_lcd import SimulatedI2cBus
 
     cfg = load_config(SIM)
-    assert PresenceTracker(**cfg.presence).board_dropout == 0.5
-    with Journal(tmp_path / "journal", **cfg.journal) as journal:
+    assert cfg.presence.tracker().board_dropout == 0.5
+    with cfg.journal.open(tmp_path / "journal") as journal:
         assert journal.keep_days == 90 and journal.sync == "event"
     events = []
-    with PanelGpio(cfg.panel.pins, pin_factory="mock", sink=events.append, poll_interval_s=None,
-                   **cfg.panel.kwargs()) as panel:
+    with cfg.panel.open(pin_factory="mock", sink=events.append, poll_interval_s=None) as panel:
         assert panel.players == 6 and set(panel.leds) == {"green", "amber", "red"}
     bus = SimulatedI2cBus.with_lcd(cfg.lcd.cols, cfg.lcd.rows, address=cfg.lcd.address)
-    with PanelLcd(**cfg.lcd.kwargs(), bus=bus) as lcd:
+    with cfg.lcd.open(bus) as lcd:
         assert (lcd.cols, lcd.rows) == (20, 4)
 
 
@@ -259,7 +258,7 @@ def test_a_simulated_serial_reader_may_leave_the_url_to_the_daemon(tmp_path):
     def change(d):
         d["readers"]["board"] = {"kind": "pepper_c1", "backend": "sim", "antennas": {"2": "board"}}
     cfg = load_config(broken(tmp_path, change))
-    assert cfg.readers["board"].params["url"] is None
+    assert cfg.readers["board"].options.url is None
     assert cfg.readers["board"].device_node is None
 
 
@@ -353,7 +352,7 @@ def test_the_reset_pin_is_written_explicitly(tmp_path):
     refused(broken(tmp_path, lambda d: d["readers"]["board"].pop("reset_pin")),
             "readers.board.reset_pin", None, '"none" when RST is tied high')
     cfg = load_config(broken(tmp_path, lambda d: d["readers"]["board"].update(reset_pin="none")))
-    assert cfg.readers["board"].params["reset_pin"] is None
+    assert cfg.readers["board"].options.reset_pin is None
 
 
 def test_mock_gpio_is_refused_when_a_gpio_device_is_real(tmp_path):

@@ -31,6 +31,15 @@ from ..errors import ConfigError, HardwareError, ReaderError
 
 __all__ = ["Buses", "RealBuses", "buses_for", "simulated", "SIMULATED", "REAL", "BACKENDS"]
 
+# The Pi's buses and the BCM pins each takes once in use (chip selects per device used).
+SPI_PINS = {0: {"MISO": 9, "MOSI": 10, "SCLK": 11}, 1: {"MISO": 19, "MOSI": 20, "SCLK": 21}}
+SPI_CE = {0: (8, 7), 1: (18, 17, 16)}
+SPI_HINT = {0: "enable SPI0: dtparam=spi=on in config.txt",
+            1: "enable SPI1: dtoverlay=spi1-1cs in config.txt"}
+I2C_PINS = {0: {"SDA": 0, "SCL": 1}, 1: {"SDA": 2, "SCL": 3}}
+UART_NODES = frozenset({"/dev/ttyAMA0", "/dev/serial0", "/dev/ttyS0"})
+UART_PINS = {"TXD": 14, "RXD": 15}
+
 SIMULATED = "sim"
 REAL = "real"
 BACKENDS = (SIMULATED, REAL)

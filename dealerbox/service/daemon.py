@@ -32,7 +32,6 @@ from pathlib import Path
 from ..rules.engine import HandEngine, decision_to_dict
 from ..errors import DealerboxError, HardwareError, ReaderError
 from ..rules.events import Event
-from .journal import Journal
 from ..rules.messages import load_messages
 from .panel import PanelView, render
 from .sdnotify import Notifier
@@ -99,7 +98,7 @@ class Daemon:
         self.lcd = None
         self.readers: dict = {}
         self._apply_table_settings(config)
-        self.journal = Journal(config.state_dir / "journal", **config.journal)
+        self.journal = config.journal.open(config.state_dir / "journal")
         self.engine = HandEngine(config.profile, config.registry)
         self._t0 = clock()
         self._t_offset = 0.0
@@ -252,19 +251,15 @@ class Daemon:
         return self._buses_of(self.config.panel.backend, "panel.backend").pin_factory()
 
     def _open_panel(self) -> None:
-        from ..hw.gpio_panel import PanelGpio
-
         pc = self.config.panel
-        self.panel = PanelGpio(pc.pins, pin_factory=self._pin_factory, sink=self._put, clock=self.now,
-                               on_players=self._players_changed, **pc.kwargs())
+        self.panel = pc.open(pin_factory=self._pin_factory, sink=self._put, clock=self.now,
+                             on_players=self._players_changed)
 
     def _open_lcd(self) -> None:
-        from ..hw.lcd import PanelLcd
-
         lc = self.config.lcd
         try:
             bus = self._buses_of(lc.backend, "lcd.backend").i2c(lc.port)
-            self.lcd = PanelLcd(bus=bus, **lc.kwargs())
+            self.lcd = lc.open(bus)
         except HardwareError as exc:
             # The box still judges and lights the LEDs without its LCD.
             log.error("LCD not available: %s", exc)
@@ -298,13 +293,12 @@ class Daemon:
 
     def _reader_loop(self, name: str) -> None:
         """Poll one reader until told to stop; survive faults and bugs alike."""
-        from ..hw.presence import PresenceTracker
         from ..hw.reader import PollSchedule
 
         rc = self.config.readers[name]
         counts = self.stats.per_reader.setdefault(
             name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
-        tracker = PresenceTracker(**self.config.presence)
+        tracker = self.config.presence.tracker()
         schedule = PollSchedule(rc.poll_s, time.monotonic())
         reader = None
         faulted = False
