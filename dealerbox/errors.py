@@ -25,8 +25,14 @@ class ConfigError(DealerboxError, ValueError):
         self.key = key
         self.expected = expected
         self.value = value
-        got = f" = {value!r}" if found else " is missing"
+        got = f" = {_shown(value)}" if found else " is missing"
         super().__init__(f"{self.file}: {key}{got}: expected {expected}")
+
+
+def _shown(value, limit: int = 80) -> str:
+    """*value*'s repr, cut to *limit* characters so one message stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class RegistryError(DealerboxError, ValueError):

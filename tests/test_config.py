@@ -584,3 +584,59 @@ def test_a_url_pyserial_does_not_know_is_refused(tmp_path):
     def change(d):
         d["readers"]["c1"] = {"kind": "shoe_line", "backend": "real", "url": "bogus://x", "antennas": {"1": "burn"}}
     refused(broken(tmp_path, change), "readers.c1.url", "bogus://x", "a URL pyserial knows")
+
+
+# -- the declarations are the reference -----------------------------------------------
+
+def test_docs_config_md_is_generated_from_the_declarations():
+    committed = (TABLES_DIR.parent.parent / "docs" / "CONFIG.md").read_text(encoding="utf-8")
+    assert committed == config_module.reference_markdown(), (
+        "docs/CONFIG.md is stale: python -m dealerbox.service.config > docs/CONFIG.md")
+
+
+def test_every_declared_key_is_in_the_reference():
+    from dealerbox.hw.kinds import READER_KINDS
+    from dealerbox.service.schema import options_of
+
+    text = config_module.reference_markdown()
+    classes = [r.cls for r in config_module.SECTIONS.values()] + [config_module.ReaderSection]
+    classes += [k.options for k in READER_KINDS.values()]
+    for cls in classes:
+        for key, opt, _default in options_of(cls):
+            assert f"| `{key}` |" in text and opt.doc in text, (cls.__name__, key)
+
+
+def test_a_section_is_added_with_one_dataclass_and_one_line(tmp_path, monkeypatch):
+    from dataclasses import dataclass
+
+    from dealerbox.service.config import Flag, Number, Pin, option, register_section
+
+    @dataclass(frozen=True, kw_only=True)
+    class LampSection:
+        """A lamp that calls the floor."""
+
+        enabled: bool = option(Flag(doc="light the lamp"), False)
+        pin: int | None = option(Pin(doc="its BCM pin", none_word="none"), None)
+        hold_s: float = option(Number(doc="how long it stays lit", lo=0.1, hi=60.0), 5.0)
+
+    monkeypatch.setattr(config_module, "SECTIONS", dict(config_module.SECTIONS))
+    register_section("lamp", LampSection)
+
+    assert load_config(SIM).lamp == LampSection()              # left out: its defaults
+    cfg = load_config(broken(tmp_path, lambda d: d.update(lamp={"enabled": True, "pin": 1})))
+    assert cfg.lamp == LampSection(enabled=True, pin=1) and cfg.sections["lamp"] is cfg.lamp
+    refused(broken(tmp_path, lambda d: d.update(lamp={"holds_s": 2})), "lamp.holds_s", 2, "did you mean 'hold_s'?")
+    refused(broken(tmp_path, lambda d: d.update(lamp={"hold_s": 0})), "lamp.hold_s", 0, "from 0.1 to 60")
+    err = refused(broken(tmp_path, lambda d: d.update(lamp={"pin": 5})), "lamp.pin", 5, "a BCM pin not already used")
+    assert "panel.leds.green" in str(err)
+    assert "## `[lamp]` (optional" in config_module.reference_markdown()
+    assert "| `hold_s` | float | 5 | 0.1 .. 60 | how long it stays lit |" in config_module.reference_markdown()
+
+
+def test_a_long_value_is_cut_in_the_message(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_config(broken(tmp_path, lambda d: d["table"].update(name="x" * 500)))
+    message = str(info.value)
+    assert info.value.value == "x" * 500                     # the error keeps the whole value
+    assert "table.name = 'xxxx" in message and len(message) < 300 and "..." in message
+    assert "expected a string of 1 to 40 characters" in message

@@ -76,16 +76,15 @@ from typing import Any, Callable
 
 from ..errors import ConfigError, RegistryError
 from ..hw.buses import BACKENDS, I2C_PINS, simulated
-from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
+from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTON_ORDER, PIN_FACTORY_KINDS, PanelPins
 from ..hw.kinds import READER_KINDS as _KINDS, reader_kind
-from ..rules.events import BUTTONS
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
 from ..rules.registry import DeckRegistry, simulation_registry
 from ..tomlfile import read_toml
 from .journal import SYNC_POLICIES
-from .schema import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinTable, Text, is_bad, markdown_table,
-                     option, options_of, read_fields, suggest, take_pins, unknown_keys)
+from .schema import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinBook, PinTable, Text, is_bad,
+                     markdown_table, option, options_of, read_fields, suggest, take_pins, unknown_keys)
 
 __all__ = [
     "DEFAULT_CONFIG", "TABLES_DIR", "ZONES", "READER_KINDS", "BACKENDS", "BUILTIN_SIM_REGISTRY",
@@ -109,14 +108,14 @@ LCD_CHARMAPS = ("A00", "A02")
 _DEV = Path("/dev")
 
 _READER_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
-_BUTTON_NAMES = tuple(sorted(PANEL_BUTTONS, key=lambda b: (b not in BUTTONS, b)))
+_BUTTON_NAMES = PANEL_BUTTON_ORDER
 
 
 # -- the sections ----------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
 class TableSection:
-    """``[table]`` (required): the table, its rules and where its state lives."""
+    """The table, its rules and where its state lives."""
 
     name: str = option(Text(doc="the table's name (logs, LCD, STATUS=)", max_len=40))
     profile: str = option(Text(doc="the rule profile: a shipped name, or a path to a profile file (relative "
@@ -135,7 +134,7 @@ class TableSection:
 
 @dataclass(frozen=True, kw_only=True)
 class JournalSection:
-    """``[journal]`` (optional): how the journal is written (see dealerbox/service/journal.py)."""
+    """How the journal is written (see dealerbox/service/journal.py)."""
 
     sync: str = option(Choice(doc="fsync policy", choices=SYNC_POLICIES), "event")
     keep_days: int = option(Integer(doc="days of journal files kept after daily rotation", lo=1, hi=3650), 90)
@@ -154,7 +153,7 @@ class JournalSection:
 
 @dataclass(frozen=True, kw_only=True)
 class GpioSection:
-    """``[gpio]`` (required): the pin factory of the real GPIO devices."""
+    """The pin factory of the real GPIO devices."""
 
     factory: str = option(Choice(doc='gpiozero pin factory of the real GPIO devices (`auto`: RPi.GPIO on a '
                                      'Pi 3/4, lgpio on a Pi 5); `mock` only when every GPIO device is `sim`',
@@ -163,7 +162,7 @@ class GpioSection:
 
 @dataclass(frozen=True, kw_only=True)
 class ReaderSection:
-    """``[readers.NAME]`` (at least one): the keys every reader has; its kind adds its own."""
+    """The keys every reader has; its kind adds its own (below)."""
 
     kind: str = option(Choice(doc="the driver (its keys below)", choices=READER_KINDS))
     backend: str = option(Choice(doc="the chip emulator or the real device", choices=BACKENDS))
@@ -173,7 +172,7 @@ class ReaderSection:
 
 @dataclass(frozen=True, kw_only=True)
 class PresenceSection:
-    """``[presence]`` (optional): how polls become card events (defaults justified in dealerbox/hw/presence.py)."""
+    """How polls become card events (defaults justified in dealerbox/hw/presence.py)."""
 
     shoe_rearm_s: float = option(Number(doc="a card read again after this long is a new draw", lo=0.0, hi=10.0),
                                  0.5)
@@ -192,14 +191,14 @@ class PresenceSection:
 
 @dataclass(frozen=True, kw_only=True)
 class LcdConfig:
-    """``[lcd]`` (required): the character LCD on its PCF8574 I2C backpack."""
+    """The character LCD on its PCF8574 I2C backpack."""
 
     backend: str = option(Choice(doc="I2C emulator or `/dev/i2c-<port>`", choices=BACKENDS))
     port: int = option(Integer(doc="I2C bus number", lo=0, hi=20, expect="an I2C bus number from 0 to 20"), 1)
     address: int = option(Integer(doc="the PCF8574 backpack's address", lo=0x03, hi=0x77, hex=True,
                                   expect="a 7-bit I2C address from 0x03 to 0x77 (usually 0x27 or 0x3F)"), 0x27)
     cols: int = option(Integer(doc="the glass: 20x4 or 16x2", lo=1, hi=40), 20)
-    rows: int = option(Integer(doc="", lo=1, hi=4), 4)
+    rows: int = option(Integer(doc="rows of the glass", lo=1, hi=4), 4)
     charmap: str = option(Choice(doc="the module's character ROM", choices=LCD_CHARMAPS), "A00")
 
     def validate(self, fail) -> None:
@@ -224,18 +223,17 @@ def _hole_cards(value) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class PanelConfig:
-    """``[panel]`` (required): LEDs, buzzer and buttons."""
+    """LEDs, buzzer and buttons."""
 
     backend: str = option(Choice(doc="gpiozero MockFactory or `gpio.factory`", choices=BACKENDS))
-    leds: dict = option(PinTable(doc="BCM pin of each LED (all three)", names=LED_COLOURS, all_required=True,
-                                 expect="a table of green, amber and red pins"))
-    buzzer: int | None = option(Pin(doc="optional active buzzer"), None)
-    buttons: dict = option(PinTable(doc=f"any of {', '.join(_BUTTON_NAMES)}", names=_BUTTON_NAMES,
-                                    expect="a table of button name = BCM pin"), {})
+    leds: dict = option(PanelPins.LEDS)
+    buzzer: int | None = option(PanelPins.BUZZER, None)
+    buttons: dict = option(PanelPins.BUTTONS, {})
     debounce_s: float = option(Number(doc="a button edge counts after this much quiet", lo=0.001, hi=0.5), 0.03)
     floor_hold_s: float = option(Number(doc="a FLOOR press this long sends `misdeal`", lo=0.3, hi=10.0), 1.5)
     players: int = option(Integer(doc="player count at start (the players button steps it)", lo=2, hi=10), 6)
-    hole_cards: int = option(Integer(doc="`hole_cards` of `new_hand`", lo=2, hi=4, expect="2 or 4"), 2)
+    hole_cards: int = option(Integer(doc="`hole_cards` of `new_hand`", lo=2, hi=4, expect="2 or 4",
+                                     bounds_doc="2 or 4"), 2)
 
     def validate(self, fail) -> None:
         if not _hole_cards(self.hole_cards):
@@ -445,7 +443,7 @@ class _Loader:
         self.folder = path.resolve().parent
         self.errors = _Errors(path, collect)
         self.check_devices = check_devices
-        self.pin_users: dict[int, str] = {}   # BCM pin -> who uses it
+        self.pins = PinBook(self.fail)
         self.ports: dict[str, str] = {}       # device node or URL -> key of the reader using it
 
     # -- what options and reader kinds call ---------------------------------------------
@@ -454,18 +452,13 @@ class _Loader:
 
     def take_pin(self, pin: int, key: str, who: str | None = None) -> bool:
         """A BCM pin is used once: a second user is an error naming the first."""
-        first = self.pin_users.get(pin)
-        if first is not None:
-            self.fail(key, f"a BCM pin not already used by {first}", pin)
-            return False
-        self.pin_users[pin] = who or key
-        return True
+        return self.pins.take(pin, key, who)
 
     def take_bus_pins(self, key: str, bus_name: str, pins) -> None:
         # Several devices share a bus's data lines; only a second *kind* of user conflicts.
         for signal, pin in pins.items():
             who = f"{bus_name} {signal}"
-            first = self.pin_users.get(pin)
+            first = self.pins.users.get(pin)
             if first is not None and first.endswith(f"({who})"):
                 continue
             self.take_pin(pin, key, f"{key} ({who})")
@@ -750,22 +743,25 @@ only, and some reader must serve `shoe` and `board`.
 """
 
 
+def _summary(cls) -> str:
+    return " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+
+
 def reference_markdown() -> str:
     """The key reference made from the declarations (what docs/CONFIG.md holds)."""
     parts = [_REFERENCE_HEAD]
     for name in _top_sections():
         if name == "readers":
-            parts.append(f"## `[readers.NAME]`\n\n{ReaderSection.__doc__.split(':', 1)[1].strip()} NAME: a-z, "
-                         "0-9, `_`, `-`, up to 32 characters; it goes into `reader_fault`/`reader_ok`.\n\n"
+            parts.append(f"## `[readers.NAME]` (at least one)\n\n{_summary(ReaderSection)} NAME: a-z, 0-9, `_`, "
+                         "`-`, up to 32 characters; it goes into `reader_fault`/`reader_ok`.\n\n"
                          + markdown_table(ReaderSection) + "\n")
             for kind in _KINDS.values():
                 parts.append(f"### `kind = \"{kind.name}\"`\n\n{kind.doc[0].upper()}{kind.doc[1:]} "
                              f"(`{kind.driver}`).\n\n" + markdown_table(kind.options) + "\n")
             continue
         reg = SECTIONS[name]
-        title, _, rest = reg.cls.__doc__.partition(":")
-        parts.append(f"## `[{name}]`\n\n{rest.strip()} {title.replace('``', '').replace(f'[{name}]', '').strip()}"
-                     .rstrip() + "\n\n" + markdown_table(reg.cls) + "\n")
+        state = "required" if reg.required else "optional: left out, every key takes its default"
+        parts.append(f"## `[{name}]` ({state})\n\n{_summary(reg.cls)}\n\n" + markdown_table(reg.cls) + "\n")
     parts.append(_REFERENCE_TAIL)
     return "\n".join(parts)
 

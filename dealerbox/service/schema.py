@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 from ..rules.events import ZONES as _EVENT_ZONES
 
 __all__ = [
-    "BAD", "Bad", "Reporter", "Option", "Text", "Integer", "Number", "Choice", "Flag", "Pin", "PinTable",
+    "BAD", "Bad", "Reporter", "PinBook", "RaisingReporter", "Option", "Text", "Integer", "Number", "Choice", "Flag", "Pin", "PinTable",
     "Zone", "Antennas", "option", "options_of", "read_fields", "take_pins", "unknown_keys", "suggest", "is_bad",
     "markdown_table",
     "ZONES", "BCM_PINS", "PIN_EXPECTED",
@@ -52,6 +52,42 @@ class Bad:
 
 
 BAD = Bad()
+
+
+class PinBook:
+    """Who uses each BCM pin: the one place that says a pin is used once.
+
+    :meth:`take` reports a second user through *fail* (``fail(key, expected, value)``),
+    naming the first.
+    """
+
+    def __init__(self, fail):
+        self._fail = fail
+        self.users: dict[int, str] = {}
+
+    def take(self, pin: int, key: str, who: str | None = None) -> bool:
+        first = self.users.get(pin)
+        if first is not None:
+            self._fail(key, f"a BCM pin not already used by {first}", pin)
+            return False
+        self.users[pin] = who or key
+        return True
+
+
+class RaisingReporter:
+    """A :class:`Reporter` that raises the first error as a ConfigError of *file* (a driver's own check)."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.pins = PinBook(self.fail)
+
+    def fail(self, key: str, expected: str, value=None, *, found: bool = True):
+        from ..errors import ConfigError
+
+        raise ConfigError(self.file, key, expected, value, found=found)
+
+    def take_pin(self, pin: int, key: str, who: str | None = None) -> bool:
+        return self.pins.take(pin, key, who)
 
 
 class Reporter(Protocol):
@@ -126,6 +162,7 @@ class Integer(Option):
     hi: int = 0
     expect: str | None = None
     hex: bool = False
+    bounds_doc: str | None = None
 
     def expected(self) -> str:
         return self.expect or f"an integer from {self.lo} to {self.hi}"
@@ -139,6 +176,8 @@ class Integer(Option):
         return "int"
 
     def bounds(self) -> str:
+        if self.bounds_doc:
+            return self.bounds_doc
         return f"{self.lo:#04x} .. {self.hi:#04x}" if self.hex else f"{self.lo} .. {self.hi}"
 
 
