@@ -253,7 +253,10 @@ def cmd_journal_verify(args) -> int:
 
 
 def _config_reader(args):
-    """(config, table or None, reader) for the deck commands' --reader."""
+    """(config, table or None, reader, reopen) for the deck commands' --reader.
+
+    *reopen* makes a fresh reader after a fault: readers never reconnect by themselves.
+    """
     from .service.config import DEFAULT_CONFIG, load_config
     from .service.daemon import make_reader
 
@@ -271,14 +274,33 @@ def _config_reader(args):
     buses = buses_for(config, config.readers[args.reader].backend, key=f"readers.{args.reader}.backend",
                       sim_buses=table.buses if table is not None else None,
                       real_buses=RealBuses(config.gpio_factory))
-    return config, table, make_reader(config, args.reader, buses=buses)
+    return config, table, make_reader(config, args.reader, buses=buses), _Reopener(config, args.reader, buses)
+
+
+class _Reopener:
+    """Makes a fresh reader after a fault (readers never reconnect by themselves); closes them all at the end."""
+
+    def __init__(self, config, name: str, buses):
+        self.config, self.name, self.buses = config, name, buses
+        self.made: list = []
+
+    def __call__(self):
+        from .service.daemon import make_reader
+
+        reader = make_reader(self.config, self.name, buses=self.buses)
+        self.made.append(reader)
+        return reader
+
+    def close(self) -> None:
+        for reader in self.made:
+            reader.close()
 
 
 def cmd_deck_register(args) -> int:
     from .tools.decks import DeckTimeout, register_deck
     from .rules.registry import DeckRegistry
 
-    config, table, reader = _config_reader(args)
+    config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
     if path is None:
         raise SystemExit("dealerbox deck register: the config uses the built-in decks; name a --registry file")
@@ -286,13 +308,14 @@ def cmd_deck_register(args) -> int:
     try:
         with reader:
             register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
-                          activate=args.activate, timeout_s=args.timeout)
+                          activate=args.activate, timeout_s=args.timeout, reopen=reopen)
     except KeyboardInterrupt:
         return 130
     except DeckTimeout as exc:
         print(f"dealerbox deck register: {exc}", file=sys.stderr)
         return 1
     finally:
+        reopen.close()
         if table is not None:
             table.close()
     return 0
@@ -302,15 +325,16 @@ def cmd_deck_check(args) -> int:
     from .tools.decks import check_deck_with_reader, exit_status, format_report
     from .rules.registry import DeckRegistry
 
-    config, table, reader = _config_reader(args)
+    config, table, reader, reopen = _config_reader(args)
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
     try:
         with reader:
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
-                                            profile=config.profile)
+                                            profile=config.profile, reopen=reopen)
     except KeyboardInterrupt:
         return 130
     finally:
+        reopen.close()
         if table is not None:
             table.close()
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report, registry))

@@ -85,3 +85,94 @@ def test_an_overrun_skips_the_missed_slots_instead_of_bursting():
 def test_a_period_must_be_positive():
     with pytest.raises(ValueError):
         PollSchedule(0.0, now=0.0)
+
+
+# -- one fault contract, one owner of reopening --------------------------------------------------
+class StepClock:
+    def __init__(self):
+        self.now = 50.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_an_unplugged_rc522_is_reported_once_reopened_with_backoff_and_reported_back(sim_config):
+    from dealerbox.hw.kinds import supervise
+    from dealerbox.hw.reader import ReaderSupervisor
+
+    clock = StepClock()
+    calls = []
+    tries = []
+    rc = sim_config.readers["board"]
+    with SimulatedTable(sim_config) as table:
+        kind_made = supervise(rc, table.buses)
+        assert (kind_made.backoff_initial, kind_made.backoff_max) == (0.1, 5.0)      # the rc522 kind's backoff
+        kind_made.close()
+
+        def open_board():
+            tries.append(clock.now)
+            return open_reader(rc, table.buses)
+
+        table.place("AS", zone="board")
+        # Powers of two, so the float sums on the clock are exact.
+        with ReaderSupervisor("board", open_board, clock=clock, backoff_initial=0.125, backoff_max=5.0,
+                              on_status=lambda *a: calls.append(a[:2])) as sup:
+            assert sup.poll() == ({"board": frozenset({table.uid_of("AS")})}, [])
+            table.unplug("board")
+            assert sup.poll() == (None, ["reader_fault"]) and sup.reader is None
+            fault_at = clock.now
+            while len(tries) < 8:                    # every try fails and is not reported again
+                clock.now += 0.0625
+                assert sup.poll() == (None, [])
+            gaps = [b - a for a, b in zip([fault_at] + tries[1:], tries[1:])]
+            assert gaps == [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
+            table.replug("board")
+            clock.now += 5.0
+            zones, reports = sup.poll()
+            assert reports == ["reader_ok"] and zones == {"board": frozenset({table.uid_of("AS")})}
+            assert (sup.faults, sup.recoveries, sup.status) == (1, 1, "ok")
+    assert calls == [("board", False), ("board", True)]
+
+
+def test_a_reader_that_crashes_is_reopened_quickly_without_a_fault_report():
+    from dealerbox.hw.reader import ReaderSupervisor, TagReader
+
+    class Flaky(TagReader):
+        zones = ("board",)
+        polls = 0
+
+        def _poll(self):
+            Flaky.polls += 1
+            if Flaky.polls == 2:
+                raise RuntimeError("a bug in a driver")
+            return {"board": frozenset()}
+
+    clock = StepClock()
+    opened = []
+    sup = ReaderSupervisor("pad", lambda: opened.append(Flaky("pad")) or opened[-1], clock=clock)
+    assert sup.poll() == ({"board": frozenset()}, [])
+    assert sup.poll() == (None, []) and sup.restarts == 1 and opened[0].closed
+    clock.now += 0.02
+    assert sup.poll() == ({"board": frozenset()}, []) and len(opened) == 2
+    assert sup.faults == 0
+    sup.close()
+    sup.close()
+    assert opened[1].closed
+    with pytest.raises(OSError):
+        sup.poll()
+
+
+def test_serial_readers_back_off_as_their_config_says(tmp_path):
+    from dealerbox.hw.kinds import supervise
+
+    text = DEFAULT_CONFIG.read_text().replace(
+        '[readers.board]', '[readers.c1]\nkind = "shoe_line"\nbackend = "sim"\nantennas = { "1" = "burn" }\n'
+        'backoff_max_s = 7.5\n\n[readers.board]')
+    path = tmp_path / "t.toml"
+    path.write_text(text.replace('state_dir = "../../state"', f'state_dir = "{tmp_path}"')
+                    .replace('registry = "builtin:sim"', 'registry = "builtin:sim"'))
+    config = load_config(path)
+    with SimulatedTable(config) as table:
+        sup = supervise(config.readers["c1"], table.buses)
+        assert (sup.backoff_initial, sup.backoff_max) == (0.5, 7.5)
+        sup.close()

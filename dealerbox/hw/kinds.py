@@ -12,7 +12,9 @@ A :class:`ReaderKind` holds, for one kind of card reader:
   across its options (``ctx`` is the config loader);
 - ``zone_keys(options)``: the zones it serves, each with the key naming it;
 - ``node(options)``: the device node a real one opens, or None;
-- ``gpio(options)``: True when a real one drives GPIO pins.
+- ``gpio(options)``: True when a real one drives GPIO pins;
+- ``backoff(options)``: the first and the longest wait before the
+  :class:`~dealerbox.hw.reader.ReaderSupervisor` reopens a failed one.
 
 Adding a kind is one entry in :data:`READER_KINDS` (with its driver and emulator
 modules); nothing else in the box dispatches on ``kind``.
@@ -27,7 +29,7 @@ from typing import Callable
 from ..service.schema import Antennas, Flag, Integer, Number, Pin, Text, Zone, option
 from .buses import SPI_CE, SPI_HINT, SPI_PINS, UART_NODES, UART_PINS, simulated
 
-__all__ = ["ReaderKind", "DeviceNode", "EmulatedReader", "READER_KINDS", "reader_kind", "open_reader",
+__all__ = ["ReaderKind", "DeviceNode", "EmulatedReader", "READER_KINDS", "reader_kind", "open_reader", "supervise",
            "RC522Options", "SerialOptions", "PepperC1Options", "ShoeLineOptions"]
 
 
@@ -81,6 +83,8 @@ class ReaderKind:
     zone_keys: Callable          # (options) -> {zone: key below readers.NAME}
     node: Callable               # (options) -> DeviceNode | None
     gpio: Callable = lambda options: False
+    #: (options) -> (first wait, longest wait) in seconds between tries to reopen a failed reader
+    backoff: Callable = lambda options: (0.1, 5.0)
 
 
 # -- rc522 ----------------------------------------------------------------------------------
@@ -189,7 +193,7 @@ def _open_serial(rc, buses):
 
     o = rc.options
     url = buses.serial_url(rc.name, o.url)
-    common = dict(name=rc.name, baudrate=o.baudrate, backoff_max=o.backoff_max_s)
+    common = dict(name=rc.name, baudrate=o.baudrate)
     if isinstance(o, PepperC1Options):
         return PepperC1Reader(url, o.antennas, response_timeout=o.response_timeout_s, retries=o.retries,
                               antenna_select=o.antenna_select, **common)
@@ -254,6 +258,10 @@ def _serial_node(o: SerialOptions) -> DeviceNode | None:
     return DeviceNode(o.url, "url", o.url, "is the reader plugged in and its UART enabled?")
 
 
+def _serial_backoff(o: SerialOptions) -> tuple[float, float]:
+    return (0.5, o.backoff_max_s)
+
+
 # -- the registry ---------------------------------------------------------------------------------
 
 READER_KINDS: dict[str, ReaderKind] = {k.name: k for k in (
@@ -264,11 +272,11 @@ READER_KINDS: dict[str, ReaderKind] = {k.name: k for k in (
     ReaderKind("pepper_c1", "dealerbox.hw.serial_reader.PepperC1Reader",
                "an Eccel Pepper C1 on a serial port, its antennas multiplexed",
                PepperC1Options, _open_serial, _emulate_pepper, _claim_serial,
-               zone_keys=_serial_zone_keys, node=_serial_node),
+               zone_keys=_serial_zone_keys, node=_serial_node, backoff=_serial_backoff),
     ReaderKind("shoe_line", "dealerbox.hw.serial_reader.ShoeLineReader",
                "a shoe streaming the DBX1 line protocol on a serial port",
                ShoeLineOptions, _open_serial, _emulate_shoe_line, _claim_serial,
-               zone_keys=_serial_zone_keys, node=_serial_node),
+               zone_keys=_serial_zone_keys, node=_serial_node, backoff=_serial_backoff),
 )}
 
 
@@ -283,3 +291,12 @@ def reader_kind(kind: str) -> ReaderKind:
 def open_reader(rc, buses):
     """Open the driver of reader config *rc* on *buses*."""
     return reader_kind(rc.kind).open(rc, buses)
+
+
+def supervise(rc, buses, **kwargs):
+    """A :class:`~dealerbox.hw.reader.ReaderSupervisor` for reader config *rc* on *buses*, with its kind's backoff."""
+    from .reader import ReaderSupervisor
+
+    first, longest = reader_kind(rc.kind).backoff(rc.options)
+    return ReaderSupervisor(rc.name, lambda: open_reader(rc, buses), backoff_initial=first, backoff_max=longest,
+                            **kwargs)

@@ -2,10 +2,10 @@
 
 Threads and why:
 
-- one thread per reader polls it and turns polls into events (presence
-  tracking); a reader that fails is reported (``reader_fault``), reopened with
-  backoff and reported back (``reader_ok``); a thread that dies is logged and
-  restarted;
+- one thread per reader polls it on a fixed period and turns polls into events
+  (presence tracking); its :class:`~dealerbox.hw.reader.ReaderSupervisor`
+  reports a reader that fails (``reader_fault``), reopens it with backoff and
+  reports it back (``reader_ok``); a reader that crashes is logged and reopened;
 - the panel's buttons arrive from gpiozero's callback thread;
 - a tick thread sends ``tick`` about every 250 ms so judgments with a grace
   period settle (CONTRACT.md);
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rules.engine import HandEngine, decision_to_dict
-from ..errors import DealerboxError, HardwareError, ReaderError
+from ..errors import DealerboxError, HardwareError
 from ..rules.events import Event
 from ..rules.messages import load_messages
 from .panel import PanelView, render
@@ -287,73 +287,56 @@ class Daemon:
         if buses is not None:
             buses.close()   # the box's own pin factory and I2C buses; the table closes its own
 
-    def _make_reader(self, name: str):
-        rc = self.config.readers[name]
-        return make_reader(self.config, name, buses=self._buses_of(rc.backend, f"readers.{name}.backend"))
 
     def _reader_loop(self, name: str) -> None:
-        """Poll one reader until told to stop; survive faults and bugs alike."""
+        """Poll one reader on its fixed grid until told to stop; its supervisor owns faults and reopening."""
         from ..hw.reader import PollSchedule
 
         rc = self.config.readers[name]
         counts = self.stats.per_reader.setdefault(
             name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
         tracker = self.config.presence.tracker()
+        supervisor = self._supervise(name)
         schedule = PollSchedule(rc.poll_s, time.monotonic())
-        reader = None
-        faulted = False
-        backoff = 0.1
-        crash_backoff = 0.02   # a card passes the shoe in 30-100 ms: come back at once
-        while not self._device_stop.is_set():
-            try:
-                if reader is None:
-                    reader = self._make_reader(name)
-                    self.readers[name] = reader
-                    schedule.restart(time.monotonic())
-                    if faulted:
-                        faulted = False
-                        self._put(Event(self.now(), "reader_ok", reader=name))
-                    backoff = 0.1
-                polled = reader.poll()
-                counts["polls"] += 1
-                crash_backoff = max(0.02, crash_backoff * 0.9)
-                t = self.now()
-                for e in tracker.update(t, polled):
-                    counts["events"] += 1
-                    self._put(e)
-                if hasattr(reader, "take_events"):
-                    for e in reader.take_events(t):
-                        self.stats.reader_faults += e.ev == "reader_fault"
-                        self._put(e)
+        try:
+            while not self._device_stop.is_set():
+                try:
+                    self._poll_once(name, supervisor, tracker, counts)
+                except Exception:
+                    # Not the reader's fault (its supervisor catches those): keep the thread alive.
+                    log.exception("reader thread %s: an error outside the reader", name)
                 self._device_stop.wait(schedule.next_wait(time.monotonic()))
                 counts["skipped_slots"] = schedule.skipped
-            except ReaderError as exc:
-                if not faulted:
-                    faulted = True
-                    counts["faults"] += 1
-                    self.stats.reader_faults += 1
-                    log.error("reader %s failed: %s", name, exc)
-                    self._put(Event(self.now(), "reader_fault", reader=name))
-                reader = self._drop_reader(name, reader)
-                self._device_stop.wait(backoff)
-                backoff = min(backoff * 2, 5.0)
-            except Exception:
-                counts["restarts"] += 1
-                self.stats.reader_restarts += 1
-                log.exception("reader thread %s crashed; restarting it", name)
-                reader = self._drop_reader(name, reader)
-                self._device_stop.wait(crash_backoff)
-                crash_backoff = min(crash_backoff * 2, 5.0)
-        self._drop_reader(name, reader)
+        finally:
+            supervisor.close()
+            self.readers.pop(name, None)
 
-    def _drop_reader(self, name, reader):
-        if reader is not None:
-            try:
-                reader.close()
-            except Exception:
-                log.exception("closing reader %s failed", name)
-        self.readers.pop(name, None)
-        return None
+    def _supervise(self, name: str):
+        from ..hw.kinds import supervise
+
+        rc = self.config.readers[name]
+        return supervise(rc, self._buses_of(rc.backend, f"readers.{name}.backend"))
+
+    def _poll_once(self, name: str, supervisor, tracker, counts: dict) -> None:
+        restarts = supervisor.restarts
+        polled, reports = supervisor.poll()
+        if supervisor.reader is not None:
+            self.readers[name] = supervisor.reader
+        else:
+            self.readers.pop(name, None)
+        self.stats.reader_restarts += supervisor.restarts - restarts
+        counts["restarts"] = supervisor.restarts
+        t = self.now()
+        for kind in reports:
+            if kind == "reader_fault":
+                counts["faults"] += 1
+                self.stats.reader_faults += 1
+            self._put(Event(t, kind, reader=name))
+        if polled is not None:
+            counts["polls"] += 1
+            for e in tracker.update(t, polled):
+                counts["events"] += 1
+                self._put(e)
 
     def _players_changed(self, players: int) -> None:
         log.info("players set to %d", players)
