@@ -213,14 +213,17 @@ class _LoopBuses:
 
 def test_serial_options_fit_the_serial_drivers(tmp_path, monkeypatch):
     from dealerbox.hw import serial_reader
-    from dealerbox.hw.kinds import open_reader
+    from dealerbox.hw.kinds import open_reader, supervise
 
     # Build the drivers without connecting, as the test of the params did.
     for cls in (serial_reader.PepperC1Reader, serial_reader.ShoeLineReader):
         monkeypatch.setattr(cls, "__init__", _no_connect(cls.__init__))
     cfg = load_config(PI5, check_devices=False)
     with open_reader(cfg.readers["c1"], _LoopBuses()) as c1:
-        assert c1.zones == ("shoe", "board", "burn") and c1.name == "c1" and c1.backoff_max == 30.0
+        assert c1.zones == ("shoe", "board", "burn") and c1.name == "c1"
+    # backoff_max_s goes to the one owner of reopening, the reader's supervisor.
+    with supervise(cfg.readers["c1"], _LoopBuses()) as supervisor:
+        assert supervisor.backoff_max == 30.0 and supervisor.name == "c1"
 
     def shoe_line(d):
         d["readers"]["board"] = {"kind": "shoe_line", "backend": "real", "url": "loop://",

@@ -517,12 +517,13 @@ class _Loader:
         table = self.table_extras(sections["table"])
         gpio, panel, lcd = sections["gpio"], sections["panel"], sections["lcd"]
         gpio_factory = gpio.factory if gpio is not BAD else BAD
+        real = self.real_devices(readers, panel, lcd)
         if gpio_factory is not BAD and readers is not BAD and panel is not BAD:
-            self.check_gpio_factory(gpio_factory, readers, panel)
+            self.check_gpio_factory(gpio_factory, readers, real)
         if readers is not BAD:
             self.check_zones(readers)
         if self.check_devices:
-            self.check_device_nodes(readers, lcd, panel, gpio_factory)
+            self.check_device_nodes(readers, lcd, gpio_factory, real)
         # Files outside this one last: their errors name their own file.
         profile = self.load_profile(table["profile"]) if table["profile"] is not BAD else None
         registry = self.load_registry(table) if table["registry_source"] is not BAD else None
@@ -633,14 +634,21 @@ class _Loader:
                             options=options)
 
     # -- cross checks ---------------------------------------------------------------------
-    def check_gpio_factory(self, factory: str, readers: dict, panel: PanelConfig) -> None:
+    @staticmethod
+    def real_devices(readers, panel, lcd) -> set[str]:
+        """Keys of the devices (of those that loaded) on real hardware."""
+        backends = {f"readers.{n}": r.backend for n, r in readers.items()} if readers is not BAD else {}
+        backends.update({key: dev.backend for key, dev in (("panel", panel), ("lcd", lcd)) if dev is not BAD})
+        return {key for key, backend in backends.items() if not simulated(backend)}
+
+    def check_gpio_factory(self, factory: str, readers: dict, real: set[str]) -> None:
         if factory != "mock":
             return
-        real = [f"readers.{r.name}" for r in readers.values() if not simulated(r.backend) and r.drives_gpio]
-        if not simulated(panel.backend):
-            real.insert(0, "panel")
-        if real:
-            self.fail("gpio.factory", f"auto, rpigpio or lgpio: {', '.join(real)} drive real GPIO pins "
+        users = [f"readers.{r.name}" for r in readers.values() if f"readers.{r.name}" in real and r.drives_gpio]
+        if "panel" in real:
+            users.insert(0, "panel")
+        if users:
+            self.fail("gpio.factory", f"auto, rpigpio or lgpio: {', '.join(users)} drive real GPIO pins "
                       "(\"mock\" only when every GPIO device is sim)", factory)
 
     def check_zones(self, readers: dict) -> None:
@@ -658,23 +666,20 @@ class _Loader:
                 self.fail("readers", f"a reader serving the {zone!r} zone (the readers serve only "
                           f"{', '.join(served) or 'nothing'})", sorted(served))
 
-    def check_device_nodes(self, readers, lcd, panel, gpio_factory) -> None:
+    def check_device_nodes(self, readers, lcd, gpio_factory, real: set[str]) -> None:
         def need(key: str, value, node: str, hint: str) -> None:
             local = _DEV / Path(node).relative_to("/dev") if node.startswith("/dev/") else Path(node)
             if not os.path.exists(local):
                 self.fail(key, f"an existing device node {node} ({hint})", value)
 
-        if readers is not BAD:
-            for r in readers.values():
-                if simulated(r.backend):
-                    continue
-                node = reader_kind(r.kind).node(r.options)
-                if node is not None:
-                    need(f"readers.{r.name}.{node.key}", node.value, node.node, node.hint)
-        if lcd is not BAD and not simulated(lcd.backend):
+        real_readers = [r for r in readers.values() if f"readers.{r.name}" in real] if readers is not BAD else []
+        for r in real_readers:
+            node = reader_kind(r.kind).node(r.options)
+            if node is not None:
+                need(f"readers.{r.name}.{node.key}", node.value, node.node, node.hint)
+        if "lcd" in real:
             need("lcd.port", lcd.port, lcd.device_node, "enable I2C: dtparam=i2c_arm=on")
-        real_gpio = (panel is not BAD and not simulated(panel.backend)) or (readers is not BAD and any(
-            not simulated(r.backend) and r.drives_gpio for r in readers.values()))
+        real_gpio = "panel" in real or any(r.drives_gpio for r in real_readers)
         if real_gpio and gpio_factory is not BAD:
             if not (list(_DEV.glob("gpiochip*")) or (_DEV / "gpiomem").exists()):
                 self.fail("gpio.factory", "a machine with GPIO (no /dev/gpiochip* or /dev/gpiomem here)",
