@@ -25,6 +25,7 @@ Subclasses must override :meth:`~Buses.spi`, :meth:`~Buses.i2c`,
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 
 from ..errors import ConfigError, HardwareError, ReaderError
@@ -84,6 +85,7 @@ class RealBuses(Buses):
 
     def __init__(self, factory: str = "auto"):
         self.factory_kind = factory
+        self._lock = threading.Lock()   # reader threads ask for the pin factory at the same time
         self._factory = None
         self._i2c: dict[int, object] = {}
         self._closed = False
@@ -96,16 +98,17 @@ class RealBuses(Buses):
         return spidev.SpiDev()
 
     def i2c(self, port: int):
-        bus = self._i2c.get(port)
-        if bus is None:
-            import smbus2
+        with self._lock:
+            bus = self._i2c.get(port)
+            if bus is None:
+                import smbus2
 
-            try:
-                bus = smbus2.SMBus(port)
-            except OSError as exc:
-                raise HardwareError(f"cannot open /dev/i2c-{port}: {exc}") from exc
-            self._i2c[port] = bus
-        return bus
+                try:
+                    bus = smbus2.SMBus(port)
+                except OSError as exc:
+                    raise HardwareError(f"cannot open /dev/i2c-{port}: {exc}") from exc
+                self._i2c[port] = bus
+            return bus
 
     def serial_url(self, reader: str, url: str | None) -> str:
         if url is None:
@@ -113,17 +116,19 @@ class RealBuses(Buses):
         return url
 
     def pin_factory(self):
-        if self._factory is None:
-            from .gpio_panel import make_pin_factory
+        with self._lock:
+            if self._factory is None:
+                from .gpio_panel import make_pin_factory
 
-            self._factory = make_pin_factory(self.factory_kind)
-        return self._factory
+                self._factory = make_pin_factory(self.factory_kind)
+            return self._factory
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        buses, self._i2c = list(self._i2c.values()), {}
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            buses, self._i2c = list(self._i2c.values()), {}
         for bus in buses:
             bus.close()
         factory, self._factory = self._factory, None

@@ -60,9 +60,11 @@ A section is one frozen, keyword-only dataclass and one registration line::
 Every key is then checked (type, bounds, unknown keys with a suggestion),
 :class:`Pin` / :class:`PinTable` fields are taken in the one pin book (a pin is
 used once, both users named), ``cfg.floor`` is the typed section (its defaults
-when the file has no ``[floor]``), and the next ``docs/CONFIG.md`` has its table.
-Checks across keys go in a ``validate(self, fail)`` method of the dataclass: it
-calls ``fail(key, expected, value)`` for each problem (*key* below the section).
+when the file has no ``[floor]``), and the next ``docs/CONFIG.md`` has its table
+(regenerate it; a test says when it is stale). Checks across keys go in a
+``validate(values, fail)`` staticmethod of the dataclass: *values* maps each key
+that passed its own check to its value, and ``fail(key, expected, value)``
+reports a problem (*key* below the section).
 """
 
 from __future__ import annotations
@@ -201,9 +203,11 @@ class LcdConfig:
     rows: int = option(Integer(doc="rows of the glass", lo=1, hi=4), 4)
     charmap: str = option(Choice(doc="the module's character ROM", choices=LCD_CHARMAPS), "A00")
 
-    def validate(self, fail) -> None:
-        if (self.cols, self.rows) not in LCD_SIZES:
-            fail("rows", f"a 20x4 or a 16x2 display (cols x rows), not {self.cols}x{self.rows}", self.rows)
+    @staticmethod
+    def validate(values: dict, fail) -> None:
+        cols, rows = values.get("cols"), values.get("rows")
+        if cols is not None and rows is not None and (cols, rows) not in LCD_SIZES:
+            fail("rows", f"a 20x4 or a 16x2 display (cols x rows), not {cols}x{rows}", rows)
 
     @property
     def device_node(self) -> str:
@@ -217,10 +221,6 @@ class LcdConfig:
                         charmap=self.charmap)
 
 
-def _hole_cards(value) -> bool:
-    return value in (2, 4)
-
-
 @dataclass(frozen=True, kw_only=True)
 class PanelConfig:
     """LEDs, buzzer and buttons."""
@@ -232,12 +232,8 @@ class PanelConfig:
     debounce_s: float = option(Number(doc="a button edge counts after this much quiet", lo=0.001, hi=0.5), 0.03)
     floor_hold_s: float = option(Number(doc="a FLOOR press this long sends `misdeal`", lo=0.3, hi=10.0), 1.5)
     players: int = option(Integer(doc="player count at start (the players button steps it)", lo=2, hi=10), 6)
-    hole_cards: int = option(Integer(doc="`hole_cards` of `new_hand`", lo=2, hi=4, expect="2 or 4",
+    hole_cards: int = option(Integer(doc="`hole_cards` of `new_hand`", lo=2, hi=4, only=(2, 4), expect="2 or 4",
                                      bounds_doc="2 or 4"), 2)
-
-    def validate(self, fail) -> None:
-        if not _hole_cards(self.hole_cards):
-            fail("hole_cards", "2 or 4", self.hole_cards)
 
     @property
     def pins(self) -> PanelPins:
@@ -371,12 +367,6 @@ class TableConfig:
     def zone_readers(self) -> dict[str, str]:
         """Zone -> name of the reader serving it."""
         return {z: r.name for r in self.readers.values() for z in r.zones}
-
-    def replace_section(self, name: str, section) -> "TableConfig":
-        """A copy with section *name* replaced (the console switches devices to real this way)."""
-        import dataclasses
-
-        return dataclasses.replace(self, sections={**self.sections, name: section})
 
 
 # -- collecting errors --------------------------------------------------------------
@@ -552,18 +542,16 @@ class _Loader:
         return self.finish(reg.name, reg.cls, values)
 
     def finish(self, prefix: str, cls, values: dict):
-        """Take the pins of *values*, build the section, run its ``validate``; the section or BAD."""
+        """Take the pins of *values*, run the section's ``validate``, build it; the section or BAD."""
         pins_ok = take_pins(self, prefix, cls, values)
-        if not pins_ok or any(is_bad(v) for v in values.values()):
-            return BAD
-        section = cls(**values)
-        validate = getattr(section, "validate", None)
+        good = {k: v for k, v in values.items() if not is_bad(v)}
+        before = len(self.errors.found)
+        validate = getattr(cls, "validate", None)
         if validate is not None:
-            before = len(self.errors.found)
-            validate(lambda key, expected, value=None: self.fail(f"{prefix}.{key}", expected, value))
-            if len(self.errors.found) > before:
-                return BAD
-        return section
+            validate(good, lambda key, expected, value=None: self.fail(f"{prefix}.{key}", expected, value))
+        if not pins_ok or len(good) < len(values) or len(self.errors.found) > before:
+            return BAD
+        return cls(**values)
 
     def table_extras(self, t) -> dict:
         """What [table] needs beyond its declared types: the profile, language and registry looked up."""

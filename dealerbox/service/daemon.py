@@ -287,7 +287,6 @@ class Daemon:
         if buses is not None:
             buses.close()   # the box's own pin factory and I2C buses; the table closes its own
 
-
     def _reader_loop(self, name: str) -> None:
         """Poll one reader on its fixed grid until told to stop; its supervisor owns faults and reopening."""
         from ..hw.reader import PollSchedule

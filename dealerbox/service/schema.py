@@ -163,12 +163,14 @@ class Integer(Option):
     expect: str | None = None
     hex: bool = False
     bounds_doc: str | None = None
+    only: tuple[int, ...] | None = None      # the values allowed within the bounds, when not all are
 
     def expected(self) -> str:
         return self.expect or f"an integer from {self.lo} to {self.hi}"
 
     def convert(self, ctx, key, value):
-        if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
+        if (isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi
+                or (self.only is not None and value not in self.only)):
             return ctx.fail(key, self.expected(), value)
         return value
 
