@@ -87,7 +87,9 @@ class SimulatedBuses(Buses):
         return emu.port
 
     def pin_factory(self):
-        return self._table.mock_factory
+        # The panel's factory when the panel is simulated (a bench may swap in one of its own).
+        table = self._table
+        return table.pin_factory if table.pin_factory is not None else table.mock_factory
 
 
 class SimulatedTable:
@@ -152,7 +154,8 @@ class SimulatedTable:
         self._closed = True
         for emu in self.emulators.values():
             emu.close()
-        self.mock_factory.close()
+        for factory in {id(f): f for f in (self.pin_factory, self.mock_factory) if f is not None}.values():
+            factory.close()
 
     def url_of(self, reader: str) -> str:
         """The port a simulated serial reader's driver opens."""
