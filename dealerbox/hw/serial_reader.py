@@ -729,7 +729,6 @@ class SerialTagReader(TagReader):
         was_fault = self._status == "fault"
         self._status = "ok"
         self.fault_reason = None
-        self._failures = 0
         if was_fault:
             self.counters.recoveries += 1
             log.warning("%s: reader answers again", self.name)
