@@ -14,7 +14,8 @@ A :class:`ReaderKind` holds, for one kind of card reader:
 - ``node(options)``: the device node a real one opens, or None;
 - ``gpio(options)``: True when a real one drives GPIO pins;
 - ``backoff(options)``: the first and the longest wait before the
-  :class:`~dealerbox.hw.reader.ReaderSupervisor` reopens a failed one.
+  :class:`~dealerbox.hw.reader.ReaderSupervisor` reopens a failed one;
+- ``needs``: the modules of the ``pi`` extra its driver imports.
 
 Adding a kind is one entry in :data:`READER_KINDS` (with its driver and emulator
 modules); nothing else in the box dispatches on ``kind``.
@@ -30,6 +31,7 @@ from ..service.schema import Antennas, Flag, Integer, Number, Pin, Text, Zone, o
 from .buses import SPI_CE, SPI_HINT, SPI_PINS, UART_NODES, UART_PINS, simulated
 
 __all__ = ["ReaderKind", "DeviceNode", "EmulatedReader", "READER_KINDS", "reader_kind", "open_reader", "supervise",
+           "missing_drivers",
            "RC522Options", "SerialOptions", "PepperC1Options", "ShoeLineOptions"]
 
 
@@ -85,6 +87,8 @@ class ReaderKind:
     gpio: Callable = lambda options: False
     #: (options) -> (first wait, longest wait) in seconds between tries to reopen a failed reader
     backoff: Callable = lambda options: (0.1, 5.0)
+    #: Python modules of the ``pi`` extra its driver needs (the box refuses to start without them)
+    needs: tuple[str, ...] = ()
 
 
 # -- rc522 ----------------------------------------------------------------------------------
@@ -268,7 +272,7 @@ READER_KINDS: dict[str, ReaderKind] = {k.name: k for k in (
     ReaderKind("rc522", "dealerbox.hw.rc522.RC522Reader", "an NXP RC522 on SPI watching one zone",
                RC522Options, _open_rc522, _EmulatedRC522, _claim_rc522,
                zone_keys=lambda o: {o.zone: "zone"}, node=_rc522_node,
-               gpio=lambda o: o.reset_pin is not None),
+               gpio=lambda o: o.reset_pin is not None, needs=("mfrc522",)),
     ReaderKind("pepper_c1", "dealerbox.hw.serial_reader.PepperC1Reader",
                "an Eccel Pepper C1 on a serial port, its antennas multiplexed",
                PepperC1Options, _open_serial, _emulate_pepper, _claim_serial,
@@ -286,6 +290,15 @@ def reader_kind(kind: str) -> ReaderKind:
         return READER_KINDS[kind]
     except KeyError:
         raise KeyError(f"no reader kind {kind!r}; the kinds are {', '.join(READER_KINDS)}") from None
+
+
+def missing_drivers(readers) -> list[tuple[str, str]]:
+    """``(kind, module)`` for each driver module the kinds of *readers* need that is not installed."""
+    import importlib.util
+
+    kinds = dict.fromkeys(rc.kind for rc in readers)
+    return [(kind, module) for kind in kinds for module in reader_kind(kind).needs
+            if importlib.util.find_spec(module) is None]
 
 
 def open_reader(rc, buses):

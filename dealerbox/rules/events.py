@@ -20,7 +20,8 @@ BUTTONS = frozenset({
 })
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
-_KEYS = ("t", "ev", "card", "deck", "uid", "players", "hole_cards", "seats", "zone", "name", "reader", "id")
+_KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "mouth_sensor", "seats", "zone",
+         "name", "reader", "id")
 _ALLOWED = frozenset(_KEYS)
 
 
@@ -33,8 +34,12 @@ class Event:
     card: str | None = None
     deck: str | None = None
     uid: str | None = None
+    #: ``shoe`` only: a card left the stub and no tag read came with it (the mouth sensor counted it).
+    unread: bool | None = None
     players: int | None = None
     hole_cards: int | None = None
+    #: ``new_hand`` only: the table counts every card at the shoe's mouth.
+    mouth_sensor: bool | None = None
     seats: tuple[int, ...] | None = None
     zone: str | None = None
     name: str | None = None
@@ -63,7 +68,16 @@ class Event:
             if isinstance(ident, bool) or not isinstance(ident, (int, str)):
                 raise EventError(f"'id' must be a number or a string, not {ident!r}")
             e.id = ident
-        if ev in CARD_EVENTS:
+        for key, where in (("unread", "shoe"), ("mouth_sensor", "new_hand")):
+            if key in d and ev != where:
+                raise EventError(f"{key!r} belongs to {where} events, not to {ev}")
+            if key in d and not isinstance(d[key], bool):
+                raise EventError(f"{key!r} must be true or false, not {d[key]!r}")
+        if ev == "shoe" and d.get("unread"):
+            if d.keys() & {"card", "uid", "deck"}:
+                raise EventError("an unread shoe event names no card: 'unread' goes without 'card', 'uid' or 'deck'")
+            e.unread = True
+        elif ev in CARD_EVENTS:
             card, uid = d.get("card"), d.get("uid")
             if (card is None) == (uid is None):
                 raise EventError(f"a {ev} event needs exactly one of 'card' or 'uid'")
@@ -93,6 +107,8 @@ class Event:
             if type(hole) is not int or hole not in (2, 4):
                 raise EventError(f"'hole_cards' must be 2 (Hold'em) or 4 (Omaha), not {hole!r}")
             e.players, e.hole_cards = players, hole
+            if "mouth_sensor" in d:
+                e.mouth_sensor = d["mouth_sensor"]
             seats = d.get("seats")
             if seats is not None:
                 if (not isinstance(seats, list) or len(seats) != players or len(set(seats)) != players

@@ -83,6 +83,7 @@ from ..hw.kinds import READER_KINDS as _KINDS, reader_kind
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
 from ..rules.registry import DeckRegistry, simulation_registry
+from ..resources import data_dir
 from ..tomlfile import read_toml
 from .journal import SYNC_POLICIES
 from .schema import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinBook, PinTable, Text, is_bad,
@@ -97,7 +98,7 @@ __all__ = [
     "option", "Text", "Integer", "Number", "Choice", "Flag", "Pin", "PinTable",
 ]
 
-TABLES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "tables"
+TABLES_DIR = data_dir("tables")
 DEFAULT_CONFIG = TABLES_DIR / "sim.toml"
 
 REQUIRED_ZONES = ("shoe", "board")
