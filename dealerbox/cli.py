@@ -115,13 +115,11 @@ def _setup_logging(verbose: bool, quiet: bool = False) -> None:
 
 
 def _all_sim(config) -> bool:
-    return (all(r.backend == "sim" for r in config.readers.values())
-            and config.panel.backend == "sim" and config.lcd.backend == "sim")
+    return not config.real_devices
 
 
 def _any_sim(config) -> bool:
-    return (any(r.backend == "sim" for r in config.readers.values())
-            or config.panel.backend == "sim" or config.lcd.backend == "sim")
+    return bool(config.simulated_devices)
 
 
 class GlassPrinter:
@@ -173,14 +171,14 @@ def load_table_config(given=None, *, check_devices: bool = True):
 
 
 def _require_rc522_driver(config, command: str) -> None:
-    """Refuse in one line when the config has RC522 readers but the ``pi`` extra
-    (the ``mfrc522`` driver) is not installed: the box would otherwise run blind.
-    Simulated readers need it too: the emulator stands in for the chip, not the driver."""
-    import importlib.util
+    """Refuse in one line when the config has readers whose driver needs the ``pi``
+    extra (the RC522's ``mfrc522``) and it is not installed: the box would otherwise
+    run blind. Simulated readers are held to it too, so a demo runs the shipped driver."""
+    from .hw.kinds import missing_drivers
 
-    if any(r.kind == "rc522" for r in config.readers.values()) and importlib.util.find_spec("mfrc522") is None:
-        raise SystemExit(f"dealerbox {command}: the RC522 readers of {config.path.name} need the 'pi' extra "
-                         f"(the mfrc522 driver): pip install 'dealerbox[pi]'")
+    for kind, module in missing_drivers(config.readers.values()):
+        raise SystemExit(f"dealerbox {command}: the {kind.upper()} readers of {config.path.name} need the 'pi' extra "
+                         f"(the {module} driver): pip install 'dealerbox[pi]'")
 
 
 def cmd_run(args) -> int:
@@ -324,8 +322,9 @@ def cmd_journal_verify(args) -> int:
 
 
 def _config_reader(args):
-    """(config, table or None, reader) for the deck commands' --reader.
+    """(config, table or None, reader, reopen) for the deck commands' --reader.
 
+    *reopen* makes a fresh reader after a fault: readers never reconnect by themselves.
     The config is loaded without the device checks: the deck registry may not
     exist yet (``deck register`` creates it), and a missing device node is
     reported by the reader itself when it is opened.
@@ -336,24 +335,43 @@ def _config_reader(args):
     if args.reader not in config.readers:
         raise SystemExit(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
                          f"(readers: {', '.join(config.readers)})")
+    from .hw.buses import RealBuses, buses_for
+
     table = None
-    if config.readers[args.reader].backend == "sim":
+    if f"readers.{args.reader}" in config.simulated_devices:
         from hardware_sim.table import SimulatedTable
 
         table = SimulatedTable(config).__enter__()
-    factory = None
-    if config.readers[args.reader].kind == "rc522" and config.readers[args.reader].backend == "real":
-        from .hw.gpio_panel import make_pin_factory
+    buses = buses_for(config, config.readers[args.reader].backend, key=f"readers.{args.reader}.backend",
+                      sim_buses=table.buses if table is not None else None,
+                      real_buses=RealBuses(config.gpio_factory))
+    return config, table, make_reader(config, args.reader, buses=buses), _Reopener(config, args.reader, buses)
 
-        factory = make_pin_factory(config.gpio_factory)
-    return config, table, make_reader(config, args.reader, table=table, pin_factory=factory)
+
+class _Reopener:
+    """Makes a fresh reader after a fault (readers never reconnect by themselves); closes them all at the end."""
+
+    def __init__(self, config, name: str, buses):
+        self.config, self.name, self.buses = config, name, buses
+        self.made: list = []
+
+    def __call__(self):
+        from .service.daemon import make_reader
+
+        reader = make_reader(self.config, self.name, buses=self.buses)
+        self.made.append(reader)
+        return reader
+
+    def close(self) -> None:
+        for reader in self.made:
+            reader.close()
 
 
 def cmd_deck_register(args) -> int:
     from .tools.decks import DeckTimeout, register_deck
     from .rules.registry import DeckRegistry
 
-    config, table, reader = _config_reader(args)
+    config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
     if path is None:
         raise SystemExit("dealerbox deck register: the config uses the built-in decks; name a --registry file")
@@ -361,13 +379,14 @@ def cmd_deck_register(args) -> int:
     try:
         with reader:
             register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
-                          activate=args.activate, timeout_s=args.timeout)
+                          activate=args.activate, timeout_s=args.timeout, reopen=reopen)
     except KeyboardInterrupt:
         return 130
     except DeckTimeout as exc:
         print(f"dealerbox deck register: {exc}", file=sys.stderr)
         return 1
     finally:
+        reopen.close()
         if table is not None:
             table.close()
     return 0
@@ -377,7 +396,7 @@ def cmd_deck_check(args) -> int:
     from .tools.decks import check_deck_with_reader, exit_status, format_report
     from .rules.registry import DeckRegistry
 
-    config, table, reader = _config_reader(args)
+    config, table, reader, reopen = _config_reader(args)
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
     try:
         with reader:
@@ -385,10 +404,11 @@ def cmd_deck_check(args) -> int:
                 raise SystemExit(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
                                  f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
-                                            start_timeout_s=args.timeout, profile=config.profile)
+                                            start_timeout_s=args.timeout, profile=config.profile, reopen=reopen)
     except KeyboardInterrupt:
         return 130
     finally:
+        reopen.close()
         if table is not None:
             table.close()
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report, registry))

@@ -29,8 +29,14 @@ class ConfigError(DealerboxError, ValueError):
             # The file itself: say why it cannot be read, not a quoted repr of an OSError.
             super().__init__(f"{self.file}: cannot read it ({value}): expected {expected}")
             return
-        got = f" = {value!r}" if found else " is missing"
+        got = f" = {_shown(value)}" if found else " is missing"
         super().__init__(f"{self.file}: {key}{got}: expected {expected}")
+
+
+def _shown(value, limit: int = 80) -> str:
+    """*value*'s repr, cut to *limit* characters so one message stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class RegistryError(DealerboxError, ValueError):

@@ -2,10 +2,10 @@
 
 Threads and why:
 
-- one thread per reader polls it and turns polls into events (presence
-  tracking); a reader that fails is reported (``reader_fault``), reopened with
-  backoff and reported back (``reader_ok``); a thread that dies is logged and
-  restarted;
+- one thread per reader polls it on a fixed period and turns polls into events
+  (presence tracking); its :class:`~dealerbox.hw.reader.ReaderSupervisor`
+  reports a reader that fails (``reader_fault``), reopens it with backoff and
+  reports it back (``reader_ok``); a reader that crashes is logged and reopened;
 - the panel's buttons arrive from gpiozero's callback thread;
 - a tick thread sends ``tick`` about every 250 ms so judgments with a grace
   period settle (CONTRACT.md);
@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rules.engine import HandEngine, decision_to_dict
-from ..errors import ConfigError, DealerboxError, EventError, HardwareError, ReaderError
+from ..errors import DealerboxError, EventError, HardwareError
 from ..rules.events import Event, EventFile
-from .journal import Journal
 from ..rules.messages import load_messages
 from .panel import PanelView, render, technician_line
 from .sdnotify import Notifier
@@ -121,8 +120,7 @@ class Daemon:
         self.lcd = None
         self.readers: dict = {}
         self._apply_table_settings(config)
-        journal_options = journal_options or {}
-        self.journal = Journal(config.state_dir / "journal", **config.journal, **journal_options)
+        self.journal = config.journal.open(config.state_dir / "journal", **(journal_options or {}))
         self.engine = HandEngine(config.profile, config.registry)
         self._t0 = clock()
         self._t_offset = 0.0
@@ -277,10 +275,8 @@ class Daemon:
     # --------------------------------------------------------------- devices
     def _open_devices(self) -> None:
         config = self.config
-        sims = [n for n, r in config.readers.items() if r.backend == "sim"]
-        if (sims or config.panel.backend == "sim" or config.lcd.backend == "sim") and self.table is None:
-            raise ConfigError(config.path, "backend", "a simulated table for the devices marked sim "
-                              "(dealerbox run starts one for an all-simulated config)", "sim")
+        for key, backend in config.device_backends.items():
+            self._buses_of(backend, key)   # a device marked sim with no simulated table: refused here
         self._device_stop.clear()
         with self._panel_lock:
             self._pin_factory = self._make_pin_factory()
@@ -290,27 +286,29 @@ class Daemon:
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
 
-    def _make_pin_factory(self):
-        """One pin factory for the panel and the readers' reset pins, as the config names it."""
-        if self.config.panel.backend == "sim":
-            return self.table.pin_factory
-        from ..hw.gpio_panel import make_pin_factory
+    def _buses_of(self, backend: str, key: str):
+        """The buses a device with *backend* runs on: the simulated table's or the box's own."""
+        from ..hw.buses import RealBuses, buses_for
 
-        return make_pin_factory(self.config.gpio_factory)
+        if getattr(self, "_real_buses", None) is None:
+            self._real_buses = RealBuses(self.config.gpio_factory)
+        return buses_for(self.config, backend, key=key, real_buses=self._real_buses,
+                         sim_buses=self.table.buses if self.table is not None else None)
+
+    def _make_pin_factory(self):
+        """The pin factory of the panel, as its backend and ``gpio.factory`` say."""
+        return self._buses_of(self.config.panel.backend, "panel.backend").pin_factory()
 
     def _open_panel(self) -> None:
-        from ..hw.gpio_panel import PanelGpio
-
         pc = self.config.panel
-        self.panel = PanelGpio(pc.pins, pin_factory=self._pin_factory, sink=self._put, clock=self.now,
-                               on_players=self._players_changed, **pc.kwargs())
+        self.panel = pc.open(pin_factory=self._pin_factory, sink=self._put, clock=self.now,
+                             on_players=self._players_changed)
 
     def _open_lcd(self) -> None:
-        from ..hw.lcd import PanelLcd
-
         lc = self.config.lcd
         try:
-            self.lcd = PanelLcd(bus=self.table.i2c if lc.backend == "sim" else None, **lc.kwargs())
+            bus = self._buses_of(lc.backend, "lcd.backend").i2c(lc.port)
+            self.lcd = lc.open(bus)
         except HardwareError as exc:
             # The box still judges and lights the LEDs without its LCD.
             log.error("LCD not available: %s", exc)
@@ -333,72 +331,60 @@ class Daemon:
                         dev.close()
                     except Exception:  # closing must go on for the other devices
                         log.exception("closing the %s failed", attr)
-        factory, self._pin_factory = getattr(self, "_pin_factory", None), None
-        if factory is not None and (self.table is None or factory is not self.table.pin_factory):
-            factory.close()
-
-    def _make_reader(self, name: str):
-        return make_reader(self.config, name, table=self.table, pin_factory=self._pin_factory)
+        self._pin_factory = None
+        buses, self._real_buses = getattr(self, "_real_buses", None), None
+        if buses is not None:
+            buses.close()   # the box's own pin factory and I2C buses; the table closes its own
 
     def _reader_loop(self, name: str) -> None:
-        """Poll one reader until told to stop; survive faults and bugs alike."""
-        from ..hw.presence import PresenceTracker
+        """Poll one reader on its fixed grid until told to stop; its supervisor owns faults and reopening."""
+        from ..hw.reader import PollSchedule
 
         rc = self.config.readers[name]
-        counts = self.stats.per_reader.setdefault(name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0})
-        tracker = PresenceTracker(**self.config.presence)
-        reader = None
-        faulted = False
-        backoff = 0.1
-        crash_backoff = 0.02   # a card passes the shoe in 30-100 ms: come back at once
-        while not self._device_stop.is_set():
-            try:
-                if reader is None:
-                    reader = self._make_reader(name)
-                    self.readers[name] = reader
-                    if faulted:
-                        faulted = False
-                        self._put(Event(self.now(), "reader_ok", reader=name))
-                    backoff = 0.1
-                polled = reader.poll()
-                counts["polls"] += 1
-                crash_backoff = max(0.02, crash_backoff * 0.9)
-                t = self.now()
-                for e in tracker.update(t, polled):
-                    counts["events"] += 1
-                    self._put(e)
-                if hasattr(reader, "take_events"):
-                    for e in reader.take_events(t):
-                        self.stats.reader_faults += e.ev == "reader_fault"
-                        self._put(e)
-                self._device_stop.wait(rc.poll_s)
-            except ReaderError as exc:
-                if not faulted:
-                    faulted = True
-                    counts["faults"] += 1
-                    self.stats.reader_faults += 1
-                    log.error("reader %s failed: %s", name, exc)
-                    self._put(Event(self.now(), "reader_fault", reader=name))
-                reader = self._drop_reader(name, reader)
-                self._device_stop.wait(backoff)
-                backoff = min(backoff * 2, 5.0)
-            except Exception:
-                counts["restarts"] += 1
-                self.stats.reader_restarts += 1
-                log.exception("reader thread %s crashed; restarting it", name)
-                reader = self._drop_reader(name, reader)
-                self._device_stop.wait(crash_backoff)
-                crash_backoff = min(crash_backoff * 2, 5.0)
-        self._drop_reader(name, reader)
+        counts = self.stats.per_reader.setdefault(
+            name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
+        tracker = self.config.presence.tracker()
+        supervisor = self._supervise(name)
+        schedule = PollSchedule(rc.poll_s, time.monotonic())
+        try:
+            while not self._device_stop.is_set():
+                try:
+                    self._poll_once(name, supervisor, tracker, counts)
+                except Exception:
+                    # Not the reader's fault (its supervisor catches those): keep the thread alive.
+                    log.exception("reader thread %s: an error outside the reader", name)
+                self._device_stop.wait(schedule.next_wait(time.monotonic()))
+                counts["skipped_slots"] = schedule.skipped
+        finally:
+            supervisor.close()
+            self.readers.pop(name, None)
 
-    def _drop_reader(self, name, reader):
-        if reader is not None:
-            try:
-                reader.close()
-            except Exception:
-                log.exception("closing reader %s failed", name)
-        self.readers.pop(name, None)
-        return None
+    def _supervise(self, name: str):
+        from ..hw.kinds import supervise
+
+        rc = self.config.readers[name]
+        return supervise(rc, self._buses_of(rc.backend, f"readers.{name}.backend"))
+
+    def _poll_once(self, name: str, supervisor, tracker, counts: dict) -> None:
+        restarts = supervisor.restarts
+        polled, reports = supervisor.poll()
+        if supervisor.reader is not None:
+            self.readers[name] = supervisor.reader
+        else:
+            self.readers.pop(name, None)
+        self.stats.reader_restarts += supervisor.restarts - restarts
+        counts["restarts"] = supervisor.restarts
+        t = self.now()
+        for kind in reports:
+            if kind == "reader_fault":
+                counts["faults"] += 1
+                self.stats.reader_faults += 1
+            self._put(Event(t, kind, reader=name))
+        if polled is not None:
+            counts["polls"] += 1
+            for e in tracker.update(t, polled):
+                counts["events"] += 1
+                self._put(e)
 
     def _players_changed(self, players: int) -> None:
         log.info("players set to %d", players)
@@ -596,25 +582,11 @@ class Daemon:
         return True
 
 
-def make_reader(config, name: str, *, table=None, pin_factory=None):
-    """Open reader *name* of *config*: its real driver, on the simulated table's chip when sim."""
-    rc = config.readers[name]
-    params = dict(rc.params)
-    if rc.backend == "sim" and table is None:
-        raise ConfigError(config.path, f"readers.{name}.backend", "a simulated table to serve it", "sim")
-    if rc.kind == "rc522":
-        from ..hw.rc522 import RC522Reader
+def make_reader(config, name: str, *, buses):
+    """Open reader *name* of *config*: its driver (:mod:`dealerbox.hw.kinds`) on *buses*."""
+    from ..hw.kinds import open_reader
 
-        if rc.backend == "sim":
-            # The emulated chip has no reset line to drive.
-            params["reset_pin"] = None
-        return RC522Reader(pin_factory=pin_factory, **params)
-    from ..hw.serial_reader import PepperC1Reader, ShoeLineReader
-
-    cls = PepperC1Reader if rc.kind == "pepper_c1" else ShoeLineReader
-    if rc.backend == "sim":
-        params["url"] = table.url_of(name)
-    return cls(**params)
+    return open_reader(config.readers[name], buses)
 
 
 def read_input_events(path) -> EventFile:
