@@ -15,11 +15,20 @@ def test_the_floor_section_is_off_by_default(tmp_path):
     assert load_table_floor(path).enabled is False
 
 
-def test_a_table_floor_section_reads_relative_paths_from_the_file(tmp_path):
+def test_a_table_floor_section_is_read(tmp_path):
     path = tmp_path / "table.toml"
-    path.write_text('[floor]\nenabled = true\ntable = "T07"\nport = 8884\ncert = "pki/T07.crt"\n')
+    path.write_text('[floor]\nenabled = true\ntable = "T07"\nport = 8884\ncert = "/etc/pki/T07.crt"\n')
     s = load_table_floor(path)
-    assert (s.table, s.port, s.cert) == ("T07", 8884, tmp_path / "pki" / "T07.crt")
+    assert (s.table, s.port, str(s.identity.cert)) == ("T07", 8884, "/etc/pki/T07.crt")
+
+
+def test_the_table_config_declares_the_floor_section(tmp_path):
+    from dealerbox.service.config import DEFAULT_CONFIG, load_config
+    assert load_config(DEFAULT_CONFIG).floor.enabled is False
+    path = tmp_path / "table.toml"
+    path.write_text(DEFAULT_CONFIG.read_text() + '\n[floor]\nenabled = true\ntable = "floor-view"\n')
+    with pytest.raises(ConfigError, match="floor.table"):
+        load_config(path, check_devices=False)
 
 
 @pytest.mark.parametrize("body, key", [

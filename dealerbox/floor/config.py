@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..service.schema import RaisingReporter, options_of, read_fields, unknown_keys
 from ..tomlfile import read_toml
 from . import protocol as P
 from .client import Identity
@@ -68,31 +69,19 @@ def _port(v):
 
 
 def floor_settings(path: Path, data) -> FloorSettings:
-    """A table's ``[floor]`` section (off when missing)."""
-    s = _Section(Path(path), "floor", data)
-    s.unknown(("enabled", "table", "host", "port", "ca", "cert", "key", "keepalive_s",
-               "will_delay_s", "window", "batch", "ack_timeout_s", "health_interval_s"))
-    enabled = s.get("enabled", bool, False)
-    d = FloorSettings()
-    if not enabled:
-        return d
-    table = s.get("table", str, ..., check=P.valid_table_id,
-                  expected="the table id, as the CN of its certificate (letters, digits, _ . -)")
-    return FloorSettings(
-        enabled=True, table=table,
-        host=s.get("host", str, d.host, check=bool, expected="a host name"),
-        port=s.get("port", int, d.port, check=_port, expected="a port 1..65535"),
-        ca=s.path_of("ca", d.ca), cert=s.path_of("cert", d.cert), key=s.path_of("key", d.key),
-        keepalive_s=s.get("keepalive_s", int, d.keepalive_s, check=lambda v: 5 <= v <= 600,
-                          expected="seconds, 5..600"),
-        will_delay_s=s.get("will_delay_s", int, d.will_delay_s, check=lambda v: 0 <= v <= 3600,
-                           expected="seconds, 0..3600"),
-        window=s.get("window", int, d.window, check=lambda v: 1 <= v <= 10000, expected="1..10000"),
-        batch=s.get("batch", int, d.batch, check=lambda v: 1 <= v <= 1000, expected="1..1000"),
-        ack_timeout_s=s.get("ack_timeout_s", float, d.ack_timeout_s, check=lambda v: 1 <= v <= 600,
-                            expected="seconds, 1..600"),
-        health_interval_s=s.get("health_interval_s", float, d.health_interval_s,
-                                check=lambda v: 1 <= v <= 3600, expected="seconds, 1..3600"))
+    """A table's ``[floor]`` section, checked as the table config checks it
+    (off when missing); raises the first :class:`ConfigError`."""
+    ctx = RaisingReporter(str(path))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, "floor", "a table", data)
+    unknown_keys(ctx, "floor", data, [k for k, _o, _d in options_of(FloorSettings)])
+    values = read_fields(ctx, "floor", data, FloorSettings)
+    if values["enabled"] and "table" not in data:
+        ctx.fail("floor.table", "the table id, as the CN of its certificate", found=False)
+    FloorSettings.validate(values, lambda key, expected, value=None: ctx.fail(f"floor.{key}", expected, value))
+    return FloorSettings(**values)
 
 
 def load_table_floor(path) -> FloorSettings:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..service.journal import journal_files
+from ..service.schema import Flag, Integer, Number, Text, option
 from . import protocol as P
 from .client import Identity, PacketTypes, Properties, make_client, mqtt
 
@@ -52,23 +53,34 @@ _SEQ_RE = re.compile(rb'^\{"seq":(\d+),')
 PLAUSIBLE_EPOCH = 1577836800.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FloorSettings:
-    """The ``[floor]`` section of a table's configuration (off by default)."""
+    """[floor]: the table's journal streamed to the floor over MQTT v5 (docs/FLOOR.md); off when left out."""
 
-    enabled: bool = False
-    table: str = ""
-    host: str = "127.0.0.1"
-    port: int = 8883
-    ca: Path = Path("/etc/dealerbox/floor/ca.crt")
-    cert: Path = Path("/etc/dealerbox/floor/table.crt")
-    key: Path = Path("/etc/dealerbox/floor/table.key")
-    keepalive_s: int = 30
-    will_delay_s: int = 10
-    window: int = 256
-    batch: int = 64
-    ack_timeout_s: float = 15.0
-    health_interval_s: float = 30.0
+    enabled: bool = option(Flag(doc="report to the floor"), False)
+    table: str = option(Text(doc="the table id: the CN of its certificate", max_len=64,
+                             expect="letters, digits, _ . - (1 to 64), not starting with floor-"), "")
+    host: str = option(Text(doc="the broker (its certificate must name it)", max_len=253), "127.0.0.1")
+    port: int = option(Integer(doc="the broker's TLS port", lo=1, hi=65535), 8883)
+    ca: str = option(Text(doc="the casino CA certificate (absolute path)"), "/etc/dealerbox/floor/ca.crt")
+    cert: str = option(Text(doc="the table's certificate (absolute path)"), "/etc/dealerbox/floor/table.crt")
+    key: str = option(Text(doc="the table's private key (absolute path)"), "/etc/dealerbox/floor/table.key")
+    keepalive_s: int = option(Integer(doc="MQTT keepalive; the broker declares the table lost after 1.5x",
+                                      lo=5, hi=600), 30)
+    will_delay_s: int = option(Integer(doc="the Last Will waits this long after a lost connection",
+                                       lo=0, hi=3600), 10)
+    window: int = option(Integer(doc="journal lines in flight at most", lo=1, hi=10000), 256)
+    batch: int = option(Integer(doc="journal lines per message at most", lo=1, hi=1000), 64)
+    ack_timeout_s: float = option(Number(doc="send again from the cursor when no ack came this long",
+                                         lo=1.0, hi=600.0), 15.0)
+    health_interval_s: float = option(Number(doc="how often health is published", lo=1.0, hi=3600.0), 30.0)
+
+    @staticmethod
+    def validate(values: dict, fail) -> None:
+        table = values.get("table")
+        if values.get("enabled") and table is not None and not P.valid_table_id(table):
+            fail("table", "the table id, as the CN of its certificate (letters, digits, _ . -; "
+                          "not starting with floor-)", table)
 
     @property
     def identity(self) -> Identity:
