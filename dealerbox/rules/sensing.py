@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .board import board_card, not_from_shoe, street_progress
 from .book import outcome
-from .buttons import next_round
-from .dealing import deal_card, extra_or_early_burn, take_from_stub
+from .buttons import exposed_is_burn, misdeal_exposed_early, next_round
+from .dealing import deal_card, extra_or_early_burn, street_draw, take_from_stub
 from .decisions import Step
 from .procedures import correct, inform, procedure
 from .corrections import Todo
@@ -180,6 +180,116 @@ def burn_was_unread(eng, seen) -> None:
     st.burns.insert(0, burn)
     _record(eng, burn, Step("unread.burn", (("street", st.name),)))
     street_progress(eng, st)
+
+
+# ---------------------------------------------------------------- questions
+# Without a mouth sensor some sights are explained by a missed read as well as by a
+# dealing error. The box then asks instead of correcting: one step, ``ack`` says "a
+# tag was not read", and nothing moves a card before the dealer has answered.
+
+def _ask(eng, rid: str, cards, step: Step, asks: str, on_ack):
+    """Open the question *asks* under irregularity *rid*: ``ack`` runs *on_ack*."""
+    answer = {"ack": False}
+
+    def answered(eng, e) -> bool:
+        if e.ev == "button" and e.name == "ack":
+            answer["ack"] = True
+            return True
+        return False
+
+    def done(eng) -> None:
+        if answer["ack"]:
+            on_ack(eng)
+
+    corr = eng.open_correction(rid, cards, [Todo(step, check=answered, on_done=done)], verdict="correct")
+    corr.asks = asks
+    return corr
+
+
+@outcome("ask_exposed_position")
+def ask_exposed_position(eng, seen) -> None:
+    """The exposed card is the second dealt by the box's count; with one read missed before it,
+    it is the third (a correctable exposed card, not a misdeal). The dealer knows: ask."""
+    key = seen.key
+
+    def later_card(eng) -> None:
+        hand = eng.hand
+        unread = hand.new_unread()
+        hand.deal_cards.insert(0, unread)
+        for j, c in enumerate(hand.deal_cards):
+            hand.where[c] = f"seat{hand.seat_for(j)}"
+        _record(eng, unread, Step("unread.some_hole_card"))
+        hand.last_shoe = key
+        exposed_is_burn(eng, Seen(seen.event, "card", key))
+
+    _ask(eng, "EXPOSED_EARLY", [seen.shown], Step("exposed.second_or_later", (("card", seen.shown),)),
+         "exposed_position", later_card)
+
+
+@outcome("exposed_second_card_confirmed")
+def exposed_second_card_confirmed(eng, seen) -> None:
+    """The dealer answers MISDEAL: the exposed card was the second dealt (002 r35A-1)."""
+    corr = next(c for c in eng.corrections if c.asks == "exposed_position")
+    eng.corrections.remove(corr)
+    misdeal_exposed_early(eng, Seen(seen.event, "card", corr.cards[0]))
+
+
+@outcome("ask_burn_returned")
+def ask_burn_returned(eng, seen) -> None:
+    """A burned card comes out again as the next street's burn. A second card with its tag, or the
+    dealer put it back as a second burn after a first burn whose tag was not read: ask. Until the
+    answer the card counts as returned; the hand goes on."""
+    hand, key = eng.hand, seen.key
+    prev = hand.street_of(key)
+    hand.returning.add(key)
+
+    def first_burn_unread(eng) -> None:
+        unread = hand.new_unread()
+        hand.where[unread] = "burn"
+        prev.drawn.insert(0, unread)
+        prev.burns.insert(0, unread)
+        _record(eng, unread, Step("unread.burn", (("street", prev.name),)))
+
+    _ask(eng, "DUPLICATE_CARD", [seen.shown], Step("duplicate.returned_burn", (("card", seen.shown),)),
+         "burn_returned", first_burn_unread)
+
+
+@outcome("ask_expected_card_unread")
+def ask_expected_card_unread(eng, seen) -> None:
+    """A correction said which card comes out next and another was read. The expected card may have
+    come out first with its tag unread. Ask; ``ack`` takes both draws in order, drawing the expected
+    card makes it the dealing error it looked like (put the other card back)."""
+    hand, key = eng.hand, seen.key
+    want = hand.expect_next[0]
+    hand.where[key] = "hand"
+    hand.returning.add(key)
+
+    def want_came_first(eng) -> None:
+        if hand.expect_next[:1] != [want] or (hand.where.get(want) != "stub" and want not in hand.returning):
+            return
+        place = hand.where[key]
+        hand.returning.discard(key)
+        step = _place_of_next_draw(eng)
+        first = Seen(seen.event, "card", want)
+        take_from_stub(eng, first)
+        street_draw(eng, first)
+        _record(eng, want, step)
+        hand.where[key] = "hand"
+        street_draw(eng, seen)
+        if place == "board":
+            board_card(eng, seen)
+        elif place != "stub":
+            hand.where[key] = place
+
+    corr = _ask(eng, "WRONG_CORRECTION", [seen.shown, want],
+                Step("wrong.expected_card_or_unread", (("card", want), ("got", seen.shown))),
+                "expected_unread", want_came_first)
+    # The dealer strays as it looked: the expected card comes out, the other goes back on top.
+    corr.todos[0].check = _either(corr.todos[0].check, lambda eng, e: e.ev == "shoe" and hand.last_shoe == want)
+
+
+def _either(a, b):
+    return lambda eng, e: a(eng, e) or b(eng, e)
 
 
 # ---------------------------------------------------------------- readers

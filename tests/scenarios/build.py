@@ -109,8 +109,17 @@ def _(s):
 
 @scenario("exposed_early_second_card", ["EXPOSED_EARLY"])
 def _(s):
-    s.new_hand(3).deal(2).button("exposed")
+    # With a mouth sensor no read goes missing unseen: the box is sure it was card 2.
+    s.new_hand(3, mouth_sensor=True).deal(2).button("exposed")
     s.expect(verdict="misdeal", irregularity="EXPOSED_EARLY")
+
+
+@scenario("exposed_second_card_no_mouth_sensor_dealer_says_misdeal", ["EXPOSED_EARLY"])
+def _(s):
+    # Without one, card 2 by the box's count is card 3 if a read was missed: the box asks.
+    s.new_hand(3).deal(2).button("exposed")
+    s.expect(verdict="correct", irregularity="EXPOSED_EARLY", step_key="exposed.second_or_later", phase="deal")
+    s.button("misdeal").expect(verdict="misdeal", irregularity="EXPOSED_EARLY", phase="halted")
 
 
 for style in ("one_by_one", "spread"):
@@ -835,6 +844,69 @@ def _(s):
                                        where={extra: "hand"})
     s.flop(burn=False).expect(verdict="ok", phase="flop")
     s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("exposed_third_card_after_an_unread_one", ["EXPOSED_EARLY", "EXPOSED_DEAL", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the first hole card was not read, the third is exposed. By the box's
+    # count it is the second; the dealer answers ACK and the exposed card is corrected.
+    s.new_hand(3)
+    unseen(s)
+    s.deal(2)
+    exposed = s.last[0]
+    s.button("exposed").expect(verdict="correct", irregularity="EXPOSED_EARLY",
+                               step_key="exposed.second_or_later")
+    s.button("ack").expect(verdict="correct", irregularity="EXPOSED_DEAL", step_key="exposed.finish_deal",
+                           where={exposed: "burn"})
+    s.deal(3).expect(step_key="exposed.replace", phase="deal")
+    s.take().expect(step_key="exposed.is_burn", phase="preflop")
+    s.button("ack").expect(step_key="exposed.flop_no_burn")
+    rest_of_hand(s, flop_burn=False)
+
+
+@scenario("returned_extra_card_redrawn_unread", ["EXTRA_CARD", "WRONG_CORRECTION", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the extra card goes back and is burned as asked, but its tag is not
+    # read. The next card read is the first flop card: the box asks instead of correcting.
+    s.new_hand(4).deal()
+    extra = s.draw()
+    s.put_back(extra).round_done()
+    s.stub.remove(extra)
+    first = s.stub[0]
+    s.take(first).expect(verdict="correct", irregularity="WRONG_CORRECTION", cards=[first, extra],
+                         step_key="wrong.expected_card_or_unread")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", cards=[extra], where={extra: "hand"})
+    s.on(first)
+    for c in s.stub[:2]:
+        s.draw(c)
+        s.on(c)
+    s.expect(verdict="ok", phase="flop", where={first: "board", extra: "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("burn_put_back_after_an_unread_first_burn", ["DUPLICATE_CARD", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the flop's first burn is not read, the dealer burns a second card,
+    # sees the double burn and puts it back as the turn's burn. Twice the same card, or a
+    # card put back: the box asks, and never voids the hand on its own.
+    s.new_hand(4).deal().round_done()
+    unseen(s)
+    second = s.draw()
+    s.flop(burn=False).expect(verdict="ok", phase="flop", where={second: "burn"})
+    s.put_back(second).round_done()
+    s.take(second).expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.returned_burn")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.burn")
+    s.street(1, burn=False)
+    s.expect(verdict="ok", phase="turn", where={second: "burn"})
+    s.round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("burn_out_again_with_a_mouth_sensor_is_a_duplicate", ["DUPLICATE_CARD"])
+def _(s):
+    s.new_hand(4, mouth_sensor=True).deal().round_done()
+    burn = s.draw()
+    s.flop(burn=False).round_done()
+    s.take(burn).expect(verdict="void", irregularity="DUPLICATE_CARD")
 
 
 @scenario("short_deal_all_seats_have_cards", ["SHORT_DEAL", "UNREAD_CARD"])
