@@ -257,3 +257,13 @@ def test_a_dropped_read_never_moves_a_correct_card_nor_stops_the_hand():
     for c in cascades:
         counts[c[0]] = counts.get(c[0], 0) + 1
     assert not cascades, (counts, cascades[:5])
+
+
+def test_the_console_table_view_names_an_unread_card_as_such():
+    from dealerbox.tools.console import _label
+
+    engine = HandEngine()
+    engine.feed(Event.from_dict({"t": 0, "ev": "new_hand", "players": 2, "mouth_sensor": True}))
+    engine.feed(Event.from_dict({"t": 1, "ev": "shoe", "unread": True}))
+    (unread,) = [k for k, p in engine.where.items() if p == "seat1"]
+    assert _label(unread) == "(unread)" and _label("Ah") == "Ah"
