@@ -212,6 +212,17 @@ def _step_key(d):
 
 def _swept_hands():
     """Clean hands and hands with one corrected irregularity, on both profiles: (name, events, expected ids)."""
+    for players in (2, 5, 9):
+        seats = [1 + 9 * i // players for i in range(players)]
+        s = HandScript(seed=players)
+        s.new_hand(players, seats=seats)
+        for i in range(2 * players):
+            s.emit("zone_on", card=s.draw(), zone=f"seat{seats[i % players]}")
+        s.tick(4)
+        for n in (3, 1, 1):
+            s.round_done().street(n)
+        s.round_done().hand_over()
+        yield f"clean {players}p with seat antennas", s.events, set()
     for players in (2, 3, 6, 10):
         for spread in (False, True):
             for hole in (2, 4) if players <= 8 else (2,):

@@ -132,6 +132,10 @@ RULE_BOOK: tuple[Rule, ...] = (
     # -- side zones
     _r("zone_on", PLAYING, ("is_card", "in_muck_zone", "not in_stub"), "to_muck"),
     _r("zone_on", PLAYING, ("is_card", "in_burn_zone", "in_hand"), "to_burn"),
+    _r("zone_on", PLAYING, ("is_card", "in_seat_zone", "in_stub", "unread_card_at_that_seat"), "unread_seen_at_seat",
+       goes_on=True),
+    _r("zone_on", ("deal",), ("is_card", "in_seat_zone", "in_stub", "not mouth_sensor", "seat_is_next_in_deal"),
+       "unread_hole_card_at_seat", "UNREAD_CARD", goes_on=True),
     _r("zone_on", PLAYING, ("is_card", "in_seat_zone"), "seat_zone", "SEAT_ERROR"),
     # -- buttons
     _r("button.hand_over", PLAYING, (), "end_hand"),
@@ -326,6 +330,29 @@ def _burn_may_have_come_back(eng, seen) -> bool:
     st, cur = hand.street_of(seen.key), hand.drawing_street(eng.phase)
     return (st is not None and cur is not None and st is not cur and st.complete and st.burns == [seen.key]
             and cur.burn_due and not cur.drawn and not cur.burns)
+
+
+def _deal_seat(eng, seen) -> int | None:
+    """The deal-order seat of the physical seat the zone event names, or None."""
+    seats, zone = eng.hand.seats, seen.event.zone
+    if seats is None or not zone[4:].isdigit() or int(zone[4:]) not in seats:
+        return None
+    return seats.index(int(zone[4:])) + 1
+
+
+@guard("unread_card_at_that_seat")
+def _unread_card_at_that_seat(eng, seen) -> bool:
+    """A card that left the stub unread was dealt to this seat and is not named yet."""
+    seat = _deal_seat(eng, seen)
+    return seat is not None and any(k.startswith(UNREAD_PREFIX) and p == f"seat{seat}"
+                                    for k, p in eng.hand.where.items())
+
+
+@guard("seat_is_next_in_deal")
+def _seat_is_next_in_deal(eng, seen) -> bool:
+    """The seat antenna is the one the next hole card goes to."""
+    seat = _deal_seat(eng, seen)
+    return seat is not None and seat == eng.hand.next_deal_seat()
 
 
 @guard("drawn_for_a_street")

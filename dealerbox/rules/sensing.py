@@ -124,6 +124,26 @@ def held_is_unread_card(eng, seen) -> None:
     board_card(eng, seen)
 
 
+# ---------------------------------------------------------------- seat antennas
+@outcome("unread_seen_at_seat")
+def unread_seen_at_seat(eng, seen) -> None:
+    """A seat antenna sees a card the shoe never named, where an unread card was dealt: that card."""
+    hand = eng.hand
+    seat = f"seat{hand.seats.index(int(seen.event.zone[4:])) + 1}"
+    placeholder = next(k for k, p in hand.where.items() if k.startswith(UNREAD_PREFIX) and p == seat)
+    hand.learn(placeholder, seen.key)
+
+
+@outcome("unread_hole_card_at_seat")
+def unread_hole_card_at_seat(eng, seen) -> None:
+    """No mouth sensor: a seat antenna sees a card still in the stub by tracking, at the seat the
+    next hole card goes to. The shoe missed its read; it is that hole card."""
+    seat = eng.hand.next_deal_seat()
+    eng.hand.where[seen.key] = "hand"
+    deal_card(eng, seen)
+    _record(eng, seen.key, Step("unread.hole_card", (("seat", seat),)))
+
+
 # ---------------------------------------------------------------- buttons
 @procedure("count_hole_cards")
 def count_hole_cards(eng, rid, cards):

@@ -800,6 +800,24 @@ def _(s):
 
 # -- sensing faults (RULES.md): a read the radio missed is no dealing error ------------
 
+for sensor in (False, True):
+    @scenario(f"seats_unread_hole_card_{'mouth_sensor' if sensor else 'no_mouth_sensor'}", ["UNREAD_CARD"])
+    def _(s, sensor=sensor):
+        # The shoe misses the second hole card's read; its seat antenna sees it. It is that
+        # hole card: every seat counts its cards and no card looks dealt to the wrong seat.
+        s.new_hand(3, seats=[1, 4, 8], mouth_sensor=sensor)
+        for i in range(6):
+            if i == 1:
+                c = unread(s) if sensor else unseen(s)
+            else:
+                c = s.draw()
+            s.emit("zone_on", card=c, zone=f"seat{[1, 4, 8][i % 3]}")
+            if i == 1:
+                s.expect(verdict="ok", irregularity="UNREAD_CARD", where={c: "seat2"})
+        s.tick(4).expect(verdict="ok", phase="preflop")
+        rest_of_hand(s)
+
+
 @scenario("unread_hole_card_mouth_sensor", ["UNREAD_CARD"])
 def _(s):
     s.new_hand(4, mouth_sensor=True).deal(5)
