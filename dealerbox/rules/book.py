@@ -121,6 +121,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_on", PLAYING, ("asked_back_on_board",), "to_board"),
     _r("board_on", PLAYING, ("in_stub", "not returning", "unread_draw_open"), "unread_card_shown", *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("in_stub", "not returning", "board_card_due"), "hold_for_late_read"),
+    _r("board_on", PLAYING, ("in_stub", "not returning", "premature_deal_goes_on"), "hold_for_late_read"),
     _r("board_on", PLAYING, ("in_stub", "not returning"), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
     _r("board_on", PLAYING, ("set_aside",), "aside_to_board"),
     _r("board_on", PLAYING, ("in_hand",), "board_card", *_BOARD_RULINGS),
@@ -353,6 +354,13 @@ def _seat_is_next_in_deal(eng, seen) -> bool:
     """The seat antenna is the one the next hole card goes to."""
     seat = _deal_seat(eng, seen)
     return seat is not None and seat == eng.hand.next_deal_seat()
+
+
+@guard("premature_deal_goes_on")
+def _premature_deal_goes_on(eng, seen) -> bool:
+    """A premature street was judged and the dealer goes on dealing it before reading the panel."""
+    from .dealing import premature_deal_open
+    return premature_deal_open(eng, eng.hand.drawing_street(eng.phase))
 
 
 @guard("drawn_for_a_street")

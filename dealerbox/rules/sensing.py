@@ -9,8 +9,9 @@ from __future__ import annotations
 from .board import board_card, not_from_shoe, street_progress
 from .book import outcome
 from .buttons import exposed_is_burn, misdeal_exposed_early, next_round
-from .dealing import deal_card, extra_or_early_burn, street_draw, take_from_stub
+from .dealing import deal_card, extra_or_early_burn, premature_deal_open, street_draw, take_from_stub
 from .decisions import Step
+from .events import Event
 from .procedures import correct, inform, procedure
 from .corrections import Todo
 from .tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
@@ -19,7 +20,12 @@ from .tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
 def _record(eng, key: str, step: Step) -> None:
     """Say where the unread card went; remember it for the check after the hand."""
     known = [] if key.startswith(UNREAD_PREFIX) else [key]
-    eng.hand.unread.append(UnreadCard(key, step, correct(eng, "UNREAD_CARD", known, step=step)))
+    corr = correct(eng, "UNREAD_CARD", known, step=step)
+    if corr in eng.corrections and eng.corrections[-1] is corr and len(eng.corrections) > 1:
+        # Information never hides a correction or a question the dealer must answer: it shows
+        # once they are done, and the ACK meant for them does not tick it.
+        eng.corrections.insert(0, eng.corrections.pop())
+    eng.hand.unread.append(UnreadCard(key, step, corr))
 
 
 def _place_of_next_draw(eng) -> Step:
@@ -72,6 +78,8 @@ def _draw_for(eng, street: str, seen) -> None:
     hand = eng.hand
     if street == "flop" and eng.phase == "preflop" and hand.rounds_done == 0 and not hand.streets["flop"].settled:
         extra_or_early_burn(eng, seen)
+    elif premature_deal_open(eng, hand.streets[street]):
+        hand.streets[street].voided.append(seen.key)
     else:
         hand.streets[street].drawn.append(seen.key)
 
@@ -293,6 +301,10 @@ def ask_expected_card_unread(eng, seen) -> None:
         first = Seen(seen.event, "card", want)
         take_from_stub(eng, first)
         street_draw(eng, first)
+        # The steps that waited for this draw (burn the returned card) are done now.
+        hand.last_shoe = want
+        eng.advance(Event(eng.t, "shoe", unread=True))
+        hand.last_shoe = key
         _record(eng, want, step)
         hand.where[key] = "hand"
         street_draw(eng, seen)

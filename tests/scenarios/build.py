@@ -326,6 +326,23 @@ def _(s):
     s.round_done().turn().round_done().river().round_done().hand_over()
 
 
+@scenario("c40_premature_flop_dealt_on_with_an_unread_card", ["EXTRA_CARD", "PREMATURE_FLOP", "UNREAD_CARD"],
+          profile="cz-c40", seed=3)
+def _(s):
+    # No mouth sensor: the dealer deals the premature flop on before reading the panel and the
+    # second flop card is not read. It belongs to the premature deal: no floor, no new ruling.
+    s.new_hand(4).deal()
+    s.draw()
+    a = s.draw()
+    s.on(a).expect(irregularity="PREMATURE_FLOP", step_key="skipped.ask")
+    b = unseen(s)
+    s.on(b).tick(1.0).expect(irregularity="PREMATURE_FLOP", step_key="skipped.ask", where={b: "board"})
+    c = s.draw()
+    s.on(c)
+    s.button("ack").expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
 @scenario("premature_flop_by_button", ["PREMATURE_FLOP"])
 def _(s):
     s.new_hand(6).deal().round_done().flop()
