@@ -395,6 +395,21 @@ def _(s):
     s.reshuffle_stub().river(burn=False).expect(verdict="ok")
 
 
+@scenario("premature_turn_right_after_an_unread_flop_card", ["UNREAD_CARD", "PREMATURE_TURN"])
+def _(s):
+    # No mouth sensor: the last flop card is not read and lies on the board waiting for a
+    # late read when the burn and the turn come out early. They are the turn's, not flop cards.
+    s.new_hand(5).deal().round_done().draw()
+    a, b = s.draw(), s.draw()
+    s.on(a).on(b)
+    c = unseen(s)
+    s.on(c).expect(verdict="ok", irregularity=None)
+    s.draw()
+    early = s.draw()
+    s.on(early).expect(verdict="correct", irregularity="PREMATURE_TURN", phase="flop",
+                       step_key="premature.set_aside", where={c: "board"})
+
+
 @scenario("premature_turn", ["PREMATURE_TURN"])
 def _(s):
     s.new_hand(5).deal().round_done().flop()
