@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .errors import DealerboxError, EventError
+from .errors import DealerboxError, EventError, UsageError
 from .resources import demo_session, installed_config, is_inside_package, user_state_dir
 
 DEMO_SESSION = demo_session()
@@ -177,7 +177,7 @@ def _require_rc522_driver(config, command: str) -> None:
     from .hw.kinds import missing_drivers
 
     for kind, module in missing_drivers(config.readers.values()):
-        raise SystemExit(f"dealerbox {command}: the {kind.upper()} readers of {config.path.name} need the 'pi' extra "
+        raise UsageError(f"dealerbox {command}: the {kind.upper()} readers of {config.path.name} need the 'pi' extra "
                          f"(the {module} driver): pip install 'dealerbox[pi]'")
 
 
@@ -190,7 +190,7 @@ def cmd_run(args) -> int:
     _setup_logging(args.verbose, quiet=args.demo)
     config = load_table_config(args.config)
     if args.demo and not _all_sim(config):
-        raise SystemExit("dealerbox run --demo needs a config whose devices are all simulated")
+        raise UsageError("dealerbox run --demo needs a config whose devices are all simulated")
     _require_rc522_driver(config, "run")
     input_events = None
     if args.input:
@@ -333,7 +333,7 @@ def _config_reader(args):
 
     config = load_table_config(args.config, check_devices=False)
     if args.reader not in config.readers:
-        raise SystemExit(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
+        raise UsageError(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
                          f"(readers: {', '.join(config.readers)})")
     from .hw.buses import RealBuses, buses_for
 
@@ -374,7 +374,7 @@ def cmd_deck_register(args) -> int:
     config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
     if path is None:
-        raise SystemExit("dealerbox deck register: the config uses the built-in decks; name a --registry file")
+        raise UsageError("dealerbox deck register: the config uses the built-in decks; name a --registry file")
     registry = DeckRegistry.load(path) if Path(path).exists() else DeckRegistry()
     try:
         with reader:
@@ -401,7 +401,7 @@ def cmd_deck_check(args) -> int:
     try:
         with reader:
             if registry is None:
-                raise SystemExit(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
+                raise UsageError(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
                                  f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
                                             start_timeout_s=args.timeout, profile=config.profile, reopen=reopen)
@@ -432,7 +432,7 @@ def cmd_sim(args) -> int:
     try:
         from .tools.console import no_terminal, run_console
     except ImportError as exc:
-        raise SystemExit(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
+        raise UsageError(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
     refusal = no_terminal()
     if refusal:   # before anything is loaded or opened
         print(refusal, file=sys.stderr)
@@ -605,6 +605,9 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         where = "" if exc.file else f"{getattr(args, 'events', None) or getattr(args, 'input', None) or ''}: "
         print(f"dealerbox {args.command}: {where}{exc}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
         return 2
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)

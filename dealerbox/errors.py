@@ -62,6 +62,11 @@ class EventError(DealerboxError, ValueError):
         super().__init__(": ".join(where + [message]))
 
 
+class UsageError(DealerboxError, ValueError):
+    """A command cannot do what it was asked with what it was given (a missing extra,
+    a config that does not fit the command). The CLI prints it as one line and exits 2."""
+
+
 class HardwareError(DealerboxError, OSError):
     """A device could not be opened, or stopped answering."""
 
