@@ -131,7 +131,7 @@ def test_clean_hands_on_noisy_antennas_raise_nothing(box):
     assert len(shoe) == len([e for e in s.events if e.get("ev") == "shoe"])
 
 
-def test_every_event_is_journaled_before_the_engine_sees_it(box):
+def test_every_event_the_engine_judged_is_journaled_in_order(box):
     s = HandScript(seed=2)
     s.new_hand(2).deal()
     box.play(s)
