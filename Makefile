@@ -8,8 +8,10 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test bench install clean system-deps dist wheelhouse
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
-# unit's ExecReload) and shellcheck (install.sh). Installed when missing and
-# we may; otherwise those tests say what is missing.
+# unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
+# tests start their own broker on loopback) and chromium (the floor's web view,
+# headless). Installed when missing and we may; otherwise those tests say what
+# is missing.
 SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck mosquitto:mosquitto chromium:chromium
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
