@@ -44,7 +44,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "a board card slides out unread at the shoe (the board antenna reads it later)"),
     Kind("double_read", 0.05, "card drawn", (0.005, 0.04), "assumed",
          "the tag is read again a few ms after it left the field (reflection, a hand)"),
-    Kind("linger", 0.002, "hole card or burn", (0.2, 1.5), "assumed",
+    Kind("linger", 0.001, "hole card or burn", (0.2, 1.2), "assumed",
          "the card stays at the mouth and is read again this long after its draw"),
     Kind("fast_pair", 0.03, "card drawn", (0.002, 0.008), "assumed",
          "the next card follows this close, so both are first read in one poll"),
@@ -307,7 +307,7 @@ def reader_polls(hand: PhysicalHand, model: NoiseModel, rng: random.Random, read
             windows.append((p.t_on - 0.02, p.t_off + 0.02, model.poll_s))
         else:
             windows.append((p.t_on - 0.02, p.t_on + 0.03, model.poll_s))
-        windows.append((p.t_on, p.t_on + 0.6, 0.05))
+        windows.append((p.t_on, p.t_on + 0.4, model.poll_s))
         if p.t_off != float("inf"):
             windows.append((p.t_off - 0.02, p.t_off + 0.03, model.poll_s))
             windows.append((p.t_off, p.t_off + 0.8, 0.05))
