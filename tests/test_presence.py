@@ -40,9 +40,36 @@ def test_two_cards_drawn_quickly_are_two_shoes():
     assert run(PresenceTracker(), polls) == [(0.0, "shoe", A, None), (0.04, "shoe", B, None)]
 
 
-def test_two_cards_in_one_poll_are_two_shoes_in_uid_order():
+def test_two_cards_first_read_in_one_poll_come_in_the_order_they_came_out():
+    # A reader that streams its reads gives them in order; one that timestamps them, by time.
     events = PresenceTracker().update(1.0, {"shoe": [B, A]})
-    assert [(e.ev, e.uid) for e in events] == [("shoe", A), ("shoe", B)]
+    assert [(e.ev, e.uid) for e in events] == [("shoe", B), ("shoe", A)]
+    events = PresenceTracker().update(1.0, {"shoe": {A: 0.998, B: 0.993}})
+    assert [e.uid for e in events] == [B, A]
+
+
+def test_a_reader_that_cannot_tell_the_order_gets_uid_order():
+    events = PresenceTracker().update(1.0, {"shoe": frozenset({B, A})})
+    assert [e.uid for e in events] == [A, B]
+
+
+def test_a_full_board_poll_keeps_every_known_card():
+    # Six board cards known; folded cards swept over the board fill the reader's limit
+    # of six tags, so some known cards are left out of those polls: they are still there.
+    board = [f"04A3C6CAE261{n:02X}" for n in range(5)]
+    folded = [f"04B3C6CAE261{n:02X}" for n in range(4)]
+    tracker = PresenceTracker(board_dropout=0.05, settle=0.15, max_tags=6)
+    events = run(tracker, [(n * 0.02, {"board": board}) for n in range(10)])
+    assert [e for _, e, _, _ in events] == ["board_on"] * 5
+    # For 0.14 s (almost three dropout windows) the reader stops at six tags: two known cards are missing.
+    sweep = [(0.2 + n * 0.02, {"board": (board[2:] + folded)[:6]}) for n in range(8)]
+    assert run(tracker, sweep + [(0.36 + n * 0.02, {"board": board}) for n in range(10)]) == []
+    assert tracker.present("board") == set(board)
+    assert tracker.counters["board_full"] == 8
+    # Without the limit the same polls take the two cards off the board.
+    plain = PresenceTracker(board_dropout=0.05, settle=0.15)
+    run(plain, [(n * 0.02, {"board": board}) for n in range(10)])
+    assert [(e, u) for _, e, u, _ in run(plain, sweep) if e == "board_off"] == [("board_off", board[0]), ("board_off", board[1])]
 
 
 def test_same_card_after_the_rearm_window_is_a_new_shoe():

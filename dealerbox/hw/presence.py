@@ -217,6 +217,10 @@ class PresenceTracker:
             if last is not None and t - last <= window:
                 continue                              # the same read run
             pending = [c for c in self._counts if c.uid is None and abs(t - c.t) <= window]
+            # A tag is read within a poll or two of its beam break: prefer the counts
+            # of the last third of the window, so a card after an unread one does not
+            # take the unread one's count (and its place).
+            pending = [c for c in pending if c.t >= t - window / 3] or pending
             if uid not in self._drawn:
                 self._drawn[uid] = t
                 if pending:

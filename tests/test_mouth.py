@@ -1,0 +1,135 @@
+"""The mouth sensor on gpiozero's MockFactory, and what its counts do to presence."""
+
+from __future__ import annotations
+
+import pytest
+from gpiozero.pins.mock import MockFactory
+
+from dealerbox.errors import HardwareError
+from dealerbox.hw.mouth import MouthSensor
+from dealerbox.hw.presence import PresenceTracker
+from hardware_sim.mouth import PhotoInterrupterEmulator
+
+A, B = "04A3C6CAE26180", "04A3C6CAE26181"
+PIN = 21
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.fixture
+def factory():
+    f = MockFactory()
+    yield f
+    f.close()
+
+
+@pytest.mark.parametrize("level", ["low", "high"])
+def test_each_card_breaking_the_beam_is_one_count(factory, level):
+    clock = Clock()
+    beam = PhotoInterrupterEmulator(factory, PIN, level)
+    with MouthSensor(PIN, pin_factory=factory, blocked_level=level, clock=clock) as sensor:
+        assert not sensor.blocked
+        for t in (1.0, 1.004, 2.5):           # two cards drawn 4 ms apart, then one more
+            clock.t = t
+            beam.card_passes()
+        assert sensor.take() == [1.0, 1.004, 2.5]
+        assert sensor.take() == []
+        assert sensor.counts == 3
+
+
+def test_a_chattering_edge_is_one_card(factory):
+    clock = Clock()
+    beam = PhotoInterrupterEmulator(factory, PIN)
+    with MouthSensor(PIN, pin_factory=factory, clock=clock) as sensor:
+        clock.t = 3.0
+        beam.card_passes(chatter=3)
+        assert sensor.take() == [3.0]
+        assert sensor.chatter == 3
+
+
+def test_close_is_safe_twice_and_frees_the_pin(factory):
+    sensor = MouthSensor(PIN, pin_factory=factory)
+    sensor.close()
+    sensor.close()
+    MouthSensor(PIN, pin_factory=factory).close()
+
+
+def test_a_pin_in_use_is_a_hardware_error(factory):
+    with MouthSensor(PIN, pin_factory=factory):
+        with pytest.raises(HardwareError, match="mouth sensor on pin 21"):
+            MouthSensor(PIN, pin_factory=factory)
+
+
+def test_a_bad_level_is_refused(factory):
+    with pytest.raises(ValueError, match="blocked_level"):
+        MouthSensor(PIN, pin_factory=factory, blocked_level="dark")
+
+
+# -- counts and reads through presence ------------------------------------------------------
+def feed(tracker, polls, counts=()):
+    """Polls ``[(t, [uids])]`` of the shoe and mouth counts, merged by time; the events."""
+    items = sorted([(t, 0, None) for t in counts] + [(t, 1, uids) for t, uids in polls], key=lambda x: x[:2])
+    out = []
+    for t, kind, uids in items:
+        if kind == 0:
+            tracker.count(t)
+        else:
+            out += [(e.t, e.uid, e.unread) for e in tracker.update(t, {"shoe": uids})]
+    return out
+
+
+def sensor_tracker():
+    return PresenceTracker(mouth_window=0.15)
+
+
+def test_a_count_with_a_read_is_one_shoe():
+    got = feed(sensor_tracker(), [(1.00, [A]), (1.01, [A]), (1.02, [])], counts=[0.999])
+    assert got == [(1.0, A, None)]
+
+
+def test_a_read_just_before_its_count_is_one_shoe():
+    got = feed(sensor_tracker(), [(1.00, [A]), (1.01, [A]), (1.30, [])], counts=[1.004])
+    assert got == [(1.0, A, None)]
+
+
+def test_a_count_with_no_read_in_the_window_is_an_unread_card():
+    got = feed(sensor_tracker(), [(1.0, []), (1.1, []), (1.16, []), (1.2, [])], counts=[1.0])
+    assert got == [(1.16, None, True)]
+
+
+def test_an_unread_card_keeps_its_place_before_the_next_card():
+    # The burn is not read; the card after it is read 0.1 s later: the unread one comes first.
+    got = feed(sensor_tracker(), [(1.0, []), (1.1, [B]), (1.12, [B]), (1.2, [])], counts=[1.0, 1.1])
+    assert [u for _, u, _ in got] == [None, B]
+
+
+def test_a_tag_lingering_at_the_mouth_is_no_new_draw():
+    polls = [(1.0, [A]), (1.02, [A])] + [(1.0 + n * 0.3, [A] if n % 2 else []) for n in range(1, 12)]
+    assert feed(sensor_tracker(), polls, counts=[1.0]) == [(1.0, A, None)]
+
+
+def test_a_second_count_with_the_same_uid_is_a_second_shoe():
+    # A clone (or the card drawn again after a correction): two counts, one UID.
+    polls = [(1.0, [A]), (1.02, []), (1.3, [A]), (1.32, []), (1.5, [])]
+    assert [u for _, u, _ in feed(sensor_tracker(), polls, counts=[1.0, 1.3])] == [A, A]
+
+
+def test_a_new_tag_wins_a_count_over_a_lingering_one():
+    polls = [(1.0, [A]), (1.02, []), (1.6, [A, B]), (1.62, [B]), (1.9, [])]
+    assert [u for _, u, _ in feed(sensor_tracker(), polls, counts=[1.0, 1.6])] == [A, B]
+
+
+def test_a_read_the_sensor_missed_is_still_a_card():
+    polls = [(1.0, [A]), (1.02, []), (1.3, [])]
+    assert [u for _, u, _ in feed(sensor_tracker(), polls)] == [A]
+
+
+def test_no_sensor_no_counts():
+    with pytest.raises(ValueError, match="no mouth sensor"):
+        PresenceTracker().count(1.0)
