@@ -33,9 +33,26 @@ Defaults, for polls every 10-20 ms and a card that passes through a field in
   isolated polls or short bursts (a hand passing over the antenna, ~0.1-0.3 s);
   cards leave the board only at the end of a hand or in a correction, where half a
   second of latency is invisible to the dealer.
-- ``settle = 0`` s: RC522 reads are CRC- and BCC-checked, so a single read is a real
-  card; a settle time would only delay the engine. Raise it if an antenna sees
-  cards passing over it (e.g. a pitch crossing the board).
+- ``settle = 0.15`` s (:data:`SETTLE_S`): cards that only pass over an antenna (a
+  burn on its way to the muck, 30-150 ms; a hole card pitched across; folded cards
+  swept over the board) must never become board cards. 0.15 s is the shortest
+  settle time for which the noise benchmark's pass-by kinds raise nothing; it
+  delays each ``board_on`` by about 160 ms (docs/NOISE.md).
+- With a mouth sensor (*mouth_window*, e.g. 0.15 s) the shoe needs no rearm window:
+  every count of a card leaving the stub becomes one ``shoe`` event, named by the
+  new tag read within the window, or by a tag drawn before and read again (the card
+  drawn again after a correction, or a clone), or ``unread``. A tag read again with
+  no count is a card lingering at the mouth: no event. Events keep the counts'
+  order, so an unread card keeps its place. Without one, ``shoe_rearm`` stays a
+  trade-off between a lingering card (a false ``DUPLICATE_CARD``) and the same tag
+  drawn again soon (missed); docs/NOISE.md measures it.
+- *max_tags*: a board or zone poll holding as many tags as the reader reports at
+  most (folded cards swept across a full board) may have left known cards out, so
+  it takes no card off.
+
+Tags first read in one poll come in the order they came out of the shoe when the
+reader can tell (a list in read order, or UID -> first-seen time); a set, from a
+reader that cannot, falls back to UID order.
 
 Zones missing from a poll's mapping were not looked at (see
 :class:`dealerbox.hw.reader.TagReader`) and are not aged, so a reader fault does not
@@ -62,7 +79,7 @@ SHOE, BOARD = "shoe", "board"
 
 #: Default settle time for the board and the zones (docs/NOISE.md: the shortest that
 #: removes the pass-by alarms of the noise benchmark).
-SETTLE_S = 0.0
+SETTLE_S = 0.15
 _DRAWN_MEMORY = 4096      # tags remembered as drawn (mouth sensor); a few decks' worth
 
 
