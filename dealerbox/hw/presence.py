@@ -241,7 +241,14 @@ class PresenceTracker:
             if uid not in self._drawn:
                 self._drawn[uid] = t
                 if pending:
-                    pending[0].uid = uid
+                    # A count that a tag drawn before was read with may still be that
+                    # card's (drawn again): a new tag takes a free count first.
+                    target = next((c for c in pending if c.again is None), pending[0])
+                    target.uid = uid
+                    if target.again is not None:
+                        later = next((c for c in pending if c is not target and c.again is None), None)
+                        if later is not None:
+                            later.again = target.again
                 else:
                     # Read before its count came, or a count the sensor missed: the
                     # tag is proof enough of a card. Queue it behind older counts.
