@@ -404,3 +404,108 @@ def presence_events(hand: PhysicalHand, stream: list[tuple], make_tracker, *, mo
 
 def _zones_of(hand: PhysicalHand) -> tuple[str, ...]:
     return tuple(sorted({p.zone for p in hand.passes} - {"shoe", "board"}))
+
+
+class TableNoise:
+    """One noise kind, acted out at a live :class:`hardware_sim.table.SimulatedTable` (the
+    ``sim`` console's noise key), so a technician sees what the box shows for it.
+
+    *draw_card()* returns the next card to come out of the shoe (or None when the
+    stub is empty); *last_uid()* the UID of the card drawn last (or None);
+    *dealt_uids()*, optional, the UIDs dealt this hand. Durations
+    are drawn from :data:`KINDS`. Wall-clock sleeps: run it on the dealer's thread.
+    """
+
+    def __init__(self, table, *, draw_card, last_uid, dealt_uids=None, mouth=None,
+                 rng: random.Random | None = None, sleep=None):
+        import time
+
+        self.table = table
+        self.draw_card = draw_card
+        self.last_uid = last_uid
+        self.dealt_uids = dealt_uids  # UIDs of cards dealt this hand (folded cards to sweep)
+        self.mouth = mouth           # a hardware_sim.mouth.PhotoInterrupterEmulator, if the table has one
+        self.rng = rng or random.Random()
+        self.sleep = sleep or time.sleep
+
+    def _d(self, kind: str) -> float:
+        return NoiseModel.duration(self.rng, kind)
+
+    def _uid(self, card: str) -> str:
+        return self.table.uid_of(card)
+
+    def _slide(self, uids: list[str], dwell: float = 0.06, *, count: bool = True) -> None:
+        for uid in uids:
+            if self.mouth is not None and count:
+                self.mouth.card_passes()
+            self.table.place(zone="shoe", uid=uid)
+        self.sleep(dwell)
+        for uid in uids:
+            self.table.lift(zone="shoe", uid=uid)
+
+    def _cross(self, uids: list[str], seconds: float) -> None:
+        for uid in uids:
+            self.table.place(zone="board", uid=uid)
+        self.sleep(seconds)
+        for uid in uids:
+            self.table.lift(zone="board", uid=uid)
+
+    def inject(self, kind: str) -> str:
+        """Act out *kind* once; return what was done, for the console's log."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown noise kind {kind!r}; known: {', '.join(KINDS)}")
+        last = self.last_uid()
+        if kind.startswith("unread_") or kind in ("fast_pair", "extra_pitch"):
+            card = self.draw_card()
+            if card is None:
+                return f"{kind}: the stub is empty"
+            if kind.startswith("unread_"):
+                # The card leaves the stub (the mouth sensor counts it); no poll reads its tag.
+                if self.mouth is not None:
+                    self.mouth.card_passes()
+                return f"{kind}: {card} left the shoe unread"
+            if kind == "fast_pair":
+                second = self.draw_card()
+                self._slide([self._uid(card)] + ([self._uid(second)] if second else []))
+                return f"fast_pair: {card} and {second} drawn within ms"
+            self._slide([self._uid(card)])
+            self._cross([self._uid(card)], self._d("extra_pitch"))
+            return f"extra_pitch: {card} drawn and pitched across the board"
+        if kind == "reader_fault":
+            reader = self.table.config.zone_readers().get("shoe")
+            self.table.unplug(reader)
+            self.sleep(self._d(kind))
+            self.table.replug(reader)
+            return f"reader_fault: the {reader} reader was gone for a moment"
+        if kind == "clock_jitter":
+            return "clock_jitter: the live box runs on the real clock; the benchmark models its stalls"
+        on_board = sorted(self.table.in_field.get("board", ()))
+        if kind == "board_dropout":
+            if not on_board:
+                return "board_dropout: no card on the board"
+            uid = self.rng.choice(on_board)
+            self.table.lift(zone="board", uid=uid)
+            self.sleep(self._d(kind))
+            self.table.place(zone="board", uid=uid)
+            return f"board_dropout: {uid} unread for a moment"
+        if kind == "fold_sweep":
+            dealt = [u for u in (self.dealt_uids() if self.dealt_uids else [last]) if u and u not in on_board]
+            if not dealt:
+                return "fold_sweep: no dealt card to fold"
+            folded = self.rng.sample(dealt, min(len(dealt), self.rng.randint(2, 8)))
+            self._cross(folded, self._d(kind))
+            return f"fold_sweep: {len(folded)} folded cards swept across the board"
+        if kind == "spread_late":
+            return "spread_late: deal the flop as three with 'c' and place the cards with 'p', slowly"
+        if last is None:
+            return f"{kind}: draw a card first"
+        if kind == "double_read":
+            self.sleep(self._d(kind))
+            self._slide([last], 0.01, count=False)
+            return f"double_read: {last} read again ms later"
+        if kind == "linger":
+            self._slide([last], 0.05, count=False)
+            return f"linger: {last} read again at the mouth"
+        # hole_over_board, burn_cross: the card drawn last crosses the board antenna.
+        self._cross([last], self._d(kind))
+        return f"{kind}: {last} crossed the board antenna"

@@ -254,3 +254,29 @@ def test_a_hole_card_put_on_the_board_is_board_not_from_shoe():
         s.on(s.draw())
     played = Played(s.events)
     assert "BOARD_NOT_FROM_SHOE" in played.raised
+
+
+# -- the live table (the sim console's noise key) ------------------------------------------------
+def test_each_kind_can_be_acted_out_at_the_live_table(tmp_path):
+    import re
+
+    from dealerbox.service.config import DEFAULT_CONFIG, load_config
+    from hardware_sim.noise import TableNoise
+    from hardware_sim.table import SimulatedTable
+
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{tmp_path / "state"}"', DEFAULT_CONFIG.read_text())
+    (tmp_path / "table.toml").write_text(text)
+    config = load_config(tmp_path / "table.toml")
+    stub = ["Ah", "Kd", "Qs", "Jc", "Th", "9d", "8s", "7c"]
+    with SimulatedTable(config) as table:
+        table.place("2c")
+        noise = TableNoise(table, draw_card=lambda: stub.pop(0) if stub else None,
+                           last_uid=lambda: table.uid_of("3d"), dealt_uids=lambda: [table.uid_of("4h"), table.uid_of("5s")],
+                           rng=random.Random(1), sleep=lambda s: None)
+        for kind in KINDS:
+            assert noise.inject(kind).startswith(kind)
+        # Every tag that crossed an antenna has left it; the board card is back where it lay.
+        assert table.in_field.get("shoe", set()) == set()
+        assert table.in_field["board"] == {table.uid_of("2c")}
+        with pytest.raises(ValueError, match="unknown noise kind"):
+            noise.inject("ghost")
