@@ -226,7 +226,7 @@ class TableDealer:
                 raise TimeoutError("the simulated table's readers stopped polling")
             time.sleep(0.001)
 
-    def _advance(self, dt: float) -> None:
+    def advance(self, dt: float) -> None:
         """Move event time on by *dt*, sending the ticks that fall on the way."""
         target = round(self.clock() + dt, 6)
         while self._next_tick <= target:
@@ -237,7 +237,7 @@ class TableDealer:
             self._next_tick = round(self._next_tick + self.tick_s, 6)
         self.clock.advance(target - self.clock())
 
-    def _until_reported(self, reader: str, more: int = 1) -> None:
+    def until_reported(self, reader: str, more: int = 1) -> None:
         """Let event time run in small steps until *reader* has emitted *more* events."""
         start = self._counts("events")[reader]
         waited = 0.0
@@ -248,16 +248,16 @@ class TableDealer:
             if waited >= self.GIVE_UP_S:
                 self.given_up += 1
                 return
-            self._advance(self.STEP_S)
+            self.advance(self.STEP_S)
             waited += self.STEP_S
 
     # -- the dealer's hands -------------------------------------------------------------
     def press(self, name: str) -> None:
         pin = self.table.pin_factory.pin(self.table.config.panel.pins.buttons[name])
         pin.drive_low()
-        self._advance(self.HOLD_S)
+        self.advance(self.HOLD_S)
         pin.drive_high()
-        self._advance(self.RELEASE_S)
+        self.advance(self.RELEASE_S)
 
     def set_players(self, players: int) -> None:
         for _ in range((players - self.table.players) % 9):
@@ -265,18 +265,20 @@ class TableDealer:
         self.table.players = players
 
     def draw(self, card=None, *, uid=None, deck=None) -> None:
+        if getattr(self.table, "mouth", None) is not None:
+            self.table.mouth.card_passes()
         self.table.place(card, "shoe", uid=uid, deck=deck)
-        self._until_reported(self.zone_reader["shoe"])
+        self.until_reported(self.zone_reader["shoe"])
         self.table.lift(card, "shoe", uid=uid, deck=deck)
         self._wait_polls()
 
     def place(self, card=None, zone: str = "board", *, uid=None, deck=None) -> None:
         self.table.place(card, zone, uid=uid, deck=deck)
-        self._until_reported(self.zone_reader[zone])
+        self.until_reported(self.zone_reader[zone])
 
     def lift(self, card=None, zone: str = "board", *, uid=None, deck=None) -> None:
         self.table.lift(card, zone, uid=uid, deck=deck)
-        self._until_reported(self.zone_reader[zone])
+        self.until_reported(self.zone_reader[zone])
 
     def sweep(self) -> None:
         """Gather every card lying on an antenna (the end of a hand)."""
@@ -298,7 +300,7 @@ class TableDealer:
                 # that took longer (a card leaving takes the dropout window) delays
                 # the next one rather than overlapping it.
                 gap = e["t"] - self._script_t
-                self._advance(max(0.0, self._move_start + gap - self.clock()))
+                self.advance(max(0.0, self._move_start + gap - self.clock()))
             self._script_t = e["t"]
             self._move_start = self.clock()
             if ev == "new_hand":
@@ -315,7 +317,7 @@ class TableDealer:
                 if e["name"] == "hand_over":
                     self.sweep()
             elif ev == "tick":
-                self._advance(e.get("dt", 0.0))
+                self.advance(e.get("dt", 0.0))
             if self.pace_s:
                 self.stop.wait(self.pace_s)
         self._wait_polls()

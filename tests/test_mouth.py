@@ -133,3 +133,59 @@ def test_a_read_the_sensor_missed_is_still_a_card():
 def test_no_sensor_no_counts():
     with pytest.raises(ValueError, match="no mouth sensor"):
         PresenceTracker().count(1.0)
+
+
+# -- the daemon on the simulated table with a mouth sensor ----------------------------------------
+MOUTH_SECTION = '\n[mouth_sensor]\nbackend = "sim"\npin = 1\nread_window_s = 0.15\n'
+
+
+def _config(tmp_path, extra=MOUTH_SECTION):
+    import re
+
+    from dealerbox.service.config import DEFAULT_CONFIG, load_config
+
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{tmp_path / "state"}"', DEFAULT_CONFIG.read_text())
+    (tmp_path / "table.toml").write_text(text + extra)
+    return load_config(tmp_path / "table.toml")
+
+
+def test_the_config_says_whether_a_table_has_a_mouth_sensor(tmp_path):
+    from dealerbox.errors import ConfigError
+
+    assert _config(tmp_path, "").mouth_sensor is None
+    ms = _config(tmp_path).mouth_sensor
+    assert (ms.backend, ms.pin, ms.read_window_s, ms.blocked_level) == ("sim", 1, 0.15, "low")
+    with pytest.raises(ConfigError, match=r"panel.buttons.boxed = 22: expected a BCM pin not already used by mouth_sensor.pin"):
+        _config(tmp_path, MOUTH_SECTION.replace("pin = 1", "pin = 22"))
+    with pytest.raises(ConfigError, match=r"mouth_sensor.read_window_s = 3: expected a number of seconds"):
+        _config(tmp_path, MOUTH_SECTION.replace("0.15", "3"))
+
+
+def test_the_daemon_counts_cards_and_reports_an_unread_one(tmp_path):
+    from dealerbox.service.daemon import Daemon
+    from hardware_sim.script import HandScript, TableDealer, VirtualClock
+    from hardware_sim.table import SimulatedTable
+
+    config = _config(tmp_path)
+    clock = VirtualClock()
+    events = []
+    with SimulatedTable(config) as table:
+        daemon = Daemon(config, table=table, input_events=[], clock=clock)
+        real_put = daemon._put
+        daemon._put = lambda e: (events.append(e), real_put(e))
+        daemon.start()
+        try:
+            dealer = TableDealer(table, daemon, clock)
+            s = HandScript(seed=3)
+            s.new_hand(2).deal(2)
+            dealer.play(s.events)
+            dealer.advance(0.5)
+            table.mouth.card_passes()            # a card leaves the stub; its tag is never read
+            dealer.until_reported("shoe")
+            dealer.play([{"t": s.t + 1.0, "ev": "shoe", "card": s.stub[0]}])
+        finally:
+            daemon.close()
+    new_hand = next(e for e in events if e.ev == "new_hand")
+    assert new_hand.mouth_sensor is True
+    shoes = [e for e in events if e.ev == "shoe"]
+    assert [bool(e.unread) for e in shoes] == [False, False, True, False]

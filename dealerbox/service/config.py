@@ -135,8 +135,18 @@ served by one reader only, and some reader must serve ``shoe`` and ``board``.
 shoe_rearm_s    float 0.5     0 .. 10   a card read again after this long is a new draw
 board_dropout_s float 0.5     0 .. 10   a board card unseen this long is ``board_off``
 zone_dropout_s  float 0.5     0 .. 10   the same for the other zones
-settle_s        float 0.0     0 .. 5    a card must be seen this long before it is ``on``
+settle_s        float 0.15    0 .. 5    a card must be seen this long before it is ``on``
 =============== ===== ======= ========= ===================================================
+
+``[mouth_sensor]`` (optional; no section: the table has none) -> :class:`MouthSensorConfig`,
+the photo-interrupter of :mod:`dealerbox.hw.mouth` (docs/NOISE.md)
+
+============= ===== ======= ============= ======================================================
+backend       str   req.    sim, real     gpiozero MockFactory or ``gpio.factory``
+pin           int   req.    BCM 0 .. 27   the sensor's output
+read_window_s float 0.15    0.02 .. 1     a tag read belongs to a count this close; none: ``unread``
+blocked_level str   low     low, high     the output's level while a card breaks the beam
+============= ===== ======= ============= ======================================================
 
 ``[panel]`` (required) -> :class:`PanelConfig`
 
@@ -193,6 +203,7 @@ from typing import Any, Mapping
 from ..errors import ConfigError, RegistryError
 from ..rules.events import BUTTONS, ZONES as _EVENT_ZONES
 from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
+from ..hw.presence import SETTLE_S
 from .journal import SYNC_POLICIES
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
@@ -230,7 +241,7 @@ _UART_PINS = {"TXD": 14, "RXD": 15}
 _SPI_HINT = {0: "enable SPI0: dtparam=spi=on in config.txt",
              1: "enable SPI1: dtoverlay=spi1-1cs in config.txt"}
 
-_TOP_SECTIONS = ("table", "journal", "gpio", "readers", "presence", "panel", "lcd")
+_TOP_SECTIONS = ("table", "journal", "gpio", "readers", "presence", "mouth_sensor", "panel", "lcd")
 _READER_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _PYSERIAL_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
@@ -310,6 +321,16 @@ class LcdConfig:
 
 
 @dataclass(frozen=True)
+class MouthSensorConfig:
+    """``[mouth_sensor]``: the photo-interrupter that counts cards at the shoe's mouth."""
+
+    backend: str
+    pin: int
+    read_window_s: float = 0.15
+    blocked_level: str = "low"
+
+
+@dataclass(frozen=True)
 class TableConfig:
     """A validated table config. See the module docstring for every key."""
 
@@ -327,6 +348,7 @@ class TableConfig:
     presence: dict[str, float]     # PresenceTracker(**presence)
     panel: PanelConfig
     lcd: LcdConfig
+    mouth_sensor: "MouthSensorConfig | None" = None   # the table has none without the section
 
     @property
     def simulated_devices(self) -> tuple[str, ...]:
@@ -596,6 +618,7 @@ class _Loader:
         gpio_factory = self.read_gpio(data)
         readers = self.read_readers(data)
         presence = self.read_presence(data)
+        mouth_sensor = self.read_mouth_sensor(data)
         lcd = self.read_lcd(data)
         panel = self.read_panel(data)
         if gpio_factory is not BAD and readers is not BAD and panel is not BAD:
@@ -611,7 +634,7 @@ class _Loader:
             path=self.path.resolve(), name=table["name"], profile=profile, language=table["language"],
             registry=registry, registry_source=table["registry_source"], state_dir=table["state_dir"],
             tick_s=table["tick_s"], journal=journal, gpio_factory=gpio_factory, readers=readers,
-            presence=presence, panel=panel, lcd=lcd)
+            presence=presence, panel=panel, lcd=lcd, mouth_sensor=mouth_sensor)
 
     # -- sections -----------------------------------------------------------------
     def read_table(self, data: dict) -> dict:
@@ -826,9 +849,24 @@ class _Loader:
 
     def read_presence(self, data: dict) -> dict:
         keys = {"shoe_rearm_s": ("shoe_rearm", 0.5, 10.0), "board_dropout_s": ("board_dropout", 0.5, 10.0),
-                "zone_dropout_s": ("zone_dropout", 0.5, 10.0), "settle_s": ("settle", 0.0, 5.0)}
+                "zone_dropout_s": ("zone_dropout", 0.5, 10.0), "settle_s": ("settle", SETTLE_S, 5.0)}
         sec = self.section(data, "presence", keys, required=False) or _Section(self.errors, "presence", {}, ())
         return {arg: sec.number(k, default, minval=0.0, maxval=top) for k, (arg, default, top) in keys.items()}
+
+    def read_mouth_sensor(self, data: dict):
+        sec = self.section(data, "mouth_sensor", ("backend", "pin", "read_window_s", "blocked_level"),
+                           required=False)
+        if sec is None:
+            return None
+        backend = sec.choice("backend", BACKENDS)
+        pin = sec.raw("pin")
+        if not self.take_pins("mouth_sensor", {"pin": pin}):
+            pin = BAD
+        window = sec.number("read_window_s", 0.15, minval=0.02, maxval=1.0)
+        level = sec.choice("blocked_level", ("low", "high"), "low")
+        if _bad(backend, pin, window, level):
+            return BAD
+        return MouthSensorConfig(backend=backend, pin=pin, read_window_s=window, blocked_level=level)
 
     def read_lcd(self, data: dict):
         sec = self.section(data, "lcd", ("backend", "port", "address", "cols", "rows", "charmap"))

@@ -237,6 +237,7 @@ class Daemon:
             self._open_panel()
         with self._lcd_lock:
             self._open_lcd()
+        self._open_mouth_sensor()
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
 
@@ -266,6 +267,17 @@ class Daemon:
             log.error("LCD not available: %s", exc)
             self.lcd = None
 
+    def _open_mouth_sensor(self) -> None:
+        """The optional photo-interrupter at the shoe's mouth; its counts go to the shoe's tracker."""
+        self.mouth = None
+        ms = getattr(self.config, "mouth_sensor", None)
+        if ms is None:
+            return
+        from ..hw.mouth import MouthSensor
+
+        factory = self.table.pin_factory if ms.backend == "sim" else self._pin_factory
+        self.mouth = MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level, clock=self.now)
+
     def _stop_readers(self) -> None:
         self._device_stop.set()
         for t in self._device_threads:
@@ -274,6 +286,9 @@ class Daemon:
 
     def _close_devices(self) -> None:
         self._stop_readers()
+        mouth, self.mouth = getattr(self, "mouth", None), None
+        if mouth is not None:
+            mouth.close()
         for lock, attr in ((self._panel_lock, "panel"), (self._lcd_lock, "lcd")):
             with lock:
                 dev = getattr(self, attr)
@@ -296,7 +311,10 @@ class Daemon:
 
         rc = self.config.readers[name]
         counts = self.stats.per_reader.setdefault(name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0})
-        tracker = PresenceTracker(**self.config.presence)
+        ms = getattr(self.config, "mouth_sensor", None)
+        mouth = self.mouth if ms is not None and "shoe" in rc.zones else None
+        tracker = PresenceTracker(**self.config.presence, mouth_window=ms.read_window_s if mouth else None,
+                                  max_tags=rc.params.get("max_tags"))
         reader = None
         faulted = False
         backoff = 0.1
@@ -314,6 +332,9 @@ class Daemon:
                 counts["polls"] += 1
                 crash_backoff = max(0.02, crash_backoff * 0.9)
                 t = self.now()
+                if mouth is not None:
+                    for count_t in mouth.take():
+                        tracker.count(count_t)
                 for e in tracker.update(t, polled):
                     counts["events"] += 1
                     self._put(e)
@@ -355,6 +376,8 @@ class Daemon:
 
     # ---------------------------------------------------------------- sources
     def _put(self, event: Event) -> None:
+        if event.ev == "new_hand" and getattr(self.config, "mouth_sensor", None) is not None:
+            event.mouth_sensor = True      # CONTRACT.md: every card leaving the stub is a shoe event
         self.queue.put(event)
 
     def _tick_loop(self) -> None:
