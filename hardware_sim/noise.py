@@ -287,7 +287,7 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
 
 
 def reader_polls(hand: PhysicalHand, model: NoiseModel, rng: random.Random, reader: str,
-                 zones: Iterable[str], *, idle_s: float = 0.25):
+                 zones: Iterable[str], *, idle_s: float = 0.5):
     """Yield ``(t, {zone: [uid, ...]})`` polls of *reader* serving *zones*, in time order.
 
     UIDs of one poll come in the order the tags entered the field (a reader that
@@ -303,14 +303,15 @@ def reader_polls(hand: PhysicalHand, model: NoiseModel, rng: random.Random, read
     # 50 ms while settle and dropout windows run, else every idle_s.
     windows = []
     for p in passes:
-        if p.t_off - p.t_on < 0.5:
+        if p.t_off - p.t_on < 0.5:          # a tag moving through: every poll, then the windows close
             windows.append((p.t_on - 0.02, p.t_off + 0.02, model.poll_s))
-        else:
-            windows.append((p.t_on - 0.02, p.t_on + 0.03, model.poll_s))
-        windows.append((p.t_on, p.t_on + 0.4, model.poll_s))
+            windows.append((p.t_off, p.t_off + 0.3, 0.1))
+            continue
+        windows.append((p.t_on - 0.02, p.t_on + 0.03, model.poll_s))
+        windows.append((p.t_on, p.t_on + 0.4, 0.02))      # the settle window
         if p.t_off != float("inf"):
             windows.append((p.t_off - 0.02, p.t_off + 0.03, model.poll_s))
-            windows.append((p.t_off, p.t_off + 0.8, 0.05))
+            windows.append((p.t_off, p.t_off + 0.8, 0.05))  # the dropout window
     for a, b in faults:
         windows.append((a - 0.02, b + 0.05, model.poll_s))
     windows.sort()

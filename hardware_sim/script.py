@@ -214,13 +214,25 @@ class TableDealer:
         stats = self.daemon.stats.per_reader
         return {name: stats.get(name, {}).get(key, 0) for name in self.table.config.readers}
 
-    def _wait_polls(self, rounds: int = 2) -> None:
+    def wait_ready(self) -> None:
+        """Wait (wall clock) until the daemon has opened every reader and each has polled."""
+        deadline = time.monotonic() + self.timeout_s
+        while not self.stop.is_set():
+            polls = self._counts("polls")
+            if all(n in self.daemon.readers and polls[n] > 0 for n in polls):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the simulated table's readers did not start")
+            time.sleep(0.001)
+
+    def wait_polls(self, rounds: int = 2) -> None:
         """Wait (wall clock) until every reader has finished *rounds* more polls."""
         start = self._counts("polls")
         deadline = time.monotonic() + self.timeout_s
         while not self.stop.is_set():
             now = self._counts("polls")
-            if all(now[n] - start[n] >= rounds for n in start):
+            # A reader that is down (unplugged, reopening) is not waited for.
+            if all(now[n] - start[n] >= rounds or n not in self.daemon.readers for n in start):
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError("the simulated table's readers stopped polling")
@@ -242,7 +254,7 @@ class TableDealer:
         start = self._counts("events")[reader]
         waited = 0.0
         while not self.stop.is_set():
-            self._wait_polls()
+            self.wait_polls()
             if self._counts("events")[reader] - start >= more:
                 return
             if waited >= self.GIVE_UP_S:
@@ -270,7 +282,7 @@ class TableDealer:
         self.table.place(card, "shoe", uid=uid, deck=deck)
         self.until_reported(self.zone_reader["shoe"])
         self.table.lift(card, "shoe", uid=uid, deck=deck)
-        self._wait_polls()
+        self.wait_polls()
 
     def place(self, card=None, zone: str = "board", *, uid=None, deck=None) -> None:
         self.table.place(card, zone, uid=uid, deck=deck)
@@ -289,6 +301,7 @@ class TableDealer:
 
     def play(self, events) -> None:
         """Act out *events* (dicts); stops early when :attr:`stop` is set."""
+        self.wait_ready()
         for e in events:
             if self.stop.is_set():
                 return
@@ -320,4 +333,4 @@ class TableDealer:
                 self.advance(e.get("dt", 0.0))
             if self.pace_s:
                 self.stop.wait(self.pace_s)
-        self._wait_polls()
+        self.wait_polls()

@@ -81,6 +81,8 @@ SHOE, BOARD = "shoe", "board"
 #: removes the pass-by alarms of the noise benchmark).
 SETTLE_S = 0.15
 _DRAWN_MEMORY = 4096      # tags remembered as drawn (mouth sensor); a few decks' worth
+#: A card read again at the mouth this long after its draw is not lingering: it was drawn again.
+_LINGER_S = 5.0
 
 
 @dataclass(slots=True)
@@ -162,8 +164,17 @@ class PresenceTracker:
             if abs(t - read_t) <= self.mouth_window:
                 del self._credits[i]      # the tag was read first; this is its count
                 return
-        again = next((uid for read_t, uid in self._rereads if abs(t - read_t) <= self.mouth_window), None)
+        again = None
+        for i, (read_t, uid) in enumerate(self._rereads):
+            if abs(t - read_t) <= self.mouth_window and not self._claimed(uid):
+                again = uid
+                del self._rereads[i]
+                break
         self._counts.append(_Count(t, again=again))
+
+    def _claimed(self, uid: str) -> bool:
+        """*uid* already names a count still waiting (one read run is one card)."""
+        return any(c.uid == uid or c.again == uid for c in self._counts)
 
     def update(self, t: float, seen: Mapping[str, Iterable]) -> list[Event]:
         """Feed one poll taken at time *t*; return the events it causes, in order.
@@ -238,7 +249,9 @@ class PresenceTracker:
             # of the last third of the window, so a card after an unread one does not
             # take the unread one's count (and its place).
             pending = [c for c in pending if c.t >= t - window / 3] or pending
-            if uid not in self._drawn:
+            drawn = self._drawn.get(uid)
+            if drawn is None or t - drawn > _LINGER_S:
+                # Never drawn, or so long ago that it cannot be lingering at the mouth.
                 self._drawn[uid] = t
                 if pending:
                     # A count that a tag drawn before was read with may still be that
@@ -255,8 +268,10 @@ class PresenceTracker:
                     self.counters["read_before_count"] += 1
                     self._counts.append(_Count(t, uid=uid))
                     self._credits.append(t)
-            elif pending:
-                pending[0].again = pending[0].again or uid
+            elif pending and not self._claimed(uid):
+                free = next((c for c in pending if c.again is None), None)
+                if free is not None:
+                    free.again = uid
             else:
                 # Lingering, unless a count comes within the window (it then was drawn again).
                 self.counters["lingering"] += 1
