@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench install clean system-deps
+.PHONY: run test bench install clean system-deps dist wheelhouse
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload) and shellcheck (install.sh). Installed when missing and
@@ -36,9 +36,24 @@ test: $(STAMP) system-deps
 bench: $(STAMP)
 	$(PY) -m bench
 
-# On a Raspberry Pi OS image, as root: user, groups, SPI/I2C, venv, unit (systemd/README.md).
+# The sdist and the wheel built from it, in dist/ (python -m build).
+DIST ?= dist
+dist: $(STAMP)
+	rm -rf $(DIST)
+	$(PY) -m build --no-isolation --outdir $(DIST) .
+
+# Every wheel an offline install needs (systemd/install.sh --wheelhouse DIR):
+# dealerbox and its dependencies with the extras EXTRAS. The compiled ones
+# (RPi.GPIO, spidev, lgpio) are built for this machine: run it on a Pi with the
+# same OS and Python as the tables (docs/INSTALL.md).
+EXTRAS ?= pi
+WHEELHOUSE ?= wheelhouse
+wheelhouse: $(STAMP)
+	$(PY) -m pip wheel --quiet --no-build-isolation --wheel-dir $(WHEELHOUSE) '.[$(EXTRAS)]'
+
+# On a Raspberry Pi OS image, as root: user, groups, SPI/I2C, venv, unit (docs/INSTALL.md).
 install:
 	systemd/install.sh $(INSTALL_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis *.egg-info build dist wheelhouse

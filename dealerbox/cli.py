@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 
+from . import __version__
 from .errors import DealerboxError, EventError
+from .resources import demo_session, installed_config, is_inside_package, user_state_dir
 
-DEMO_SESSION = Path(__file__).resolve().parent.parent / "hardware_sim" / "demo_session.jsonl"
+DEMO_SESSION = demo_session()
 _GLYPH_TEXT = {"\x00": "\u2663", "\x01": "\u2666", "\x02": "\u2665", "\x03": "\u2660"}
 _LED_TEXT = {"green": "\033[32m", "amber": "\033[33m", "red": "\033[31m"}
 
@@ -157,17 +160,52 @@ class GlassPrinter:
         draw_glass(glass, led, label, color=self.out.isatty(), out=self.out)
 
 
+def config_path(given=None) -> Path:
+    """The table config a command uses: *given* (``--config``), else
+    ``$DEALERBOX_CONFIG``, else ``/etc/dealerbox/table.toml`` when it exists (an
+    installed box), else the shipped all-simulated table."""
+    from .service.config import DEFAULT_CONFIG
+
+    return Path(given) if given else (installed_config() or DEFAULT_CONFIG)
+
+
+def load_table_config(given=None, *, check_devices: bool = True):
+    """Load the config :func:`config_path` names.
+
+    A shipped config's relative ``state_dir`` points into the installed package,
+    where nothing may be written; its state goes to the user's state folder
+    (:func:`dealerbox.resources.user_state_dir`) instead.
+    """
+    from .service.config import load_config
+
+    config = load_config(config_path(given), check_devices=check_devices)
+    if is_inside_package(config.state_dir):
+        config = dataclasses.replace(config, state_dir=user_state_dir())
+    return config
+
+
+def _require_rc522_driver(config, command: str) -> None:
+    """Refuse in one line when the config has RC522 readers but the ``pi`` extra
+    (the ``mfrc522`` driver) is not installed: the box would otherwise run blind.
+    Simulated readers need it too: the emulator stands in for the chip, not the driver."""
+    import importlib.util
+
+    if any(r.kind == "rc522" for r in config.readers.values()) and importlib.util.find_spec("mfrc522") is None:
+        raise SystemExit(f"dealerbox {command}: the RC522 readers of {config.path.name} need the 'pi' extra "
+                         f"(the mfrc522 driver): pip install 'dealerbox[pi]'")
+
+
 def cmd_run(args) -> int:
     """Start the box. With --demo, a scripted dealer plays at the simulated table."""
     import threading
 
-    from .service.config import DEFAULT_CONFIG, load_config
     from .service.daemon import Daemon, read_input_events
 
     _setup_logging(args.verbose, quiet=args.demo)
-    config = load_config(args.config or DEFAULT_CONFIG)
+    config = load_table_config(args.config)
     if args.demo and not _all_sim(config):
         raise SystemExit("dealerbox run --demo needs a config whose devices are all simulated")
+    _require_rc522_driver(config, "run")
     input_events = read_input_events(args.input) if args.input else None
     table = None
     if _any_sim(config):
@@ -235,13 +273,34 @@ def _print_decision(d: dict) -> None:
 
 
 def cmd_check_config(args) -> int:
-    """Every error of the file, one a line; nothing at all when it is valid."""
+    """Every error of the file, one a line; nothing at all when it is valid.
+
+    With ``--fresh-install`` (what the installer runs) the file must be valid,
+    but what only a finished setup provides, the deck registry and the device
+    nodes that appear after the pending reboot, is listed as left to do and
+    does not fail the check.
+    """
     from .service.config import check_config
 
-    errors = check_config(args.config, check_devices=not args.no_devices)
+    path = config_path(args.config)
+    errors = check_config(path, check_devices=not (args.no_devices or args.fresh_install))
     for err in errors:
         print(err, file=sys.stderr)
-    return 2 if errors else 0
+    if errors:
+        return 2
+    if args.fresh_install:
+        pending = check_config(path, check_devices=True)
+        if not pending:
+            return 0
+        print(f"{path} is valid; not there yet:")
+        for err in pending:
+            print(f"- {err}")
+        registry = [err for err in pending if getattr(err, "key", "") == "table.registry"]
+        if len(registry) < len(pending):
+            print("to do: reboot, so the boot config's SPI/I2C/UART settings make the device nodes")
+        if registry:
+            print("to do: register the first deck: dealerbox deck register --reader board --deck A")
+    return 0
 
 
 def cmd_journal_verify(args) -> int:
@@ -259,11 +318,15 @@ def cmd_journal_verify(args) -> int:
 
 
 def _config_reader(args):
-    """(config, table or None, reader) for the deck commands' --reader."""
-    from .service.config import DEFAULT_CONFIG, load_config
+    """(config, table or None, reader) for the deck commands' --reader.
+
+    The config is loaded without the device checks: the deck registry may not
+    exist yet (``deck register`` creates it), and a missing device node is
+    reported by the reader itself when it is opened.
+    """
     from .service.daemon import make_reader
 
-    config = load_config(args.config or DEFAULT_CONFIG)
+    config = load_table_config(args.config, check_devices=False)
     if args.reader not in config.readers:
         raise SystemExit(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
                          f"(readers: {', '.join(config.readers)})")
@@ -312,8 +375,11 @@ def cmd_deck_check(args) -> int:
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
     try:
         with reader:
+            if registry is None:
+                raise SystemExit(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
+                                 f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
-                                            profile=config.profile)
+                                            start_timeout_s=args.timeout, profile=config.profile)
     except KeyboardInterrupt:
         return 130
     finally:
@@ -324,11 +390,10 @@ def cmd_deck_check(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from .service.config import DEFAULT_CONFIG, load_config
     from .tools.history import run_history
     from .rules.registry import DeckRegistry
 
-    config = load_config(args.config or DEFAULT_CONFIG, check_devices=False)
+    config = load_table_config(args.config, check_devices=False)
     journal = args.journal or config.state_dir / "journal"
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
     return run_history(journal, profile=args.profile or config.profile, registry=registry,
@@ -339,15 +404,47 @@ def cmd_history(args) -> int:
 def cmd_sim(args) -> int:
     """The simulated shoe: a terminal UI that deals at the simulated table."""
     try:
-        from .tools.console import run_console
+        from .tools.console import no_terminal, run_console
     except ImportError as exc:
         raise SystemExit(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
-    return run_console(args.config, record=args.record, scenario=args.scenario, real=args.real)
+    refusal = no_terminal()
+    if refusal:   # before anything is loaded or opened
+        print(refusal, file=sys.stderr)
+        return 2
+    config = load_table_config(args.config)
+    _require_rc522_driver(config, "sim")
+    return run_console(config=config, record=args.record, scenario=args.scenario, real=args.real,
+                       state_dir=args.state_dir)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version and where the shipped data was loaded from."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .rules.messages import MESSAGES_DIR
+        from .rules.profiles import RULES_DIR
+        from .service.config import TABLES_DIR
+
+        print(f"dealerbox {__version__}\n"
+              f"profiles: {RULES_DIR}\n"
+              f"messages: {MESSAGES_DIR}\n"
+              f"tables:   {TABLES_DIR}\n"
+              f"config:   {config_path()}")
+        parser.exit()
+
+
+CONFIG_HELP = ("table config (default: $DEALERBOX_CONFIG, else /etc/dealerbox/table.toml when it "
+               "exists, else the shipped all-simulated table)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action=_VersionAction,
+                   help="print the version and where profiles, messages and table configs are loaded from")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def engine_opts(sp):
         sp.add_argument("--profile", default="tda-2019", help="rule profile name or file (default tda-2019)")
@@ -355,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--registry", help="deck registry file (default: the built-in simulation registry)")
 
     sp = sub.add_parser("replay", help="replay a CONTRACT.md event file; decisions as JSON Lines on stdout")
-    sp.add_argument("events")
+    sp.add_argument("events", help="the event file (JSON Lines)")
     engine_opts(sp)
     sp.set_defaults(func=cmd_replay)
 
@@ -365,47 +462,51 @@ def build_parser() -> argparse.ArgumentParser:
     engine_opts(sp)
     sp.set_defaults(func=cmd_demo)
 
-    sp = sub.add_parser("run", help="start the box (default config: the all-simulated table)")
-    sp.add_argument("--config", help="table config (TOML)")
+    sp = sub.add_parser("run", help="start the box (default config: see --config)")
+    sp.add_argument("--config", help=CONFIG_HELP)
     sp.add_argument("--demo", action="store_true", help="a scripted dealer plays at the simulated table")
     sp.add_argument("--forever", action="store_true", help="with --demo: play on until stopped")
     sp.add_argument("--pace", type=float, default=0.25, help="with --demo: seconds between the dealer's actions")
     sp.add_argument("--input", help="feed a CONTRACT.md event file as an extra source (resumes after a restart)")
     sp.add_argument("--input-pace", type=float, default=0.0, help="seconds between --input events")
     sp.add_argument("--decisions", action="store_true", help="print each decision as JSON on stdout")
-    sp.add_argument("-v", "--verbose", action="store_true")
+    sp.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("check-config", help="validate a table config; prints nothing when it is valid")
-    sp.add_argument("config")
+    sp.add_argument("config", nargs="?", help=CONFIG_HELP)
     sp.add_argument("--no-devices", action="store_true", help="do not require the device nodes to exist")
+    sp.add_argument("--fresh-install", action="store_true",
+                    help="the file must be valid; a missing deck registry or device node is listed as left to do")
     sp.set_defaults(func=cmd_check_config)
 
     sp = sub.add_parser("journal", help="journal tools")
-    jsub = sp.add_subparsers(dest="journal_command", required=True)
+    jsub = sp.add_subparsers(dest="journal_command", required=True, metavar="ACTION")
     jp = jsub.add_parser("verify", help="check the hash chain; name any changed, removed or inserted line")
     jp.add_argument("directory", help="the journal directory (state_dir/journal)")
     jp.set_defaults(func=cmd_journal_verify)
 
     sp = sub.add_parser("deck", help="register or check a deck on a reader")
-    dsub = sp.add_subparsers(dest="deck_command", required=True)
+    dsub = sp.add_subparsers(dest="deck_command", required=True, metavar="ACTION")
     dp = dsub.add_parser("register", help="pass a new deck over a reader, card by card")
     dp.add_argument("--reader", required=True, help="the config's reader to read from")
     dp.add_argument("--deck", required=True, help="the new deck's name")
     dp.add_argument("--back", default="", help="the deck's back (colour), for people")
     dp.add_argument("--replace", action="store_true", help="register a deck that exists again")
     dp.add_argument("--activate", action="store_true", help="make it the table's active deck")
-    dp.add_argument("--config", help="table config (default: the simulated table)")
-    dp.add_argument("--registry", help="registry file to write (default: the config's)")
+    dp.add_argument("--config", help=CONFIG_HELP)
+    dp.add_argument("--registry", help="registry file to write, created if missing (default: the config's)")
     dp.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each card")
     dp.set_defaults(func=cmd_deck_register)
     dp = dsub.add_parser("check", help="pass a deck over a reader; report missing, duplicate, foreign cards")
-    dp.add_argument("--reader", required=True)
+    dp.add_argument("--reader", required=True, help="the config's reader to read from")
     dp.add_argument("--deck", help="the deck to check (default: the active deck)")
     dp.add_argument("--quiet", type=float, default=3.0, help="seconds without a new card that end the check")
-    dp.add_argument("--json", action="store_true")
-    dp.add_argument("--config")
-    dp.add_argument("--registry")
+    dp.add_argument("--timeout", type=float, default=60.0,
+                    help="seconds to wait for the first card before giving up (default 60)")
+    dp.add_argument("--json", action="store_true", help="the report as JSON")
+    dp.add_argument("--config", help=CONFIG_HELP)
+    dp.add_argument("--registry", help="deck registry file (default: the config's)")
     dp.set_defaults(func=cmd_deck_check)
 
     sp = sub.add_parser("history", help="hands from the journal (its hash chain checked first)")
@@ -414,15 +515,16 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--since", help="hands started since DATE (ISO date or datetime, UTC)")
     sp.add_argument("--json", action="store_true", help="the stable JSON form (history_version 1)")
     sp.add_argument("--journal", help="journal directory (default: the config's state_dir/journal)")
-    sp.add_argument("--config")
-    sp.add_argument("--profile")
-    sp.add_argument("--registry")
-    sp.add_argument("--lang", choices=["en", "cs", "de", "sk"])
+    sp.add_argument("--config", help=CONFIG_HELP)
+    sp.add_argument("--profile", help="rule profile name or file (default: the config's)")
+    sp.add_argument("--registry", help="deck registry file (default: the config's)")
+    sp.add_argument("--lang", choices=["en", "cs", "de", "sk"], help="display language (default: the config's)")
     sp.set_defaults(func=cmd_history)
 
     sp = sub.add_parser("sim", help="the simulated shoe: a terminal UI to test a table without dealing a game")
-    sp.add_argument("--config", help="table config (default: the all-simulated table); its shoe reader must be sim")
-    sp.add_argument("--record", help="event file the session is written to (default: state_dir/sim/session-<UTC>.jsonl)")
+    sp.add_argument("--config", help=CONFIG_HELP + "; its shoe reader must be sim")
+    sp.add_argument("--state-dir", help="the console's own state folder (default: the config's state_dir/sim)")
+    sp.add_argument("--record", help="event file the session is written to (default: the state folder's session-<UTC>.jsonl)")
     sp.add_argument("--scenario", help="a scenario file (tests/scenarios/*.jsonl) to play step by step with the s key")
     sp.add_argument("--real", action="append", metavar="DEVICE",
                     help="drive a real device from the simulated shoe: lcd, panel or a reader's name (repeatable)")

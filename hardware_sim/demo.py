@@ -5,11 +5,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+
+from dealerbox.resources import demo_session
 
 from .script import HandScript, TableDealer
 
-SESSION_FILE = Path(__file__).resolve().parent / "demo_session.jsonl"
+SESSION_FILE = demo_session()
 
 
 def demo_script(seed: int = 40) -> HandScript:

@@ -1,41 +1,53 @@
 #!/usr/bin/env bash
-# Set dealerbox up as a service on a Raspberry Pi OS image (bookworm or later).
+# Set dealerbox up as a service on a Raspberry Pi OS image (bookworm or later),
+# upgrade it, or remove it. docs/INSTALL.md is the guide; --help lists the options.
 #
-#   sudo systemd/install.sh [--dry-run] [--table FILE] [--extras LIST] [--start]
-#
-# Safe to run again: every step checks before it changes anything. With
-# --dry-run it changes nothing and prints each command it would run, prefixed
-# with "+ " (it still reads the system to decide, e.g. whether the user exists).
+# Safe to run again: every step checks before it changes anything, and a second
+# run with the same arguments changes no file. Each version lives in a venv of its
+# own (/opt/dealerbox/venvs/VERSION); /opt/dealerbox/.venv is a symlink to the one
+# in use, switched only once the new version has passed check-config on the
+# installed table config, so a failed upgrade leaves the old version running.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PREFIX=/opt/dealerbox
-VENV=$PREFIX/.venv
-CONF_DIR=/etc/dealerbox
-STATE_DIR=/var/lib/dealerbox
-UNIT_DIR=/etc/systemd/system
 UNIT=dealerbox.service
 SERVICE_USER=dealerbox
 DEVICE_GROUPS=(gpio spi i2c dialout)
-MODEL_FILE=${DEALERBOX_MODEL_FILE:-/proc/device-tree/model}
-BOOT_CONFIG=${DEALERBOX_BOOT_CONFIG:-}
+PYTHON=${DEALERBOX_PYTHON:-python3}
 
+ROOT=/
 DRY_RUN=0
 START=0
 EXTRAS=pi
 TABLE=
+WHEEL=
+WHEELHOUSE=
+MODE=install
 
 usage() {
     cat <<'EOF'
-Usage: install.sh [--dry-run] [--table FILE] [--extras LIST] [--start]
+Usage: install.sh [options]             install, or bring an install up to date
+       install.sh --upgrade WHEEL       install a newer version, keep all state
+       install.sh --uninstall [--purge] remove the service and the code
 
-  -n, --dry-run   print what would be done, change nothing
-  --table FILE    table config to install as /etc/dealerbox/table.toml
-                  (default: firmware_config/tables/pi5-pepper.toml on a Pi 5,
-                  firmware_config/tables/pi4-rc522.toml otherwise); an existing
-                  /etc/dealerbox/table.toml is never overwritten
-  --extras LIST   pip extras to install (default: pi)
-  --start         (re)start the service at the end instead of waiting for a reboot
+  -n, --dry-run      print what would be done, change nothing
+  --table FILE       table config to install as /etc/dealerbox/table.toml
+                     (default: firmware_config/tables/pi5-pepper.toml on a Pi 5,
+                     pi4-rc522.toml otherwise); an existing one is never overwritten
+  --wheel FILE       install this dealerbox wheel (default: the checkout this
+                     script is in, or the newest dealerbox wheel of --wheelhouse)
+  --upgrade FILE     like --wheel, on a box where dealerbox is installed; the
+                     service is restarted on the new version
+  --wheelhouse DIR   install with no package index, only from the wheels in DIR
+                     (make wheelhouse); apt-get is not run
+  --extras LIST      pip extras to install (default: pi; "" for none)
+  --start            (re)start the service at the end
+  --uninstall        stop and remove the service and the venvs; the config, the
+                     journal and the deck registry are kept
+  --purge            with --uninstall: remove those too, and the service user
+  --root DIR         write every file under DIR instead of / (tests, images);
+                     system commands (apt-get, systemctl, useradd...) still run:
+                     put recorders first on PATH to keep them off the system
 EOF
 }
 
@@ -71,42 +83,137 @@ ensure_line() {
     fi
 }
 
+# Copy SRC to DEST with MODE unless DEST already has the same bytes; true when copied.
+install_file() {
+    local src=$1 dest=$2 mode=$3
+    if [[ -f $dest ]] && cmp -s "$src" "$dest"; then
+        say "$dest is up to date"
+        return 1
+    fi
+    run install -D -m "$mode" "$src" "$dest"
+}
+
 while (($#)); do
     case $1 in
         -n | --dry-run) DRY_RUN=1 ;;
         --start) START=1 ;;
         --table) TABLE=${2:?--table needs a file}; shift ;;
-        --extras) EXTRAS=${2:?--extras needs a list}; shift ;;
+        --extras) EXTRAS=${2?--extras needs a list}; shift ;;
+        --wheel) WHEEL=${2:?--wheel needs a file}; shift ;;
+        --upgrade) WHEEL=${2:?--upgrade needs a wheel}; MODE=upgrade; shift ;;
+        --wheelhouse) WHEELHOUSE=${2:?--wheelhouse needs a directory}; shift ;;
+        --uninstall) MODE=uninstall ;;
+        --purge) PURGE=1 ;;
+        --root) ROOT=${2:?--root needs a directory}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
     shift
 done
+PURGE=${PURGE:-0}
+((PURGE)) && [[ $MODE != uninstall ]] && die "--purge goes with --uninstall"
 
-if ((!DRY_RUN)) && ((EUID != 0)); then
-    die "run as root (sudo), or use --dry-run"
+[[ -d $ROOT ]] || die "--root $ROOT is not a directory"
+ROOT=$(cd "$ROOT" && pwd)
+R=${ROOT%/}   # prefix of every path written: empty for the real root
+if [[ -z $R ]] && ((!DRY_RUN)) && ((EUID != 0)); then
+    die "run as root (sudo), or use --dry-run or --root DIR"
 fi
 ((DRY_RUN)) && say "dry run: nothing will be changed"
+[[ -n $R ]] && say "root: $ROOT"
+
+PREFIX=$R/opt/dealerbox
+VENVS=$PREFIX/venvs
+CURRENT=$PREFIX/.venv          # symlink to venvs/VERSION; the unit runs CURRENT/bin/dealerbox
+CONF_DIR=$R/etc/dealerbox
+STATE_DIR=$R/var/lib/dealerbox
+UNIT_DIR=$R/etc/systemd/system
+MODULES_LOAD=$R/etc/modules-load.d/dealerbox.conf
+MODEL_FILE=${DEALERBOX_MODEL_FILE:-$R/proc/device-tree/model}
+BOOT_CONFIG=${DEALERBOX_BOOT_CONFIG:-}
+
+# The version the CURRENT symlink points at, or nothing.
+current_version() {
+    local target
+    target=$(readlink "$CURRENT" 2>/dev/null) || return 0
+    [[ -x $CURRENT/bin/dealerbox ]] && basename "$target"
+}
+
+if [[ $MODE == uninstall ]]; then
+    say "uninstall"
+    if [[ -f $UNIT_DIR/$UNIT ]]; then
+        run systemctl disable --now "$UNIT"
+        run rm -f "$UNIT_DIR/$UNIT"
+        run systemctl daemon-reload
+    else
+        say "no $UNIT_DIR/$UNIT"
+    fi
+    if [[ -e $PREFIX ]]; then run rm -rf "$PREFIX"; else say "no $PREFIX"; fi
+    if ((PURGE)); then
+        for dir in "$CONF_DIR" "$STATE_DIR"; do
+            if [[ -e $dir ]]; then run rm -rf "$dir"; else say "no $dir"; fi
+        done
+        if getent passwd "$SERVICE_USER" >/dev/null; then run userdel "$SERVICE_USER"; fi
+        [[ -f $MODULES_LOAD ]] && run rm -f "$MODULES_LOAD"
+    else
+        say "kept: $CONF_DIR (the table config), $STATE_DIR (journal, deck registry); --purge removes them"
+    fi
+    say "the SPI/I2C/UART lines in config.txt are left as they are"
+    exit 0
+fi
+
+# -- what to install -----------------------------------------------------------------
+if [[ -z $WHEEL && -n $WHEELHOUSE ]]; then
+    WHEEL=$(find "$WHEELHOUSE" -maxdepth 1 -name 'dealerbox-*.whl' | sort -V | tail -n 1)
+    [[ -n $WHEEL ]] || die "no dealerbox wheel in $WHEELHOUSE (make wheelhouse puts one there)"
+fi
+if [[ -n $WHEEL ]]; then
+    [[ -f $WHEEL ]] || die "no wheel at $WHEEL"
+    WHEEL=$(cd "$(dirname "$WHEEL")" && pwd)/$(basename "$WHEEL")
+    SOURCE=$WHEEL
+    VERSION=${WHEEL##*/dealerbox-}   # dealerbox-VERSION-py3-none-any.whl
+    VERSION=${VERSION%%-*}
+else
+    SOURCE=$REPO
+    VERSION=
+    while IFS= read -r line; do
+        if [[ $line =~ ^version\ =\ \"([^\"]+)\" ]]; then VERSION=${BASH_REMATCH[1]}; break; fi
+    done <"$REPO/pyproject.toml"
+fi
+[[ $VERSION =~ ^[0-9A-Za-z.+_]+$ ]] || die "cannot tell the version of $SOURCE"
+INSTALLED=$(current_version)
+if [[ $MODE == upgrade && -z $INSTALLED ]]; then
+    die "--upgrade: dealerbox is not installed under $PREFIX (install it first)"
+fi
+say "dealerbox $VERSION from $SOURCE${INSTALLED:+ (installed: $INSTALLED)}"
 
 REBOOT_NEEDED=0
 MODEL=
 [[ -r $MODEL_FILE ]] && MODEL=$(tr -d '\0' <"$MODEL_FILE")
-PI5=0
-[[ $MODEL == *"Raspberry Pi 5"* ]] && PI5=1
-say "board: ${MODEL:-unknown (not a Raspberry Pi?)}"
+case $MODEL in
+    *"Raspberry Pi 5"*) BOARD=pi5 ;;
+    *"Raspberry Pi"*) BOARD=pi4 ;;
+    *) BOARD=unknown ;;
+esac
+say "board: ${MODEL:-unknown} ($BOARD)"
 
 if [[ -z $TABLE ]]; then
-    if ((PI5)); then TABLE=$REPO/firmware_config/tables/pi5-pepper.toml
+    if [[ $BOARD == pi5 ]]; then TABLE=$REPO/firmware_config/tables/pi5-pepper.toml
     else TABLE=$REPO/firmware_config/tables/pi4-rc522.toml; fi
 fi
-if [[ ! -f $TABLE ]]; then
+if [[ ! -f $TABLE ]] && [[ ! -e $CONF_DIR/table.toml ]]; then
     ((DRY_RUN)) || die "no table config at $TABLE (use --table FILE)"
     say "warning: no table config at $TABLE (use --table FILE)"
 fi
 
-say "system packages"
-run apt-get update
-run apt-get install -y --no-install-recommends python3-venv python3-dev gcc
+# -- the system ------------------------------------------------------------------------
+if [[ -n $WHEELHOUSE ]]; then
+    say "offline (--wheelhouse): no apt-get; python3-venv must be installed"
+else
+    say "system packages"
+    run apt-get update
+    run apt-get install -y --no-install-recommends python3-venv python3-dev gcc
+fi
 
 say "groups: ${DEVICE_GROUPS[*]}"
 for group in "${DEVICE_GROUPS[@]}"; do
@@ -119,80 +226,128 @@ done
 
 group_list=$(IFS=,; printf '%s' "${DEVICE_GROUPS[*]}")
 say "user $SERVICE_USER in groups $group_list"
-if id -u "$SERVICE_USER" >/dev/null 2>&1; then
+if getent passwd "$SERVICE_USER" >/dev/null; then
     run usermod --append --groups "$group_list" "$SERVICE_USER"
 else
-    run useradd --system --user-group --home-dir "$STATE_DIR" --no-create-home \
+    run useradd --system --user-group --home-dir /var/lib/dealerbox --no-create-home \
         --shell /usr/sbin/nologin --groups "$group_list" "$SERVICE_USER"
 fi
 
-say "enable SPI and I2C"
-if [[ -z $BOOT_CONFIG ]]; then
-    if [[ -f /boot/firmware/config.txt ]]; then BOOT_CONFIG=/boot/firmware/config.txt
-    elif [[ -f /boot/config.txt ]]; then BOOT_CONFIG=/boot/config.txt
-    else BOOT_CONFIG=/boot/firmware/config.txt; fi
-fi
-if [[ ! -f $BOOT_CONFIG ]] && ((!DRY_RUN)); then
-    die "no $BOOT_CONFIG: this is not a Raspberry Pi OS image"
-fi
-if command -v raspi-config >/dev/null; then
-    # raspi-config also loads i2c-dev at boot and now; 0 means "enable".
-    run raspi-config nonint do_spi 0
-    run raspi-config nonint do_i2c 0
+if [[ $BOARD == unknown ]]; then
+    say "not a Raspberry Pi this script knows (no model in $MODEL_FILE): config.txt left alone;"
+    say "enable SPI, I2C and the UART your wiring needs yourself (docs/INSTALL.md)"
 else
-    ensure_line "dtparam=spi=on" "$BOOT_CONFIG"
-    ensure_line "dtparam=i2c_arm=on" "$BOOT_CONFIG"
-    ensure_line "i2c-dev" /etc/modules-load.d/dealerbox.conf
-fi
-if ((PI5)); then
-    # The Pepper C1 sits on UART0 (GPIO 14/15, /dev/ttyAMA0); on a Pi 5 serial0 is
-    # the debug connector, so UART0 must be switched on by name.
-    ensure_line "dtparam=uart0=on" "$BOOT_CONFIG"
-    ensure_line "enable_uart=1" "$BOOT_CONFIG"
-else
-    # The board RC522 sits on SPI1 (spidev1.0): raspi-config only enables SPI0.
-    ensure_line "dtoverlay=spi1-1cs" "$BOOT_CONFIG"
-    # One chip select on SPI0 frees BCM 7 for the FLOOR button, and the UART
-    # off frees BCM 14/15 for two more buttons (pi4-rc522.toml's pin table).
-    ensure_line "dtoverlay=spi0-1cs" "$BOOT_CONFIG"
-    ensure_line "enable_uart=0" "$BOOT_CONFIG"
+    say "enable SPI and I2C"
+    if [[ -z $BOOT_CONFIG ]]; then
+        if [[ -f $R/boot/firmware/config.txt ]]; then BOOT_CONFIG=$R/boot/firmware/config.txt
+        elif [[ -f $R/boot/config.txt ]]; then BOOT_CONFIG=$R/boot/config.txt
+        else BOOT_CONFIG=$R/boot/firmware/config.txt; fi
+    fi
+    if [[ ! -f $BOOT_CONFIG ]] && ((!DRY_RUN)); then
+        die "no $BOOT_CONFIG: this is not a Raspberry Pi OS image"
+    fi
+    if command -v raspi-config >/dev/null; then
+        # raspi-config also loads i2c-dev at boot and now; 0 means "enable".
+        run raspi-config nonint do_spi 0
+        run raspi-config nonint do_i2c 0
+    else
+        ensure_line "dtparam=spi=on" "$BOOT_CONFIG"
+        ensure_line "dtparam=i2c_arm=on" "$BOOT_CONFIG"
+        ((DRY_RUN)) || mkdir -p "$(dirname "$MODULES_LOAD")"
+        ensure_line "i2c-dev" "$MODULES_LOAD"
+    fi
+    if [[ $BOARD == pi5 ]]; then
+        # The Pepper C1 sits on UART0 (GPIO 14/15, /dev/ttyAMA0); on a Pi 5 serial0 is
+        # the debug connector, so UART0 must be switched on by name.
+        ensure_line "dtparam=uart0=on" "$BOOT_CONFIG"
+        ensure_line "enable_uart=1" "$BOOT_CONFIG"
+    else
+        # The board RC522 sits on SPI1 (spidev1.0): raspi-config only enables SPI0.
+        ensure_line "dtoverlay=spi1-1cs" "$BOOT_CONFIG"
+        # One chip select on SPI0 frees BCM 7 for the FLOOR button, and the UART
+        # off frees BCM 14/15 for two more buttons (pi4-rc522.toml's pin table).
+        ensure_line "dtoverlay=spi0-1cs" "$BOOT_CONFIG"
+        ensure_line "enable_uart=0" "$BOOT_CONFIG"
+    fi
 fi
 
-say "virtual environment in $VENV with extras [$EXTRAS]"
-run install -d -m 0755 "$PREFIX"
-if [[ -x $VENV/bin/python ]]; then
-    say "$VENV exists"
-else
-    run python3 -m venv "$VENV"
-fi
-run "$VENV/bin/python" -m pip install --quiet --upgrade pip
-run "$VENV/bin/python" -m pip install --quiet "${REPO}[$EXTRAS]"
-if ((PI5)); then
-    # RPi.GPIO cannot drive a Pi 5; rpi-lgpio is its drop-in replacement and
-    # the two must not be installed together (same module name).
-    run "$VENV/bin/python" -m pip uninstall --quiet --yes RPi.GPIO
-    run "$VENV/bin/python" -m pip install --quiet "${REPO}[lgpio]"
-fi
-run install -m 0644 "$REPO/README.md" "$PREFIX/README.md"
-
+# -- the table config: never overwritten -----------------------------------------------
 say "configuration in $CONF_DIR"
-run install -d -m 0755 "$CONF_DIR"
 if [[ -e $CONF_DIR/table.toml ]]; then
     say "$CONF_DIR/table.toml exists: kept as it is"
 else
-    run install -m 0644 "$TABLE" "$CONF_DIR/table.toml"
+    run install -D -m 0644 "$TABLE" "$CONF_DIR/table.toml"
 fi
-run "$VENV/bin/dealerbox" check-config "$CONF_DIR/table.toml"
+[[ -d $STATE_DIR ]] || run install -d -m 0750 "$STATE_DIR"
 
+# -- the code: a venv per version, switched by a symlink --------------------------------
+pip_install() {
+    local python=$1; shift
+    local offline=()
+    [[ -n $WHEELHOUSE ]] && offline=(--no-index --find-links "$WHEELHOUSE")
+    run "$python" -m pip install --quiet --disable-pip-version-check "${offline[@]}" "$@"
+}
+with_extras() { if [[ -n $2 ]]; then printf '%s[%s]' "$1" "$2"; else printf '%s' "$1"; fi; }
+
+CODE_CHANGED=0
+if [[ $INSTALLED == "$VERSION" ]]; then
+    say "dealerbox $VERSION is installed in $CURRENT: kept"
+else
+    NEW=$VENVS/$VERSION
+    say "virtual environment $NEW with extras [$EXTRAS]"
+    # A venv of this version that is not in use is what a failed attempt left.
+    [[ -e $NEW ]] && run rm -rf "$NEW"
+    run install -d -m 0755 "$VENVS"
+    run "$PYTHON" -m venv "$NEW"
+    pip_install "$NEW/bin/python" "$(with_extras "$SOURCE" "$EXTRAS")"
+    if [[ $BOARD == pi5 && ,$EXTRAS, == *,pi,* ]]; then
+        # RPi.GPIO cannot drive a Pi 5; rpi-lgpio is its drop-in replacement and
+        # the two must not be installed together (same module name).
+        run "$NEW/bin/python" -m pip uninstall --quiet --yes RPi.GPIO
+        pip_install "$NEW/bin/python" "$(with_extras "$SOURCE" lgpio)"
+    fi
+    say "check-config of $CONF_DIR/table.toml with dealerbox $VERSION"
+    if ! run "$NEW/bin/dealerbox" check-config --fresh-install "$CONF_DIR/table.toml"; then
+        run rm -rf "$NEW"
+        if [[ -n $INSTALLED ]]; then
+            die "dealerbox $VERSION refuses $CONF_DIR/table.toml (above): dealerbox $INSTALLED stays in use"
+        fi
+        die "dealerbox $VERSION refuses $CONF_DIR/table.toml (above): fix it and run install.sh again"
+    fi
+    # Switch in one rename, so the unit never sees a half-made venv. (A real
+    # directory there is the venv of an installer from before venvs/.)
+    [[ -d $CURRENT && ! -L $CURRENT ]] && run rm -rf "$CURRENT"
+    run ln -sfn "venvs/$VERSION" "$CURRENT.new"
+    run mv -T "$CURRENT.new" "$CURRENT"
+    CODE_CHANGED=1
+    # Keep the version just replaced for a manual rollback; older ones go.
+    if ((!DRY_RUN)); then
+        for old in "$VENVS"/*; do
+            name=$(basename "$old")
+            [[ $name == "$VERSION" || $name == "$INSTALLED" ]] && continue
+            run rm -rf "$old"
+        done
+    fi
+fi
+install_file "$REPO/README.md" "$PREFIX/README.md" 0644 || true
+for doc in "$REPO"/docs/*.md; do
+    [[ -f $doc ]] && { install_file "$doc" "$PREFIX/docs/$(basename "$doc")" 0644 || true; }
+done
+
+# -- the unit ----------------------------------------------------------------------------
 say "systemd unit $UNIT"
-run install -m 0644 "$REPO/systemd/$UNIT" "$UNIT_DIR/$UNIT"
-run systemctl daemon-reload
+UNIT_EXISTED=0
+[[ -f $UNIT_DIR/$UNIT ]] && UNIT_EXISTED=1
+if install_file "$REPO/systemd/$UNIT" "$UNIT_DIR/$UNIT" 0644; then
+    run systemctl daemon-reload
+fi
 run systemctl enable "$UNIT"
 
-if ((START)); then
+if ((START)) || { ((CODE_CHANGED)) && ((UNIT_EXISTED)); }; then
+    say "restarting $UNIT on dealerbox $VERSION"
     run systemctl restart "$UNIT"
 elif ((REBOOT_NEEDED)); then
     say "reboot to apply the boot config; $UNIT starts at boot"
 else
-    say "done; $UNIT starts at boot (or: systemctl start $UNIT)"
+    say "done; $UNIT starts at boot (or now: systemctl start $UNIT)"
 fi

@@ -1,8 +1,10 @@
 """The ``dealerbox`` command: ``replay`` as CONTRACT.md specifies it, and ``demo``."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -493,3 +495,125 @@ def test_demo_in_every_language(capsys, tmp_path, lang):
     boxes = lcd_boxes(out)
     assert len(boxes) >= 2
     assert all(len(row) == 20 for box in boxes for row in box)
+
+
+# -- --version, help texts, the default config, fresh installs, deck commands (issue 11) --
+
+def test_version_names_the_data_it_reads(capsys):
+    from dealerbox import __version__
+    from dealerbox.rules.profiles import RULES_DIR
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"dealerbox {__version__}"
+    assert f"profiles: {RULES_DIR}" in out and f"messages: {MESSAGES_DIR}" in out
+
+
+def test_every_option_and_command_has_help_text():
+    import argparse
+
+    from dealerbox.cli import build_parser
+
+    empty = []
+
+    def walk(parser, where):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    if not choice.help:
+                        empty.append(f"{where} {choice.dest}")
+                for name, sub in action.choices.items():
+                    walk(sub, f"{where} {name}")
+            elif not action.help or action.help == argparse.SUPPRESS:
+                empty.append(f"{where} {action.option_strings or action.dest}")
+
+    walk(build_parser(), "dealerbox")
+    assert empty == []
+
+
+def sim_config(tmp_path, registry='"builtin:sim"'):
+    from dealerbox.service.config import DEFAULT_CONFIG
+
+    text = DEFAULT_CONFIG.read_text()
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{tmp_path / "state"}"', text)
+    text = re.sub(r'registry = "[^"]*"', f"registry = {registry}", text)
+    path = tmp_path / "table.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_default_config_is_the_environment_then_etc_then_the_shipped_one(tmp_path, monkeypatch):
+    from dealerbox import resources
+    from dealerbox.cli import config_path
+    from dealerbox.service.config import DEFAULT_CONFIG
+
+    monkeypatch.delenv("DEALERBOX_CONFIG", raising=False)
+    monkeypatch.setattr(resources, "INSTALLED_CONFIG", tmp_path / "etc" / "table.toml")
+    assert config_path() == DEFAULT_CONFIG
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "table.toml").write_text("")
+    assert config_path() == tmp_path / "etc" / "table.toml"
+    monkeypatch.setenv("DEALERBOX_CONFIG", str(tmp_path / "mine.toml"))
+    assert config_path() == tmp_path / "mine.toml"
+    assert config_path("given.toml") == Path("given.toml")
+
+
+def test_commands_without_config_use_dealerbox_config(tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(sim_config(tmp_path).read_text().replace("tick_s = 0.25", "tick_s = 9"))
+    monkeypatch.setenv("DEALERBOX_CONFIG", str(bad))
+    assert main(["check-config", "--no-devices"]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "tick_s" in err
+    monkeypatch.setenv("DEALERBOX_CONFIG", str(sim_config(tmp_path)))
+    assert main(["check-config"]) == 0
+
+
+def test_check_config_knows_a_fresh_install(capsys):
+    from dealerbox.service.config import TABLES_DIR
+
+    pi4 = TABLES_DIR / "pi4-rc522.toml"
+    assert main(["check-config", "--fresh-install", str(pi4)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "not there yet" in out and "decks.toml" in out and "/dev/spidev1.0" in out
+    assert "to do: reboot" in out and "to do: register the first deck" in out
+
+
+def test_check_config_fresh_install_still_refuses_a_bad_file(tmp_path, capsys):
+    from dealerbox.service.config import TABLES_DIR
+
+    bad = tmp_path / "pi4.toml"
+    bad.write_text((TABLES_DIR / "pi4-rc522.toml").read_text().replace('profile = "tda-2019"', 'profile = "nope"'))
+    assert main(["check-config", "--fresh-install", str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "profile" in err
+
+
+def test_deck_register_starts_with_no_registry_yet(tmp_path, capsys):
+    """The config's registry file does not exist: register asks for the first card
+    (and, shown none, gives up after --timeout writing nothing)."""
+    registry = tmp_path / "decks.toml"
+    config = sim_config(tmp_path, registry=f'"{registry}"')
+    code = main(["deck", "register", "--config", str(config), "--reader", "board", "--deck", "C",
+                 "--timeout", "0.3"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "next: 2c" in out and "registry" not in err
+    assert not registry.exists()
+
+
+def test_deck_check_gives_up_when_no_card_is_shown(tmp_path, capsys):
+    config = sim_config(tmp_path)
+    assert main(["deck", "check", "--config", str(config), "--reader", "board", "--timeout", "0.3"]) == 1
+    out = capsys.readouterr().out
+    assert "no card seen in 0.3 s" in out and "NOT FIT FOR PLAY" in out
+
+
+def test_deck_check_without_a_registry_says_register_first(tmp_path, capsys):
+    config = sim_config(tmp_path, registry=f'"{tmp_path / "decks.toml"}"')
+    with pytest.raises(SystemExit) as stop:
+        main(["deck", "check", "--config", str(config), "--reader", "board", "--timeout", "0.3"])
+    assert "register a deck first" in str(stop.value.code)

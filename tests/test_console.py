@@ -292,3 +292,44 @@ def test_real_devices_flip_the_panel_and_lcd_but_never_the_shoe(tmp_path):
         with_real_devices(config, ["shoe"])
     with pytest.raises(ConfigError, match="nosuch"):
         with_real_devices(config, ["nosuch"])
+
+
+# -- its own state, SIGTERM, no terminal (issue 11) ------------------------------------
+
+def test_the_console_has_its_own_state_unless_told(tmp_path):
+    config = load_config(table_config(tmp_path))
+    session = ConsoleSession(config)
+    assert session.config.state_dir == config.state_dir / "sim"
+    assert session.record_path.parent == config.state_dir / "sim"
+    session.close()
+    told = ConsoleSession(config, state_dir=tmp_path / "elsewhere")
+    assert told.config.state_dir == tmp_path / "elsewhere"
+    told.close()
+
+
+def test_sim_without_a_terminal_refuses_in_one_line(tmp_path, capsys):
+    """Under pytest stdin is not a terminal: the console must not start at all."""
+    assert cli.main(["sim", "--config", str(table_config(tmp_path))]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "needs a terminal" in err
+    assert not (tmp_path / "state").exists()
+
+
+def test_sim_on_a_terminal_stops_on_sigterm_and_keeps_out_of_runs_state(tmp_path):
+    """The console journals under state_dir/sim, never in the journal a
+    `dealerbox run` on the same config keeps; SIGTERM ends it as q does."""
+    import os
+    import sys
+
+    from conftest import run_in_pty
+
+    config = table_config(tmp_path)
+    dealerbox = Path(sys.executable).with_name("dealerbox")
+    result = run_in_pty([str(dealerbox), "sim", "--config", str(config)], until="LEDs", cwd=tmp_path,
+                        env={**os.environ, "TERM": "xterm-256color"})
+    assert result.seen, result.text[-2000:]
+    assert result.code == 0, result.text[-2000:]
+    state = tmp_path / "state"
+    assert (state / "sim" / "journal").is_dir()
+    assert list((state / "sim").glob("session-*.jsonl"))
+    assert not (state / "journal").exists()

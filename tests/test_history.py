@@ -291,3 +291,18 @@ def test_run_history_exit_codes_and_output(journal, tmp_path):
     out, err = io.StringIO(), io.StringIO()
     assert run_history(directory, profile="tda-2019", out=out, err=err) == 1
     assert out.getvalue() == "" and f"{path}:5: line changed" in err.getvalue()
+
+
+def test_an_unread_card_is_in_the_history_with_its_place_and_the_check_after_the_hand(tmp_path):
+    s = HandScript(seed=5)
+    s.new_hand(3, mouth_sensor=True).deal(2)
+    s.emit("shoe", unread=True)
+    s.stub.pop(0)
+    s.deal(3).round_done().flop().round_done().turn().round_done().river().round_done().hand_over()
+    write_journal(tmp_path, s)
+    [hand] = load_history(tmp_path, profile="tda-2019")
+    unread = [i for i in hand.irregularities if i.id == "UNREAD_CARD"]
+    assert [i.verdict for i in unread] == ["ok", "ok"]
+    assert unread[0].steps[0].key == "unread.hole_card" and "seat 3" in unread[0].steps[0].text
+    assert unread[1].steps[0].key == "unread.check_deck"
+    assert len(hand.seats[2].cards) == 2 and "?" in hand.seats[2].cards

@@ -144,9 +144,9 @@ MUTATING = ["apt-get", "groupadd", "useradd", "usermod", "systemctl", "install",
             "touch", "raspi-config"]
 
 
-def dry_run(tmp_path, *args, raspi_config=False, boot_config_text=None):
-    """Run install.sh --dry-run with every command that could change the
-    system replaced by a stub that records the call and fails."""
+def dry_run(tmp_path, *args, raspi_config=False, boot_config_text=None, model=b"Raspberry Pi 4 Model B Rev 1.5\0"):
+    """Run install.sh --dry-run on a board of *model* with every command that
+    could change the system replaced by a stub that records the call and fails."""
     stubs = tmp_path / "stubs"
     stubs.mkdir(exist_ok=True)
     calls = tmp_path / "calls.log"
@@ -157,6 +157,9 @@ def dry_run(tmp_path, *args, raspi_config=False, boot_config_text=None):
         stub.write_text(f'#!/bin/sh\necho "{name} $*" >> "{calls}"\nexit 1\n')
         stub.chmod(0o755)
     boot = tmp_path / "config.txt"
+    model_file = tmp_path / "model"
+    if model is not None and not model_file.exists():
+        model_file.write_bytes(model)
     if boot_config_text is not None:
         boot.write_text(boot_config_text)
     env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}",
@@ -178,10 +181,12 @@ def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
     boot = tmp_path / "config.txt"
     for line in ("dtparam=spi=on", "dtparam=i2c_arm=on", "dtoverlay=spi1-1cs"):
         assert f"+ echo {line} >> {boot}" in out
-    assert "+ python3 -m venv /opt/dealerbox/.venv" in out or "/opt/dealerbox/.venv exists" in out
-    assert re.search(r"pip install --quiet \S+\\\[pi\\\]$", out, re.M)
+    assert re.search(r"^\+ python3 -m venv /opt/dealerbox/venvs/[0-9.]+$", out, re.M)
+    assert re.search(r"pip install --quiet --disable-pip-version-check \S+\\\[pi\\\]$", out, re.M)
+    assert re.search(r"/bin/dealerbox check-config --fresh-install /etc/dealerbox/table.toml$", out, re.M)
+    assert "+ mv -T /opt/dealerbox/.venv.new /opt/dealerbox/.venv" in out
     assert "/etc/dealerbox/table.toml" in out
-    assert "+ install -m 0644 " in out and "/etc/systemd/system/dealerbox.service" in out
+    assert re.search(r"^\+ install -D -m 0644 \S+/systemd/dealerbox.service /etc/systemd/system/dealerbox.service$", out, re.M)
     assert "+ systemctl enable dealerbox.service" in out
     assert not (tmp_path / "config.txt").exists()
 
@@ -208,7 +213,21 @@ def test_dry_run_on_a_pi_5_swaps_in_rpi_lgpio(tmp_path):
     result, ran = dry_run(tmp_path)
     assert result.returncode == 0 and ran == ""
     assert "pip uninstall --quiet --yes RPi.GPIO" in result.stdout
-    assert re.search(r"pip install --quiet \S+\\\[lgpio\\\]$", result.stdout, re.M)
+    assert re.search(r"pip install --quiet --disable-pip-version-check \S+\\\[lgpio\\\]$", result.stdout, re.M)
+
+
+def test_dry_run_on_an_unknown_board_leaves_config_txt_alone(tmp_path):
+    result, ran = dry_run(tmp_path, model=None, boot_config_text="arm_boost=1\n")
+    assert result.returncode == 0 and ran == ""
+    assert "config.txt left alone" in result.stdout
+    assert ">> " not in result.stdout
+    assert (tmp_path / "config.txt").read_text() == "arm_boost=1\n"
+
+
+def test_dry_run_of_an_uninstall(tmp_path):
+    result, ran = dry_run(tmp_path, "--uninstall")
+    assert result.returncode == 0 and ran == ""
+    assert "kept: /etc/dealerbox" in result.stdout
 
 
 def test_unknown_argument_is_refused(tmp_path):

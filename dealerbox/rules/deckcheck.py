@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .cards import DECK_52, JOKER
-from .engine import Decision, Step
+from .decisions import Decision, Step
 from ..errors import RegistryError
 from .profiles import Profile, load_profile
 from .registry import DeckRegistry, normalize_uid
@@ -34,9 +34,11 @@ class DeckReport:
 
     @property
     def fit_for_play(self) -> bool:
+        """Nothing missing, doubled, foreign or unknown."""
         return not (self.missing or self.duplicates or self.foreign or self.unknown)
 
     def to_dict(self) -> dict:
+        """The report as a JSON object."""
         return {
             "deck": self.deck, "seen": self.seen, "fit_for_play": self.fit_for_play,
             "missing": self.missing, "duplicates": self.duplicates,

@@ -20,8 +20,8 @@ BUTTONS = frozenset({
 })
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
-_KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "seats", "mouth_sensor", "zone", "name",
-         "reader", "id")
+_KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "mouth_sensor", "seats", "zone",
+         "name", "reader", "id")
 _ALLOWED = frozenset(_KEYS)
 
 
@@ -34,13 +34,13 @@ class Event:
     card: str | None = None
     deck: str | None = None
     uid: str | None = None
-    #: With ``shoe``: the mouth sensor counted a card that no tag read came with.
+    #: ``shoe`` only: a card left the stub and no tag read came with it (the mouth sensor counted it).
     unread: bool | None = None
     players: int | None = None
     hole_cards: int | None = None
-    seats: tuple[int, ...] | None = None
-    #: With ``new_hand``: the table counts every card at the shoe's mouth.
+    #: ``new_hand`` only: the table counts every card at the shoe's mouth.
     mouth_sensor: bool | None = None
+    seats: tuple[int, ...] | None = None
     zone: str | None = None
     name: str | None = None
     reader: str | None = None
@@ -68,12 +68,15 @@ class Event:
             if isinstance(ident, bool) or not isinstance(ident, (int, str)):
                 raise EventError(f"'id' must be a number or a string, not {ident!r}")
             e.id = ident
-        if ev == "shoe" and "unread" in d:
-            if d["unread"] is not True or "card" in d or "uid" in d or "deck" in d:
-                raise EventError("'unread' is true, and a shoe event with it has no 'card', 'deck' or 'uid'")
+        for key, where in (("unread", "shoe"), ("mouth_sensor", "new_hand")):
+            if key in d and ev != where:
+                raise EventError(f"{key!r} belongs to {where} events, not to {ev}")
+            if key in d and not isinstance(d[key], bool):
+                raise EventError(f"{key!r} must be true or false, not {d[key]!r}")
+        if ev == "shoe" and d.get("unread"):
+            if d.keys() & {"card", "uid", "deck"}:
+                raise EventError("an unread shoe event names no card: 'unread' goes without 'card', 'uid' or 'deck'")
             e.unread = True
-        elif "unread" in d:
-            raise EventError("'unread' goes with a shoe event only")
         elif ev in CARD_EVENTS:
             card, uid = d.get("card"), d.get("uid")
             if (card is None) == (uid is None):
@@ -104,16 +107,14 @@ class Event:
             if type(hole) is not int or hole not in (2, 4):
                 raise EventError(f"'hole_cards' must be 2 (Hold'em) or 4 (Omaha), not {hole!r}")
             e.players, e.hole_cards = players, hole
+            if "mouth_sensor" in d:
+                e.mouth_sensor = d["mouth_sensor"]
             seats = d.get("seats")
             if seats is not None:
                 if (not isinstance(seats, list) or len(seats) != players or len(set(seats)) != players
                         or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10 for x in seats)):
                     raise EventError(f"'seats' must list {players} different seat numbers 1..10 in deal order, not {seats!r}")
                 e.seats = tuple(seats)
-            if "mouth_sensor" in d:
-                if not isinstance(d["mouth_sensor"], bool):
-                    raise EventError(f"'mouth_sensor' must be true or false, not {d['mouth_sensor']!r}")
-                e.mouth_sensor = d["mouth_sensor"]
         elif ev == "button":
             name = d.get("name")
             if not _is_one_of(name, BUTTONS):

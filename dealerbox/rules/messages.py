@@ -12,9 +12,10 @@ from pathlib import Path
 
 from .cards import lcd_card
 from ..errors import ConfigError
+from ..resources import data_dir
 from ..tomlfile import read_toml
 
-MESSAGES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "messages"
+MESSAGES_DIR = data_dir("messages")
 LANGUAGES = ("en", "cs", "de", "sk")
 _SECTIONS = ("language", "verdicts", "phases", "streets", "ok", "titles", "steps")
 _FORMS = ("text", "lcd", "lcd16")
@@ -66,6 +67,7 @@ class Messages:
         return self._fill(self.steps[step.key][form], step, lcd_card)
 
     def title(self, irregularity: str | None, verdict: str) -> str:
+        """The LCD's first line for a decision: the irregularity's short name."""
         if irregularity is None:
             return self.titles["MANUAL_MISDEAL"] if verdict == "misdeal" else (
                 self.titles["FLOOR_CALLED"] if verdict == "floor" else self.verdicts["ok"])

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..resources import data_dir
 from ..tomlfile import read_toml
 
-RULES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "rules"
+RULES_DIR = data_dir("rules")
 
 VERDICTS = ("ok", "correct", "misdeal", "void", "floor")
 _HALTING = {"misdeal", "void"}
@@ -47,6 +48,10 @@ PROCEDURES: dict[str, tuple[str, ...]] = {
     "MISSING_CARD": ("inform",),
     "WRONG_CORRECTION": ("put_right",),
     "LATE_ERROR": ("call_floor",),
+    # Sensing faults (RULES.md): not rule irregularities, but the box must say what it did.
+    "UNREAD_CARD": ("inform",),
+    "SHORT_DEAL": ("count_hole_cards",),
+    "READER_DEGRADED": ("inform",),
 }
 IRREGULARITIES = tuple(k for k in PROCEDURES if k != "LATE_ERROR")
 _HALT_PROCEDURES = {"misdeal", "void"}
@@ -69,6 +74,10 @@ class Profile:
     rules: dict[str, RuleChoice]
     board_grace_s: float = 3.0
     description: str = ""
+    #: READER_DEGRADED: the share of unread cards, over the last ``reader_recent_draws``
+    #: cards out of the shoe, above which the shoe reader needs service.
+    reader_max_unread_share: float = 0.05
+    reader_recent_draws: int = 200
     path: str = field(default="", compare=False)
 
     def __getitem__(self, irregularity: str) -> RuleChoice:
@@ -76,6 +85,7 @@ class Profile:
 
 
 def available_profiles() -> list[str]:
+    """The names of the shipped profiles."""
     return sorted(p.stem for p in RULES_DIR.glob("*.toml"))
 
 
@@ -91,16 +101,24 @@ def load_profile(name_or_path="tda-2019") -> Profile:
 
 def parse_profile(data: dict, path) -> Profile:
     """Validate a decoded profile; every error names *path* and the key."""
-    extra = set(data) - {"name", "description", "board_grace_s", "rules"}
+    extra = set(data) - {"name", "description", "board_grace_s", "reader_max_unread_share", "reader_recent_draws",
+                         "rules"}
     if extra:
         key = sorted(extra)[0]
-        raise ConfigError(path, key, "one of name, description, board_grace_s, [rules.ID]", data[key])
+        raise ConfigError(path, key, "one of name, description, board_grace_s, reader_max_unread_share, "
+                          "reader_recent_draws, [rules.ID]", data[key])
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ConfigError(path, "name", "the profile's name as a string", name, found="name" in data)
     grace = data.get("board_grace_s", 3.0)
     if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not 0.5 <= grace <= 30:
         raise ConfigError(path, "board_grace_s", "seconds between 0.5 and 30", grace)
+    share = data.get("reader_max_unread_share", 0.05)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise ConfigError(path, "reader_max_unread_share", "a share between 0 and 1 (0.05 = 5 %)", share)
+    recent = data.get("reader_recent_draws", 200)
+    if type(recent) is not int or not 10 <= recent <= 10_000:
+        raise ConfigError(path, "reader_recent_draws", "a whole number of draws between 10 and 10000", recent)
     rules_in = data.get("rules")
     if not isinstance(rules_in, dict):
         raise ConfigError(path, "rules", "a [rules.ID] table for every irregularity", rules_in, found="rules" in data)
@@ -132,4 +150,5 @@ def parse_profile(data: dict, path) -> Profile:
     if missing:
         raise ConfigError(path, f"rules.{missing[0]}", "a verdict and procedure for every irregularity", None, found=False)
     return Profile(name=name, rules=rules, board_grace_s=float(grace),
-                   description=str(data.get("description", "")), path=str(path))
+                   description=str(data.get("description", "")), reader_max_unread_share=float(share),
+                   reader_recent_draws=recent, path=str(path))

@@ -27,6 +27,8 @@ from .profiles import load_profile
 
 @dataclass
 class ScenarioResult:
+    """What one scenario file did: the expectations that failed and the ids raised."""
+
     name: str
     failures: list[str] = field(default_factory=list)
     raised: list[str] = field(default_factory=list)
@@ -34,10 +36,12 @@ class ScenarioResult:
 
     @property
     def ok(self) -> bool:
+        """Every expectation held (and the ids raised were the ones the header names)."""
         return not self.failures
 
 
 def check_expectation(engine: HandEngine, want: dict, line: int) -> list[str]:
+    """Compare the engine's latest decision with an ``expect`` line; one message per mismatch."""
     d = engine.decision
     got = {
         "verdict": d.verdict, "irregularity": d.irregularity, "step": d.step, "phase": engine.phase,

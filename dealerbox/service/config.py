@@ -208,6 +208,7 @@ from .journal import SYNC_POLICIES
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
 from ..rules.registry import DeckRegistry, simulation_registry
+from ..resources import data_dir
 from ..tomlfile import read_toml
 
 __all__ = [
@@ -215,7 +216,7 @@ __all__ = [
     "ReaderConfig", "PanelConfig", "LcdConfig", "TableConfig", "load_config", "check_config",
 ]
 
-TABLES_DIR = Path(__file__).resolve().parents[2] / "firmware_config" / "tables"
+TABLES_DIR = data_dir("tables")
 DEFAULT_CONFIG = TABLES_DIR / "sim.toml"
 
 ZONES = ("shoe", "board", "burn", "muck") + tuple(f"seat{i}" for i in range(1, 11))

@@ -34,6 +34,9 @@ Keys
 ``q``   quit (the record is written)
 ======= ==================================================================
 
+SIGTERM and SIGHUP (a dropped SSH session) end the console as ``q`` does. With
+no terminal on standard input or output it refuses in one line.
+
 Real devices
 ============
 
@@ -49,7 +52,9 @@ A real board reader works too: place real cards on it.
 Recording
 =========
 
-The session is recorded by copying the events the daemon journaled
+The console's daemon keeps its own state, ``state_dir/sim`` of the config (or
+the folder given), so it never resumes a hand that ``dealerbox run`` on the same
+config left open. The session is recorded by copying the events the daemon journaled
 (``daemon.journal.entries()``, each ``entry.event.to_dict()``) into the record
 file: on exit, and whenever ``w`` is pressed. It starts at the open hand the
 daemon recovered from the journal, if any, else at the first event of the
@@ -79,6 +84,7 @@ redrawn from a 0.1 s timer reading the emulators and the daemon.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import json
@@ -87,6 +93,8 @@ import os
 import queue
 import random
 import re
+import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -294,6 +302,9 @@ class ConsoleSession:
     :param record: the event file to write the session to; None for
         ``state_dir/sim/session-<UTC time>.jsonl``.
     :param scenario: a scenario file to play step by step, or None.
+    :param state_dir: the state folder of the console's own daemon (journal and
+        records); None for ``state_dir/sim`` of *config*, so the console never
+        recovers into the hand a ``dealerbox run`` on the same config left open.
 
     ``start()`` opens everything; ``submit(action, *args)`` queues a dealer's
     action (``deal``, ``burn``, ``board_card``, ``place``, ``lift``, ``button``,
@@ -303,14 +314,16 @@ class ConsoleSession:
     twice).
     """
 
-    def __init__(self, config, *, record=None, scenario=None, rng: random.Random | None = None):
+    def __init__(self, config, *, record=None, scenario=None, rng: random.Random | None = None,
+                 state_dir=None):
         self.scenario = Scenario.load(scenario) if scenario is not None else None
         if self.scenario is not None:
             config = self._with_scenario_profile(config, self.scenario)
         _check_shoe_simulated(config)
-        self.config = config
+        state_dir = Path(state_dir) if state_dir is not None else config.state_dir / "sim"
+        self.config = config = dataclasses.replace(config, state_dir=state_dir)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        self.record_path = Path(record) if record is not None else config.state_dir / "sim" / f"session-{stamp}.jsonl"
+        self.record_path = Path(record) if record is not None else state_dir / f"session-{stamp}.jsonl"
         self.rng = rng or random.Random()
         self.table = None
         self.daemon = None
@@ -917,13 +930,15 @@ class SimConsole(App):
         Binding("escape", "cancel_prompt", "cancel", show=False),
     ] + [Binding(key, f"button('{name}')", name, show=False) for key, name in BUTTON_KEYS]
 
-    def __init__(self, config_path=None, *, record=None, scenario=None, real=None, config=None):
+    def __init__(self, config_path=None, *, record=None, scenario=None, real=None, config=None,
+                 state_dir=None):
         super().__init__()
         if config is None:
             from ..service.config import DEFAULT_CONFIG, load_config
 
             config = load_config(config_path or DEFAULT_CONFIG)
-        self.session = ConsoleSession(with_real_devices(config, real), record=record, scenario=scenario)
+        self.session = ConsoleSession(with_real_devices(config, real), record=record, scenario=scenario,
+                                      state_dir=state_dir)
         self._asking: str | None = None
         self._shown: dict[str, object] = {}
 
@@ -944,6 +959,11 @@ class SimConsole(App):
         self.query_one("#leds").border_title = "LEDs"
         self.query_one("#decisions").border_title = "decisions"
         self.query_one("#notes").border_title = "what happened"
+        # A service manager stops with SIGTERM, a dropped SSH session sends SIGHUP:
+        # either ends the console as q does, so the record is written.
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(signum, self.exit)
         try:
             self.session.start()
         except Exception as exc:   # a real device that cannot be opened, a damaged journal, ...
@@ -960,6 +980,9 @@ class SimConsole(App):
         self.session.dealer_loop(get_current_worker().cancelled_event)
 
     def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
         self.session.close()
 
     # -- the screen ----------------------------------------------------------------------
@@ -1076,9 +1099,28 @@ class SimConsole(App):
         self.session.submit(action, value or None)
 
 
-def run_console(config_path=None, *, record=None, scenario=None, real=None) -> int:
-    """``dealerbox sim``: run the console until the technician quits; 0 when all went well."""
-    app = SimConsole(config_path, record=record, scenario=scenario, real=real)
+def no_terminal(stdin=None, stdout=None) -> str | None:
+    """The one line ``dealerbox sim`` refuses with when standard input or output is
+    not a terminal (nobody to press a key, nowhere to draw), else None."""
+    if (stdin or sys.stdin).isatty() and (stdout or sys.stdout).isatty():
+        return None
+    return ("dealerbox sim: needs a terminal (it is an interactive screen); "
+            "to play a session without one, use dealerbox run --input FILE")
+
+
+def run_console(config_path=None, *, record=None, scenario=None, real=None, config=None,
+                state_dir=None, stdin=None, stdout=None) -> int:
+    """``dealerbox sim``: run the console until the technician quits; 0 when all went well.
+
+    Refuses with one line (exit 2) when standard input or output is not a
+    terminal: with no terminal there is no one to press a key.
+    """
+    refusal = no_terminal(stdin, stdout)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
+    app = SimConsole(config_path, record=record, scenario=scenario, real=real, config=config,
+                     state_dir=state_dir)
     try:
         app.run()
     finally:

@@ -35,6 +35,18 @@ def rest_of_hand(s: HandScript, *, flop_burn=True, turn_burn=True, river_burn=Tr
     s.round_done().hand_over().expect(verdict="ok", phase="over")
 
 
+def unread(s: HandScript) -> str:
+    """A card leaves the stub and the mouth sensor counts it, but no tag read comes."""
+    card = s.stub.pop(0)
+    s.emit("shoe", unread=True)
+    return card
+
+
+def unseen(s: HandScript) -> str:
+    """A card leaves the stub unread, and no mouth sensor counts it: no event at all."""
+    return s.stub.pop(0)
+
+
 # -- clean hands: nothing may be raised --------------------------------------------
 for players in range(2, 11):
     for spread in (False, True):
@@ -669,9 +681,37 @@ def _(s):
 
 @scenario("board_not_from_shoe", ["BOARD_NOT_FROM_SHOE"])
 def _(s):
-    s.new_hand(3).deal().round_done().draw()
+    # With a mouth sensor every card out of the stub shows: a card on the board the
+    # shoe never reported, and no late read within a second, came from elsewhere.
+    s.new_hand(3, mouth_sensor=True).deal().round_done().draw()
+    c = s.stub[5]
+    s.on(c).expect(verdict="ok")
+    s.tick(1.0).expect(verdict="floor", irregularity="BOARD_NOT_FROM_SHOE", cards=[c])
+
+
+@scenario("board_not_from_shoe_during_the_deal", ["BOARD_NOT_FROM_SHOE"])
+def _(s):
+    # No mouth sensor, but no board card is due during the deal: no missed read explains it.
+    s.new_hand(3).deal(4)
     c = s.stub[5]
     s.on(c).expect(verdict="floor", irregularity="BOARD_NOT_FROM_SHOE", cards=[c])
+
+
+@scenario("unread_turn_card_and_no_burn", ["MISSED_BURN"])
+def _(s):
+    # No mouth sensor: the turn appears on the board unread and nothing was burned. The
+    # missed read explains the card; the missing burn is still a missed burn.
+    s.new_hand(3).deal().round_done().flop().round_done()
+    c = unseen(s)
+    s.on(c).tick(1.0).expect(verdict="correct", irregularity="MISSED_BURN", cards=[c])
+
+
+@scenario("board_not_from_shoe_hole_card_on_board", ["BOARD_NOT_FROM_SHOE"])
+def _(s):
+    s.new_hand(3)
+    hole = s.draw()
+    s.deal(5).round_done().draw()
+    s.on(hole).expect(verdict="floor", irregularity="BOARD_NOT_FROM_SHOE", cards=[hole])
 
 
 @scenario("joker_in_deal", ["JOKER"])
@@ -746,6 +786,176 @@ def _(s):
         c = s.draw()
         s.emit("zone_on", card=c, zone=f"seat{[1, 4, 8][i % 3]}")
     s.tick(4).expect(verdict="ok")
+    rest_of_hand(s)
+
+
+# -- sensing faults (RULES.md): a read the radio missed is no dealing error ------------
+
+@scenario("unread_hole_card_mouth_sensor", ["UNREAD_CARD"])
+def _(s):
+    s.new_hand(4, mouth_sensor=True).deal(5)
+    unread(s)
+    s.expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.hole_card", phase="deal")
+    s.deal(2).expect(verdict="ok", phase="preflop")
+    rest_of_hand(s)
+    s.expect(irregularity="UNREAD_CARD", step_key="unread.check_deck")
+
+
+@scenario("unread_burn_mouth_sensor", ["UNREAD_CARD"])
+def _(s):
+    s.new_hand(3, mouth_sensor=True).deal().round_done()
+    unread(s)
+    s.expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.burn")
+    s.flop(burn=False).expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("unread_flop_card_mouth_sensor", ["UNREAD_CARD"])
+def _(s):
+    s.new_hand(3, mouth_sensor=True).deal().round_done().draw()
+    a = s.draw()
+    s.on(a)
+    b = unread(s)
+    s.expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.board_card", cards=[])
+    s.on(b).expect(verdict="ok", irregularity="UNREAD_CARD", cards=[b], where={b: "board"})
+    c = s.draw()
+    s.on(c).expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+    s.expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.check_tags", cards=[b])
+
+
+@scenario("unread_card_is_the_returned_extra_card", ["EXTRA_CARD", "UNREAD_CARD"])
+def _(s):
+    s.new_hand(3, mouth_sensor=True).deal()
+    extra = s.draw()
+    s.expect(verdict="correct", irregularity="EXTRA_CARD")
+    s.put_back(extra).button("ack").button("ack").round_done()
+    s.stub.remove(extra)
+    s.emit("shoe", unread=True).expect(verdict="ok", irregularity="UNREAD_CARD", cards=[extra],
+                                       where={extra: "hand"})
+    s.flop(burn=False).expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("short_deal_all_seats_have_cards", ["SHORT_DEAL", "UNREAD_CARD"])
+def _(s):
+    s.new_hand(4).deal(5)
+    unseen(s)
+    s.deal(2).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", step_key="short_deal.count", phase="deal")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.some_hole_card",
+                           phase="flop")
+    s.flop().expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("short_deal_a_seat_is_short", ["SHORT_DEAL"])
+def _(s):
+    s.new_hand(4).deal(7).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
+    s.draw()  # 002 r37: the short seat gets the next card, before any burn
+    s.expect(verdict="ok", phase="flop")
+    s.flop().round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("unread_hole_card_burn_drawn_before_round_done", ["MISSED_BURN", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the burn, drawn before round_done, looks like the last hole card.
+    # The flop then looks unburned; the dealer answers that a card was burned.
+    s.new_hand(3).deal(3)
+    unseen(s)
+    s.deal(2).draw()
+    s.round_done()
+    cards = s.stub[:3]
+    s.draw(cards[0])
+    s.on(cards[0]).expect(verdict="correct", irregularity="MISSED_BURN", step_key="missed_burn.take_off")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.burn",
+                           where={cards[0]: "board"})
+    for c in cards[1:]:
+        s.draw(c)
+        s.on(c)
+    s.expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("unread_burn_answered_at_missed_burn", ["MISSED_BURN", "UNREAD_CARD"])
+def _(s):
+    s.new_hand(5).deal().round_done()
+    unseen(s)
+    cards = s.stub[:3]
+    s.draw(cards[0])
+    s.on(cards[0]).expect(verdict="correct", irregularity="MISSED_BURN")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", where={cards[0]: "board"})
+    for c in cards[1:]:
+        s.draw(c)
+        s.on(c)
+    s.expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("unread_flop_card_no_mouth_sensor", ["UNREAD_CARD"])
+def _(s):
+    s.new_hand(6).deal().round_done().draw()
+    a, b, c = s.stub[:3]
+    s.draw(a)
+    s.on(a)
+    unseen(s)
+    s.on(b).expect(verdict="ok", irregularity=None)
+    s.tick(1.0).expect(verdict="ok", irregularity="UNREAD_CARD", cards=[b], where={b: "board"})
+    s.draw(c)
+    s.on(c).expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("late_shoe_read_of_a_board_card", [])
+def _(s):
+    # Timing noise: the board antenna reports the card before the shoe's read arrives.
+    s.new_hand(6).deal().round_done().draw()
+    a, b, c = s.stub[:3]
+    s.stub[:3] = []
+    s.emit("board_on", dt=0.2, card=a).emit("shoe", dt=0.1, card=a).expect(verdict="ok", where={a: "board"})
+    s.emit("shoe", card=b).emit("board_on", card=b)
+    s.emit("board_on", dt=0.3, card=c).emit("shoe", dt=0.3, card=c).expect(verdict="ok", where={c: "board"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("premature_flop_with_an_unread_flop_card", ["EXTRA_CARD", "PREMATURE_FLOP"])
+def _(s):
+    # A sensing fault does not hide a dealing error: the flop still came before round_done.
+    s.new_hand(3).deal().draw()
+    s.expect(irregularity="EXTRA_CARD")
+    a = unseen(s)
+    s.on(a).tick(1.0).expect(verdict="correct", irregularity="PREMATURE_FLOP", step_key="premature.cards_back")
+
+
+@scenario("four_card_flop_spread_first_card_laid_down_last", ["FOUR_CARD_FLOP"])
+def _(s):
+    s.new_hand(4).deal().round_done().draw()
+    cards = [s.draw() for _ in range(4)]
+    for c in cards[1:]:
+        s.on(c)
+    s.expect(verdict="ok")
+    s.on(cards[0]).expect(verdict="floor", irregularity="FOUR_CARD_FLOP", step_key="four_flop.call_floor")
+
+
+@scenario("double_burn_flop_spread", ["DOUBLE_BURN"])
+def _(s):
+    s.new_hand(4).deal().round_done().draw()
+    s.draw()
+    cards = [s.draw() for _ in range(3)]
+    for c in cards:
+        s.on(c)
+    s.expect(verdict="ok")
+    s.tick(3.0).expect(verdict="correct", irregularity="DOUBLE_BURN", step_key="double_burn.return_on_top")
+
+
+@scenario("reader_faults_again_and_again", ["READER_DEGRADED"])
+def _(s):
+    s.new_hand(3).deal()
+    for _ in range(3):
+        s.emit("reader_fault", reader="board").emit("reader_ok", reader="board")
+    s.expect(verdict="ok", irregularity="READER_DEGRADED", step_key="reader.faults_often")
+    s.button("ack").expect(irregularity=None)
     rest_of_hand(s)
 
 

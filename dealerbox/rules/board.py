@@ -1,0 +1,187 @@
+"""Outcomes of cards reaching and leaving the board: which street a card belongs to,
+and the board rows of RULES.md (missed and double burns, a card too many, premature
+streets, cards the shoe never gave)."""
+
+from __future__ import annotations
+
+from .book import outcome
+from .procedures import correct
+from .tracker import ROUND_BEFORE, STREETS, Street
+
+
+# ---------------------------------------------------------------- board_on
+@outcome("not_from_shoe")
+def not_from_shoe(eng, seen) -> None:
+    """A card the stub never gave reached the board (003 general rules)."""
+    eng.hand.where[seen.key] = "board"
+    correct(eng, "BOARD_NOT_FROM_SHOE", [seen.key])
+
+
+@outcome("aside_to_board")
+def aside_to_board(eng, seen) -> None:
+    """C40: a card dealt face down aside is turned up as its street."""
+    hand, key = eng.hand, seen.key
+    for st in hand.streets.values():
+        if key in st.from_aside:
+            hand.where[key] = "board"
+            st.board.append(key)
+            street_progress(eng, st)
+
+
+@outcome("board_card")
+def board_card(eng, seen) -> None:
+    """A drawn card reached the board: judge it against the street it was drawn for."""
+    hand, key = eng.hand, seen.key
+    hand.where[key] = "board"
+    st = hand.street_of(key)
+    if st is None:
+        return
+    if key in st.voided:
+        return _joins_voided(st, key)
+    i = STREETS.index(st.name)
+    prev = hand.streets[STREETS[i - 1]] if i > 0 else None
+    # A card drawn straight after the previous street's cards, with no burn
+    # between, belongs to that street: a fourth flop card (RULES.md).
+    if (prev is not None and prev.complete and st.drawn[0] == key and not st.board
+            and eng.phase == ROUND_BEFORE[st.name] and not st.settled):
+        st.drawn.remove(key)
+        prev.drawn.append(key)
+        prev.board.append(key)
+        return extra_board_card(eng, prev, key)
+    if st.drawn_at_first_card is None:
+        st.drawn_at_first_card = len(st.drawn)
+    if key in st.burns:
+        # A spread street's first card laid down last: it was no second burn.
+        st.burns.remove(key)
+        hand.double_burn_wait = None
+    st.board.append(key)
+    if not st.settled and eng.phase == ROUND_BEFORE[st.name]:
+        return premature(eng, st)
+    if st.complete and len(hand.on_board(st.board)) > st.n:
+        return extra_board_card(eng, st, key)
+    if st.burn_due and not st.burns and st.drawn[0] == key:
+        correct(eng, "MISSED_BURN", [key], street=st)
+    street_progress(eng, st)
+
+
+def _joins_voided(st: Street, key: str) -> None:
+    """A card of a premature deal placed after the judgment goes back with the others."""
+    corr = st.episode
+    if corr is None:
+        return
+    corr.off_board[key] = corr.voided.dest
+    back = corr.voided.back
+    if key not in back:
+        back.append(key)
+    if key not in corr.cards:
+        corr.cards = corr.cards + (key,)
+
+
+def street_progress(eng, st: Street) -> None:
+    """Once a street's cards are all on the board, its burns are known: judge them."""
+    if st.complete:
+        return
+    hand = eng.hand
+    on_board = hand.on_board(st.board)
+    if len(on_board) < st.n:
+        return
+    st.complete = True
+    if st.from_aside:
+        return
+    firsts = [st.drawn.index(c) for c in on_board if c in st.drawn]
+    first = min(firsts) if firsts else len(st.drawn)
+    burns = [c for c in st.drawn[:first] if c not in st.board and c not in st.burns]
+    in_hand = {c for c in burns if hand.where.get(c) == "hand"}
+    for c in burns:
+        if c in in_hand:
+            hand.where[c] = "burn"
+        st.burns.append(c)
+    if not st.burn_due and burns:
+        correct(eng, "WRONG_CORRECTION", burns, case="burn_not_due")
+    elif st.burn_due and len(st.burns) >= 2:
+        if st.n > 1 and st.drawn_at_first_card == len(st.drawn) and st.burns[1] in in_hand:
+            # Drawn all at once and spread: the "second burn" may be the first card drawn,
+            # still to be laid down (a four-card flop). Judge when it had time to land.
+            hand.where[st.burns[1]] = "hand"
+            hand.double_burn_wait = (st.name, eng.t + eng.profile.board_grace_s)
+        else:
+            correct(eng, "DOUBLE_BURN", st.burns[:2], street=st)
+
+
+@outcome("double_burn_after_spread")
+def double_burn_after_spread(eng, seen) -> None:
+    """The spread street's second burn never reached the board: a double burn after all (001 r13)."""
+    hand = eng.hand
+    st = hand.streets[seen.key]
+    if len(st.burns) >= 2:
+        if hand.where.get(st.burns[1]) == "hand":
+            hand.where[st.burns[1]] = "burn"
+        correct(eng, "DOUBLE_BURN", st.burns[:2], street=st)
+
+
+def extra_board_card(eng, st: Street, key: str) -> None:
+    """A card too many on the board for its street (RULES.md FOUR_CARD_FLOP)."""
+    if st.name == "river":
+        return
+    cards = eng.hand.on_board(st.board)
+    if st.name == "turn" and eng.profile["FOUR_CARD_FLOP"].procedure == "scramble_pick_burn":
+        # TDA's four-card rule is the flop's; a second card on the turn is the river come early.
+        st.board.remove(key)
+        st.drawn.remove(key)
+        river = eng.hand.streets["river"]
+        river.drawn.insert(0, key)
+        river.board.append(key)
+        river.burn_due = False
+        return premature(eng, river)
+    correct(eng, "FOUR_CARD_FLOP", cards, street=st)
+
+
+def premature(eng, st: Street) -> None:
+    """A street's card reached the board before the betting round before it was done."""
+    hand = eng.hand
+    st.settled = True
+    on_board = [c for c in hand.on_board(st.board) if c in st.drawn]
+    if not on_board:
+        return
+    # The burn is the street's first draw, if one was due and it is not on the
+    # board. Not "whatever came before the first card placed": a spread flop is
+    # placed in any order, so its first card placed may be its last drawn.
+    due = 1 if st.burn_due and st.drawn[0] not in on_board else 0
+    burns = st.drawn[:due]
+    rest = [c for c in st.drawn[due:] if hand.where.get(c) in ("hand", "board")]
+    for c in burns:
+        hand.where[c] = "burn"
+        hand.returning.discard(c)
+    if st.name == "flop":
+        hand.extra_deadline = None
+        hand.expect_next = []
+        eng.corrections = [c for c in eng.corrections if c.irregularity != "EXTRA_CARD"]
+    # The premature cards leave the street; the corrected deal starts afresh.
+    st.voided = list(rest)
+    st.board = []
+    st.drawn = []
+    st.burns = []
+    st.complete = False
+    back = list(rest)
+    correct(eng, f"PREMATURE_{st.name.upper()}", back + burns, street=st, back=back, burns=burns)
+
+
+# ---------------------------------------------------------------- board_off
+@outcome("take_off_as_told")
+def take_off_as_told(eng, seen) -> None:
+    """A card a correction moves left the board: it goes where the correction says."""
+    hand, key = eng.hand, seen.key
+    for corr in reversed(eng.corrections):
+        dest = corr.off_board.get(key)
+        if dest:
+            hand.where[key] = dest
+            if dest == "stub":
+                hand.returning.add(key)
+            return
+
+
+@outcome("must_stay_out")
+def must_stay_out(eng, seen) -> None:
+    """A card that must stay out of the stub left the board while the stub is to be reshuffled."""
+    correct(eng, "WRONG_CORRECTION", [seen.key], case="keep_on_board")
+    eng.hand.where[seen.key] = "hand"

@@ -1,0 +1,71 @@
+"""The rule book rendered for people: ``docs/RULEBOOK.md``, read beside RULES.md."""
+
+from __future__ import annotations
+
+from . import engine  # noqa: F401  (loads every outcome into the book)
+from .book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
+from .procedures import BUILDERS
+from .profiles import PROCEDURES, load_profile
+
+_HEADER = """\
+# The rule book
+
+Generated from `dealerbox/rules/book.py` by `tests/test_rulebook.py`; do not edit by hand
+(`DEALERBOX_WRITE_RULEBOOK=1 pytest tests/test_rulebook.py` rewrites it).
+
+For each event (CONTRACT.md) the engine tries the rules below in order. A rule applies
+in the phases listed when all its guards hold (`not X` negates a guard); the first that
+applies decides, except the ones marked *goes on*, bookkeeping that the later rules rely
+on. After every event the open correction's steps are ticked off by what the box
+observes (`ack` ticks a step it cannot see). An irregularity's correction is the
+procedure the table's profile chooses; the last table lists the choices of the shipped
+profiles with their rule sources (ids as in RULES.md, sources as in the seed texts).
+"""
+
+
+def _phases(phases) -> str:
+    if tuple(phases) == ANY:
+        return "any"
+    if tuple(phases) == PLAYING:
+        return "in a hand"
+    return ", ".join(phases)
+
+
+def _first_source(sources: str) -> str:
+    return sources.split(";")[0].strip()
+
+
+def _first_line(fn) -> str:
+    return (fn.__doc__ or "").strip().split("\n")[0]
+
+
+def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
+    """The rule book, its guards, outcomes and procedures, and the profiles' choices, as Markdown."""
+    loaded = [load_profile(p) for p in profiles]
+    out = [_HEADER]
+    trigger = None
+    for rule in RULE_BOOK:
+        if rule.trigger != trigger:
+            trigger = rule.trigger
+            head = f"| phases | guards | outcome | may raise (RULES.md id, first source in {loaded[0].name}) |"
+            out += ["", f"## `{trigger}`", "", head, "| --- | --- | --- | --- |"]
+        guards = ", ".join(f"`{g}`" for g in rule.guards) or "-"
+        what = f"`{rule.outcome}`" + (" (goes on)" if rule.goes_on else "")
+        raises = ", ".join(f"`{r}` ({_first_source(loaded[0][r].sources)})" for r in rule.raises) or "-"
+        out.append(f"| {_phases(rule.phases)} | {guards} | {what} | {raises} |")
+    used_guards = sorted({g.removeprefix("not ") for r in RULE_BOOK for g in r.guards})
+    out += ["", "## Guards", "", "| guard | holds when |", "| --- | --- |"]
+    out += [f"| `{g}` | {GUARD_DOCS[g]} |" for g in used_guards]
+    used = sorted({r.outcome for r in RULE_BOOK})
+    out += ["", "## Outcomes", "", "| outcome | what it does |", "| --- | --- |"]
+    out += [f"| `{o}` | {_first_line(OUTCOMES[o])} |" for o in used]
+    out += ["", "## Procedures", "", "| procedure | what the dealer is told |", "| --- | --- |"]
+    out += [f"| `{name}` | {_first_line(BUILDERS[name])} |" for name in sorted(BUILDERS)]
+    head = " | ".join(f"{p.name}: verdict, procedure" for p in loaded)
+    out += ["", "## Irregularities and the profiles' choices", "",
+            f"| RULES.md id | {head} | sources ({loaded[0].name}) |",
+            "| --- | " + "--- | " * len(loaded) + "--- |"]
+    for rid in PROCEDURES:
+        cells = " | ".join(f"{p[rid].verdict}, `{p[rid].procedure}`" for p in loaded)
+        out.append(f"| `{rid}` | {cells} | {loaded[0][rid].sources} |")
+    return "\n".join(out) + "\n"

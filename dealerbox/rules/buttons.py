@@ -1,0 +1,144 @@
+"""Outcomes of the dealer's panel buttons (the rule book's ``button.*`` rows)."""
+
+from __future__ import annotations
+
+from .board import premature, street_progress
+from .book import outcome
+from .corrections import Correction, Todo
+from .dealing import check_seat_counts, raise_for_card
+from .decisions import Step
+from .procedures import correct, late
+from .tracker import STREETS
+
+
+raise_for_card("misdeal_exposed_twice", "EXPOSED_TWICE", "Two exposed cards in one deal (002 r35A-1).")
+raise_for_card("misdeal_boxed_twice", "BOXED_TWICE", "Two boxed cards in one deal.")
+
+
+@outcome("end_hand")
+def end_hand(eng, seen) -> None:
+    """The hand is over: every card out of the stub is mucked."""
+    hand = eng.hand
+    for c, p in hand.where.items():
+        if p != "stub":
+            hand.where[c] = "muck"
+    eng.corrections = []
+    hand.closed = None
+    hand.extra_deadline = hand.seat_deadline = hand.double_burn_wait = None
+    hand.held.clear()
+    eng.end_hand()
+    from .sensing import after_hand  # sensing builds on these buttons
+    after_hand(eng)
+
+
+@outcome("next_round")
+def next_round(eng, seen) -> None:
+    """A betting round is done: the next street may be dealt."""
+    hand = eng.hand
+    if hand.seat_deadline is not None:
+        hand.seat_deadline = None
+        check_seat_counts(eng, seen)
+        if eng.phase == "halted":
+            return
+    if eng.phase == "preflop" and hand.rounds_done == 0:
+        flop = hand.streets["flop"]
+        others = [c for c in flop.drawn if c != hand.extra]
+        if others and not hand.on_board(flop.drawn):
+            # Burn and flop drawn early but not shown: they stand as the flop's draws.
+            hand.extra_deadline = None
+            if hand.extra is not None:
+                eng.corrections = [c for c in eng.corrections if c.irregularity != "EXTRA_CARD"]
+                hand.expect_next = []
+                hand.returning.discard(hand.extra)
+        elif hand.extra is not None and flop.drawn.count(hand.extra) == 1 and hand.extra in hand.returning:
+            # Not yet redrawn: it goes back on top and comes out again as the burn.
+            flop.drawn.remove(hand.extra)
+    hand.rounds_done += 1
+    eng.next_round()
+    if eng.phase in STREETS:
+        street_progress(eng, hand.streets[eng.phase])
+
+
+@outcome("late_error")
+def late_error(eng, seen) -> None:
+    """A deal error reported after the first round: substantial action decides (002 r36)."""
+    late(eng, "EXPOSED_DEAL" if seen.event.name == "exposed" else "BOXED_CARD", [seen.shown])
+
+
+@outcome("misdeal_exposed_early")
+def misdeal_exposed_early(eng, seen) -> None:
+    """One of the first two cards exposed (002 r35A-1)."""
+    eng.hand.exposed_count += 1
+    correct(eng, "EXPOSED_EARLY", [seen.shown])
+
+
+@outcome("exposed_is_burn")
+def exposed_is_burn(eng, seen) -> None:
+    """An exposed hole card: finish the deal, replace it, it is the first burn (001 r11)."""
+    hand, key = eng.hand, seen.key
+    hand.exposed_count += 1
+    seat = hand.seat_of(key)
+    hand.owed.append(seat)
+    if eng.phase == "preflop":
+        eng.reopen_deal()
+    hand.streets["flop"].burn_due = False
+    hand.where[key] = "burn"
+    correct(eng, "EXPOSED_DEAL", [seen.shown], seat=seat)
+
+
+@outcome("boxed_hole_card")
+def boxed_hole_card(eng, seen) -> None:
+    """A boxed hole card is shown and burned; its seat gets the next card."""
+    hand, key = eng.hand, seen.key
+    hand.boxed_count += 1
+    idx = hand.deal_cards.index(key)
+    seat = hand.seat_of(key)
+    del hand.deal_cards[idx]
+    hand.where[key] = "burn"
+    if eng.phase == "preflop":
+        eng.reopen_deal()
+    for j in range(idx, len(hand.deal_cards)):
+        hand.where[hand.deal_cards[j]] = f"seat{hand.seat_for(j)}"
+    correct(eng, "BOXED_CARD", [seen.shown], key=key, seat=seat)
+
+
+@outcome("boxed_street_card")
+def boxed_street_card(eng, seen) -> None:
+    """A face-up card met while dealing a street: set with the burns, the next card plays its role."""
+    hand, key = eng.hand, seen.key
+    hand.street_of(key).drawn.remove(key)
+    hand.where[key] = "burn"
+    correct(eng, "BOXED_CARD", [seen.shown], key=key)
+
+
+@outcome("take_round_back")
+def take_round_back(eng, seen) -> None:
+    """round_done was pressed by mistake: the last street came out before its round was done."""
+    hand = eng.hand
+    st = hand.streets[eng.phase]
+    on_board = hand.on_board(st.board)
+    hand.rounds_done -= 1
+    eng.take_back()
+    if on_board and not st.settled:
+        st.complete = False
+        premature(eng, st)
+
+
+@outcome("unknown_is_foreign")
+def unknown_is_foreign(eng, seen) -> None:
+    """The floor confirms the unknown tag is foreign: void (001 r3)."""
+    unknown = next(c for c in eng.corrections if c.irregularity == "UNKNOWN_TAG")
+    correct(eng, "FOREIGN_CARD", [unknown.unknown])
+
+
+@outcome("misdeal_called")
+def misdeal_called(eng, seen) -> None:
+    """The dealer or floor calls a misdeal (002 r35C)."""
+    eng.stop(Correction(None, "misdeal", (), "002 r35C", [Todo(Step("halt.misdeal_called"))],
+                        halting=True, born=eng.seq))
+
+
+@outcome("floor_called")
+def floor_called(eng, seen) -> None:
+    """The floor was called: shown until the floor settles it with ``ack``."""
+    eng.corrections.append(Correction(None, "floor", (), "", [Todo(Step("floor.called"))], born=eng.seq))

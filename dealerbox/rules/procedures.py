@@ -1,0 +1,348 @@
+"""Corrections by name: each procedure a profile may choose, and what it tells the dealer.
+
+A profile row (``firmware_config/rules/*.toml``) names a procedure for each
+RULES.md id; :func:`correct` looks the name up in :data:`BUILDERS` and the
+builder registered under it opens the correction: its steps, what the box must
+see for each, and what each step does to the tracking when done. A card room
+that edits a profile's procedure therefore changes what the box says.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from . import corrections as obs
+from .corrections import Correction, Todo, VoidedDeal
+from .decisions import Step
+from .profiles import PROCEDURES
+from .tracker import NEXT_STREET, STREETS, ClosedDeal, Street
+
+if TYPE_CHECKING:
+    from .engine import HandEngine
+
+Builder = Callable[..., "Correction | None"]
+#: Procedure name (as profiles spell it) -> the function that opens the correction.
+BUILDERS: dict[str, Builder] = {}
+
+
+def procedure(name: str):
+    """Register the decorated function as the builder of procedure *name*."""
+    def register(fn: Builder) -> Builder:
+        BUILDERS[name] = fn
+        return fn
+    return register
+
+
+def correct(eng: "HandEngine", rid: str, cards, **situation) -> "Correction | None":
+    """Open the correction the profile chose for irregularity *rid*."""
+    return BUILDERS[eng.profile[rid].procedure](eng, rid, list(cards), **situation)
+
+
+def missing_builders() -> list[str]:
+    """Procedure names profiles may choose that no builder implements (should be none)."""
+    return sorted({p for names in PROCEDURES.values() for p in names} - set(BUILDERS))
+
+
+def _card(card) -> tuple:
+    return (("card", card),)
+
+
+# ---------------------------------------------------------------- stop the hand
+@procedure("misdeal")
+def misdeal(eng, rid, cards, *, first: Step | None = None):
+    """Stop: redeal (002 r35C). *first* says what the box saw, when it helps."""
+    todos = [Todo(first), Todo(Step("halt.misdeal"))] if first is not None else []
+    return eng.open_correction(rid, cards, todos)
+
+
+_VOID_STEP = {"FOREIGN_CARD": "halt.void_foreign", "DUPLICATE_CARD": "halt.void_duplicate"}
+
+
+@procedure("void")
+def void(eng, rid, cards):
+    """Stop: the hand is void, chips go back."""
+    return eng.open_correction(rid, cards, [Todo(Step(_VOID_STEP[rid], _card(cards[0])))])
+
+
+# ---------------------------------------------------------------- floor
+_FLOOR_FIRST = {
+    "RABBIT_HUNT": lambda cards: Step("rabbit.not_allowed"),
+    "STUB_CONTAMINATION": lambda cards: Step("contamination.call_floor", _card(cards[0])),
+    "BOARD_NOT_FROM_SHOE": lambda cards: Step("notfromshoe.call_floor", _card(cards[0])),
+}
+
+
+@procedure("call_floor")
+def call_floor(eng, rid, cards):
+    """Say what the box saw, then the floor decides."""
+    return eng.open_correction(rid, cards, [Todo(_FLOOR_FIRST[rid](cards)), Todo(Step("floor.decides"))])
+
+
+def late(eng, rid, cards):
+    """A deal error reported after the first betting round: substantial action decides (002 r36)."""
+    choice = eng.profile["LATE_ERROR"]
+    return eng.open_correction(rid, cards, [Todo(Step("late.substantial_action")), Todo(Step("floor.decides"))],
+                               verdict=choice.verdict, rule=f"{eng.profile[rid].sources}; {choice.sources}")
+
+
+@procedure("floor_confirms")
+def floor_confirms(eng, rid, cards):
+    """An unknown tag: call the floor; it is foreign once the floor confirms (``misdeal``)."""
+    corr = eng.open_correction(rid, cards, [Todo(Step("unknown.call_floor", _card(cards[0]))),
+                                            Todo(Step("unknown.floor_confirms"))])
+    corr.unknown = cards[0]
+    return corr
+
+
+@procedure("inform")
+def inform(eng, rid, cards, *, step: Step):
+    """Information only: one step the dealer acknowledges; the hand goes on."""
+    return eng.open_correction(rid, cards, [Todo(step)])
+
+
+# ---------------------------------------------------------------- the deal
+@procedure("exposed_card_is_first_burn")
+def exposed_card_is_first_burn(eng, rid, cards, *, seat: int):
+    """Finish the deal, the seat gets the top card, the exposed card is the first burn (001 r11)."""
+    hand = eng.hand
+    shown = cards[0]
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("exposed.finish_deal"), check=obs.deal_drawn(hand.deal_target)),
+        Todo(Step("exposed.replace", (("seat", seat), ("card", shown))), check=obs.deal_complete),
+        Todo(Step("exposed.is_burn", _card(shown))),
+        Todo(Step("exposed.flop_no_burn"), check=obs.street_complete("flop")),
+    ])
+    corr.todos[0].done = len(hand.deal_cards) >= hand.deal_target
+    return corr
+
+
+@procedure("show_and_replace")
+def show_and_replace(eng, rid, cards, *, key: str, seat: int | None = None):
+    """Show the card, set it with the burns; the next card takes its place (001 r6, r7)."""
+    if rid == "JOKER":
+        replace = Step("joker.replace_seat", (("seat", seat),)) if seat else Step("joker.replace_next")
+        first = Step("joker.show_and_burn")
+    else:
+        replace = Step("boxed.replace", (("seat", seat),)) if seat else Step("boxed.replace_next")
+        first = Step("boxed.show_and_burn", _card(cards[0]))
+    return eng.open_correction(rid, cards, [Todo(first), Todo(replace, check=obs.drew_other_than(key))])
+
+
+@procedure("return_as_first_burn")
+def return_as_first_burn(eng, rid, cards):
+    """The extra card goes back on top and comes out again as the first burn (001 r10)."""
+    key = cards[0]
+    eng.hand.expect_next = [key]
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("extra.stop", _card(key))),
+        Todo(Step("extra.return_on_top", _card(key)), on_done=obs.mark_returning(key)),
+        Todo(Step("extra.burn_it", _card(key)), check=obs.drew(key)),
+    ])
+    eng.hand.returning.add(key)
+    return corr
+
+
+# ---------------------------------------------------------------- burns
+@procedure("open_burn_next_card_replaces")
+def open_burn_next_card_replaces(eng, rid, cards, *, street: Street):
+    """001 r13: the card comes off as an open burn; the next card from the stub takes its place."""
+    key = cards[0]
+    street.board.remove(key)
+    street.burns.append(key)
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("missed_burn.take_off", _card(key)), check=obs.off_board(key)),
+        Todo(Step("missed_burn.next_card", (("street", street.name),)), check=obs.street_complete(street.name)),
+    ])
+    corr.off_board[key] = "burn"
+    return corr
+
+
+@procedure("return_second_burn")
+def return_second_burn(eng, rid, cards, *, street: Street):
+    """001 r13: the second burn goes back on top and is the next street's burn; on the river, recorded."""
+    first, second = cards
+    if street.name == "river":
+        return eng.open_correction(rid, cards, [Todo(Step("double_burn.river_recorded"))], verdict="ok")
+    nxt = NEXT_STREET[street.name]
+    street.burns.remove(second)
+    eng.hand.returning.add(second)
+    eng.hand.expect_next = [second]
+    return eng.open_correction(rid, cards, [
+        Todo(Step("double_burn.return_on_top", _card(second))),
+        Todo(Step("double_burn.burn_it", (("card", second), ("street", nxt))), check=obs.drew(second)),
+    ])
+
+
+# ---------------------------------------------------------------- too many board cards
+@procedure("scramble_pick_burn")
+def scramble_pick_burn(eng, rid, cards, *, street: Street):
+    """TDA 002 r39: scramble the four, the floor picks the next burn, the rest is the flop."""
+    street.complete = True
+    eng.hand.streets[NEXT_STREET[street.name]].burn_due = False
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("four_flop.call_floor")),
+        Todo(Step("four_flop.scramble_pick", (("cards", tuple(cards)),)), check=obs.picked_one_of(cards)),
+        Todo(Step("four_flop.rest_is_flop")),
+        Todo(Step("four_flop.turn_no_burn"), check=obs.street_complete("turn")),
+    ])
+    corr.off_board.update(dict.fromkeys(cards, "burn"))
+    return corr
+
+
+@procedure("redeal_street")
+def redeal_street(eng, rid, cards, *, street: Street):
+    """C40: the street's cards go back, reshuffle without the burns, deal the street again."""
+    for c in cards:
+        street.board.remove(c)
+        street.drawn.remove(c)
+    street.complete = False
+    street.burn_due = False
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("redeal.cards_back", (("cards", tuple(cards)),)), check=obs.all_off_board(cards)),
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("redeal.deal_again", (("street", street.name),)), check=obs.street_complete(street.name)),
+    ])
+    corr.off_board.update(dict.fromkeys(cards, "stub"))
+    eng.hand.returning.update(cards)
+    return corr
+
+
+# ---------------------------------------------------------------- premature streets
+def _void_to(eng, corr: Correction, st: Street, back: list, dest: str) -> Correction:
+    corr.off_board.update(dict.fromkeys(back, dest))
+    corr.voided = VoidedDeal(st.name, dest, back)
+    st.episode = corr
+    if dest == "stub":
+        eng.hand.returning.update(back)
+    return corr
+
+
+@procedure("new_flop_no_burn")
+def new_flop_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """002 OP5-A: the burn stays, the flop goes back, reshuffle, a new flop after the round."""
+    street.burn_due = not burns
+    todos = [
+        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.burn_stays", _card(burns[0]))) if burns else None,
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("flop")),
+        Todo(Step("premature.new_street_no_burn" if burns else "premature.new_street", (("street", "flop"),)),
+             check=obs.street_complete("flop")),
+    ]
+    corr = eng.open_correction(rid, cards, [t for t in todos if t is not None])
+    return _void_to(eng, corr, street, back, "stub")
+
+
+@procedure("set_aside_then_reshuffle_for_river")
+def set_aside_then_reshuffle_for_river(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """002 OP5-B: the turn is set aside; burn and turn after the round; the river from a reshuffle."""
+    street.burn_due = True
+    eng.hand.streets["river"].burn_due = False
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("premature.set_aside", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("turn")),
+        Todo(Step("premature.burn_and_turn"), check=obs.street_complete("turn")),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
+        Todo(Step("premature.reshuffle_with", (("cards", tuple(back)),)), button="reshuffled",
+             on_done=obs.return_aside(back)),
+        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
+    ])
+    return _void_to(eng, corr, street, back, "aside")
+
+
+@procedure("new_river_no_burn")
+def new_river_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """002 OP5-C: the river goes back into the stub; after the round, reshuffle, a new river."""
+    street.burn_due = False
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
+    ])
+    return _void_to(eng, corr, street, back, "stub")
+
+
+@procedure("skipped_player_decides")
+def skipped_player_decides(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """C40: the skipped player decides. Folds: ``ack``, the cards stand. Acts: ``round_done``."""
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("skipped.ask", (("street", street.name),)), check=obs.answered,
+             on_done=_skipped_answer(street.name)),
+    ])
+    corr.voided = VoidedDeal(street.name, "stub", list(back))
+    corr.skipped = street.name
+    street.episode = corr
+    return corr
+
+
+def _skipped_answer(street: str):
+    def done(eng: "HandEngine") -> None:
+        corr = next((c for c in eng.corrections if c.skipped == street), None)
+        if corr is None:
+            return
+        corr.skipped = None
+        if eng.last_button == "ack":
+            _skipped_folded(eng, street)
+        else:
+            _skipped_acted(eng, street, corr)
+    return done
+
+
+def _skipped_folded(eng, street: str) -> None:
+    hand = eng.hand
+    st = hand.streets[street]
+    st.drawn = st.burns + st.voided
+    st.board = hand.on_board(st.voided)
+    st.voided = []
+    hand.rounds_done += 1
+    eng.next_round()
+    from .board import street_progress  # board builds on these procedures
+    street_progress(eng, st)
+
+
+def _skipped_acted(eng, street: str, corr: Correction) -> None:
+    """The round is done; deal the later streets face down aside, then redeal this street."""
+    hand = eng.hand
+    st = hand.streets[street]
+    hand.rounds_done += 1
+    eng.next_round()
+    back = corr.voided.back
+    later = list(STREETS[STREETS.index(street) + 1:])
+    todos = []
+    if later:
+        hand.closed = ClosedDeal(later)
+        todos.append(Todo(Step("skipped.deal_closed", (("streets", tuple(later)),)), check=obs.closed_done))
+    todos += [
+        Todo(Step("redeal.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("redeal.deal_again", (("street", street),)), check=obs.street_complete(street)),
+    ]
+    corr.todos.extend(todos)
+    st.burn_due = False
+    _void_to(eng, corr, st, back, "stub")
+
+
+# ---------------------------------------------------------------- the dealer strayed from a correction
+_PUT_RIGHT = {
+    "expected_card": lambda cards: [
+        Todo(Step("wrong.expected_card", (("card", cards[1]), ("got", cards[0])))),
+        Todo(Step("wrong.put_back_and_draw", (("card", cards[1]), ("got", cards[0]))), check=obs.drew(cards[1])),
+    ],
+    "reshuffled_in": lambda cards: [Todo(Step("wrong.reshuffled_in", _card(cards[0]))), Todo(Step("floor.decides"))],
+    "burn_not_due": lambda cards: [Todo(Step("wrong.burn_not_due", _card(cards[0]))), Todo(Step("floor.decides"))],
+    "keep_on_board": lambda cards: [Todo(Step("wrong.keep_on_board", _card(cards[0])),
+                                         check=obs.back_on_board(cards[0]))],
+}
+#: The cases the dealer cannot put right alone: the floor decides.
+_FLOOR_CASES = {"reshuffled_in", "burn_not_due"}
+
+
+@procedure("put_right")
+def put_right(eng, rid, cards, *, case: str):
+    """Tell the dealer how to put the correction right; the floor when it cannot be."""
+    corr = eng.open_correction(rid, cards, _PUT_RIGHT[case](cards),
+                               verdict="floor" if case in _FLOOR_CASES else None)
+    if case == "keep_on_board":
+        corr.keep_on_board = cards[0]
+    return corr

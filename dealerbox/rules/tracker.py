@@ -1,0 +1,259 @@
+"""Where every card of the active deck is, and which street it belongs to.
+
+The tracker is the engine's memory of one hand; it judges nothing. The rules
+(:mod:`dealerbox.rules.book`) read it through guards and move cards in it
+through their outcomes. Places: ``stub``, ``seatN`` (deal order, 1 = left of
+the button), ``hand`` (drawn, not yet placed), ``burn``, ``board``, ``aside``
+or ``muck``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .cards import DECK_52, JOKER
+from .events import Event
+
+STREETS = ("flop", "turn", "river")
+STREET_CARDS = {"flop": 3, "turn": 1, "river": 1}
+#: The betting round that must be done before a street may be dealt.
+ROUND_BEFORE = {"flop": "preflop", "turn": "flop", "river": "turn"}
+NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river"}
+#: Seconds a card seen on the board before the shoe reported it waits for that
+#: late read (timing noise) before the box judges it a card the shoe never gave.
+LATE_READ_S = 1.0
+#: Key prefix of a card that left the stub unread: it holds the card's place.
+UNREAD_PREFIX = "unread:"
+
+
+@dataclass(slots=True)
+class Street:
+    """What the shoe gave for one street, in draw order."""
+
+    name: str
+    burn_due: bool = True
+    from_aside: list = field(default_factory=list)  # dealt earlier face down aside (C40)
+    drawn: list = field(default_factory=list)
+    board: list = field(default_factory=list)
+    burns: list = field(default_factory=list)
+    complete: bool = False
+    #: Cards of a premature deal of this street: they go back (or aside), not to the board count.
+    voided: list = field(default_factory=list)
+    settled: bool = False   # a premature judgment was made; later cards are the corrected deal
+    episode: object = None  # the correction of the premature deal, while it is open
+    #: How many cards were drawn for the street when its first board card was laid down.
+    drawn_at_first_card: int | None = None
+
+    @property
+    def n(self) -> int:
+        """How many board cards the street has."""
+        return STREET_CARDS[self.name]
+
+
+@dataclass(slots=True)
+class UnreadCard:
+    """A card that left the stub unread: its key (``unread:N`` until the card is known),
+    the step that named its place, and the information shown for it."""
+
+    key: str
+    step: object
+    correction: object = None
+
+
+@dataclass(slots=True)
+class ClosedDeal:
+    """C40: later streets dealt face down aside, a burn before each."""
+
+    streets: list
+    draws: list = field(default_factory=list)
+
+
+class HandTracker:
+    """The state of one hand: card places, the deal, the streets and the open timers.
+
+    :param joker_keys: keys of the active deck's joker tags (``joker:UID``).
+    """
+
+    def __init__(self, players: int, hole: int, seats=None, joker_keys=(), mouth_sensor: bool = False):
+        self.where: dict[str, str] = dict.fromkeys(DECK_52, "stub")
+        for key in joker_keys:
+            self.where[key] = "stub"
+        self.players = players
+        self.hole = hole
+        self.deal_cards: list[str] = []        # hole cards in deal order, boxed cards left out
+        self.deal_target = players * hole
+        self.owed: list[int] = []              # seats owed a card after the deal
+        self.exposed_count = 0
+        self.boxed_count = 0
+        self.last_shoe: str | None = None
+        self.streets = {name: Street(name) for name in STREETS}
+        self.extra: str | None = None          # the first card after the deal (EXTRA_CARD)
+        self.extra_deadline: float | None = None
+        self.returning: set[str] = set()       # sent back into the stub: may rightly come out again
+        self.expect_next: list[str] = []       # the next shoe read must be this card
+        self.excluded: set[str] = set()        # burned/mucked/board when the stub was reshuffled
+        self.rounds_done = 0
+        self.closed: ClosedDeal | None = None  # C40: turn/river being dealt face down aside
+        self.seats = seats
+        self.seat_cards: dict[int, set[str]] = {}
+        self.seat_deadline: float | None = None
+        self.unknown: set[str] = set()
+        #: The table counts every card at the shoe's mouth: a missed read always shows.
+        self.mouth_sensor = mouth_sensor
+        #: Cards that left the stub unread, in the order the box learned of them.
+        self.unread: list[UnreadCard] = []
+        #: Cards seen on the board while still in the stub, waiting for a late shoe read:
+        #: key -> (deadline, the street that wanted a board card then).
+        self.held: dict[str, tuple[float, str]] = {}
+        #: A double burn judged only once a spread street's last card had time to land: (street, deadline).
+        self.double_burn_wait: tuple[str, float] | None = None
+
+    def new_unread(self) -> str:
+        """A key for a card that left the stub unread; it is in the stub until drawn."""
+        key = f"{UNREAD_PREFIX}{sum(1 for k in self.where if k.startswith(UNREAD_PREFIX)) + 1}"
+        self.where[key] = "stub"
+        return key
+
+    def learn(self, placeholder: str, key: str) -> None:
+        """The unread card *placeholder* turns out to be *key* (still in the stub by tracking)."""
+        self.where[key] = self.where.pop(placeholder)
+        for lst in [self.deal_cards, self.expect_next] + [getattr(st, name) for st in self.streets.values()
+                                                          for name in ("drawn", "voided", "board", "burns")]:
+            if placeholder in lst:
+                lst[lst.index(placeholder)] = key
+        for group in (self.returning, self.excluded):
+            if placeholder in group:
+                group.discard(placeholder)
+                group.add(key)
+        for record in self.unread:
+            if record.key == placeholder:
+                record.key = key
+                record.correction.cards = (key,)
+
+    def deadline(self) -> float | None:
+        """The earliest time at which a waiting judgment is due, or None."""
+        times = [t for t in (self.extra_deadline, self.seat_deadline) if t is not None]
+        times += [due for due, _ in self.held.values()]
+        if self.double_burn_wait is not None:
+            times.append(self.double_burn_wait[1])
+        return min(times) if times else None
+
+    # ------------------------------------------------------------ the deal
+    def seat_for(self, index: int) -> int:
+        """The seat (deal order) that hole card number *index* (0-based) goes to."""
+        return index % self.players + 1
+
+    def next_deal_seat(self) -> int | None:
+        """The seat the next hole card goes to, or None when the deal is complete."""
+        i = len(self.deal_cards)
+        if i < self.deal_target:
+            return self.seat_for(i)
+        return self.owed[0] if self.owed else None
+
+    def cards_owed(self) -> int:
+        """How many hole cards the deal still owes."""
+        return max(0, self.deal_target - len(self.deal_cards)) + len(self.owed)
+
+    def seat_of(self, key: str) -> int:
+        """The deal-order seat holding *key* (the card must be at a seat)."""
+        return int(self.where[key][4:])
+
+    # ------------------------------------------------------------ streets
+    def drawing_street(self, phase: str) -> Street | None:
+        """The street a card drawn now belongs to: the one being dealt, or the next one early."""
+        if phase == "preflop":
+            return self.streets["flop"]
+        if phase in STREETS:
+            cur = self.streets[phase]
+            if not cur.complete:
+                return cur
+            nxt = NEXT_STREET.get(phase)
+            return self.streets[nxt] if nxt else None
+        return None
+
+    def street_of(self, key: str) -> Street | None:
+        """The street *key* was drawn for (or voided from)."""
+        for st in self.streets.values():
+            if key in st.drawn or key in st.voided:
+                return st
+        return None
+
+    def unread_board_draw(self, st: Street | None) -> str | None:
+        """The unread draw of *st*, still in hand, that must be a board card (after the burn, if one was due)."""
+        if st is None:
+            return None
+        unread = [k for k in st.drawn + st.voided if k.startswith(UNREAD_PREFIX) and self.where.get(k) == "hand"]
+        burn = st.drawn[:1] if st.burn_due and not st.burns else []
+        rest = [k for k in unread if k not in burn]
+        return (rest or unread or [None])[0]
+
+    def board_card_due(self, phase: str) -> bool:
+        """A card of the street being dealt is due on the board: its round is done, or a card was
+        already drawn for it (a premature street)."""
+        st = self.drawing_street(phase)
+        return (st is not None and not st.complete and len(self.on_board(st.board)) < st.n
+                and (phase == st.name or bool(st.drawn)))
+
+    def on_board(self, cards) -> list:
+        """Those of *cards* that lie on the board now."""
+        return [c for c in cards if self.where.get(c) == "board"]
+
+    def forget(self, key: str) -> None:
+        """A card back in the stub comes out again: it no longer belongs to the street it left."""
+        for st in self.streets.values():
+            for lst in (st.drawn, st.voided, st.board, st.burns):
+                if key in lst:
+                    lst.remove(key)
+
+    def reshuffled(self) -> None:
+        """The stub was reshuffled with the returning cards; what lies out must stay out."""
+        for c in self.returning:
+            if self.where.get(c) in ("hand", "aside"):
+                self.where[c] = "stub"
+        self.excluded = {c for c, p in self.where.items() if p in ("burn", "muck", "board", "aside")}
+
+
+@dataclass(slots=True)
+class Seen:
+    """An event as the rules see it: which card it names (``kind`` is card, joker,
+    foreign or unknown; None for events without a card)."""
+
+    event: Event
+    kind: str | None = None
+    key: str = ""
+    #: The card left the stub unread (its key may be learned: the card a correction expected).
+    unread: bool = False
+
+    @property
+    def shown(self) -> str:
+        """The card as decisions spell it (jokers are all ``joker``)."""
+        return shown(self.key)
+
+
+def shown(key: str) -> str:
+    """A card key as decisions spell it (jokers are all ``joker``, unread cards ``?``)."""
+    if key.startswith("joker:"):
+        return JOKER
+    return "?" if key.startswith(UNREAD_PREFIX) else key
+
+
+def identify(e: Event, registry, active: str, joker_keys, where) -> tuple[str, str]:
+    """(kind, key) of a card event: kind is card, joker, foreign or unknown; key names the card."""
+    if e.uid is not None:
+        tag = registry.lookup(e.uid)
+        if tag is None:
+            return "unknown", f"uid:{e.uid}"
+        if tag.deck != active:
+            return "foreign", tag.card
+        if tag.card == JOKER:
+            return "joker", f"joker:{e.uid}"
+        return "card", tag.card
+    deck = e.deck or active
+    if deck != active:
+        return ("foreign" if registry.has_deck(deck) else "unknown"), e.card
+    if e.card == JOKER:
+        for key in joker_keys:
+            if where.get(key) == "stub":
+                return "joker", key
+        return "joker", joker_keys[0] if joker_keys else "joker:?"
+    return "card", e.card

@@ -1,0 +1,84 @@
+"""The documents stand alone: every relative link in a shipped .md file leads to a
+file of the repository (and to a heading of it, when it names one). A user who
+clones the repository or unpacks the sdist has nothing else."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def shipped_markdown() -> list[Path]:
+    """The .md files git tracks or would track (not ignored): what a clone gets."""
+    try:
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
+                             cwd=ROOT, capture_output=True, text=True, check=True, timeout=60).stdout
+        files = [ROOT / line for line in out.splitlines() if line]
+    except (OSError, subprocess.CalledProcessError):   # an unpacked sdist: no git
+        files = [p for p in ROOT.rglob("*.md") if not {".venv", "build", "dist"} & set(p.parts)]
+    return sorted(p for p in files if p.is_file())
+
+
+def anchors(markdown: str) -> set[str]:
+    """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens."""
+    out = set()
+    for line in FENCE.sub("", markdown).splitlines():
+        m = re.match(r"#{1,6}\s+(.*)", line)
+        if m:
+            text = re.sub(r"[`*_]", "", m.group(1).strip().lower())
+            out.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
+    return out
+
+
+def dead_links(md: Path) -> list[str]:
+    text = FENCE.sub("", md.read_text(encoding="utf-8"))
+    dead = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):      # https:, mailto:, file:
+            continue
+        path_part, _, anchor = target.partition("#")
+        dest = (md.parent / path_part).resolve() if path_part else md
+        if not dest.is_relative_to(ROOT):
+            dead.append(f"{target} (outside the repository)")
+        elif not dest.exists():
+            dead.append(f"{target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest.read_text(encoding="utf-8")):
+            dead.append(f"{target} (no such heading)")
+    return dead
+
+
+def test_there_are_documents_to_check():
+    names = {p.relative_to(ROOT).as_posix() for p in shipped_markdown()}
+    assert {"README.md", "docs/RULES.md", "docs/CONTRACT.md", "docs/INSTALL.md", "systemd/README.md"} <= names
+
+
+@pytest.mark.parametrize("md", shipped_markdown(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_dead_relative_link(md):
+    assert dead_links(md) == []
+
+
+def test_the_checker_sees_a_dead_link(tmp_path, monkeypatch):
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    (tmp_path / "here.md").write_text("# Here\n## A part\n")
+    doc = tmp_path / "doc.md"
+    doc.write_text("[a](../shared/design/RULES.md) [b](gone.md) [c](here.md#a-part) [d](here.md#nope)\n"
+                   "[e](https://example.org/x.md) [f](#top)\n```\n[g](in-a-fence.md)\n```\n# Top\n")
+    assert dead_links(doc) == ["../shared/design/RULES.md (outside the repository)", "gone.md (no such file)",
+                               "here.md#nope (no such heading)"]
+
+
+def test_the_rule_catalog_covers_every_profile_id():
+    """docs/RULES.md names every irregularity id the shipped profiles configure."""
+    from dealerbox.rules.profiles import available_profiles, load_profile
+
+    catalog = (ROOT / "docs" / "RULES.md").read_text(encoding="utf-8")
+    for name in available_profiles():
+        for rule_id in load_profile(name).rules:
+            assert f"`{rule_id}`" in catalog, (name, rule_id)
