@@ -216,7 +216,7 @@ def settle_sweep(judge: Judge) -> dict:
     """Pass-by kinds alone, at their rates: alarms and board latency per settle time."""
     model = NoiseModel(only=PASS_BY)
     rows = {}
-    for settle in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3):
+    for settle in (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4):
         rng = random.Random(7)
         alarms = 0
         lag = []

@@ -1,9 +1,8 @@
 """Every noise kind of hardware_sim.noise, acted out and polled, through presence into the engine.
 
 For each kind: clean hands must raise nothing, and hands with an irregularity must
-still raise it. The cases that need the engine to know sensing faults (RULES.md,
-"Sensing faults": UNREAD_CARD, SHORT_DEAL, MISSED_BURN answered "not read",
-BOARD_NOT_FROM_SHOE for a seat's card) are marked xfail until it does.
+still raise it. Unread cards follow RULES.md, "Sensing faults": UNREAD_CARD,
+SHORT_DEAL, MISSED_BURN answered "not read", BOARD_NOT_FROM_SHOE for a seat's card.
 """
 
 from __future__ import annotations
@@ -23,11 +22,10 @@ from hardware_sim.script import HandScript
 SCENARIOS = Path(__file__).parent / "scenarios"
 DOC = Path(__file__).parent.parent / "docs" / "NOISE.md"
 #: Kinds that only disturb timing or cross an antenna: never a reason to say anything.
-HARMLESS = ("double_read", "fast_pair", "board_dropout", "hole_over_board", "spread_late", "burn_cross",
+HARMLESS = ("double_read", "board_dropout", "hole_over_board", "spread_late", "burn_cross",
             "fold_sweep", "extra_pitch")
 #: Per-opportunity rates for the forced runs (1.0 where once per chance is still physical).
 FORCED = {"board_dropout": 0.3, "clock_jitter": 0.05}
-NEEDS_ENGINE = "the engine does not yet handle sensing faults (RULES.md: {}), engineer G's work"
 
 
 def clean_hand(seed: int, players: int = 6, hole: int = 2) -> list[dict]:
@@ -178,6 +176,21 @@ def test_a_clone_drawn_soon_after_its_twin(mouth):
     assert played.raised == (raises if mouth else [])
 
 
+def test_cards_drawn_within_ms_raise_nothing_when_read_in_the_order_they_came_out():
+    # fast_pair is not harmless: when the leading card's tag misses the first polls, the
+    # card behind it is read first and the two swap (docs/NOISE.md). Here both are read at once.
+    kept = 0
+    for seed in range(6):
+        played = Played(clean_hand(seed, players=2 + seed), kinds=["fast_pair"], seed=seed)
+        assert "fast_pair" in played.hand.noise
+        shoes = [e.uid for e in played.events if e.ev == "shoe"]
+        order = [p.uid for p in sorted(played.hand.passes, key=lambda p: p.t_on) if p.zone == "shoe" and p.role]
+        if shoes == order:
+            kept += 1
+            assert played.alarms == [], seed
+    assert kept >= 3
+
+
 def test_a_burn_and_the_turn_drawn_within_ms_keep_their_order():
     s = HandScript(seed=4)
     s.new_hand(4).deal().round_done().flop().round_done()
@@ -199,7 +212,6 @@ def act_uid(card: str) -> str:
 
 # -- unread cards: the engine's part (RULES.md, sensing faults) ------------------------------------
 @pytest.mark.parametrize("role", ["hole", "burn", "board"])
-@pytest.mark.xfail(reason=NEEDS_ENGINE.format("shoe with unread from the mouth sensor is UNREAD_CARD"))
 def test_an_unread_card_with_a_mouth_sensor_raises_nothing(role):
     played = Played(clean_hand(2), mouth=True, alter=unread(role, 1))
     assert any(e.unread for e in played.events)
@@ -214,26 +226,22 @@ def test_the_mouth_sensor_reports_an_unread_card_in_its_place():
     assert shoes[deal].unread and not any(e.unread for i, e in enumerate(shoes) if i != deal)
 
 
-@pytest.mark.xfail(reason=NEEDS_ENGINE.format("SHORT_DEAL when the deal is one card short at round_done"))
 def test_an_unread_hole_card_without_a_sensor_is_a_short_deal_prompt_and_no_cascade():
     played = Played(clean_hand(2), alter=unread("hole", 3))
     assert played.alarms == ["SHORT_DEAL"]
 
 
-@pytest.mark.xfail(reason=NEEDS_ENGINE.format("MISSED_BURN answered 'a card was burned, its tag was not read'"))
 def test_an_unread_burn_without_a_sensor_is_a_missed_burn_prompt_and_no_cascade():
     played = Played(clean_hand(2), alter=unread("burn", 1))
     assert played.alarms == ["MISSED_BURN"]
     assert "UNREAD_CARD" in played.raised
 
 
-@pytest.mark.xfail(reason=NEEDS_ENGINE.format("a board card the shoe never reported is UNREAD_CARD"))
 def test_an_unread_board_card_without_a_sensor_raises_nothing():
     played = Played(clean_hand(2), alter=unread("board", 2))
     assert played.alarms == []
 
 
-@pytest.mark.xfail(reason=NEEDS_ENGINE.format("a card drawn during a reader fault is UNREAD_CARD"))
 def test_a_reader_fault_during_a_draw_with_a_mouth_sensor_raises_nothing():
     def fault(hand):
         burn = next(p for p in hand.passes if p.zone == "shoe" and p.role == "burn")
@@ -243,7 +251,6 @@ def test_a_reader_fault_during_a_draw_with_a_mouth_sensor_raises_nothing():
     assert played.alarms == []
 
 
-@pytest.mark.xfail(reason=NEEDS_ENGINE.format("BOARD_NOT_FROM_SHOE when a card dealt to a seat lands on the board"))
 def test_a_hole_card_put_on_the_board_is_board_not_from_shoe():
     s = HandScript(seed=6)
     s.new_hand(3).deal()

@@ -33,11 +33,12 @@ Defaults, for polls every 10-20 ms and a card that passes through a field in
   isolated polls or short bursts (a hand passing over the antenna, ~0.1-0.3 s);
   cards leave the board only at the end of a hand or in a correction, where half a
   second of latency is invisible to the dealer.
-- ``settle = 0.15`` s (:data:`SETTLE_S`): cards that only pass over an antenna (a
+- ``settle = 0.3`` s (:data:`SETTLE_S`): cards that only pass over an antenna (a
   burn on its way to the muck, 30-150 ms; a hole card pitched across; folded cards
-  swept over the board) must never become board cards. 0.15 s is the shortest
-  settle time for which the noise benchmark's pass-by kinds raise nothing; it
-  delays each ``board_on`` by about 160 ms (docs/NOISE.md).
+  swept over the board, 100-300 ms) must never become board cards: a seat's card on
+  the board calls the floor. 0.3 s is the shortest settle time for which the noise
+  benchmark's pass-by kinds raise nothing; it delays each ``board_on`` by about as
+  much (docs/NOISE.md).
 - With a mouth sensor (*mouth_window*, e.g. 0.15 s) the shoe needs no rearm window:
   every count of a card leaving the stub becomes one ``shoe`` event, named by the
   new tag read within the window, or by a tag drawn before and read again (the card
@@ -79,7 +80,7 @@ SHOE, BOARD = "shoe", "board"
 
 #: Default settle time for the board and the zones (docs/NOISE.md: the shortest that
 #: removes the pass-by alarms of the noise benchmark).
-SETTLE_S = 0.15
+SETTLE_S = 0.3
 _DRAWN_MEMORY = 4096      # tags remembered as drawn (mouth sensor); a few decks' worth
 #: A card read again at the mouth this long after its draw is not lingering: it was drawn again.
 _LINGER_S = 5.0
