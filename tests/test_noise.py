@@ -287,3 +287,40 @@ def test_each_kind_can_be_acted_out_at_the_live_table(tmp_path):
         assert table.in_field["board"] == {table.uid_of("2c")}
         with pytest.raises(ValueError, match="unknown noise kind"):
             noise.inject("ghost")
+
+
+def test_the_sim_console_noise_key_injects_a_kind(tmp_path):
+    import asyncio
+    import re
+    import time
+
+    from dealerbox.service.config import DEFAULT_CONFIG
+    from dealerbox.tools.console import SimConsole
+
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{tmp_path / "state"}"', DEFAULT_CONFIG.read_text())
+    (tmp_path / "sim.toml").write_text(text)
+    app = SimConsole(tmp_path / "sim.toml", record=tmp_path / "r.jsonl")
+    seen: dict = {}
+
+    async def until(pilot, predicate, what):
+        end = time.monotonic() + 10
+        while not predicate():
+            assert time.monotonic() < end, f"timed out waiting for {what}"
+            await pilot.pause(0.05)
+
+    async def drive():
+        async with app.run_test(size=(130, 50)) as pilot:
+            s = app.session
+            await pilot.press("1")
+            await until(pilot, lambda: s.daemon.engine.phase == "deal", "the hand to start")
+            await pilot.press("d")
+            await until(pilot, lambda: s.last_drawn is not None, "a card to be dealt")
+            await pilot.press("n", *"burn_cross", "enter")
+            await until(pilot, lambda: any("burn_cross:" in n for n in s.notes), "the noise to be acted out")
+            await pilot.pause(0.6)
+            seen["notes"] = list(s.notes)
+            seen["decision"] = s.daemon.engine.decision
+
+    asyncio.run(drive())
+    assert any("crossed the board antenna" in n for n in seen["notes"])
+    assert seen["decision"].verdict == "ok"        # a card passing over the board is no board card
