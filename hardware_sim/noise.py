@@ -268,8 +268,9 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
                 continue
             hand.actions.append(Event.from_dict(e | {"t": t}))
         hand.end = max(hand.end, t)
-    finish_hand(hand.end)
-    hand.end += SWEEP_AFTER_HAND + 1.0
+    # Cards still lying when the events end (a scenario stops at its point) lie on a while.
+    finish_hand(hand.end + 2.0)
+    hand.end += 2.0 + SWEEP_AFTER_HAND + 1.0
     # A board card dropping out for a moment: per second it lies on the board.
     for p in [p for p in hand.passes if p.zone == "board" and p.t_off - p.t_on > 1.0]:
         seconds = int(p.t_off - p.t_on)

@@ -101,7 +101,7 @@ def test_default_config_is_the_all_simulated_table():
     assert cfg.state_dir == (TABLES_DIR.parent.parent / "state").resolve()
     assert cfg.tick_s == 0.25
     assert cfg.journal == {"sync": "event", "group_window": 0.05, "group_events": 64, "keep_days": 90}
-    assert cfg.presence == {"shoe_rearm": 0.5, "board_dropout": 0.5, "zone_dropout": 0.5, "settle": 0.3}
+    assert cfg.presence == {"shoe_rearm": 1.0, "board_dropout": 0.5, "zone_dropout": 0.5, "settle": 0.3}
     assert cfg.lcd.kwargs() == {"cols": 20, "rows": 4, "port": 1, "address": 0x27, "charmap": "A00"}
 
 

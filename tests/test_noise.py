@@ -163,7 +163,7 @@ def test_without_a_mouth_sensor_a_card_lingering_past_the_rearm_window_is_the_kn
     # docs/NOISE.md: shoe_rearm_s trades this false DUPLICATE_CARD against a tag drawn again soon.
     def late_linger(hand):
         first = next(p for p in hand.passes if p.zone == "shoe" and p.role == "hole")
-        hand.passes.append(type(first)("shoe", first.uid, first.t_on + 0.8, first.t_on + 0.85))
+        hand.passes.append(type(first)("shoe", first.uid, first.t_on + 1.4, first.t_on + 1.45))
     assert Played(clean_hand(1), alter=late_linger).alarms == ["DUPLICATE_CARD"]
     assert Played(clean_hand(1), alter=late_linger, mouth=True).alarms == []
 

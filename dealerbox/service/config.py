@@ -132,7 +132,7 @@ served by one reader only, and some reader must serve ``shoe`` and ``board``.
 :class:`~dealerbox.hw.presence.PresenceTracker` (defaults justified there)
 
 =============== ===== ======= ========= ===================================================
-shoe_rearm_s    float 0.5     0 .. 10   a card read again after this long is a new draw
+shoe_rearm_s    float 1.0     0 .. 10   a card read again after this long is a new draw
 board_dropout_s float 0.5     0 .. 10   a board card unseen this long is ``board_off``
 zone_dropout_s  float 0.5     0 .. 10   the same for the other zones
 settle_s        float 0.15    0 .. 5    a card must be seen this long before it is ``on``
@@ -203,7 +203,7 @@ from typing import Any, Mapping
 from ..errors import ConfigError, RegistryError
 from ..rules.events import BUTTONS, ZONES as _EVENT_ZONES
 from ..hw.gpio_panel import LED_COLOURS, PANEL_BUTTONS, PIN_FACTORY_KINDS, PanelPins
-from ..hw.presence import SETTLE_S
+from ..hw.presence import SETTLE_S, SHOE_REARM_S
 from .journal import SYNC_POLICIES
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
@@ -849,7 +849,7 @@ class _Loader:
         return url
 
     def read_presence(self, data: dict) -> dict:
-        keys = {"shoe_rearm_s": ("shoe_rearm", 0.5, 10.0), "board_dropout_s": ("board_dropout", 0.5, 10.0),
+        keys = {"shoe_rearm_s": ("shoe_rearm", SHOE_REARM_S, 10.0), "board_dropout_s": ("board_dropout", 0.5, 10.0),
                 "zone_dropout_s": ("zone_dropout", 0.5, 10.0), "settle_s": ("settle", SETTLE_S, 5.0)}
         sec = self.section(data, "presence", keys, required=False) or _Section(self.errors, "presence", {}, ())
         return {arg: sec.number(k, default, minval=0.0, maxval=top) for k, (arg, default, top) in keys.items()}
