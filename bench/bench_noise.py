@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from dealerbox.hw.presence import SETTLE_S, PresenceTracker
+from dealerbox.hw.presence import SETTLE_S, SHOE_REARM_S, PresenceTracker
 from dealerbox.rules.engine import HandEngine
 from dealerbox.rules.events import Event
 from dealerbox.rules.profiles import load_profile
@@ -51,7 +51,7 @@ SWEEP_HANDS = 300
 SCENARIOS = Path(__file__).resolve().parent.parent / "tests" / "scenarios"
 PROFILES = ("tda-2019", "cz-c40")
 MOUTH_WINDOW_S = 0.15
-REARM_S = 0.5
+REARM_S = SHOE_REARM_S
 #: Sensing-fault rows are about the radio, not dealing: they are not injected as irregularities.
 SENSING = {"UNREAD_CARD", "SHORT_DEAL", "READER_DEGRADED"}
 #: Prompts that are right when a read was really missed (RULES.md, sensing faults).
@@ -225,7 +225,7 @@ def settle_sweep(judge: Judge) -> dict:
             hand = act_out(events, model, rng, registry=judge.registry)
             stream = poll_stream(hand, model, rng)
             out = presence_events(hand, stream, _tracker(settle))
-            alarms += bool(judge.run(out, profile, []))
+            alarms += bool(judge.run(out, profile, hand.missed()))
             landed = {p.uid: p.t_on for p in hand.passes if p.zone == "board" and p.t_off - p.t_on > 1.0}
             lag += [e.t - landed[e.uid] for e in out if e.ev == "board_on" and e.uid in landed]
         rows[settle] = (round(1000 * alarms / SWEEP_HANDS, 2), round(1000 * sum(lag) / max(1, len(lag)), 1))
@@ -251,7 +251,7 @@ def rearm_sweep(judge: Judge, settle: float) -> dict:
             events, profile = clean_script(n, rng)
             hand = act_out(events, model, rng, registry=judge.registry)
             out_events = presence_events(hand, poll_stream(hand, model, rng), _tracker(settle, rearm))
-            alarms += bool(judge.run(out_events, profile, []))
+            alarms += bool(judge.run(out_events, profile, hand.missed()))
         found = total = 0
         for _name, events, profile, raises in redrawn:
             for _ in range(4):
