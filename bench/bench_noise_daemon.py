@@ -36,10 +36,10 @@ from hardware_sim.table import SimulatedTable
 #: Clean hands per table kind (without, then with a mouth sensor): 200 hands in all.
 HANDS = int(os.environ.get("NOISE_DAEMON_HANDS", "100"))
 MOUTH_PIN = 1
-#: Not measured: this bench drives the daemon through the dealer and presence code of
-#: this work, which the engine before the sensing-fault work (078a77f) cannot run with
-#: (it fails on ``shoe`` with ``unread``). bench_noise has that baseline for the same
-#: presence and engine path; ``NOISE_DAEMON_SETTLE=0`` gives the shipped settle of then.
+#: Not measured yet: the engine before the sensing-fault work (078a77f) was replaced on
+#: main before this bench ran (with it, the daemon would log and drop every ``shoe``
+#: with ``unread``). bench_noise has that baseline for the same presence and engine
+#: path; ``NOISE_DAEMON_SETTLE=0`` gives the shipped settle time of then.
 BASELINE = {
     "noise_daemon_false_alarms_per_1000_hands_mouth": None,
     "noise_daemon_false_alarms_per_1000_hands": None,
