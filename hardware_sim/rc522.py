@@ -1,52 +1,74 @@
 """A register-level emulator of the NXP MFRC522 (RC522) and the ISO 14443-3A tags in its field.
 
 It stands in for ``spidev.SpiDev``: the stock ``mfrc522`` package and the dealerbox
-driver talk to it exactly as they would to ``/dev/spidevB.D``, byte for byte. Nothing
-here is chosen by default; a test, the bench or a "simulated" wiring installs it.
+driver talk to it exactly as they would to ``/dev/spidevB.D``, byte for byte. An
+:class:`RC522Emulator` *is* such an SPI device (``open``, ``xfer2``, ``close``,
+``max_speed_hz``, ``mode``), so it can be handed to a driver directly; or
+:func:`spidev_module` builds a stand-in ``spidev`` module that reaches emulators by
+bus and chip select. Nothing here is chosen by default.
+
+Section numbers below are those of the MFRC522 datasheet (NXP, rev. 3.9) and, for
+the tags, of ISO/IEC 14443-3 and the NTAG203 / NTAG21x datasheets.
+``tests/test_rc522_emulator.py`` checks each behaviour against the section it cites.
 
 Chip side (what is modelled):
 
-- SPI framing as in the datasheet (section 8.1.2): the first byte is the address
-  (bit 7 = read); a write transfer writes every following byte to that one register
-  (that is how a FIFO burst is written); a read transfer reads, for each following
-  byte, the register named by the byte before it (so one transfer can read several
-  registers or drain the FIFO).
-- Registers the drivers use: CommandReg, ComIEnReg, ComIrqReg/DivIrqReg (bit 7
-  Set1/Set2 chooses between setting and clearing the bits written as 1), ErrorReg
-  (ProtocolErr, CRCErr, CollErr, BufferOvfl), Status1Reg (TRunning, CRCReady),
-  FIFODataReg/FIFOLevelReg (64 bytes, FlushBuffer, overflow), ControlReg
-  (RxLastBits, TStartNow/TStopNow), BitFramingReg (TxLastBits, RxAlign, StartSend),
-  CollReg (ValuesAfterColl, CollPosNotValid, CollPos), ModeReg (CRC preset),
-  TxControlReg (antenna on/off), the timer (TModeReg TAuto/TAutoRestart,
-  TPrescalerReg, TReloadReg, TCounterValReg), CRCResultReg, VersionReg (0x92).
-  Other registers just store what is written.
-- Commands Idle, CalcCRC (ISO 14443-3 CRC_A with the ModeReg preset), Transceive
-  (transmission starts when StartSend is written) and SoftReset. Others are stored
-  and do nothing (counted in ``unmodelled_commands``). TxCRCEn/RxCRCEn are not
-  modelled: drivers append and check CRC_A themselves.
+- SPI framing (8.1.2): the first byte is the address (bit 7 = read); a write transfer
+  writes every following byte to that one register, in order (a FIFO burst, or
+  CommandReg Idle then Transceive in one transfer); a read transfer returns, for
+  each following byte, the register named by the byte before it. Each byte happens
+  at its own time on the wire, so a long read sees the chip change under it.
+- Registers: CommandReg, ComIEnReg, ComIrqReg/DivIrqReg (bit 7 Set1/Set2, 9.3.1.5-6),
+  ErrorReg (9.3.1.7: ProtocolErr, ParityErr, CRCErr, CollErr, BufferOvfl, WrErr;
+  ErrIRq follows it), Status1Reg, FIFODataReg/FIFOLevelReg (8.3: 64 bytes,
+  FlushBuffer, overflow), ControlReg (RxLastBits, TStartNow/TStopNow), BitFramingReg
+  (TxLastBits, RxAlign, StartSend), CollReg (ValuesAfterColl, CollPosNotValid,
+  CollPos), ModeReg (CRC preset), TxModeReg/RxModeReg (TxCRCEn, RxCRCEn),
+  TxControlReg (antenna), the timer (8.5, 9.3.3.10-12: TAuto, TAutoRestart,
+  TPrescaler, TReload, TCounterVal), CRCResultReg, VersionReg (0x92). Other
+  registers just store what is written.
+- Commands (10.3.1) Idle, CalcCRC (CRC_A with the ModeReg preset), Transceive and
+  SoftReset; others are stored and counted in ``unmodelled_commands``. Transceive
+  (10.3.1.8) stays active: it transmits when StartSend is written, then receives;
+  after a frame has been received it waits for the next StartSend. While the
+  receiver still waits for an answer (e.g. after the timer fired) StartSend does
+  nothing (counted in ``ignored_start_sends``): a driver restarts the command.
 
-Time is *emulated*, never read from the wall clock, so results are deterministic: every
-SPI transfer advances the chip clock by ``transfer_us`` (Python + spidev overhead per
-call) plus the bytes' time on the wire at ``max_speed_hz``. Frames take their air time
-at 106 kbit/s, a tag answers after the ISO frame delay (about 91 us), the TAuto timer
-starts when a transmission ends and stops when an answer starts. So a driver that
-waits for TimerIRq pays a number of register polls that depends only on its timeout.
+Time is *emulated*, so results are deterministic: every SPI transfer costs the
+host's per-transfer overhead (:class:`HostBus`: ``PI4`` 50 us, ``PI5`` 25 us) plus
+its bytes at the SPI clock; frames take their air time at 106 kbit/s, a tag answers
+after the ISO frame delay (about 91 us), the TAuto timer starts when a transmission
+ends and stops when an answer starts. ``now_us`` is the chip's clock, ``bus_us`` the
+part of it spent on SPI, ``air_us`` the part the RF field was busy. With a *clock*
+(e.g. ``time.monotonic``) the chip's clock never lags that clock, and with
+``pace=True`` a transfer also takes at least its modelled time in real time, so a
+live daemon on the emulator pays a Pi's bus time (:func:`charge_bus_time`).
 
-Card side: :class:`SimulatedTag` implements the ISO 14443-3A state machine (IDLE,
-READY, ACTIVE, HALT and the READY*/ACTIVE* variants of a tag woken from HALT): REQA,
-WUPA (ATQA), anticollision at each cascade level with partial-bit frames, SELECT (SAK,
-CRC_A checked), HLTA (CRC_A checked). Several tags answering at once are combined
-bit by bit like a real receiver: the FIFO gets the OR of the answers, ErrorReg gets
-CollErr and CollReg the position of the first colliding bit (counted in FIFO bit
-positions, i.e. including RxAlign; 1..32, 32 encoded as 0). With ValuesAfterColl
-cleared, the bits after the first collision read as 0.
+Card side: :class:`SimulatedTag` implements the ISO 14443-3A state machine as NTAG
+tags do (IDLE, READY1/2/3, ACTIVE, HALT, and READY*/ACTIVE* of a tag woken from HALT):
+REQA, WUPA (ATQA), anticollision at each cascade level with partial-bit frames,
+SELECT (SAK, CRC_A checked), HLTA. With ``strict`` (the default), any frame a tag
+does not expect in READY or ACTIVE sends it back to IDLE, or to HALT when it was
+woken from HALT (NTAG203 8.2.2-8.2.3, NTAG213F/216F 8.4.4), including a SELECT of
+another tag's UID; ``strict=False`` keeps the old, kinder tags that stay READY then.
+A tag answers only ``power_up_us`` after it enters a powered field (ISO 14443-3
+section 5 allows a PICC up to 5 ms; the default is 1 ms when the chip follows a
+clock, see :class:`RC522Emulator`). Per tag: ``loss`` (the tag
+misses a reader frame), ``garble`` (its answer arrives with a parity error, or a bad
+start of frame: ParityErr / ProtocolErr) and ``collide`` (its answer is hit by
+interference at a random bit: CollErr). Several tags answering at once are combined
+bit by bit like a real receiver: the FIFO gets the OR of the answers, ErrorReg
+CollErr and CollReg the position of the first colliding bit (in FIFO bit positions,
+RxAlign included; 1..32, 32 encoded as 0). With ValuesAfterColl cleared, the bits
+after the first collision read as 0.
 
 Test-only methods put tags in and out of the field (:meth:`RC522Emulator.place`,
-:meth:`~RC522Emulator.remove`, :meth:`~RC522Emulator.remove_after`), make the field
-flaky (``dropout``: each tag misses a REQA/WUPA and everything up to the next one
-with that probability, from a seeded generator), or cut the SPI lines
-(:meth:`~RC522Emulator.unplug`). ``transfers`` counts SPI transfers and ``history``
-keeps the last frames sent to the tags.
+:meth:`~RC522Emulator.remove`, :meth:`~RC522Emulator.remove_after`), let chip time
+pass (:meth:`~RC522Emulator.advance`), make the whole field flaky (``dropout``: each
+tag misses a REQA/WUPA and everything up to the next one; ``loss``: the default
+per-frame loss of tags placed), or cut the SPI lines (:meth:`~RC522Emulator.unplug`).
+``transfers`` counts SPI transfers, ``frames`` RF frames, and ``history`` keeps the
+last frames sent to the tags.
 """
 
 from __future__ import annotations
@@ -55,6 +77,7 @@ import errno
 import math
 import random
 import sys
+import time
 import types
 from collections import deque
 from contextlib import contextmanager
@@ -74,7 +97,10 @@ CMD_IDLE, CMD_CALC_CRC, CMD_TRANSCEIVE, CMD_SOFT_RESET = 0x0, 0x3, 0xC, 0xF
 # -- bits ------------------------------------------------------------------------
 IRQ_TIMER, IRQ_ERR, IRQ_LOALERT, IRQ_HIALERT, IRQ_IDLE, IRQ_RX, IRQ_TX = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
 DIV_CRC = 0x04
-ERR_PROTOCOL, ERR_PARITY, ERR_CRC, ERR_COLL, ERR_BUFFER_OVFL = 0x01, 0x02, 0x04, 0x08, 0x10
+ERR_PROTOCOL, ERR_PARITY, ERR_CRC, ERR_COLL, ERR_BUFFER_OVFL, ERR_TEMP, ERR_WR = 0x01, 0x02, 0x04, 0x08, 0x10, 0x40, 0x80
+# Cleared when the receiver starts up (9.3.1.7); BufferOvfl only by FlushBuffer.
+_RX_ERRORS = ERR_PROTOCOL | ERR_PARITY | ERR_CRC | ERR_COLL
+CRC_EN = 0x80  # TxModeReg TxCRCEn, RxModeReg RxCRCEn
 
 # -- ISO 14443-3A ---------------------------------------------------------------
 REQA, WUPA, HLTA, CASCADE_TAG = 0x26, 0x52, 0x50, 0x88
@@ -83,9 +109,32 @@ SAK_CASCADE = 0x04
 
 FC_MHZ = 13.56
 BIT_US = 128 / FC_MHZ          # one bit at 106 kbit/s
-FDT_US = 1236 / FC_MHZ         # frame delay time before a tag's answer
+FDT_US = 1236 / FC_MHZ         # frame delay time before a tag's answer (ISO 14443-3 6.2.1.1)
 FIFO_SIZE = 64
 VERSION_VALUE = 0x92
+POWER_UP_US = 1000.0           # a tag's default wait after entering the field; ISO allows 5 ms
+
+
+@dataclass(frozen=True)
+class HostBus:
+    """What one SPI transfer costs the host besides its bytes' time on the wire.
+
+    ``transfer_us`` is one ``spidev.xfer2`` call from Python: the syscall, the
+    kernel's SPI driver and chip select, measured in the tens of microseconds.
+    """
+
+    name: str
+    transfer_us: float
+
+
+PI4 = HostBus("pi4", 50.0)
+PI5 = HostBus("pi5", 25.0)
+
+
+def air_time_us(nbits: int) -> float:
+    """Air time of an ISO 14443-A frame of *nbits* data bits (parity, SOF and EOF added)."""
+    return (nbits + nbits // 8 + 2) * BIT_US
+
 
 _RESET_VALUES = {
     COMMAND: 0x20, COM_IEN: 0x80, DIV_IEN: 0x00, WATER_LEVEL: 0x08, CONTROL: 0x10,
@@ -137,10 +186,14 @@ IDLE, READY, ACTIVE, HALT = "idle", "ready", "active", "halt"
 
 @dataclass(eq=False)
 class SimulatedTag:
-    """One ISO 14443-3A tag. ``state`` and ``level`` follow ISO/IEC 14443-3 section 6.3.
+    """One ISO 14443-3A tag. ``state`` and ``level`` follow ISO/IEC 14443-3 section 6.3
+    (READY with ``level`` 1, 2, 3 is NTAG's READY1, READY2...; ``woken`` marks the
+    READY*/ACTIVE* states of a tag woken from HALT).
 
     ``corrupt_bcc`` makes the tag send a wrong BCC at every cascade level and
     ``corrupt_crc`` a wrong CRC_A after its SAK: both are faults a driver must reject.
+    ``loss``, ``garble`` and ``collide`` are probabilities per frame (see the module
+    docstring); ``ready_at_us`` is when, on the chip's clock, it can first answer.
     """
 
     uid: bytes
@@ -149,12 +202,23 @@ class SimulatedTag:
     corrupt_bcc: bool = False
     corrupt_crc: bool = False
     state: str = IDLE
-    woken: bool = False          # READY*/ACTIVE*: falls back to HALT, not IDLE
+    woken: bool = False
     level: int = 1
+    loss: float = 0.0
+    garble: float = 0.0
+    collide: float = 0.0
+    power_up_us: float | None = None     # None: the chip's default
+    ready_at_us: float = 0.0
 
     @property
     def levels(self) -> int:
         return {4: 1, 7: 2, 10: 3}[len(self.uid)]
+
+    @property
+    def iso_state(self) -> str:
+        """The state as the NTAG datasheets name it: IDLE, READY1, READY2*, ACTIVE*, HALT..."""
+        name = f"READY{self.level}" if self.state == READY else self.state.upper()
+        return name + ("*" if self.woken and self.state in (READY, ACTIVE) else "")
 
     def block(self, level: int) -> bytes:
         """The 5 bytes a tag sends at cascade *level* (1-based): UID part + BCC."""
@@ -169,13 +233,16 @@ class SimulatedTag:
         self.state, self.woken, self.level = IDLE, False, 1
 
     def _fall_back(self) -> None:
-        # ISO 14443-3: an unexpected frame sends a READY/ACTIVE tag back to IDLE, or to
-        # HALT when it had been woken from HALT by WUPA.
+        # NTAG203 8.2.2-8.2.3 / NTAG213F/216F 8.4.4: data a tag does not expect in
+        # READY1/2 or ACTIVE is an error; it returns to IDLE, or to HALT when WUPA
+        # had woken it from HALT.
         self.state = HALT if self.woken else IDLE
         self.level = 1
 
-    def hear(self, data: bytes, nbits: int) -> list[int] | None:
+    def hear(self, data: bytes, nbits: int, strict: bool = True) -> list[int] | None:
         """React to one reader frame; return the answer's bits or None for silence."""
+        if not data:
+            return None
         if nbits == 7 and len(data) == 1:
             cmd = data[0] & 0x7F
             if cmd == REQA and self.state == IDLE or cmd == WUPA and self.state in (IDLE, HALT):
@@ -185,12 +252,12 @@ class SimulatedTag:
             if self.state in (READY, ACTIVE):
                 self._fall_back()
             return None
-        if nbits % 8 == 0 and len(data) == 4 and data[0] == HLTA and data[1] == 0:
-            if crc_a(data[:2]) != data[2:]:
-                return None
+        if self.state in (IDLE, HALT):
+            return None  # NTAG203 8.2.1, NTAG213F/216F 8.4.6: anything else leaves IDLE/HALT unchanged
+        if nbits == 32 and len(data) == 4 and data[0] == HLTA and data[1] == 0 and crc_a(data[:2]) == data[2:]:
             if self.state == ACTIVE:
                 self.state, self.level = HALT, 1
-            elif self.state == READY:
+            else:
                 self._fall_back()
             return None
         if self.state == READY and len(data) >= 2 and data[0] in SEL:
@@ -202,8 +269,12 @@ class SimulatedTag:
             mine = self.block(level)
             if nvb == 0x70:
                 if nbits != 72 or crc_a(data[:7]) != data[7:9]:
-                    return None  # a damaged frame is ignored
+                    if strict:
+                        self._fall_back()  # a damaged frame is an error too
+                    return None
                 if data[2:7] != mine:
+                    if strict:
+                        self._fall_back()  # another tag's SELECT: NTAG203 8.2.2 "any other data"
                     return None
                 if level < self.levels:
                     sak = SAK_CASCADE
@@ -222,25 +293,31 @@ class SimulatedTag:
                 return None
             mine_bits = _to_bits(mine)
             if _to_bits(data[2:], known) != mine_bits[:known]:
-                return None
+                return None  # ISO 14443-3 6.4.3.2: not matching the known bits, stays silent in READY
             return mine_bits[known:]
-        if self.state == READY or self.state == ACTIVE and data[0] in SEL:
-            self._fall_back()
+        self._fall_back()
         return None
 
 
 def make_tag(uid, *, sak: int | None = None, atqa=None, corrupt_bcc: bool = False,
-             corrupt_crc: bool = False) -> SimulatedTag:
+             corrupt_crc: bool = False, loss: float = 0.0, garble: float = 0.0, collide: float = 0.0,
+             power_up_us: float | None = None) -> SimulatedTag:
     """A tag with a 4-, 7- or 10-byte *uid* (bytes or hex) and typical ATQA/SAK for its size."""
     raw = bytes.fromhex(uid) if isinstance(uid, str) else bytes(uid)
     if len(raw) not in (4, 7, 10):
         raise ValueError(f"a tag UID has 4, 7 or 10 bytes, not {len(raw)}")
+    for name, p in (("loss", loss), ("garble", garble), ("collide", collide)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} is a probability between 0 and 1, not {p!r}")
+    if power_up_us is not None and power_up_us < 0:
+        raise ValueError(f"power_up_us must not be negative, not {power_up_us!r}")
     size_bits = {4: 0, 7: 1, 10: 2}[len(raw)]
     if atqa is None:
         atqa = bytes([(size_bits << 6) | 0x04, 0x00])
     if sak is None:
         sak = {4: 0x08, 7: 0x00, 10: 0x20}[len(raw)]
-    return SimulatedTag(raw, sak, bytes(atqa), corrupt_bcc, corrupt_crc)
+    return SimulatedTag(raw, sak, bytes(atqa), corrupt_bcc, corrupt_crc, loss=loss, garble=garble,
+                        collide=collide, power_up_us=power_up_us)
 
 
 # -- the chip ---------------------------------------------------------------------
@@ -257,29 +334,53 @@ class _Exchange:
     rx_started: bool = False
 
 
+_NEVER = math.inf
+_READ_COM_IRQ = 0x80 | (COM_IRQ << 1)
+_READ_COM_IRQ_BYTE = bytes([_READ_COM_IRQ])
+
+
 class RC522Emulator:
     """An MFRC522 on SPI bus *bus*, chip select *device*, with an RF field of tags.
 
-    It has the ``spidev.SpiDev`` API itself (``open``, ``xfer2``, ``close``, ...), and
+    It has the ``spidev.SpiDev`` API itself (``open``, ``xfer2``, ``close``,
+    ``max_speed_hz``, ``mode``), so a driver may take it as its SPI device, and
     :func:`spidev_module` builds a stand-in ``spidev`` module whose ``SpiDev()``
     instances reach the emulators by bus and device number.
 
-    *transfer_us* is the emulated time one SPI transfer costs besides its bytes'
-    wire time (50 us is about one ``spidev.xfer2`` call from Python on a Pi 4).
-    *dropout* is the probability that a tag misses a REQA/WUPA (and everything up to
-    the next one); *seed* makes that reproducible. *reset_line*, when given, is a
-    callable returning the NRSTPD pin level (e.g. ``lambda: mock_pin.state``): while
-    it is low the chip is powered down, answers 0x00 and forgets its registers.
+    *host* is the SPI cost model (:data:`PI4`, the default, or :data:`PI5`);
+    *transfer_us*, when given, overrides its per-transfer overhead. *strict* tags
+    (the default) fall back on unexpected frames as NTAG21x do. *loss* is the
+    per-frame loss given to tags placed without their own; *dropout* is the older
+    per-wake fault: a tag misses a REQA/WUPA and everything up to the next one.
+    *seed* makes the faults reproducible. *power_up_us* is the default delay of
+    tags placed; left None it is :data:`POWER_UP_US` when the chip follows a
+    *clock* and 0 when it does not: without a clock the host's idle time between
+    polls is invisible to the chip, and a delay counted in bus time alone would
+    last 20 to 30 times longer than it should at a 10 ms poll period. *reset_line*, when given, is a callable returning the NRSTPD pin
+    level: while it is low the chip is powered down, answers 0x00 and forgets its
+    registers. *clock* and *pace*: see the module docstring.
     """
 
-    def __init__(self, bus: int = 0, device: int = 0, *, transfer_us: float = 50.0,
-                 dropout: float = 0.0, seed: int = 0, reset_line=None, history: int = 1000):
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError("dropout is a probability between 0 and 1")
+    def __init__(self, bus: int = 0, device: int = 0, *, host: HostBus = PI4, transfer_us: float | None = None,
+                 strict: bool = True, loss: float = 0.0, dropout: float = 0.0, seed: int = 0,
+                 power_up_us: float | None = None, reset_line=None, history: int = 1000,
+                 clock=None, pace: bool = False):
+        for name, p in (("dropout", dropout), ("loss", loss)):
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} is a probability between 0 and 1, not {p!r}")
+        if pace and clock is None:
+            raise ValueError("pace needs a clock to pace against")
         self.bus, self.device = bus, device
-        self.transfer_us = transfer_us
+        self.host = host
+        self.transfer_us = host.transfer_us if transfer_us is None else transfer_us
+        self.strict = strict
+        self.loss = loss
         self.dropout = dropout
+        self.power_up_us = power_up_us
         self.reset_line = reset_line
+        self.clock = clock
+        self.pace = pace
+        self._clock_origin = clock() if clock is not None else 0.0
         self._rng = random.Random(seed)
         self.field: dict[bytes, SimulatedTag] = {}
         self._removals: list[tuple[int, bytes]] = []
@@ -288,10 +389,14 @@ class RC522Emulator:
         self.transfers = 0
         self.frames = 0
         self.unmodelled_commands = 0
+        self.ignored_start_sends = 0
         self.now_us = 0.0
+        self.bus_us = 0.0
+        self.air_us = 0.0
         self.plugged = True
         self.miso_idle = 0x00
         self.powered = True
+        self._due = _NEVER
         # spidev-like attributes
         self.mode = 0
         self.max_speed_hz = 0
@@ -301,10 +406,25 @@ class RC522Emulator:
 
     # -- test-only: the field ------------------------------------------------------
     def place(self, uid, **kwargs) -> SimulatedTag:
-        """Put a tag in the field (it powers up in IDLE); keyword args as :func:`make_tag`."""
-        tag = uid if isinstance(uid, SimulatedTag) else make_tag(uid, **kwargs)
+        """Put a tag in the field; keyword args as :func:`make_tag` (``loss`` defaults to
+        the emulator's). It powers up in IDLE and answers ``power_up_us`` later."""
+        if isinstance(uid, SimulatedTag):
+            tag = uid
+        else:
+            kwargs.setdefault("loss", self.loss)
+            tag = make_tag(uid, **kwargs)
+        self._follow_clock()
+        tag.power_off()
+        tag.ready_at_us = self.now_us + self._power_up_of(tag)
         self.field[tag.uid] = tag
         return tag
+
+    @property
+    def default_power_up_us(self) -> float:
+        """The power-up delay of a tag placed without its own (see the class docstring)."""
+        if self.power_up_us is not None:
+            return self.power_up_us
+        return POWER_UP_US if self.clock is not None else 0.0
 
     def remove(self, uid) -> None:
         """Take a tag out of the field (it loses power). Unknown UIDs are ignored."""
@@ -324,6 +444,11 @@ class RC522Emulator:
     def tag(self, uid) -> SimulatedTag:
         return self.field[self._key(uid)]
 
+    def advance(self, us: float) -> None:
+        """Let *us* microseconds of chip time pass with the host silent."""
+        self.now_us += us
+        self._settle()
+
     def unplug(self, miso: int = 0x00) -> None:
         """Cut the SPI lines like a loose cable: writes are lost and every byte read is
         *miso* (0x00 with a pull-down or a floating line, 0xFF with a pull-up)."""
@@ -336,6 +461,8 @@ class RC522Emulator:
     def reset_counters(self) -> None:
         self.transfers = 0
         self.frames = 0
+        self.bus_us = 0.0
+        self.air_us = 0.0
         self.history.clear()
 
     @staticmethod
@@ -358,7 +485,9 @@ class RC522Emulator:
     def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
         if not self._opened:
             raise OSError(errno.EBADF, "Bad file descriptor")
-        return self.transfer(data, speed_hz or self.max_speed_hz)
+        reply = self.transfer(data, speed_hz or self.max_speed_hz)
+        self.pace_host()
+        return reply
 
     # Real py-spidev may release chip select between bytes in xfer(); both drivers use
     # xfer2, so xfer is treated as xfer2 here.
@@ -367,18 +496,55 @@ class RC522Emulator:
     def writebytes(self, data) -> None:
         self.xfer2(data)
 
+    # -- time -----------------------------------------------------------------------------
+    def _wall_us(self) -> float:
+        return (self.clock() - self._clock_origin) * 1e6
+
+    def _follow_clock(self) -> None:
+        if self.clock is not None:
+            wall = self._wall_us()
+            if wall > self.now_us:
+                self.now_us = wall
+
+    def pace_host(self) -> None:
+        """With ``pace``: sleep until real time catches up with the chip's clock.
+
+        Called by the SPI entry points after a transfer, outside any lock a
+        thread-safe subclass holds around :meth:`transfer`.
+        """
+        if not self.pace:
+            return
+        ahead = self.now_us - self._wall_us()
+        if ahead > 200.0:   # sleeping in smaller slices than this costs more than it models
+            time.sleep(ahead / 1e6)
+
     # -- the SPI transfer -------------------------------------------------------------------
     def transfer(self, data, speed_hz: int = 1_000_000) -> list[int]:
-        """One SPI transfer with chip select held; returns the MISO bytes."""
-        data = [int(b) & 0xFF for b in data]
+        """One SPI transfer with chip select held; returns the MISO bytes.
+
+        The transfer costs ``transfer_us`` (before its first byte) and then each byte
+        its 8 clock periods; every byte acts at the chip-clock time it ends.
+        """
+        try:
+            data = bytes(data)
+        except (ValueError, TypeError):
+            data = bytes(int(b) & 0xFF for b in data)
         self.transfers += 1
-        self.now_us += self.transfer_us + len(data) * 8e6 / max(speed_hz or 1_000_000, 1)
+        self._follow_clock()
+        byte_us = 8e6 / max(speed_hz or 1_000_000, 1)
+        self.bus_us += self.transfer_us + len(data) * byte_us
+        self.now_us += self.transfer_us
+        return self._transfer_bytes(data, byte_us)
+
+    def _transfer_bytes(self, data: bytes, byte_us: float) -> list[int]:
         if not self.plugged:
+            self.now_us += len(data) * byte_us
             return [self.miso_idle] * len(data)
         out = [0] * len(data)
         if not data:
             return out
         if self.reset_line is not None and not self.reset_line():
+            self.now_us += len(data) * byte_us
             if self.powered:
                 self.powered = False
                 self._reset_chip()
@@ -387,15 +553,40 @@ class RC522Emulator:
         if not self.powered:
             self.powered = True
             self.booting_until = self.now_us + 100.0
-        self._settle()
+        self.now_us += byte_us   # the address byte
+        if self.now_us >= self._due:
+            self._settle()
         first = data[0]
         if first & 0x80:
-            for i in range(1, len(data)):
+            read = self._read
+            n = len(data)
+            i = 1
+            while i < n:
                 addr_byte = data[i - 1]
-                out[i] = self._read((addr_byte >> 1) & 0x3F) if addr_byte & 0x80 else 0
+                if addr_byte == _READ_COM_IRQ and i + 1 < n and data[i] == addr_byte:
+                    # A wait: ComIrqReg read over and over. It changes only at chip
+                    # events, so the bytes before the next one all read the same value.
+                    rest = data[i:]
+                    run = min(n, i + len(rest) - len(rest.lstrip(_READ_COM_IRQ_BYTE)) + 1)
+                    ahead = self._due - self.now_us
+                    quiet = run - i if ahead == _NEVER else min(run - i, max(0, math.ceil(ahead / byte_us) - 1))
+                    if quiet:
+                        value = self.com_irq & 0x7F
+                        out[i:i + quiet] = [value] * quiet
+                        self.now_us += quiet * byte_us
+                        i += quiet
+                        continue
+                self.now_us += byte_us
+                if self.now_us >= self._due:
+                    self._settle()
+                out[i] = read((addr_byte >> 1) & 0x3F) if addr_byte & 0x80 else 0
+                i += 1
         else:
             addr = (first >> 1) & 0x3F
             for value in data[1:]:
+                self.now_us += byte_us
+                if self.now_us >= self._due:
+                    self._settle()
                 self._write(addr, value)
         return out
 
@@ -412,13 +603,23 @@ class RC522Emulator:
         self.coll = 0xA0
         self.rx_last_bits = 0
         self.exchange: _Exchange | None = None
+        self.awaiting_start_send = False   # Transceive is between frames
         self.timer_end: float | None = None
         self.booting_until = self.now_us + 100.0
         self._crc_state = None
+        self._due = _NEVER
 
     def _power_off_field(self) -> None:
         for tag in self.field.values():
             tag.power_off()
+
+    def _power_up_of(self, tag: SimulatedTag) -> float:
+        return tag.power_up_us if tag.power_up_us is not None else self.default_power_up_us
+
+    def _power_on_field(self) -> None:
+        for tag in self.field.values():
+            tag.power_off()
+            tag.ready_at_us = self.now_us + self._power_up_of(tag)
 
     def _timer_period_us(self) -> float:
         prescaler = ((self.regs[T_MODE] & 0x0F) << 8) | self.regs[T_PRESCALER]
@@ -427,6 +628,22 @@ class RC522Emulator:
 
     def _start_timer(self, at: float) -> None:
         self.timer_end = at + self._timer_period_us()
+        self._reschedule()
+
+    def _reschedule(self) -> None:
+        """Remember when the next chip event is due, so bytes in between cost nothing."""
+        due = _NEVER
+        ex = self.exchange
+        if ex is not None:
+            if not ex.tx_done:
+                due = ex.tx_end
+            elif ex.rx_begin is not None and not ex.rx_started:
+                due = ex.rx_begin
+            elif ex.rx_end is not None and ex.rx_started:
+                due = ex.rx_end
+        if self.timer_end is not None and self.timer_end < due:
+            due = self.timer_end
+        self._due = due
 
     def _settle(self) -> None:
         """Run every chip event due by ``now_us``, in time order."""
@@ -444,20 +661,22 @@ class RC522Emulator:
                 events.append((self.timer_end, 2, "timer"))
             due = [e for e in events if e[0] <= self.now_us]
             if not due:
+                self._reschedule()
                 return
             when, _, kind = min(due)
             if kind == "tx":
                 ex.tx_done = True
                 self.com_irq |= IRQ_TX
                 if self.regs[T_MODE] & 0x80:
-                    self._start_timer(when)
+                    self.timer_end = when + self._timer_period_us()
             elif kind == "rx_begin":
                 ex.rx_started = True
                 if self.regs[T_MODE] & 0x80 and self.timer_end is not None:
-                    self.timer_end = None  # TAuto: the timer stops once an answer starts
+                    self.timer_end = None  # TAuto: the timer stops once an answer starts (8.5)
             elif kind == "rx_end":
                 self._receive(ex)
                 self.exchange = None
+                self.awaiting_start_send = self.command == CMD_TRANSCEIVE
             else:
                 self.com_irq |= IRQ_TIMER
                 self.timer_end = when + self._timer_period_us() if self.regs[T_MODE] & 0x10 else None
@@ -466,25 +685,29 @@ class RC522Emulator:
         for byte in ex.data:
             self._fifo_put(byte)
         self.rx_last_bits = ex.last_bits
-        self.error |= ex.errors
+        errors = ex.errors
+        if self.regs[RX_MODE] & CRC_EN and (len(ex.data) < 3 or ex.last_bits or crc_a(ex.data[:-2]) != ex.data[-2:]):
+            errors |= ERR_CRC      # 9.3.1.7: RxCRCEn set and the CRC fails
+        self.error |= errors
         if ex.coll is None:
             self.coll = (self.coll & 0x80) | 0x20
         else:
             self.coll = (self.coll & 0x80) | ex.coll
-        self.com_irq |= IRQ_RX | (IRQ_ERR if ex.errors else 0)
+        self.com_irq |= IRQ_RX | (IRQ_ERR if self.error & ~ERR_TEMP else 0)
 
     def _fifo_put(self, byte: int) -> None:
         if len(self.fifo) >= FIFO_SIZE:
-            self.error |= ERR_BUFFER_OVFL
+            self.error |= ERR_BUFFER_OVFL   # 9.3.1.7: written while the FIFO is full
+            self.com_irq |= IRQ_ERR
             return
         self.fifo.append(byte)
 
     def _read(self, addr: int) -> int:
+        if addr == COM_IRQ:
+            return self.com_irq & 0x7F
         if addr == COMMAND:
             booting = 0x10 if self.now_us < self.booting_until else 0
             return (self.regs[COMMAND] & 0x20) | booting | self.command
-        if addr == COM_IRQ:
-            return self.com_irq & 0x7F
         if addr == DIV_IRQ:
             return self.div_irq & 0x7F
         if addr == ERROR:
@@ -527,6 +750,11 @@ class RC522Emulator:
                 self.fifo.clear()
                 self.error &= ~ERR_BUFFER_OVFL
         elif addr == FIFO_DATA:
+            ex = self.exchange
+            if ex is not None and ex.tx_done and (ex.rx_end is None or self.now_us < ex.rx_end):
+                # 9.3.1.7 WrErr: written between the last bit sent and the last bit received
+                self.error |= ERR_WR
+                self.com_irq |= IRQ_ERR
             if self.command == CMD_CALC_CRC:
                 self._crc_feed([value])  # CalcCRC consumes FIFO bytes as they arrive
             else:
@@ -537,10 +765,14 @@ class RC522Emulator:
             if value & 0x40:
                 self._start_timer(self.now_us)
             self.regs[CONTROL] = value & 0x30
+            self._reschedule()
         elif addr == BIT_FRAMING:
             self.regs[BIT_FRAMING] = value
             if value & 0x80 and self.command == CMD_TRANSCEIVE:
-                self._transmit()
+                if self.awaiting_start_send:
+                    self._transmit()
+                else:
+                    self.ignored_start_sends += 1
         elif addr == COLL:
             self.coll = (value & 0x80) | (self.coll & 0x7F)
         elif addr == TX_CONTROL:
@@ -548,6 +780,8 @@ class RC522Emulator:
             self.regs[TX_CONTROL] = value
             if was_on and not value & 0x03:
                 self._power_off_field()
+            elif value & 0x03 and not was_on:
+                self._power_on_field()
         elif addr in (ERROR, STATUS1, VERSION, CRC_RESULT_H, CRC_RESULT_L, T_COUNTER_H, T_COUNTER_L):
             pass  # read-only
         else:
@@ -560,7 +794,10 @@ class RC522Emulator:
             self._reset_chip()
             return
         self.exchange = None  # any new command cancels a reception in progress
+        self.awaiting_start_send = cmd == CMD_TRANSCEIVE
         self.command = cmd
+        self.error &= ~ERR_WR
+        self._reschedule()
         if cmd == CMD_CALC_CRC:
             preset = (0x0000, 0x6363, 0xA671, 0xFFFF)[self.regs[MODE] & 0x03]
             self._crc_state = preset
@@ -589,37 +826,62 @@ class RC522Emulator:
             return
         framing = self.regs[BIT_FRAMING]
         last_bits, align = framing & 0x07, (framing >> 4) & 0x07
+        if self.regs[TX_MODE] & CRC_EN and last_bits == 0:
+            data += crc_a(data)   # TxCRCEn: the chip appends CRC_A (9.3.2.3)
         nbits = 8 * len(data) if last_bits == 0 else 8 * (len(data) - 1) + last_bits
-        self.error &= ERR_BUFFER_OVFL
+        self.error &= ~_RX_ERRORS
+        self.awaiting_start_send = False
         self.frames += 1
         for _, uid in [r for r in self._removals if r[0] < self.frames]:
             self.remove(uid)
         self._removals = [r for r in self._removals if r[0] >= self.frames]
         answers = []
         if self.regs[TX_CONTROL] & 0x03:
+            rng = self._rng
             if nbits == 7 and len(data) == 1:
-                self._deaf = {u for u in self.field if self.dropout and self._rng.random() < self.dropout}
+                self._deaf = {u for u in self.field if self.dropout and rng.random() < self.dropout}
             for uid, tag in self.field.items():
-                if uid in self._deaf:
+                if uid in self._deaf or self.now_us < tag.ready_at_us:
                     continue
-                bits = tag.hear(data, nbits)
+                if tag.loss and rng.random() < tag.loss:
+                    continue       # too little coupling: the tag misses the frame
+                bits = tag.hear(data, nbits, self.strict)
                 if bits is not None:
-                    answers.append((uid, bits))
+                    answers.append((tag, bits))
             if self.regs[COMMAND] & 0x20:
                 answers = []  # RcvOff: the tags heard the frame, the receiver is off
-        self.history.append((_frame_name(data, nbits), data.hex().upper(), tuple(u.hex().upper() for u, _ in answers)))
-        tx_end = self.now_us + (nbits + nbits // 8 + 2) * BIT_US
+        self.history.append((_frame_name(data, nbits), data.hex().upper(),
+                             tuple(t.uid.hex().upper() for t, _ in answers)))
+        tx_air = air_time_us(nbits)
+        tx_end = self.now_us + tx_air
         if not answers:
+            self.air_us += tx_air
             self.exchange = _Exchange(tx_end, None, None)
+            self._reschedule()
             return
         length = max(len(bits) for _, bits in answers)
-        combined, first_coll = [], None
+        errors, first_coll = 0, None
+        answers_bits = []
+        for tag, bits in answers:
+            bits = list(bits)
+            if tag.garble and self._rng.random() < tag.garble:
+                where = self._rng.randrange(-1, len(bits))
+                if where < 0:
+                    errors |= ERR_PROTOCOL     # a bad start of frame (9.3.1.7)
+                else:
+                    bits[where] ^= 1
+                    errors |= ERR_PARITY       # the flipped bit breaks its byte's parity
+            if tag.collide and self._rng.random() < tag.collide:
+                hit = self._rng.randrange(len(bits))
+                first_coll = hit if first_coll is None else min(first_coll, hit)
+            answers_bits.append(bits)
+        combined = []
         for i in range(length):
-            values = {bits[i] for _, bits in answers if i < len(bits)}
-            if len(values) > 1 and first_coll is None:
+            values = {bits[i] for bits in answers_bits if i < len(bits)}
+            if len(values) > 1 and (first_coll is None or i < first_coll):
                 first_coll = i
             combined.append(1 if 1 in values else 0)
-        errors, coll = 0, None
+        coll = None
         if first_coll is not None:
             errors |= ERR_COLL
             if not self.coll & 0x80:  # ValuesAfterColl = 0: bits after the collision are cleared
@@ -628,8 +890,10 @@ class RC522Emulator:
             coll = 0x20 if position > 32 else position % 32
         packed, rx_last = _pack(combined, align)
         rx_begin = tx_end + FDT_US
-        rx_end = rx_begin + (length + length // 8 + 2) * BIT_US
+        rx_end = rx_begin + air_time_us(length)
+        self.air_us += rx_end - self.now_us
         self.exchange = _Exchange(tx_end, rx_begin, rx_end, packed, rx_last, errors, coll)
+        self._reschedule()
 
 
 def _frame_name(data: bytes, nbits: int) -> str:
@@ -641,6 +905,22 @@ def _frame_name(data: bytes, nbits: int) -> str:
         level = SEL.index(data[0]) + 1
         return f"SELECT CL{level}" if data[1] == 0x70 else f"ANTICOLL CL{level}"
     return "FRAME"
+
+
+def charge_bus_time(chips, host: HostBus = PI4, clock=time.monotonic) -> None:
+    """Make live emulators (e.g. a ``SimulatedTable``'s ``chips.values()``) cost what a Pi pays.
+
+    Each chip takes *host*'s per-transfer overhead, follows *clock* (so tags power up
+    and timers run in real time between polls) and paces every transfer to take at
+    least its modelled time, so latencies measured in real time include the Pi's bus
+    time and RF air time.
+    """
+    for chip in chips:
+        chip.host = host
+        chip.transfer_us = host.transfer_us
+        chip.clock = clock
+        chip._clock_origin = clock() - chip.now_us / 1e6
+        chip.pace = True
 
 
 # -- a stand-in spidev module ----------------------------------------------------------------
@@ -670,7 +950,9 @@ class _SpiHandle:
     def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
         if self._chip is None:
             raise OSError(errno.EBADF, "Bad file descriptor")
-        return self._chip.transfer(data, speed_hz or self.max_speed_hz)
+        reply = self._chip.transfer(data, speed_hz or self.max_speed_hz)
+        self._chip.pace_host()
+        return reply
 
     xfer = xfer2
 

@@ -41,7 +41,8 @@ def install(monkeypatch, *chips):
 
 @pytest.fixture
 def chip(monkeypatch, pins):
-    emulator = RC522Emulator(0, 0)
+    # Tags answer at once here: the power-up delay is the emulator tests' business.
+    emulator = RC522Emulator(0, 0, power_up_us=0)
     gpio = install(monkeypatch, emulator)
     emulator.gpio = gpio
     yield emulator
@@ -57,6 +58,14 @@ def reader(chip):
 
 def uids(result):
     return result["board"]
+
+
+def settled(reader, polls=None):
+    """Poll until the reader has found every tag in the field (one new tag per poll)."""
+    seen = frozenset()
+    for _ in range(polls or 20):
+        seen = uids(reader.poll())
+    return seen
 
 
 # -- the emulator itself --------------------------------------------------------------------
@@ -87,7 +96,7 @@ def _r(dev, *regs):
 
 
 def test_irq_register_set1_sets_and_clears():
-    chip = RC522Emulator()
+    chip = RC522Emulator(power_up_us=0)
     dev = _spi(chip)
     _w(dev, sim.COM_IRQ, 0x7F)
     assert _r(dev, sim.COM_IRQ) == [0]
@@ -98,7 +107,7 @@ def test_irq_register_set1_sets_and_clears():
 
 
 def test_fifo_level_flush_and_overflow():
-    chip = RC522Emulator()
+    chip = RC522Emulator(power_up_us=0)
     dev = _spi(chip)
     _w(dev, sim.FIFO_DATA, *range(10))
     assert _r(dev, sim.FIFO_LEVEL) == [10]
@@ -133,7 +142,7 @@ def _polls_until(dev, mask, limit=500):
 def test_timer_expiry_is_counted_in_transfers_not_wall_clock():
     counts = []
     for _ in range(2):
-        chip = RC522Emulator()
+        chip = RC522Emulator(power_up_us=0)
         dev = _spi(chip)
         _start_reqa(dev)
         counts.append(_polls_until(dev, sim.IRQ_TIMER | sim.IRQ_RX))
@@ -144,7 +153,7 @@ def test_timer_expiry_is_counted_in_transfers_not_wall_clock():
 
 
 def test_timer_stops_when_an_answer_starts():
-    chip = RC522Emulator()
+    chip = RC522Emulator(power_up_us=0)
     chip.place(UID4)
     dev = _spi(chip)
     _start_reqa(dev)
@@ -156,7 +165,7 @@ def test_timer_stops_when_an_answer_starts():
 
 
 def test_collision_sets_collerr_and_collreg_position():
-    chip = RC522Emulator()
+    chip = RC522Emulator(power_up_us=0)
     chip.place("11223344")
     chip.place("11223345")   # differs first in bit 24 (1-based 25)
     dev = _spi(chip)
@@ -190,16 +199,20 @@ def test_halted_tag_answers_only_wupa():
     assert tag.hear(bytes([sim.WUPA]), 7) is not None
 
 
-def test_select_with_a_bad_crc_is_ignored_by_the_tag():
+def test_select_with_a_bad_crc_is_not_answered():
     tag = sim.make_tag(UID4)
     tag.hear(bytes([sim.REQA]), 7)
     select = bytes([0x93, 0x70]) + tag.block(1)
     assert tag.hear(select + b"\x00\x00", 72) is None
-    assert tag.state == sim.READY
+    assert tag.state == sim.IDLE          # strict: a damaged frame is an error
+    lenient = sim.make_tag(UID4)
+    lenient.hear(bytes([sim.REQA]), 7)
+    assert lenient.hear(select + b"\x00\x00", 72, strict=False) is None
+    assert lenient.state == sim.READY
 
 
 def test_spidev_stand_in_behaves_like_spidev():
-    chip = RC522Emulator(1, 0)
+    chip = RC522Emulator(1, 0, power_up_us=0)
     module = spidev_module(chip)
     dev = module.SpiDev()
     with pytest.raises(FileNotFoundError):
@@ -218,14 +231,14 @@ def test_remove_after_lets_the_tag_hear_that_many_frames(reader, chip):
     chip.remove_after(UID7, 2)
     assert uids(reader.poll()) == frozenset()
     answered = [name for name, _, who in chip.history if who]
-    assert answered == ["WUPA", "ANTICOLL CL1"]
+    assert answered == ["WUPA", "ANTICOLL CL1"]      # a reader's first search wakes HALTed tags too
     assert reader.counters["lost"] >= 1
 
 
 def test_dropout_is_reproducible_with_a_seed(monkeypatch, pins):
     runs = []
     for _ in range(2):
-        flaky = RC522Emulator(dropout=0.5, seed=3)
+        flaky = RC522Emulator(dropout=0.5, seed=3, power_up_us=0)
         install(monkeypatch, flaky)
         flaky.place(UID4)
         flaky.place(UID7)
@@ -250,24 +263,26 @@ def test_importing_the_driver_imports_no_pi_library():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
 
 
-def test_empty_poll_costs_at_most_25_transfers(reader, chip):
+def test_empty_poll_costs_at_most_10_transfers(reader, chip):
     counts = []
     for _ in range(50):
         chip.reset_counters()
         assert uids(reader.poll()) == frozenset()
         counts.append(chip.transfers)
-    assert max(counts) <= 25
-    assert [h[0] for h in chip.history] == ["WUPA"]
+    assert max(counts) <= 10
+    assert [h[0] for h in chip.history] in (["REQA"], ["WUPA"])   # WUPA every rewake_every polls
 
 
 def test_empty_poll_cost_follows_the_chip_timer(chip):
     costs = []
-    for timeout_us in (300, 500, 1000):
+    for timeout_us in (150, 1000, 5000):
         with RC522Reader("board", timeout_us=timeout_us) as r:
-            chip.reset_counters()
             r.poll()
-            costs.append(chip.transfers)
-    assert costs == sorted(set(costs)) and costs[1] <= 25
+            chip.reset_counters()
+            start = chip.now_us
+            r.poll()
+            costs.append(chip.now_us - start)
+    assert costs == sorted(set(costs)) and costs[2] - costs[0] >= 4850
 
 
 @pytest.mark.parametrize("uid", [UID4, UID7, UID10, "88776655"])
@@ -281,20 +296,25 @@ def test_second_cascade_level_is_really_used(reader, chip):
     chip.place(UID7)
     reader.poll()
     frames = [h[0] for h in chip.history]
-    assert frames == ["WUPA", "ANTICOLL CL1", "SELECT CL1", "ANTICOLL CL2", "SELECT CL2", "HLTA"]
+    assert frames == ["WUPA", "ANTICOLL CL1", "SELECT CL1", "ANTICOLL CL2", "SELECT CL2", "HLTA", "REQA"]
+    chip.reset_counters()
+    reader.poll()
+    # known: checked halted, with WUPA + SELECT at both levels; then REQA for new cards
+    assert [h[0] for h in chip.history] == ["WUPA", "SELECT CL1", "SELECT CL2", "REQA"]
+    assert chip.tag(UID7).state == sim.HALT
 
 
 def test_bad_bcc_is_rejected_and_counted(reader, chip):
     chip.place(UID7, corrupt_bcc=True)
     chip.place("0499AABBCCDDEE")
-    assert uids(reader.poll()) == {"0499AABBCCDDEE"}
+    assert settled(reader) == {"0499AABBCCDDEE"}
     assert reader.counters["bcc_errors"] >= 1
 
 
 def test_bad_sak_crc_is_rejected_and_counted(reader, chip):
     chip.place(UID4, corrupt_crc=True)
     chip.place(UID10)
-    assert uids(reader.poll()) == {UID10}
+    assert settled(reader) == {UID10}
     assert reader.counters["crc_errors"] >= 1
 
 
@@ -304,7 +324,7 @@ def test_inventory_of_colliding_tags_is_complete(reader, chip, count):
     placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h", "Qc")[:count]}
     for uid in placed:
         chip.place(uid)
-    assert uids(reader.poll()) == placed
+    assert uids(reader.poll()) == placed              # cards laid down together come together
     assert reader.counters["collisions"] >= count - 1
     assert uids(reader.poll()) == placed
 
@@ -313,17 +333,53 @@ def test_tags_sharing_their_first_cascade_level(reader, chip):
     placed = {"04A3C6CAE26180", "04A3C6CAE26181", "04A3C6115566AA", "04A3C6"[:6] + "00000000", "A3C60411"}
     for uid in placed:
         chip.place(uid)
-    assert uids(reader.poll()) == placed
+    assert settled(reader) == placed
 
 
-def test_more_tags_than_max_is_bounded_and_counted(reader, chip):
-    for card in ("Ah", "Kd", "2c", "Ts", "7h", "Qc", "3s"):
-        chip.place(simulated_uid("A", card))
+def test_more_tags_than_max_keeps_every_known_card(chip):
+    board = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")]
+    sweep = [simulated_uid("A", card) for card in ("Qc", "3s", "4d", "5h")]
+    with RC522Reader("board", max_tags=6) as reader:
+        for uid in board:
+            chip.place(uid)
+        assert settled(reader) == set(board)
+        for uid in sweep:                      # folded cards swept over the board
+            chip.place(uid)
+        for _ in range(10):
+            chip.reset_counters()
+            seen = uids(reader.poll())
+            assert set(board) <= seen and len(seen) <= 6
+            assert chip.transfers < 400
+        assert reader.counters["too_many_tags"] >= 1
+
+
+def test_a_steady_poll_checks_each_known_card_and_sends_one_reqa(reader, chip):
+    placed = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c")]
+    for uid in placed:
+        chip.place(uid)
+    reader.poll()
+    reader.poll()
     chip.reset_counters()
-    seen = uids(reader.poll())
-    assert len(seen) == 6
-    assert reader.counters["too_many_tags"] == 1
-    assert chip.transfers < 2000
+    assert uids(reader.poll()) == set(placed)
+    assert [h[0] for h in chip.history] == ["WUPA", "SELECT CL1", "SELECT CL2"] * 3 + ["REQA"]
+    assert all(chip.tag(uid).state == sim.HALT for uid in placed)
+
+
+def test_new_cards_per_poll_are_bounded(chip):
+    placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")}
+    for uid in placed:
+        chip.place(uid)
+    with RC522Reader("board", new_per_poll=2) as reader:
+        assert [len(uids(reader.poll())) for _ in range(3)] == [2, 4, 5]
+
+
+def test_default_max_tags_covers_a_board_and_a_sweep(reader, chip):
+    assert reader.max_tags >= 16
+    placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h", "Qc", "3s", "4d", "5h",
+                                                   "6c", "8s", "9d", "Jh", "Qd", "Kc", "As")}
+    for uid in placed:
+        chip.place(uid)
+    assert settled(reader, 20) == placed
 
 
 _uid_bytes = st.one_of(
@@ -340,21 +396,25 @@ def test_property_any_set_of_tags_is_fully_inventoried(reader, chip, raw_uids):
     placed = {u.hex().upper() for u in raw_uids}
     for uid in placed:
         chip.place(uid)
-    assert uids(reader.poll()) == placed
+    assert settled(reader, len(placed) + 3) == placed
 
 
 @pytest.mark.parametrize("after", range(1, 12))
 def test_tag_leaving_mid_read_is_handled(reader, chip, after):
     chip.place(UID7)
     chip.place(UID10)
+    assert settled(reader, 2) == {UID7, UID10}
     chip.remove_after(UID7, after)
-    seen = uids(reader.poll())
-    assert UID10 in seen and seen <= {UID7, UID10}
-    assert uids(reader.poll()) == {UID10}
+    for _ in range(2):       # the tag may still answer in the poll it leaves during
+        seen = uids(reader.poll())
+        assert UID10 in seen and seen <= {UID7, UID10}
+    for _ in range(4):
+        assert uids(reader.poll()) == {UID10}
+    assert UID7 not in reader.known
 
 
 def test_flaky_field_with_presence_tracking_gives_no_false_board_off(monkeypatch, pins):
-    flaky = RC522Emulator(dropout=0.3, seed=7)
+    flaky = RC522Emulator(dropout=0.3, seed=7, power_up_us=0)
     install(monkeypatch, flaky)
     placed = {UID4, UID7, UID10}
     for uid in placed:
@@ -362,7 +422,7 @@ def test_flaky_field_with_presence_tracking_gives_no_false_board_off(monkeypatch
     tracker = PresenceTracker()
     events, union, partial = [], set(), 0
     with RC522Reader("flaky", zone="board") as r:
-        for n in range(100):
+        for n in range(200):
             seen = r.poll()
             union |= seen["board"]
             partial += seen["board"] != placed
@@ -378,6 +438,8 @@ def test_halted_tags_are_invisible_to_reqa_but_not_to_our_poll(reader, chip):
     chip.place(UID4)
     assert uids(reader.poll()) == {UID4}
     assert chip.tag(UID4).state == sim.HALT
+    assert uids(reader.poll()) == {UID4}
+    assert chip.tag(UID4).state == sim.HALT     # REQA at the end of the poll halted it again
     stock = reader.chip
     status, _ = stock.MFRC522_Request(stock.PICC_REQIDL)
     assert status != stock.MI_OK
@@ -424,7 +486,7 @@ def test_missing_pi_libraries_raise_reader_error(monkeypatch, pins):
                 raise RuntimeError("This module can only be run on a Raspberry Pi!")
             return None
 
-    monkeypatch.setitem(sys.modules, "spidev", spidev_module(RC522Emulator()))
+    monkeypatch.setitem(sys.modules, "spidev", spidev_module(RC522Emulator(power_up_us=0)))
     monkeypatch.delitem(sys.modules, "RPi.GPIO", raising=False)
     monkeypatch.setattr(sys, "meta_path", [NotAPi(), *sys.meta_path])
     _evict_mfrc522()
@@ -433,7 +495,7 @@ def test_missing_pi_libraries_raise_reader_error(monkeypatch, pins):
 
 
 def test_two_readers_on_their_own_buses(monkeypatch, pins):
-    shoe_chip, board_chip = RC522Emulator(0, 0), RC522Emulator(1, 0)
+    shoe_chip, board_chip = RC522Emulator(0, 0, power_up_us=0), RC522Emulator(1, 0, power_up_us=0)
     install(monkeypatch, shoe_chip, board_chip)
     shoe_chip.place(UID4)
     board_chip.place(UID7)
@@ -448,7 +510,7 @@ def test_two_readers_on_their_own_buses(monkeypatch, pins):
 def test_reset_pin_is_driven_through_gpiozero_and_nothing_else(monkeypatch, pins):
     pin = pins.pin(25)
     other = pins.pin(8)
-    chip = RC522Emulator(reset_line=lambda: pin.state)
+    chip = RC522Emulator(reset_line=lambda: pin.state, power_up_us=0)
     gpio = install(monkeypatch, chip)
     reader = RC522Reader("board", reset_pin=25)
     assert pin.function == "output" and pin.state is True
@@ -579,3 +641,101 @@ def test_our_compat_methods_fix_the_stock_api(reader, chip):
     status, block = c.MFRC522_Anticoll()
     assert status == c.MI_OK and block[0] == 0x88
     assert c.MFRC522_SelectTag(block) == 0x04
+
+
+# -- a bus handed in, and a clean log ----------------------------------------------------------------
+def test_an_spi_device_handed_in_needs_no_pi_library(monkeypatch, pins):
+    class NotAPi:
+        def find_spec(self, name, path=None, target=None):
+            if name in ("RPi.GPIO", "spidev"):
+                raise RuntimeError("This module can only be run on a Raspberry Pi!")
+            return None
+
+    for name in ("spidev", "RPi.GPIO", "RPi"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NotAPi(), *sys.meta_path])
+    _evict_mfrc522()
+    chip = RC522Emulator(1, 0, power_up_us=0)
+    chip.place(UID7)
+    with RC522Reader("board", bus=1, reset_pin=None, spi=chip, spi_hz=2_000_000) as reader:
+        assert uids(reader.poll()) == {UID7}
+        assert isinstance(reader.chip, driver.FixedMFRC522)
+        assert chip.max_speed_hz == 2_000_000 and chip.mode == 0
+    assert not chip._opened
+    with pytest.raises(ReaderError, match="spidev0.0"):
+        RC522Reader("board", bus=0, reset_pin=None, spi=RC522Emulator(1, 0))
+
+
+@pytest.mark.parametrize("after", range(1, 9))
+def test_a_card_leaving_mid_read_logs_no_warning(reader, chip, caplog, after):
+    # `make run` used to warn "tag ... did not answer SELECT (lost #1)": a card sliding
+    # out of the shoe field between its anticollision answer and its SELECT. That is
+    # presence information, not a fault: counted, logged at DEBUG.
+    chip.place(UID7)
+    chip.remove_after(UID7, after)
+    with caplog.at_level(logging.DEBUG, logger=driver.__name__):
+        for _ in range(5):
+            reader.poll()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert UID7 not in reader.known
+
+
+def test_tag_faults_still_warn_once_with_the_reader_name(reader, chip, caplog):
+    chip.place(UID4, corrupt_crc=True)
+    with caplog.at_level(logging.DEBUG, logger=driver.__name__):
+        for _ in range(3):
+            reader.poll()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "board-reader" in warnings[0] and "crc_errors #1" in warnings[0]
+
+
+def test_five_board_cards_under_coupling_loss_are_seen_within_three_polls(chip):
+    chip._rng.seed(5)
+    placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")}
+    with RC522Reader("board") as reader:
+        for uid in placed:
+            chip.place(uid, loss=0.05)
+        assert settled(reader, 10) == placed
+        window = []
+        for _ in range(150):
+            window = (window + [uids(reader.poll())])[-3:]
+            assert set().union(*window) == placed
+
+
+@pytest.mark.parametrize("lost", range(5))
+def test_a_card_forgotten_while_still_lying_there_comes_back(reader, chip, lost):
+    # It missed enough checks to be forgotten, but lies HALTed on the antenna, where
+    # REQA never reaches it: the WUPA search must find it among the known cards.
+    placed = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")]
+    for uid in placed:
+        chip.place(uid)
+    assert settled(reader, 3) == set(placed)
+    quiet = chip.tag(placed[lost])
+    quiet.loss = 1.0
+    for _ in range(reader.forget_after):
+        reader.poll()
+    assert placed[lost] not in reader.known and quiet.state == sim.HALT
+    quiet.loss = 0.0
+    assert uids(reader.poll()) == set(placed)
+    assert placed[lost] in reader.known
+
+
+def test_a_forgotten_card_sharing_its_first_level_with_a_known_one_comes_back(reader, chip):
+    chip.place(UID7)
+    chip.place("04A3C6115566AA")            # the same cascade level 1 as UID7
+    assert settled(reader, 3) == {UID7, "04A3C6115566AA"}
+    quiet = chip.tag("04A3C6115566AA")
+    quiet.loss = 1.0
+    for _ in range(reader.forget_after):
+        reader.poll()
+    quiet.loss = 0.0
+    assert settled(reader, 3) == {UID7, "04A3C6115566AA"}
+
+
+def test_a_wake_search_that_finds_nothing_new_leaves_no_tag_ready(reader, chip):
+    placed = [simulated_uid("A", card) for card in ("Ah", "Kd")]
+    for uid in placed:
+        chip.place(uid)
+    settled(reader, 3)
+    assert reader.chip.discover(wake=True, avoid=[bytes.fromhex(u) for u in placed]) is None
+    assert {chip.tag(u).state for u in placed} == {sim.HALT}

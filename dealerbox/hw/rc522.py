@@ -16,9 +16,29 @@ time as a subclass of ``mfrc522.MFRC522`` (:func:`mfrc522_class`), because the P
 libraries may only be imported on the code path that opens real hardware.
 :class:`RC522Reader` is the :class:`~dealerbox.hw.reader.TagReader` the daemon uses.
 
-Costs, counted in SPI transfers on the chip emulator (``bench/bench_rc522.py``): a
-poll of an empty field is a WUPA and its timer timeout, about 15 transfers, where the
-stock path needs about 2,000.
+How a poll reads the field, lean and right under NTAG21x tags (which drop back to
+IDLE, or HALT, on any frame they do not expect: NTAG203 8.2.2):
+
+- Cards already known stay HALTed between polls. Each is checked on its own: WUPA,
+  then SELECT of its UID at every cascade level; the SAK proves it is there. The
+  next frame sends it back to HALT. A failed check is retried once after an HLTA.
+  A card missing ``forget_after`` polls in a row is forgotten.
+- New cards (powered up in IDLE) answer REQA: one anticollision round resolves one
+  of them, SELECTs and HALTs it; rounds repeat (up to ``new_per_poll``) while REQA
+  is answered, so cards laid down together are reported together. HALTed cards
+  never answer REQA, so a steady poll ends with one unanswered REQA. Every
+  ``rewake_every`` polls, and after a card was forgotten, the first search uses
+  WUPA instead: it walks the UID tree whole (anticollision SELECTs nothing) and
+  SELECTs a tag no known UID matches, so a card forgotten while still lying
+  there comes back.
+- Per frame: the Transceive command stays active (10.3.1.8), the frame is one FIFO
+  burst and one StartSend write, and the wait is one read transfer whose length
+  in bytes covers the frame's air time at the SPI clock (the bus itself times the
+  wait), ending with ErrorReg, FIFOLevelReg, ControlReg and CollReg; the answer is
+  one FIFO burst read. The chip timer is 150 us: tags answer 91 us after a frame.
+
+Costs, counted on the chip emulator with Pi 4 bus costs (``bench/bench_rc522.py``):
+an empty poll is about 5 transfers, five known 7-byte cards 80.
 """
 
 from __future__ import annotations
@@ -54,6 +74,28 @@ REQA, WUPA, HLTA, CASCADE_TAG = 0x26, 0x52, 0x50, 0x88
 SEL = (0x93, 0x95, 0x97)
 SAK_CASCADE = 0x04
 FC_MHZ = 13.56
+BIT_US = 128 / FC_MHZ          # one bit on air at 106 kbit/s
+FDT_US = 1236 / FC_MHZ         # ISO 14443-3: a tag's answer starts this long after a frame ends
+
+# Defaults, each a config value (dealerbox/service/config.py):
+# - 4 MHz SPI: the MFRC522 takes up to 10 Mbit/s (datasheet 8.1.2), but RC522 modules
+#   hang on 10-20 cm jumper wires where 10 MHz edges ring; 4 MHz is what the common
+#   Arduino MFRC522 library runs them at. Faster buys little: a byte is 2 us here,
+#   against the ~50 us a Pi 4 pays per transfer, and waits are timed by air time.
+# - 150 us chip timer: tags answer 91 us after a frame (ISO 14443-3 FDT, 1236/fc) and
+#   the TAuto timer stops as soon as an answer starts, so 150 us only decides how
+#   long silence takes to be sure of.
+# - 24 tags: five board cards plus a sweep of folded hands across the antenna.
+SPI_HZ = 4_000_000
+TIMEOUT_US = 150.0
+MAX_TAGS = 24
+MAX_TAGS_LIMIT = 64
+
+# Longest transfer used to wait: py-spidev's default buffer is 4096 bytes.
+_MAX_WAIT_BYTES = 4000
+_STATUS = (ERROR, FIFO_LEVEL, CONTROL, COLL)
+_READ_COM_IRQ = 0x80 | (COM_IRQ << 1)
+_READ_STATUS = [0x80 | (a << 1) for a in _STATUS] + [0]
 
 
 def crc_a(data) -> bytes:
@@ -75,6 +117,21 @@ def _bcc(part) -> int:
     for b in part:
         value ^= b
     return value
+
+
+def uid_blocks(uid: bytes) -> list[bytes]:
+    """The UID blocks (4 bytes + BCC) a tag with *uid* answers at each cascade level."""
+    uid = bytes(uid)
+    parts = {4: [uid], 7: [bytes([CASCADE_TAG]) + uid[:3], uid[3:]],
+             10: [bytes([CASCADE_TAG]) + uid[:3], bytes([CASCADE_TAG]) + uid[3:6], uid[6:]]}.get(len(uid))
+    if parts is None:
+        raise ValueError(f"a UID has 4, 7 or 10 bytes, not {len(uid)}")
+    return [p + bytes([_bcc(p)]) for p in parts]
+
+
+def air_time_us(nbits: int) -> float:
+    """Air time of an ISO 14443-A frame of *nbits* data bits (parity, SOF, EOF added)."""
+    return (nbits + nbits // 8 + 2) * BIT_US
 
 
 def timer_settings(timeout_us: float) -> tuple[int, int]:
@@ -103,7 +160,7 @@ class Frame:
 
 
 class FixedMFRC522:
-    """The fixes, mixed in front of ``mfrc522.MFRC522`` by :func:`mfrc522_class`.
+    """The fixes and the lean poll, mixed in front of ``mfrc522.MFRC522`` by :func:`mfrc522_class`.
 
     Overrides of the stock API (same signatures and return values, so code written
     for ``mfrc522``, e.g. ``SimpleMFRC522``'s calls, keeps working):
@@ -114,59 +171,88 @@ class FixedMFRC522:
     (resolves collisions bit by bit), ``MFRC522_SelectTag`` (checks the SAK's CRC),
     ``AntennaOn`` and ``Close_MFRC522`` (closes SPI only, never ``GPIO.cleanup()``).
 
-    New API: :meth:`transceive`, :meth:`request`, :meth:`walk_level`,
-    :meth:`select`, :meth:`halt`, :meth:`inventory`.
+    New API: :meth:`transceive`, :meth:`request`, :meth:`resolve_level`,
+    :meth:`walk_level`, :meth:`select`, :meth:`halt`, :meth:`check_tag`,
+    :meth:`discover`.
     """
 
-    def __init__(self, spi, *, timeout_us: float = 500.0, max_irq_polls: int = 100,
-                 logger: logging.Logger | None = None):
+    MI_OK, MI_NOTAGERR, MI_ERR = 0, 1, 2   # the stock values, for use without the stock class
+
+    def __init__(self, spi, *, timeout_us: float = TIMEOUT_US, max_irq_polls: int = 100,
+                 logger: logging.Logger | None = None, label: str = "RC522"):
         # The stock __init__ opens spidev itself, calls RPi.GPIO and adds a log
         # handler; none of that is wanted, so it is not called.
         self.spi = spi
         self.logger = logger or log
+        self.label = label
         self.timeout_us = timeout_us
         self.max_irq_polls = max_irq_polls
         self.counters: Counter = Counter()
         self.version: int | None = None
-        self._truncated = False
+        self._armed = False        # Transceive active and waiting for StartSend
+        self._fifo_dirty = True
+        # UID blocks that failed a check: the anticollision walk steers away from them,
+        # so one broken tag cannot hide the others from every search.
+        self._bad_blocks: deque[bytes] = deque(maxlen=16)
+        self._turn = 0
 
     # -- SPI primitives --------------------------------------------------------------
     def _write(self, addr: int, *values: int) -> None:
-        # A write transfer stores every data byte in the one register addressed,
-        # which is how a whole frame goes into the FIFO in one transfer.
+        # A write transfer stores every data byte in the one register addressed
+        # (8.1.2.2): a whole frame goes into the FIFO in one transfer.
         self.spi.xfer2([(addr << 1) & 0x7E, *values])
 
     def _read(self, *addrs: int) -> list[int]:
         # A read transfer returns, for each byte after the first, the register
-        # addressed by the byte before it: several registers in one transfer.
+        # addressed by the byte before it (8.1.2.1): several registers in one transfer.
         reply = self.spi.xfer2([((a << 1) & 0x7E) | 0x80 for a in addrs] + [0])
         return reply[1:]
 
-    def _note(self, kind: str, message: str, *args) -> None:
-        """Count a problem; log it at WARNING the 1st, 10th, 100th... time, else DEBUG."""
+    def _note(self, kind: str, message: str, *args, warn: bool = True) -> None:
+        """Count a problem; log it at WARNING the 1st, 10th, 100th... time (if *warn*), else DEBUG."""
         self.counters[kind] += 1
         n = self.counters[kind]
-        level = logging.WARNING if n in (1, 10, 100, 1000, 10000) or n % 100000 == 0 else logging.DEBUG
-        self.logger.log(level, message + " (%s #%d)", *args, kind, n)
+        loud = warn and (n in (1, 10, 100, 1000, 10000) or n % 100000 == 0)
+        self.logger.log(logging.WARNING if loud else logging.DEBUG, "%s: " + message + " (%s #%d)",
+                        self.label, *args, kind, n)
 
-    def _wait_irq(self, mask: int, *, fatal: bool = True) -> int:
-        for _ in range(self.max_irq_polls):
-            irq = self._read(COM_IRQ)[0]
+    def _spi_hz(self) -> int:
+        return int(getattr(self.spi, "max_speed_hz", 0) or 1_000_000)
+
+    def _timer_period_us(self) -> float:
+        prescaler, reload = timer_settings(self.timeout_us)
+        return (2 * prescaler + 1) * (reload + 1) / FC_MHZ
+
+    def _wait(self, wait_us: float) -> list[int]:
+        """Wait for RxIRq or TimerIRq: [ComIrq, Error, FIFOLevel, Control, Coll].
+
+        The first read lasts *wait_us* on the wire (ComIrqReg read over and over),
+        the earliest the outcome can be known; then short polls, at most
+        ``max_irq_polls``.
+        """
+        repeat = min(_MAX_WAIT_BYTES, max(1, math.ceil(wait_us * self._spi_hz() / 8e6)))
+        status = self.spi.xfer2([_READ_COM_IRQ] * repeat + _READ_STATUS)[repeat:]
+        polls = 0
+        while True:
+            irq = status[0]
             if irq == 0xFF:
                 # Every IRQ at once (Set1 included, FIFO both nearly empty and nearly
                 # full) cannot happen on a live chip: MISO is stuck high.
                 raise ReaderError("RC522 ComIrqReg reads 0xFF: SPI lines stuck high or the reader is unplugged")
-            if irq & mask:
-                return irq
-        self._note("irq_timeouts", "RC522 raised no interrupt within %d polls", self.max_irq_polls)
-        if fatal:
-            raise ReaderError(f"RC522 raised no interrupt within {self.max_irq_polls} register polls: "
-                              "the chip stopped answering or the reader is unplugged")
-        return 0
+            if irq & (IRQ_RX | IRQ_TIMER):
+                return status
+            if polls >= self.max_irq_polls:
+                self._note("irq_timeouts", "raised no interrupt within %d polls", self.max_irq_polls)
+                self._armed = False
+                raise ReaderError(f"RC522 raised no interrupt within {self.max_irq_polls} register polls: "
+                                  "the chip stopped answering or the reader is unplugged")
+            polls += 1
+            status = self._read(COM_IRQ, *_STATUS)
 
     # -- stock API, fixed ------------------------------------------------------------------
     def MFRC522_Init(self):
         """Soft reset, check the chip answers, program a short TAuto timer, antenna on."""
+        self._armed = False
         self._write(COMMAND, CMD_SOFT_RESET)
         for _ in range(50):
             if not self._read(COMMAND)[0] & POWER_DOWN:
@@ -189,8 +275,9 @@ class FixedMFRC522:
         self._write(RX_MODE, 0x00)
         self._write(COLL, 0x00)       # ValuesAfterColl = 0: bits after a collision read 0
         self.AntennaOn()
-        self.logger.debug("RC522 version 0x%02X ready, timeout %d us (prescaler %d, reload %d)",
-                          self.version, self.timeout_us, prescaler, reload)
+        self._fifo_dirty = True
+        self.logger.debug("%s: version 0x%02X ready, timeout %d us (prescaler %d, reload %d)",
+                          self.label, self.version, self.timeout_us, prescaler, reload)
 
     def AntennaOn(self):
         value = self._read(TX_CONTROL)[0]
@@ -218,19 +305,26 @@ class FixedMFRC522:
                 return (self.MI_NOTAGERR, [], 0)
             status = self.MI_ERR if frame.errors & (ERR_BUFFER_OVFL | ERR_COLL | ERR_PARITY | ERR_PROTOCOL) else self.MI_OK
             return (status, list(frame.data), frame.bits)
+        self._armed = False
         self._write(COMMAND, CMD_IDLE)
         self._write(COM_IRQ, 0x7F)
         self._write(FIFO_LEVEL, 0x80)
         if sendData:
             self._write(FIFO_DATA, *sendData)
         self._write(COMMAND, command)
-        irq = self._wait_irq(IRQ_IDLE | IRQ_TIMER | IRQ_ERR, fatal=False)
+        for _ in range(self.max_irq_polls):
+            irq = self._read(COM_IRQ)[0]
+            if irq & (IRQ_IDLE | IRQ_TIMER | IRQ_ERR):
+                break
+        else:
+            return (self.MI_ERR, [], 0)
         if not irq & IRQ_IDLE or self._read(ERROR)[0] & 0x1B:
             return (self.MI_ERR, [], 0)
         return (self.MI_OK, [], 0)
 
     def CalulateCRC(self, pIndata):
         """The chip's CRC coprocessor; the stock version can leave a stale CRCIRq set."""
+        self._armed = False
         self._write(COMMAND, CMD_IDLE)
         self._write(DIV_IRQ, DIV_CRC)       # Set2 = 0: clears CRCIRq
         self._write(FIFO_LEVEL, 0x80)
@@ -247,32 +341,48 @@ class FixedMFRC522:
 
     def MFRC522_Anticoll(self):
         """Cascade level 1 of one tag, collisions resolved: (MI_OK, 5 bytes) or (MI_ERR, [])."""
-        blocks = self.walk_level(1, limit=1)
-        return (self.MI_OK, list(blocks[0])) if blocks else (self.MI_ERR, [])
+        block = self.resolve_level(1)
+        return (self.MI_OK, list(block)) if block else (self.MI_ERR, [])
 
     def MFRC522_SelectTag(self, serNum):
         """SELECT at level 1 like the stock method, with the SAK's CRC checked: SAK or 0."""
         sak = self.select(1, bytes(serNum[:5]))
         return sak or 0
 
-    # -- new API -------------------------------------------------------------------------
-    def transceive(self, data, *, tx_last_bits: int = 0, rx_align: int = 0) -> Frame:
-        """Send *data* and wait for an answer or the chip timer. Never more than
-        ``max_irq_polls`` register polls; raises ReaderError if the chip is silent."""
+    # -- frames --------------------------------------------------------------------------
+    def transceive(self, data, *, tx_last_bits: int = 0, rx_align: int = 0,
+                   answer_bits: int | None = None) -> Frame:
+        """Send *data* and wait for an answer or the chip timer. Raises ReaderError if the chip is silent.
+
+        *answer_bits* is the length of the answer expected (None: silence is the
+        likely outcome); it only sizes the first wait, never what is accepted.
+        """
         self.counters["frames"] += 1
-        self._write(COMMAND, CMD_IDLE)          # stop a Transceive still receiving
-        self._write(COM_IRQ, 0x7F)              # Set1 = 0: clear every IRQ bit
-        self._write(FIFO_LEVEL, 0x80)           # FlushBuffer
+        if not self._armed:
+            # Idle stops a receiver still waiting; Transceive then waits for StartSend.
+            # Both go to CommandReg in one transfer.
+            self._write(COMMAND, CMD_IDLE, CMD_TRANSCEIVE)
+            self._armed = True
+        if self._fifo_dirty:
+            self._write(FIFO_LEVEL, 0x80)          # FlushBuffer
+        self._write(COM_IRQ, 0x7F)                  # Set1 = 0: clear every IRQ bit
         self._write(FIFO_DATA, *data)
-        self._write(COMMAND, CMD_TRANSCEIVE)
         self._write(BIT_FRAMING, 0x80 | (rx_align & 0x07) << 4 | (tx_last_bits & 0x07))  # StartSend
-        irq = self._wait_irq(IRQ_RX | IRQ_IDLE | IRQ_TIMER)
-        if not irq & (IRQ_RX | IRQ_IDLE):
+        nbits = 8 * len(data) if not tx_last_bits else 8 * (len(data) - 1) + tx_last_bits
+        if answer_bits:
+            wait_us = air_time_us(nbits) + FDT_US + air_time_us(answer_bits)
+        else:
+            wait_us = air_time_us(nbits) + self._timer_period_us()
+        irq, errors, level, control, coll = self._wait(wait_us)
+        if not irq & IRQ_RX:
+            # Silence: the receiver still waits, so the next frame restarts Transceive.
+            self._armed = False
+            self._fifo_dirty = level != 0
             self.counters["timeouts"] += 1
             return Frame(True)
-        errors, level, control, coll = self._read(ERROR, FIFO_LEVEL, CONTROL, COLL)
         level = min(level, 64)
         payload = bytes(self._read(*[FIFO_DATA] * level)) if level else b""
+        self._fifo_dirty = False
         last = control & 0x07
         bits = (level - 1) * 8 + last if last and level else level * 8
         coll_pos = None
@@ -280,29 +390,79 @@ class FixedMFRC522:
             coll_pos = (coll & 0x1F) or 32
         return Frame(False, payload, bits, errors, coll_pos)
 
-    def request(self, *, wake: bool) -> bytes | None:
+    def request(self, *, wake: bool, expect_answer: bool = False) -> bytes | None:
         """REQA (IDLE tags) or WUPA (IDLE and HALT tags): the ATQA, or None if no tag answered.
 
         Several tags answering garble the ATQA; that still means "tags present".
         """
-        frame = self.transceive([WUPA if wake else REQA], tx_last_bits=7)
+        frame = self.transceive([WUPA if wake else REQA], tx_last_bits=7,
+                                answer_bits=16 if expect_answer else None)
         if frame.timed_out:
             return None
         if frame.bits != 16 and not frame.errors & ERR_COLL:
-            self._note("bad_atqa", "RC522: ATQA of %d bits", frame.bits)
+            self._note("bad_atqa", "ATQA of %d bits", frame.bits)
         return frame.data
 
-    def walk_level(self, level: int, *, limit: int = 6, budget: int | None = None) -> list[bytes]:
-        """Every UID block (4 bytes + BCC) answering anticollision at cascade *level*.
+    def resolve_level(self, level: int, *, avoid=(), budget: int = 48) -> bytes | None:
+        """The UID block (4 bytes + BCC) of one READY tag at cascade *level*, or None.
 
-        A depth-first walk of the bit tree: at a collision both branches are taken,
-        bit 1 first, by repeating the anticollision frame with the known bits. Tags
-        stay READY through anticollision frames, so one wake-up serves the whole
-        walk. Blocks failing their BCC are counted and left out. Stops after *limit*
-        blocks or *budget* frames.
+        Anticollision frames with the bits known so far; at a collision the branch
+        is chosen (bit 1, unless only the other branch avoids every block in
+        *avoid*) and the frame repeated. Tags not matching stay READY and silent
+        (ISO 14443-3 6.4.3). A block failing its BCC is counted and dropped.
         """
         sel = SEL[level - 1]
-        budget = budget if budget is not None else 4 * limit + 4
+        known_bits, known = 0, bytearray(5)
+        for _ in range(budget):
+            full, rem = divmod(known_bits, 8)
+            frame_bytes = bytes([sel, ((2 + full) << 4) | rem]) + bytes(known[:full + (1 if rem else 0)])
+            frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem, answer_bits=40 - known_bits)
+            if frame.timed_out:
+                self._note("lost", "no answer to anticollision at level %d, %d bits known", level, known_bits,
+                           warn=False)
+                return None
+            merged = bytearray(known)
+            for i, byte in enumerate(frame.data[:5 - full]):
+                keep = ((1 << rem) - 1) if i == 0 else 0
+                merged[full + i] = (known[full + i] & keep) | (byte & ~keep & 0xFF)
+            if frame.errors & ERR_COLL:
+                position = full * 8 + frame.coll_pos if frame.coll_pos else 0
+                if not known_bits < position <= 40:
+                    self._note("protocol_errors", "collision at bit %d with %d bits known", position, known_bits)
+                    return None
+                bit = position - 1
+                for i in range(bit, 40):
+                    merged[i // 8] &= ~(1 << (i % 8)) & 0xFF
+                choice = self._branch(merged, bit, avoid)
+                if choice:
+                    merged[bit // 8] |= 1 << (bit % 8)
+                known, known_bits = merged, position
+                self.counters["collisions"] += 1
+                continue
+            if frame.errors & (ERR_PROTOCOL | ERR_PARITY | ERR_BUFFER_OVFL) or full * 8 + frame.bits != 40:
+                self._note("protocol_errors", "anticollision answer of %d bits, errors 0x%02X",
+                           full * 8 + frame.bits, frame.errors)
+                return None
+            block = bytes(merged)
+            if _bcc(block[:4]) != block[4]:
+                self._note("bcc_errors", "UID part %s fails its BCC; tag ignored", block.hex().upper())
+                self._bad_blocks.append(block)
+                return None
+            return block
+        self._note("protocol_errors", "anticollision at level %d did not converge", level)
+        return None
+
+    def walk_level(self, level: int, *, limit: int = 32, budget: int | None = None) -> list[bytes]:
+        """Every UID block (4 bytes + BCC) answering anticollision at cascade *level*.
+
+        A depth-first walk of the bit tree that SELECTs nothing: at a collision both
+        branches are taken, bit 1 first, by repeating the anticollision frame with
+        the known bits. Tags not matching stay READY and silent (ISO 14443-3 6.4.3),
+        so one wake-up serves the whole walk. Blocks failing their BCC are counted
+        and left out. Stops after *limit* blocks or *budget* frames.
+        """
+        sel = SEL[level - 1]
+        budget = budget if budget is not None else 2 * limit + 4
         found: list[bytes] = []
         stack = [(0, bytes(5))]
         while stack and budget > 0 and len(found) < limit:
@@ -310,9 +470,10 @@ class FixedMFRC522:
             known_bits, known = stack.pop()
             full, rem = divmod(known_bits, 8)
             frame_bytes = bytes([sel, ((2 + full) << 4) | rem]) + known[:full + (1 if rem else 0)]
-            frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem)
+            frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem, answer_bits=40 - known_bits)
             if frame.timed_out:
-                self._note("lost", "RC522: no answer to anticollision at level %d, %d bits known", level, known_bits)
+                self._note("lost", "no answer to anticollision at level %d, %d bits known", level, known_bits,
+                           warn=False)
                 continue
             merged = bytearray(known)
             for i, byte in enumerate(frame.data[:5 - full]):
@@ -321,7 +482,7 @@ class FixedMFRC522:
             if frame.errors & ERR_COLL:
                 position = full * 8 + frame.coll_pos if frame.coll_pos else 0
                 if not known_bits < position <= 40:
-                    self._note("protocol_errors", "RC522: collision at bit %d with %d bits known", position, known_bits)
+                    self._note("protocol_errors", "collision at bit %d with %d bits known", position, known_bits)
                     continue
                 bit = position - 1
                 for i in range(bit, 40):
@@ -333,30 +494,48 @@ class FixedMFRC522:
                 self.counters["collisions"] += 1
                 continue
             if frame.errors & (ERR_PROTOCOL | ERR_PARITY | ERR_BUFFER_OVFL) or full * 8 + frame.bits != 40:
-                self._note("protocol_errors", "RC522: anticollision answer of %d bits, errors 0x%02X",
+                self._note("protocol_errors", "anticollision answer of %d bits, errors 0x%02X",
                            full * 8 + frame.bits, frame.errors)
                 continue
             block = bytes(merged)
             if _bcc(block[:4]) != block[4]:
-                self._note("bcc_errors", "RC522: UID part %s fails its BCC; tag ignored", block.hex().upper())
+                self._note("bcc_errors", "UID part %s fails its BCC; tag ignored", block.hex().upper())
                 continue
             found.append(block)
-        if stack and len(found) >= limit:
-            self._truncated = True
         return found
 
-    def select(self, level: int, block: bytes) -> int | None:
-        """SELECT one UID block at *level*: the SAK, or None (no answer, error, bad CRC)."""
+    @staticmethod
+    def _branch(prefix: bytearray, bit: int, avoid) -> int:
+        """Which value of *bit* to follow: 1, unless only 0 leads away from every block in *avoid*."""
+        def leads_to_avoided(value: int) -> bool:
+            for block in avoid:
+                if all((block[i // 8] >> (i % 8) & 1) == (prefix[i // 8] >> (i % 8) & 1) for i in range(bit)) \
+                        and (block[bit // 8] >> (bit % 8) & 1) == value:
+                    return True
+            return False
+        if avoid and leads_to_avoided(1) and not leads_to_avoided(0):
+            return 0
+        return 1
+
+    def select(self, level: int, block: bytes, *, quiet: bool = False) -> int | None:
+        """SELECT one UID block at *level*: the SAK, or None (no answer, error, bad CRC).
+
+        *quiet*: silence is an expected outcome (a card checked for presence).
+        """
         frame_bytes = bytes([SEL[level - 1], 0x70]) + bytes(block)
-        frame = self.transceive(frame_bytes + crc_a(frame_bytes))
+        frame = self.transceive(frame_bytes + crc_a(frame_bytes), answer_bits=24)
         if frame.timed_out:
-            self._note("lost", "RC522: tag %s did not answer SELECT", bytes(block).hex().upper())
+            if not quiet:
+                # A card sliding out of the field between its anticollision answer and
+                # its SELECT: normal at a shoe, so counted, never a warning.
+                self._note("lost", "tag %s did not answer SELECT", bytes(block).hex().upper(), warn=False)
             return None
         if frame.errors & ~ERR_CRC or frame.bits != 24:
-            self._note("protocol_errors", "RC522: SAK of %d bits, errors 0x%02X", frame.bits, frame.errors)
+            self._note("protocol_errors", "SAK of %d bits, errors 0x%02X", frame.bits, frame.errors)
             return None
         if crc_a(frame.data[:1]) != frame.data[1:3]:
-            self._note("crc_errors", "RC522: SAK of %s fails its CRC_A; tag ignored", bytes(block).hex().upper())
+            self._note("crc_errors", "SAK of %s fails its CRC_A; tag ignored", bytes(block).hex().upper())
+            self._bad_blocks.append(bytes(block))
             return None
         return frame.data[0]
 
@@ -367,72 +546,94 @@ class FixedMFRC522:
         """
         frame = self.transceive(bytes([HLTA, 0x00]) + crc_a([HLTA, 0x00]))
         if not frame.timed_out:
-            self._note("halt_answered", "RC522: a tag answered HLTA")
+            self._note("halt_answered", "a tag answered HLTA")
 
-    def inventory(self, max_tags: int = 6) -> list[bytes]:
-        """Complete UIDs (4, 7 or 10 bytes) of every tag in the field, at most *max_tags*.
-
-        WUPA wakes every tag (also those halted by the previous poll); anticollision
-        walks list the UID blocks at a cascade level; SELECT of each block gives its
-        SAK, whose cascade bit (not a 0x88 first byte, which a 4-byte UID may have)
-        says whether another level follows. A tag needing another level is revisited
-        in a later round: HLTA (everyone back to IDLE/HALT), WUPA, SELECT along its
-        known path, walk the next level. The last block of a level goes straight on,
-        saving a round. The poll ends with HLTA, so the next poll's WUPA finds every
-        tag in a state that answers it.
-        """
-        found: list[bytes] = []
-        self._truncated = False
-        todo: deque[tuple[bytes, ...]] = deque([()])
-        selected: tuple[bytes, ...] | None = None   # path the field is already selected along
-        rounds = 0
-        awake = False
-        while todo and len(found) < max_tags and rounds < 4 * max_tags + 2:
-            rounds += 1
-            path = todo.popleft()
-            if selected != path:
-                if awake:
-                    self.halt()
-                if self.request(wake=True) is None:
-                    if path:
-                        self._note("lost", "RC522: no tag answered WUPA while finishing a UID")
-                        continue
-                    return found      # empty field: the cheap, common case
-                awake = True
-                if not self._select_path(path):
-                    continue
-            selected = None
-            level = len(path) + 1
-            blocks = self.walk_level(level, limit=max_tags - len(found))
-            for i, block in enumerate(blocks):
-                sak = self.select(level, block)
-                if sak is None:
-                    continue
-                if sak & SAK_CASCADE:
-                    if level == 3 or block[0] != CASCADE_TAG:
-                        self._note("protocol_errors", "RC522: cascade SAK for %s at level %d", block.hex().upper(), level)
-                        continue
-                    if i == len(blocks) - 1:
-                        todo.appendleft(path + (block,))
-                        selected = path + (block,)
-                    else:
-                        todo.append(path + (block,))
-                else:
-                    found.append(b"".join(b[1:4] for b in path) + block[:4])
-                    if len(found) >= max_tags:
-                        break
-        if awake:
-            self.halt()
-        if len(found) >= max_tags and (todo or self._truncated):
-            self._note("too_many_tags", "RC522: more than %d tags in the field", max_tags)
-        return found
-
-    def _select_path(self, path: tuple[bytes, ...]) -> bool:
-        for level, block in enumerate(path, 1):
-            sak = self.select(level, block)
-            if sak is None or not sak & SAK_CASCADE:
+    # -- presence ------------------------------------------------------------------------
+    def _select_all(self, blocks: list[bytes], *, quiet: bool) -> bool:
+        for level, block in enumerate(blocks, 1):
+            sak = self.select(level, block, quiet=quiet)
+            if sak is None:
+                return False
+            if bool(sak & SAK_CASCADE) != (level < len(blocks)):
+                self._note("protocol_errors", "SAK 0x%02X for %s at level %d", sak, block.hex().upper(), level)
                 return False
         return True
+
+    def check_tag(self, uid: bytes) -> bool | None:
+        """Is the tag with *uid* (HALT, IDLE, or READY*/ACTIVE* from the last frame) in the field?
+
+        WUPA, then SELECT of its UID at each cascade level: only that tag answers the
+        last SELECT, and every other tag woken falls back to HALT on a SELECT that is
+        not its own. One retry, after an HLTA puts a half-selected tag back to HALT.
+        Returns True, False, or None when no tag at all answered WUPA (the field holds
+        no tag that is IDLE or HALTed).
+        """
+        blocks = uid_blocks(uid)
+        anyone = False
+        for attempt in range(2):
+            if attempt:
+                self.counters["retries"] += 1
+                if anyone:
+                    self.halt()
+            if self.request(wake=True, expect_answer=True) is None:
+                continue
+            anyone = True
+            if self._select_all(blocks, quiet=True):
+                return True
+        return False if anyone else None
+
+    def discover(self, *, wake: bool = False, avoid=()) -> bytes | None:
+        """One search: the complete UID of one tag, SELECTed and then HALTed; or None.
+
+        REQA (*wake* False) reaches only tags in IDLE, i.e. new in the field: one
+        anticollision round resolves one of them. WUPA (*wake* True) also reaches
+        HALTed tags, the known ones among them: each level is walked whole (nothing
+        is SELECTed while walking) and a block no UID in *avoid* has is SELECTed;
+        when every block is shared with known UIDs that go on to a further level,
+        one of them (in turn, search after search) is SELECTed and the next level
+        walked. A WUPA search that finds nothing new ends with HLTA, so no tag is
+        left READY.
+        """
+        if self.request(wake=wake) is None:
+            return None
+        known = [uid_blocks(u) for u in avoid] if wake else []
+        path: list[bytes] = []
+        for level in (1, 2, 3):
+            if wake:
+                block = self._unknown_block(level, known)
+            else:
+                block = self.resolve_level(level, avoid=list(self._bad_blocks))
+            sak = self.select(level, block) if block is not None else None
+            if sak is None:
+                if wake:
+                    self.halt()
+                return None
+            path.append(block)
+            known = [k for k in known if len(k) > level and k[level - 1] == block]
+            if not sak & SAK_CASCADE:
+                break
+            if level == 3 or block[0] != CASCADE_TAG:
+                self._note("protocol_errors", "cascade SAK for %s at level %d", block.hex().upper(), level)
+                if wake:
+                    self.halt()
+                return None
+        self.halt()
+        return b"".join(b[1:4] for b in path[:-1]) + path[-1][:4]
+
+    def _unknown_block(self, level: int, known: list[list[bytes]]) -> bytes | None:
+        """Walk *level* whole; a block of a tag not in *known* (UID blocks along the path so far)."""
+        blocks = [b for b in self.walk_level(level) if b not in self._bad_blocks]
+        deeper = []
+        for block in blocks:
+            sharing = [k for k in known if k[level - 1] == block]
+            if not sharing:
+                return block
+            if any(len(k) > level for k in sharing):
+                deeper.append(block)     # an unknown tag may share this part of its UID
+        if not deeper:
+            return None
+        self._turn += 1
+        return deeper[self._turn % len(deeper)]
 
 
 _CLASSES: dict[type, type] = {}
@@ -460,7 +661,7 @@ def mfrc522_class() -> type:
 class RC522Reader(TagReader):
     """One RC522 on SPI bus *bus*, chip select *device*, watching one zone.
 
-    Parameters (all config values):
+    Parameters (config values unless said otherwise):
 
     - *zone*: what the antenna watches (``board``, ``shoe``, ``burn``...).
     - *bus*, *device*: ``/dev/spidev<bus>.<device>``. Boards that do not release MISO
@@ -468,38 +669,57 @@ class RC522Reader(TagReader):
     - *reset_pin*: BCM number (or any gpiozero pin name) wired to the board's RST
       (NRSTPD). It is driven through gpiozero, low then high at open and low at close,
       and released alone: no other pin is touched. ``None`` if RST is tied high.
-    - *spi_hz*: SPI clock; the MFRC522 takes up to 10 MHz, 1 MHz is safe on long wires.
-    - *timeout_us*: the chip timer: how long after a frame a tag may start answering.
-      ISO 14443-3 tags answer REQA/WUPA/anticollision/SELECT after about 91 us, and the
-      timer stops as soon as an answer starts, so 500 us is a safe margin.
-    - *max_tags*: stop an inventory after this many tags (5 board cards + 1 extra).
+    - *spi_hz*: SPI clock, 4 MHz by default (why: see ``SPI_HZ`` in the source).
+    - *timeout_us*: the chip timer: how long after a frame a tag may start answering;
+      tags answer after about 91 us and the timer stops when they do, so 150 us.
+    - *max_tags*: how many cards the reader tracks at once (a full board plus a
+      sweep of folded cards); more are counted as ``too_many_tags``, and the cards
+      already known are always kept.
+    - *forget_after*: polls in a row a known card may miss before it is forgotten.
+    - *rewake_every*: every this many polls (and on the *forget_after* polls after
+      a card is forgotten) the search for new cards uses WUPA.
+    - *new_per_poll*: most new cards one poll looks for (a round each, ~5 ms for a
+      7-byte UID on a Pi 4); more wait for the next poll.
     - *pin_factory*: a gpiozero pin factory; ``None`` uses gpiozero's default.
+    - *spi* (not a config value): an SPI device to use instead of opening
+      ``spidev.SpiDev()`` (anything with ``open``, ``xfer2``, ``close``,
+      ``max_speed_hz`` and ``mode``, e.g. a chip emulator). The driver opens it.
 
     ``poll()`` returns ``{zone: frozenset(UIDs)}`` and raises
     :class:`~dealerbox.errors.ReaderError` when the chip stops answering.
-    ``counters`` counts frames, timeouts, collisions and each kind of tag error.
+    ``counters`` counts polls, frames, timeouts, collisions, retries and each kind of
+    tag error.
     """
 
     def __init__(self, name: str = "rc522", *, zone: str = "board", bus: int = 0, device: int = 0,
-                 reset_pin: int | str | None = 25, spi_hz: int = 1_000_000, timeout_us: float = 500.0,
-                 max_tags: int = 6, pin_factory=None):
+                 reset_pin: int | str | None = 25, spi_hz: int = SPI_HZ, timeout_us: float = TIMEOUT_US,
+                 max_tags: int = MAX_TAGS, forget_after: int = 3, rewake_every: int = 20,
+                 new_per_poll: int = 6, pin_factory=None, spi=None):
         super().__init__(name)
         if not isinstance(zone, str) or not zone:
             raise ValueError(f"zone must name a zone, not {zone!r}")
-        if not 1 <= max_tags <= 16:
-            raise ValueError(f"max_tags must be 1..16, not {max_tags!r}")
+        if not 1 <= max_tags <= MAX_TAGS_LIMIT:
+            raise ValueError(f"max_tags must be 1..{MAX_TAGS_LIMIT}, not {max_tags!r}")
+        if forget_after < 1 or rewake_every < 1 or new_per_poll < 1:
+            raise ValueError("forget_after, rewake_every and new_per_poll must be at least 1")
         timer_settings(timeout_us)  # validates
         self.zone, self.bus, self.device = zone, bus, device
         self.max_tags = max_tags
+        self.forget_after = forget_after
+        self.rewake_every = rewake_every
+        self.new_per_poll = new_per_poll
+        self._known: dict[bytes, int] = {}    # UID -> polls missed in a row
+        self._polls = 0
+        self._rewake = 1         # polls to come whose first search uses WUPA
         self._reset = None
         self._chip = None
         try:
-            self._open(reset_pin, spi_hz, timeout_us, pin_factory)
+            self._open(reset_pin, spi_hz, timeout_us, pin_factory, spi)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, reset_pin, spi_hz, timeout_us, pin_factory) -> None:
+    def _open(self, reset_pin, spi_hz, timeout_us, pin_factory, spi) -> None:
         if reset_pin is not None:
             from gpiozero import DigitalOutputDevice
 
@@ -508,19 +728,25 @@ class RC522Reader(TagReader):
             time.sleep(0.001)
             self._reset.on()
             time.sleep(0.001)
-        try:
-            import spidev
-        except ImportError as exc:
-            raise ReaderError(f"reader {self.name!r}: spidev is not installed ({exc})") from exc
-        chip_class = mfrc522_class()
-        spi = spidev.SpiDev()
+        if spi is None:
+            try:
+                import spidev
+            except ImportError as exc:
+                raise ReaderError(f"reader {self.name!r}: spidev is not installed ({exc})") from exc
+            chip_class = mfrc522_class()
+            spi = spidev.SpiDev()
+        else:
+            try:
+                chip_class = mfrc522_class()
+            except ReaderError:
+                chip_class = FixedMFRC522   # a handed-in bus needs no Pi library
         try:
             spi.open(self.bus, self.device)
         except OSError as exc:
             raise ReaderError(f"reader {self.name!r}: cannot open /dev/spidev{self.bus}.{self.device} ({exc})") from exc
         spi.max_speed_hz = spi_hz
         spi.mode = 0
-        self._chip = chip_class(spi, timeout_us=timeout_us)
+        self._chip = chip_class(spi, timeout_us=timeout_us, label=f"RC522 {self.name}")
         try:
             self._chip.MFRC522_Init()
         except OSError as exc:
@@ -543,15 +769,64 @@ class RC522Reader(TagReader):
     def counters(self) -> Counter:
         return self._chip.counters if self._chip is not None else Counter()
 
+    @property
+    def known(self) -> tuple[str, ...]:
+        """The UIDs the reader tracks (checked on every poll), oldest first."""
+        return tuple(normalize_uid(u) for u in self._known)
+
     def _poll(self) -> dict[str, frozenset[str]]:
-        self._chip.counters["polls"] += 1
         try:
-            uids = self._chip.inventory(self.max_tags)
+            seen = self._read_field()
         except ReaderError:
             raise
         except OSError as exc:
             raise ReaderError(f"reader {self.name!r}: SPI failed ({exc})") from exc
-        return {self.zone: frozenset(normalize_uid(u) for u in uids)}
+        return {self.zone: frozenset(normalize_uid(u) for u in seen)}
+
+    def _read_field(self) -> list[bytes]:
+        chip = self._chip
+        chip.counters["polls"] += 1
+        self._polls += 1
+        seen: list[bytes] = []
+        nobody = False
+        for uid in list(self._known):
+            present = False if nobody else chip.check_tag(uid)
+            if present is None:
+                nobody = present = False    # no tag answered WUPA: the rest are gone too
+            if present:
+                self._known[uid] = 0
+                seen.append(uid)
+                continue
+            self._known[uid] += 1
+            if self._known[uid] >= self.forget_after:
+                del self._known[uid]
+                # It may still lie there HALTed, out of REQA's reach, having missed a
+                # few frames: search with WUPA for a while.
+                self._rewake = self.forget_after
+                chip.counters["forgotten"] += 1
+        if nobody and self._known:
+            return seen      # WUPA reaches IDLE tags too: nothing new is there either
+        wake = self._rewake > 0 or self._polls % self.rewake_every == 0
+        self._rewake = max(0, self._rewake - 1)
+        # Rounds go on while they find tags, so cards laid down together (a flop) are
+        # reported together; an empty field or a known one costs one REQA.
+        for _ in range(self.new_per_poll):
+            uid = chip.discover(wake=wake, avoid=list(self._known) if wake else ())
+            wake = False
+            if uid is None:
+                break
+            if uid in self._known:
+                self._known[uid] = 0
+                if uid not in seen:
+                    seen.append(uid)
+            elif len(self._known) < self.max_tags:
+                self._known[uid] = 0
+                seen.append(uid)
+            else:
+                chip._note("too_many_tags", "more than %d tags in the field; %s not tracked",
+                           self.max_tags, uid.hex().upper())
+                break
+        return seen
 
     def _close(self) -> None:
         if self._chip is not None:
