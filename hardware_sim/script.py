@@ -265,9 +265,14 @@ class TableDealer:
 
     # -- the dealer's hands -------------------------------------------------------------
     def press(self, name: str) -> None:
-        pin = self.table.pin_factory.pin(self.table.config.panel.pins.buttons[name])
+        """Press and release a panel button; MISDEAL is a long press of FLOOR."""
+        panel = self.table.config.panel
+        hold = self.HOLD_S
+        if name == "misdeal":
+            name, hold = "floor", (panel.floor_hold_s or 0.0) + 0.2
+        pin = self.table.pin_factory.pin(panel.pins.buttons[name])
         pin.drive_low()
-        self.advance(self.HOLD_S)
+        self.advance(hold)
         pin.drive_high()
         self.advance(self.RELEASE_S)
 
