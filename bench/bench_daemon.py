@@ -5,6 +5,16 @@
   through the real RC522 driver, presence tracking, the queue, the journal (fsync
   per event) and the engine. 100 samples. Goal: p99 at most 20 ms here. Baseline:
   a card stays in the field 30-100 ms, so the box must answer within that.
+- ``e2e_latency_ms_p50_sd`` / ``e2e_latency_ms_p99_sd``: the same with every
+  ``fsync`` costing 20 ms more, as on a Pi's SD card (a cost model: the real
+  fsync, then a 20 ms sleep, in the journal writer's thread). The journal's
+  writer commits off the LED path, so this must stay close to the figure
+  above. Goal: p99 at most 15 ms once the RC522 emulator charges a Pi 4's bus
+  time. Baseline (fsync before the LED, issue 13): p50 25.5 / p99 31.8 ms.
+- ``e2e_latency_ms_p50_pi4_sd`` / ``e2e_latency_ms_p99_pi4_sd``: the same again
+  with every RC522 emulator charging a Pi 4's bus time
+  (:func:`hardware_sim.rc522.charge_bus_time`). The board reader's field is
+  empty here (issue 13 asks for 5 cards on it). Goal: p99 at most 15 ms.
 - ``daemon_rss_mb``: peak resident memory (VmHWM) of a ``dealerbox run`` process
   that replays the demo session through the all-simulated table. Goal: at most 60 MB.
 """
@@ -59,12 +69,40 @@ def _wait(predicate, timeout=5.0):
     raise RuntimeError("the daemon did not answer in time")
 
 
-def latency() -> list[float]:
-    with tempfile.TemporaryDirectory() as tmp:
+SD_FSYNC_S = 0.020
+
+
+class _SlowFsync:
+    """``os.fsync`` costing *extra_s* more (an SD card), while in the ``with``."""
+
+    def __init__(self, extra_s: float):
+        self.extra_s = extra_s
+        self.calls = 0
+
+    def __enter__(self):
+        self._real = os.fsync
+
+        def fsync(fd):
+            self._real(fd)
+            self.calls += 1
+            time.sleep(self.extra_s)
+        os.fsync = fsync
+        return self
+
+    def __exit__(self, *exc):
+        os.fsync = self._real
+
+
+def latency(fsync_extra_s: float = 0.0, *, pi4_bus: bool = False) -> list[float]:
+    with _SlowFsync(fsync_extra_s), tempfile.TemporaryDirectory() as tmp:
         config = load_config(_config(Path(tmp)))
         table = SimulatedTable(config, dwell_s=0.04)
         table.pin_factory.close()
         table.pin_factory = MockFactory(pin_class=TimedPin)
+        if pi4_bus:
+            from hardware_sim.rc522 import PI4, charge_bus_time
+
+            charge_bus_time(table.chips.values(), PI4)
         with table:
             daemon = Daemon(config, table=table)
             daemon.start()
@@ -73,13 +111,24 @@ def latency() -> list[float]:
                 shoe = table.chips["shoe"]
                 table.set_players(2)
                 samples = []
-                for i in range(SAMPLES):
+                i = 0
+                setups_missed = 0
+                while len(samples) < SAMPLES:
+                    i += 1
                     table.press("new_hand", hold_s=0.04)
                     _wait(lambda: daemon.engine.phase == "deal" and daemon.engine.decision.verdict == "ok")
                     deal = DECK_52[(i * 5) % 45:(i * 5) % 45 + 5]   # every hand starts with a full stub
                     for card in deal[:4]:
                         table.draw(card)
-                    _wait(lambda: daemon.engine.phase == "preflop")
+                    try:
+                        _wait(lambda: daemon.engine.phase == "preflop")
+                    except RuntimeError:
+                        # A deal card slid by unseen (a loaded machine starves the
+                        # reader thread): not the moment measured; deal again.
+                        setups_missed += 1
+                        if setups_missed > SAMPLES // 2:
+                            raise
+                        continue
                     uid = table.uid_of(deal[4])
                     before = len(getattr(amber, "changes", []))
                     t0 = time.perf_counter()
@@ -91,6 +140,10 @@ def latency() -> list[float]:
                 return samples
             finally:
                 daemon.close()
+
+
+def _p99(samples: list[float]) -> float:
+    return samples[min(len(samples) - 1, int(round(0.99 * (len(samples) - 1))))]
 
 
 def rss_mb() -> float:
@@ -122,12 +175,19 @@ def rss_mb() -> float:
 
 def run() -> dict:
     samples = sorted(latency())
-    p99 = samples[min(len(samples) - 1, int(round(0.99 * (len(samples) - 1))))]
+    sd = sorted(latency(SD_FSYNC_S))
+    pi4_sd = sorted(latency(SD_FSYNC_S, pi4_bus=True))
     return {
         "e2e_latency_ms_p50": round(statistics.median(samples), 2),
-        "e2e_latency_ms_p99": round(p99, 2),
+        "e2e_latency_ms_p99": round(_p99(samples), 2),
         "e2e_latency_samples": len(samples),
         "e2e_latency_ms_p99_goal": 20,
+        "e2e_latency_ms_p50_sd": round(statistics.median(sd), 2),
+        "e2e_latency_ms_p99_sd": round(_p99(sd), 2),
+        "e2e_latency_ms_p99_sd_baseline_fsync_before_led": 31.8,
+        "e2e_latency_ms_p50_pi4_sd": round(statistics.median(pi4_sd), 2),
+        "e2e_latency_ms_p99_pi4_sd": round(_p99(pi4_sd), 2),
+        "e2e_latency_ms_p99_pi4_sd_goal": 15,
         "daemon_rss_mb": round(rss_mb(), 1),
         "daemon_rss_mb_goal": 60,
     }

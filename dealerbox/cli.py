@@ -41,22 +41,11 @@ def cmd_replay(args) -> int:
 
 
 def _read_event_file(path):
-    """Events of a JSON Lines file; a bad line or byte is an :class:`EventError` naming the line."""
-    from .rules.events import read_events
+    """Events of a JSON Lines file, streamed; any problem is one :class:`EventError`
+    naming the file, the line and the key (see :class:`dealerbox.rules.events.EventFile`)."""
+    from .rules.events import EventFile
 
-    try:
-        with open(path, "rb") as fh:
-            yield from read_events(_decoded(fh))
-    except OSError as exc:
-        raise EventError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def _decoded(lines):
-    for n, raw in enumerate(lines, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EventError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n) from exc
+    return iter(EventFile(path))
 
 
 def glass_text(lines) -> list[str]:
@@ -92,9 +81,8 @@ def cmd_demo(args) -> int:
     engine = _engine(args)
     color = sys.stdout.isatty()
     previous = None
-    events = list(_read_event_file(args.events or DEMO_SESSION))
     hands = 0
-    for event in events:
+    for event in _read_event_file(args.events or DEMO_SESSION):
         if event.ev == "new_hand":
             hands += 1
             print(f"\n=== hand {hands}: {event.players} players, {event.hole_cards} hole cards ===")
@@ -127,13 +115,11 @@ def _setup_logging(verbose: bool, quiet: bool = False) -> None:
 
 
 def _all_sim(config) -> bool:
-    return (all(r.backend == "sim" for r in config.readers.values())
-            and config.panel.backend == "sim" and config.lcd.backend == "sim")
+    return not config.real_devices
 
 
 def _any_sim(config) -> bool:
-    return (any(r.backend == "sim" for r in config.readers.values())
-            or config.panel.backend == "sim" or config.lcd.backend == "sim")
+    return bool(config.simulated_devices)
 
 
 class GlassPrinter:
@@ -185,14 +171,14 @@ def load_table_config(given=None, *, check_devices: bool = True):
 
 
 def _require_rc522_driver(config, command: str) -> None:
-    """Refuse in one line when the config has RC522 readers but the ``pi`` extra
-    (the ``mfrc522`` driver) is not installed: the box would otherwise run blind.
-    Simulated readers need it too: the emulator stands in for the chip, not the driver."""
-    import importlib.util
+    """Refuse in one line when the config has readers whose driver needs the ``pi``
+    extra (the RC522's ``mfrc522``) and it is not installed: the box would otherwise
+    run blind. Simulated readers are held to it too, so a demo runs the shipped driver."""
+    from .hw.kinds import missing_drivers
 
-    if any(r.kind == "rc522" for r in config.readers.values()) and importlib.util.find_spec("mfrc522") is None:
-        raise SystemExit(f"dealerbox {command}: the RC522 readers of {config.path.name} need the 'pi' extra "
-                         f"(the mfrc522 driver): pip install 'dealerbox[pi]'")
+    for kind, module in missing_drivers(config.readers.values()):
+        raise SystemExit(f"dealerbox {command}: the {kind.upper()} readers of {config.path.name} need the 'pi' extra "
+                         f"(the {module} driver): pip install 'dealerbox[pi]'")
 
 
 def cmd_run(args) -> int:
@@ -206,7 +192,13 @@ def cmd_run(args) -> int:
     if args.demo and not _all_sim(config):
         raise SystemExit("dealerbox run --demo needs a config whose devices are all simulated")
     _require_rc522_driver(config, "run")
-    input_events = read_input_events(args.input) if args.input else None
+    input_events = None
+    if args.input:
+        input_events = read_input_events(args.input)
+        # One streaming pass first: a bad line stops the start with one clear
+        # line, not the running box half-way through the file.
+        for _event in input_events:
+            pass
     table = None
     if _any_sim(config):
         from hardware_sim.table import SimulatedTable
@@ -304,22 +296,39 @@ def cmd_check_config(args) -> int:
 
 
 def cmd_journal_verify(args) -> int:
+    """The operator's whole check: the chain, and every event and decision against CONTRACT.md."""
     from .service.journal import verify
 
-    report = verify(args.directory)
+    head = None
+    if args.head:
+        try:
+            seq, digest = args.head.split(":", 1)
+            head = (int(seq), digest)
+        except ValueError:
+            print(f"dealerbox journal verify: --head must be SEQ:HASH, not {args.head[:80]!r}", file=sys.stderr)
+            return 2
+    report = verify(args.directory, expected_head=head)
+    if report.problems:
+        first = report.problems[0]
+        print(f"first line that cannot be vouched for: {first.file}:{first.line} ({first.kind})")
     for problem in report.problems:
         print(problem)
+    for rec in report.damage:
+        body = rec.body or {}
+        print(f"note: {rec.file}:{rec.line}: the box found {body.get('count', '?')} damaged line(s) on "
+              f"{body.get('found', '?')} and quarantined them (journal_damage, seq {rec.seq})")
     if report.torn:
         print(f"note: a torn last line was cut off: {report.torn}")
     if not report.ok:
         return 1
-    print(f"journal ok: {report.lines} lines in {report.files} file(s)")
+    print(f"journal ok: {report.lines} lines in {len(report.files)} file(s)")
     return 0
 
 
 def _config_reader(args):
-    """(config, table or None, reader) for the deck commands' --reader.
+    """(config, table or None, reader, reopen) for the deck commands' --reader.
 
+    *reopen* makes a fresh reader after a fault: readers never reconnect by themselves.
     The config is loaded without the device checks: the deck registry may not
     exist yet (``deck register`` creates it), and a missing device node is
     reported by the reader itself when it is opened.
@@ -330,24 +339,43 @@ def _config_reader(args):
     if args.reader not in config.readers:
         raise SystemExit(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
                          f"(readers: {', '.join(config.readers)})")
+    from .hw.buses import RealBuses, buses_for
+
     table = None
-    if config.readers[args.reader].backend == "sim":
+    if f"readers.{args.reader}" in config.simulated_devices:
         from hardware_sim.table import SimulatedTable
 
         table = SimulatedTable(config).__enter__()
-    factory = None
-    if config.readers[args.reader].kind == "rc522" and config.readers[args.reader].backend == "real":
-        from .hw.gpio_panel import make_pin_factory
+    buses = buses_for(config, config.readers[args.reader].backend, key=f"readers.{args.reader}.backend",
+                      sim_buses=table.buses if table is not None else None,
+                      real_buses=RealBuses(config.gpio_factory))
+    return config, table, make_reader(config, args.reader, buses=buses), _Reopener(config, args.reader, buses)
 
-        factory = make_pin_factory(config.gpio_factory)
-    return config, table, make_reader(config, args.reader, table=table, pin_factory=factory)
+
+class _Reopener:
+    """Makes a fresh reader after a fault (readers never reconnect by themselves); closes them all at the end."""
+
+    def __init__(self, config, name: str, buses):
+        self.config, self.name, self.buses = config, name, buses
+        self.made: list = []
+
+    def __call__(self):
+        from .service.daemon import make_reader
+
+        reader = make_reader(self.config, self.name, buses=self.buses)
+        self.made.append(reader)
+        return reader
+
+    def close(self) -> None:
+        for reader in self.made:
+            reader.close()
 
 
 def cmd_deck_register(args) -> int:
     from .tools.decks import DeckTimeout, register_deck
     from .rules.registry import DeckRegistry
 
-    config, table, reader = _config_reader(args)
+    config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
     if path is None:
         raise SystemExit("dealerbox deck register: the config uses the built-in decks; name a --registry file")
@@ -355,13 +383,14 @@ def cmd_deck_register(args) -> int:
     try:
         with reader:
             register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
-                          activate=args.activate, timeout_s=args.timeout)
+                          activate=args.activate, timeout_s=args.timeout, reopen=reopen)
     except KeyboardInterrupt:
         return 130
     except DeckTimeout as exc:
         print(f"dealerbox deck register: {exc}", file=sys.stderr)
         return 1
     finally:
+        reopen.close()
         if table is not None:
             table.close()
     return 0
@@ -371,7 +400,7 @@ def cmd_deck_check(args) -> int:
     from .tools.decks import check_deck_with_reader, exit_status, format_report
     from .rules.registry import DeckRegistry
 
-    config, table, reader = _config_reader(args)
+    config, table, reader, reopen = _config_reader(args)
     registry = DeckRegistry.load(args.registry) if args.registry else config.registry
     try:
         with reader:
@@ -379,10 +408,11 @@ def cmd_deck_check(args) -> int:
                 raise SystemExit(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
                                  f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
-                                            start_timeout_s=args.timeout, profile=config.profile)
+                                            start_timeout_s=args.timeout, profile=config.profile, reopen=reopen)
     except KeyboardInterrupt:
         return 130
     finally:
+        reopen.close()
         if table is not None:
             table.close()
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report, registry))
@@ -441,7 +471,8 @@ CONFIG_HELP = ("table config (default: $DEALERBOX_CONFIG, else /etc/dealerbox/ta
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.")
+    p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action=_VersionAction,
                    help="print the version and where profiles, messages and table configs are loaded from")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -482,8 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("journal", help="journal tools")
     jsub = sp.add_subparsers(dest="journal_command", required=True, metavar="ACTION")
-    jp = jsub.add_parser("verify", help="check the hash chain; name any changed, removed or inserted line")
+    jp = jsub.add_parser("verify", help="check the hash chain and every event and decision; name the first "
+                                        "line that cannot be vouched for (exit 1 when one is found)")
     jp.add_argument("directory", help="the journal directory (state_dir/journal)")
+    jp.add_argument("--head", help="SEQ:HASH of the journal's head recorded elsewhere: the end is checked too")
     jp.set_defaults(func=cmd_journal_verify)
 
     sp = sub.add_parser("deck", help="register or check a deck on a reader")
@@ -532,13 +565,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+EXIT_CODES = """exit status:
+  0  done; a check found nothing wrong
+  1  a check found something (journal verify, deck check, history on a damaged journal)
+  2  bad input or usage: a bad option, file, config, event line or journal directory
+"""
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except EventError as exc:
         sys.stdout.flush()
-        print(f"dealerbox {args.command}: {getattr(args, 'events', None) or ''}: {exc}", file=sys.stderr)
+        where = "" if exc.file else f"{getattr(args, 'events', None) or getattr(args, 'input', None) or ''}: "
+        print(f"dealerbox {args.command}: {where}{exc}", file=sys.stderr)
         return 2
     except DealerboxError as exc:
         print(f"dealerbox: {exc}", file=sys.stderr)

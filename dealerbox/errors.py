@@ -25,8 +25,18 @@ class ConfigError(DealerboxError, ValueError):
         self.key = key
         self.expected = expected
         self.value = value
-        got = f" = {value!r}" if found else " is missing"
+        if key == "(file)":
+            # The file itself: say why it cannot be read, not a quoted repr of an OSError.
+            super().__init__(f"{self.file}: cannot read it ({value}): expected {expected}")
+            return
+        got = f" = {_shown(value)}" if found else " is missing"
         super().__init__(f"{self.file}: {key}{got}: expected {expected}")
+
+
+def _shown(value, limit: int = 80) -> str:
+    """*value*'s repr, cut to *limit* characters so one message stays readable."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class RegistryError(DealerboxError, ValueError):
@@ -34,11 +44,22 @@ class RegistryError(DealerboxError, ValueError):
 
 
 class EventError(DealerboxError, ValueError):
-    """An event does not follow CONTRACT.md."""
+    """An event does not follow CONTRACT.md, or an event file cannot be read.
 
-    def __init__(self, message: str, line: int | None = None):
+    The text names the file and the line when they are known
+    (``FILE: line N: 'key' must be ...``); ``message`` is the bare problem.
+    """
+
+    def __init__(self, message: str, line: int | None = None, *, file: str | None = None,
+                 key: str | None = None):
+        self.message = message
         self.line = line
-        super().__init__(f"line {line}: {message}" if line is not None else message)
+        self.file = file
+        self.key = key
+        where = [file] if file else []
+        if line is not None:
+            where.append(f"line {line}")
+        super().__init__(": ".join(where + [message]))
 
 
 class HardwareError(DealerboxError, OSError):

@@ -18,9 +18,10 @@ def read_toml(path, what: str) -> dict:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(path, "(file)", f"a readable {what}", str(exc)) from exc
+        raise ConfigError(path, "(file)", f"a readable {what}", exc.strerror or str(exc)) from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(path, "(file)", f"{what} as UTF-8 text", str(exc)) from exc
+        raise ConfigError(path, "(file)", f"{what} as UTF-8 text",
+                          f"not UTF-8: {exc.reason} at byte {exc.start}") from exc
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,9 +1,10 @@
 """The simulated table: every simulated device of a table config, and a dealer's hands.
 
-A :class:`SimulatedTable` owns the chip emulators the config asks for (RC522s behind
-a stand-in ``spidev``, Pepper C1 / shoe line readers on pseudo-terminals, gpiozero's
-MockFactory for LEDs and buttons, an I2C bus with an HD44780 glass). The daemon's
-real drivers talk to those emulators exactly as to the chips. The table's methods
+A :class:`SimulatedTable` owns the chip emulators the config asks for (RC522 register
+emulators, Pepper C1 / shoe line readers on pseudo-terminals, gpiozero's MockFactory
+for LEDs and buttons, an I2C bus with an HD44780 glass) and hands them out through
+:attr:`SimulatedTable.buses`, as :mod:`dealerbox.hw.buses` says. The daemon's real
+drivers talk to those emulators exactly as to the chips. The table's methods
 are what a dealer does: a card leaves the shoe (:meth:`draw`), lands on the board
 (:meth:`place`), a button is pressed (:meth:`press`); and what a technician does:
 unplug a reader (:meth:`unplug`). What the dealer sees comes back from the glass
@@ -15,14 +16,15 @@ config says ``backend = "sim"``.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 
-from dealerbox.errors import HardwareError
+from dealerbox.errors import HardwareError, ReaderError
+from dealerbox.hw.buses import Buses
+from dealerbox.hw.kinds import reader_kind
 from dealerbox.rules.registry import simulated_uid
 
-from .rc522 import RC522Emulator, simulated_spi
+from .rc522 import RC522Emulator
 
 
 class LockedRC522Emulator(RC522Emulator):
@@ -53,42 +55,75 @@ class LockedRC522Emulator(RC522Emulator):
             super().plug()
 
 
+class SimulatedBuses(Buses):
+    """The simulated table's buses: they hand out its emulators, never a real device.
+
+    ``spi(bus, device)`` is the RC522 emulator on that chip select, ``i2c(port)``
+    the I2C bus with the HD44780 decoder, ``serial_url`` the pseudo-terminal of a
+    serial reader's emulator, and ``pin_factory()`` gpiozero's MockFactory.
+    """
+
+    simulated = True
+
+    def __init__(self, table: "SimulatedTable"):
+        self._table = table
+
+    def spi(self, bus: int, device: int):
+        for emu in self._table.emulators.values():
+            if emu.spi_address == (bus, device):
+                return emu.spi
+        raise ReaderError(f"no emulated SPI chip on /dev/spidev{bus}.{device}")
+
+    def i2c(self, port: int):
+        bus = self._table.i2c
+        if bus is None or bus.port != port:
+            raise HardwareError(f"no emulated I2C bus {port}")
+        return bus
+
+    def serial_url(self, reader: str, url: str | None) -> str:
+        emu = self._table.emulators.get(reader)
+        if emu is None or emu.port is None:
+            raise ReaderError(f"no emulated serial reader {reader!r}")
+        return emu.port
+
+    def pin_factory(self):
+        # The panel's factory when the panel is simulated (a bench may swap in one of its own).
+        table = self._table
+        return table.pin_factory if table.pin_factory is not None else table.mock_factory
+
+
 class SimulatedTable:
     """The simulated devices of *config* (a :class:`dealerbox.service.config.TableConfig`).
 
-    Use it as a context manager: entering installs the stand-in ``spidev`` and
-    starts the serial emulators; leaving undoes both. ``close()`` is safe twice.
+    :attr:`buses` hands the emulators to the drivers (:mod:`dealerbox.hw.buses`);
+    no module is swapped. Use it as a context manager; ``close()`` stops the
+    emulators and is safe twice.
     """
 
     def __init__(self, config, *, dwell_s: float = 0.06):
+        from gpiozero.pins.mock import MockFactory
+
         self.config = config
         self.dwell_s = dwell_s
-        self.chips: dict[str, LockedRC522Emulator] = {}
-        self.serial: dict[str, object] = {}
+        self.emulators: dict[str, object] = {}                 # reader name -> EmulatedReader
         self._zone: dict[str, tuple[str, int | None]] = {}   # zone -> (reader, antenna)
-        self._stack = contextlib.ExitStack()
         self._closed = False
+        self.buses = SimulatedBuses(self)
+        simulated = set(config.simulated_devices)
         for name, rc in config.readers.items():
-            if rc.backend != "sim":
+            if f"readers.{name}" not in simulated:
                 continue
-            if rc.kind == "rc522":
-                self.chips[name] = LockedRC522Emulator(rc.params.get("bus", 0), rc.params.get("device", 0))
-                for zone in rc.zones:
-                    self._zone[zone] = (name, None)
-            else:
-                from . import serial_sim
-
-                cls = serial_sim.PepperC1Emulator if rc.kind == "pepper_c1" else serial_sim.ShoeLineEmulator
-                self.serial[name] = cls()
-                for antenna, zone in rc.params["antennas"].items():
-                    self._zone.setdefault(zone, (name, int(antenna)))
-        self.pin_factory = None
-        if config.panel.backend == "sim":
-            from gpiozero.pins.mock import MockFactory
-
-            self.pin_factory = MockFactory()
+            emu = reader_kind(rc.kind).emulate(rc)
+            self.emulators[name] = emu
+            # Multiplexed readers declare an antennas table; a one-antenna reader serves its one zone.
+            antennas = getattr(rc.options, "antennas", None) or {None: z for z in rc.zones}
+            for antenna, zone in antennas.items():
+                self._zone.setdefault(zone, (name, None if antenna is None else int(antenna)))
+        # Reset lines of emulated readers and (when simulated) the panel run on one MockFactory.
+        self.mock_factory = MockFactory()
+        self.pin_factory = self.mock_factory if "panel" in simulated else None
         self.i2c = None
-        if config.lcd.backend == "sim":
+        if "lcd" in simulated:
             from .i2c_lcd import SimulatedI2cBus
 
             self.i2c = SimulatedI2cBus.with_lcd(config.lcd.cols, config.lcd.rows, address=config.lcd.address,
@@ -97,17 +132,23 @@ class SimulatedTable:
         self.in_field: dict[str, set[str]] = {}   # zone -> UIDs lying on its antenna
         self.mouth = None                          # the emulated photo-interrupter, if the table has one
         ms = getattr(config, "mouth_sensor", None)
-        if ms is not None and ms.backend == "sim" and self.pin_factory is not None:
+        if ms is not None and ms.pin is not None and ms.backend == "sim":
             from .mouth import PhotoInterrupterEmulator
 
-            self.mouth = PhotoInterrupterEmulator(self.pin_factory, ms.pin, ms.blocked_level)
+            self.mouth = PhotoInterrupterEmulator(self.mock_factory, ms.pin, ms.blocked_level)
+
+    @property
+    def chips(self) -> dict:
+        """Reader name -> RC522 emulator, for the emulated SPI readers."""
+        return {n: e.spi for n, e in self.emulators.items() if e.spi is not None}
+
+    @property
+    def serial(self) -> dict:
+        """Reader name -> serial device emulator, for the emulated serial readers."""
+        return {n: e.device for n, e in self.emulators.items() if e.port is not None}
 
     # -- lifetime ---------------------------------------------------------------------
     def __enter__(self) -> "SimulatedTable":
-        if self.chips:
-            self._stack.enter_context(simulated_spi(*self.chips.values()))
-        for emu in self.serial.values():
-            self._stack.enter_context(emu)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -117,13 +158,14 @@ class SimulatedTable:
         if self._closed:
             return
         self._closed = True
-        self._stack.close()
-        if self.pin_factory is not None:
-            self.pin_factory.close()
+        for emu in self.emulators.values():
+            emu.close()
+        for factory in {id(f): f for f in (self.pin_factory, self.mock_factory) if f is not None}.values():
+            factory.close()
 
     def url_of(self, reader: str) -> str:
         """The port a simulated serial reader's driver opens."""
-        return self.serial[reader].port
+        return self.buses.serial_url(reader, None)
 
     # -- the dealer's hands --------------------------------------------------------------
     def uid_of(self, card: str, deck: str | None = None, copy: int = 0) -> str:
@@ -138,12 +180,7 @@ class SimulatedTable:
         reader, antenna = self._zone[zone]
         lying = self.in_field.setdefault(zone, set())
         lying.add(uid) if present else lying.discard(uid)
-        if reader in self.chips:
-            chip = self.chips[reader]
-            chip.place(uid) if present else chip.remove(uid)
-        else:
-            emu = self.serial[reader]
-            emu.place_tag(antenna, uid) if present else emu.remove_tag(antenna, uid)
+        self.emulators[reader].put(antenna, uid, present)
 
     def draw(self, card: str | None = None, *, uid: str | None = None, deck: str | None = None) -> None:
         """A card slides out of the shoe past the shoe antenna."""
@@ -186,16 +223,10 @@ class SimulatedTable:
         self.players = players
 
     def unplug(self, reader: str) -> None:
-        if reader in self.chips:
-            self.chips[reader].unplug()
-        else:
-            self.serial[reader].unplug()
+        self.emulators[reader].unplug()
 
     def replug(self, reader: str) -> None:
-        if reader in self.chips:
-            self.chips[reader].plug()
-        else:
-            self.serial[reader].plug()
+        self.emulators[reader].plug()
 
     # -- what the dealer sees ------------------------------------------------------------
     def glass(self) -> list[str]:

@@ -245,7 +245,7 @@ def test_invalid_line_3_exits_2_after_the_decisions_before_it(capsys, tmp_path):
     ("{not json", "not JSON"),
     ('{"t": 0.1, "ev": "tick"}', "'t'"),  # time goes back
     ('{"t": 1.0, "ev": "new_hand", "players": 11}', "'players'"),
-    ('{"t": 1.0, "ev": "shoe", "uid": "04A3C"}', "hexadecimal"),
+    ('{"t": 1.0, "ev": "shoe", "uid": "04A3C"}', "even number of hex digits"),
     ('{"t": 1.0, "ev": "tick", "note": "x"}', "unknown key"),
 ])
 def test_each_kind_of_bad_line_names_line_3(capsys, tmp_path, line3, problem):

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealerbox.service import config as config_module
-from dealerbox.service.config import (DEFAULT_CONFIG, TABLES_DIR, ZONES, ConfigError, TableConfig, check_config,
-                              load_config)
+from dealerbox.service.config import (DEFAULT_CONFIG, TABLES_DIR, ZONES, ConfigError, JournalSection,
+                                     PresenceSection, TableConfig, check_config, load_config)
 from dealerbox.errors import DealerboxError
 from dealerbox.rules.registry import simulated_uid, simulation_registry
 
@@ -100,23 +100,23 @@ def test_default_config_is_the_all_simulated_table():
     # make run keeps its state in the checkout's state/ (ignored by git)
     assert cfg.state_dir == (TABLES_DIR.parent.parent / "state").resolve()
     assert cfg.tick_s == 0.25
-    assert cfg.journal == {"sync": "event", "group_window": 0.05, "group_events": 64, "keep_days": 90}
-    assert cfg.presence == {"shoe_rearm": 1.0, "board_dropout": 0.5, "zone_dropout": 0.5, "settle": 0.3}
-    assert cfg.lcd.kwargs() == {"cols": 20, "rows": 4, "port": 1, "address": 0x27, "charmap": "A00"}
+    assert cfg.journal == JournalSection(sync="event", group_window_s=0.05, group_events=64, keep_days=90)
+    assert cfg.presence == PresenceSection(shoe_rearm_s=1.0, board_dropout_s=0.5, zone_dropout_s=0.5, settle_s=0.3)
+    assert (cfg.lcd.cols, cfg.lcd.rows, cfg.lcd.port, cfg.lcd.address, cfg.lcd.charmap) == (20, 4, 1, 0x27, "A00")
 
 
 def test_sim_table_mirrors_the_pi4_wiring():
     sim, pi4 = load_config(SIM), load_config(PI4, check_devices=False)
     assert sim.panel.pins == pi4.panel.pins
-    assert {n: r.params for n, r in sim.readers.items()} == {n: r.params for n, r in pi4.readers.items()}
+    assert {n: r.options for n, r in sim.readers.items()} == {n: r.options for n, r in pi4.readers.items()}
 
 
 def test_pi4_table_loads_without_devices():
     cfg = load_config(PI4, check_devices=False)
     shoe, board = cfg.readers["shoe"], cfg.readers["board"]
     # one RC522 per SPI bus: some boards never release MISO
-    assert (shoe.params["bus"], shoe.params["device"]) == (0, 0)
-    assert (board.params["bus"], board.params["device"]) == (1, 0)
+    assert (shoe.options.bus, shoe.options.device) == (0, 0)
+    assert (board.options.bus, board.options.device) == (1, 0)
     assert shoe.zones == ("shoe",) and board.zones == ("board",)
     assert cfg.device_nodes == ("/dev/spidev0.0", "/dev/spidev1.0", "/dev/i2c-1")
     assert cfg.simulated_devices == ()
@@ -132,8 +132,8 @@ def test_pi5_table_loads_without_devices():
     (c1,) = cfg.readers.values()
     assert c1.kind == "pepper_c1" and c1.backend == "real"
     assert c1.zones == ("shoe", "board", "burn")
-    assert c1.params["antennas"] == {1: "shoe", 2: "board", 3: "burn"}
-    assert c1.params["url"] == "/dev/ttyAMA0"
+    assert c1.options.antennas == {1: "shoe", 2: "board", 3: "burn"}
+    assert c1.options.url == "/dev/ttyAMA0"
     assert cfg.device_nodes == ("/dev/ttyAMA0", "/dev/i2c-1")
     assert cfg.gpio_factory == "lgpio"
     assert "players_down" in cfg.panel.pins.buttons
@@ -186,43 +186,44 @@ def test_the_registry_file_must_exist_on_the_box(tmp_path, dev):
     assert load_config(path, check_devices=False).registry is None
 
 
-# -- the params are what the drivers take -------------------------------------------
+# -- the typed sections are what the drivers take -------------------------------------------
 
-def test_reader_params_open_the_rc522_driver_on_the_chip_emulator(monkeypatch):
-    from gpiozero.pins.mock import MockFactory
-
-    from dealerbox.hw.rc522 import RC522Reader
-    from hardware_sim import rpi_gpio
-    from hardware_sim.rc522 import RC522Emulator, make_tag, spidev_module
+def test_reader_options_open_the_rc522_driver_on_the_chip_emulator():
+    from dealerbox.hw.kinds import open_reader
+    from hardware_sim.rc522 import make_tag
+    from hardware_sim.table import SimulatedTable
 
     cfg = load_config(SIM)
-    shoe_chip, board_chip = RC522Emulator(0, 0), RC522Emulator(1, 0)
     uid = simulated_uid("A", "Ah")
-    board_chip.field[bytes.fromhex(uid)] = make_tag(uid)
-    monkeypatch.setitem(sys.modules, "spidev", spidev_module(shoe_chip, board_chip))
-    for name, module in rpi_gpio.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
-        monkeypatch.delitem(sys.modules, name)
-    factory = MockFactory()
-    try:
-        with RC522Reader(**cfg.readers["board"].params, pin_factory=factory) as board, \
-                RC522Reader(**cfg.readers["shoe"].params, pin_factory=factory) as shoe:
+    with SimulatedTable(cfg) as table:
+        board_chip = table.chips["board"]
+        board_chip.field[bytes.fromhex(uid)] = make_tag(uid)
+        with open_reader(cfg.readers["board"], table.buses) as board, \
+                open_reader(cfg.readers["shoe"], table.buses) as shoe:
             assert board.poll() == {"board": frozenset({uid})}
             assert shoe.poll() == {"shoe": frozenset()}
-    finally:
-        factory.close()
-        for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
-            del sys.modules[name]
 
 
-def test_serial_params_fit_the_serial_drivers(tmp_path):
-    from dealerbox.hw.serial_reader import PepperC1Reader, ShoeLineReader
+class _LoopBuses:
+    """Real serial ports replaced by pyserial's loop:// (the config's own URL stays in the options)."""
 
+    def serial_url(self, reader, url):
+        return "loop://"
+
+
+def test_serial_options_fit_the_serial_drivers(tmp_path, monkeypatch):
+    from dealerbox.hw import serial_reader
+    from dealerbox.hw.kinds import open_reader, supervise
+
+    # Build the drivers without connecting, as the test of the params did.
+    for cls in (serial_reader.PepperC1Reader, serial_reader.ShoeLineReader):
+        monkeypatch.setattr(cls, "__init__", _no_connect(cls.__init__))
     cfg = load_config(PI5, check_devices=False)
-    params = {**cfg.readers["c1"].params, "url": "loop://"}
-    with PepperC1Reader(**params, connect=False) as c1:
-        assert c1.zones == ("shoe", "board", "burn") and c1.name == "c1" and c1.backoff_max == 30.0
+    with open_reader(cfg.readers["c1"], _LoopBuses()) as c1:
+        assert c1.zones == ("shoe", "board", "burn") and c1.name == "c1"
+    # backoff_max_s goes to the one owner of reopening, the reader's supervisor.
+    with supervise(cfg.readers["c1"], _LoopBuses()) as supervisor:
+        assert supervisor.backoff_max == 30.0 and supervisor.name == "c1"
 
     def shoe_line(d):
         d["readers"]["board"] = {"kind": "shoe_line", "backend": "real", "url": "loop://",
@@ -231,27 +232,28 @@ def test_serial_params_fit_the_serial_drivers(tmp_path):
     cfg = load_config(broken(tmp_path, shoe_line))
     board = cfg.readers["board"]
     assert board.zones == ("board", "burn")
-    with ShoeLineReader(**board.params, connect=False) as reader:
+    with open_reader(board, _LoopBuses()) as reader:
         assert reader.zones == ("board", "burn") and reader.stall_timeout == 3.0
 
 
+def _no_connect(init):
+    def wrapped(self, *args, **kwargs):
+        init(self, *args, connect=False, **kwargs)
+    return wrapped
+
+
 def test_other_sections_feed_their_drivers(tmp_path):
-    from dealerbox.hw.gpio_panel import PanelGpio
-    from dealerbox.hw.lcd import PanelLcd
-    from dealerbox.hw.presence import PresenceTracker
-    from dealerbox.service.journal import Journal
     from hardware_sim.i2c_lcd import SimulatedI2cBus
 
     cfg = load_config(SIM)
-    assert PresenceTracker(**cfg.presence).board_dropout == 0.5
-    with Journal(tmp_path / "journal", **cfg.journal) as journal:
+    assert cfg.presence.tracker().board_dropout == 0.5
+    with cfg.journal.open(tmp_path / "journal") as journal:
         assert journal.keep_days == 90 and journal.sync == "event"
     events = []
-    with PanelGpio(cfg.panel.pins, pin_factory="mock", sink=events.append, poll_interval_s=None,
-                   **cfg.panel.kwargs()) as panel:
+    with cfg.panel.open(pin_factory="mock", sink=events.append, poll_interval_s=None) as panel:
         assert panel.players == 6 and set(panel.leds) == {"green", "amber", "red"}
     bus = SimulatedI2cBus.with_lcd(cfg.lcd.cols, cfg.lcd.rows, address=cfg.lcd.address)
-    with PanelLcd(**cfg.lcd.kwargs(), bus=bus) as lcd:
+    with cfg.lcd.open(bus) as lcd:
         assert (lcd.cols, lcd.rows) == (20, 4)
 
 
@@ -259,7 +261,7 @@ def test_a_simulated_serial_reader_may_leave_the_url_to_the_daemon(tmp_path):
     def change(d):
         d["readers"]["board"] = {"kind": "pepper_c1", "backend": "sim", "antennas": {"2": "board"}}
     cfg = load_config(broken(tmp_path, change))
-    assert cfg.readers["board"].params["url"] is None
+    assert cfg.readers["board"].options.url is None
     assert cfg.readers["board"].device_node is None
 
 
@@ -353,7 +355,7 @@ def test_the_reset_pin_is_written_explicitly(tmp_path):
     refused(broken(tmp_path, lambda d: d["readers"]["board"].pop("reset_pin")),
             "readers.board.reset_pin", None, '"none" when RST is tied high')
     cfg = load_config(broken(tmp_path, lambda d: d["readers"]["board"].update(reset_pin="none")))
-    assert cfg.readers["board"].params["reset_pin"] is None
+    assert cfg.readers["board"].options.reset_pin is None
 
 
 def test_mock_gpio_is_refused_when_a_gpio_device_is_real(tmp_path):
@@ -585,3 +587,59 @@ def test_a_url_pyserial_does_not_know_is_refused(tmp_path):
     def change(d):
         d["readers"]["c1"] = {"kind": "shoe_line", "backend": "real", "url": "bogus://x", "antennas": {"1": "burn"}}
     refused(broken(tmp_path, change), "readers.c1.url", "bogus://x", "a URL pyserial knows")
+
+
+# -- the declarations are the reference -----------------------------------------------
+
+def test_docs_config_md_is_generated_from_the_declarations():
+    committed = (Path(__file__).resolve().parents[1] / "docs" / "CONFIG.md").read_text(encoding="utf-8")
+    assert committed == config_module.reference_markdown(), (
+        "docs/CONFIG.md is stale: python -m dealerbox.service.config > docs/CONFIG.md")
+
+
+def test_every_declared_key_is_in_the_reference():
+    from dealerbox.hw.kinds import READER_KINDS
+    from dealerbox.service.schema import options_of
+
+    text = config_module.reference_markdown()
+    classes = [r.cls for r in config_module.SECTIONS.values()] + [config_module.ReaderSection]
+    classes += [k.options for k in READER_KINDS.values()]
+    for cls in classes:
+        for key, opt, _default in options_of(cls):
+            assert f"| `{key}` |" in text and opt.doc in text, (cls.__name__, key)
+
+
+def test_a_section_is_added_with_one_dataclass_and_one_line(tmp_path, monkeypatch):
+    from dataclasses import dataclass
+
+    from dealerbox.service.config import Flag, Number, Pin, option, register_section
+
+    @dataclass(frozen=True, kw_only=True)
+    class LampSection:
+        """A lamp that calls the floor."""
+
+        enabled: bool = option(Flag(doc="light the lamp"), False)
+        pin: int | None = option(Pin(doc="its BCM pin", none_word="none"), None)
+        hold_s: float = option(Number(doc="how long it stays lit", lo=0.1, hi=60.0), 5.0)
+
+    monkeypatch.setattr(config_module, "SECTIONS", dict(config_module.SECTIONS))
+    register_section("lamp", LampSection)
+
+    assert load_config(SIM).lamp == LampSection()              # left out: its defaults
+    cfg = load_config(broken(tmp_path, lambda d: d.update(lamp={"enabled": True, "pin": 1})))
+    assert cfg.lamp == LampSection(enabled=True, pin=1) and cfg.sections["lamp"] is cfg.lamp
+    refused(broken(tmp_path, lambda d: d.update(lamp={"holds_s": 2})), "lamp.holds_s", 2, "did you mean 'hold_s'?")
+    refused(broken(tmp_path, lambda d: d.update(lamp={"hold_s": 0})), "lamp.hold_s", 0, "from 0.1 to 60")
+    err = refused(broken(tmp_path, lambda d: d.update(lamp={"pin": 5})), "lamp.pin", 5, "a BCM pin not already used")
+    assert "panel.leds.green" in str(err)
+    assert "## `[lamp]` (optional" in config_module.reference_markdown()
+    assert "| `hold_s` | float | 5 | 0.1 .. 60 | how long it stays lit |" in config_module.reference_markdown()
+
+
+def test_a_long_value_is_cut_in_the_message(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_config(broken(tmp_path, lambda d: d["table"].update(name="x" * 500)))
+    message = str(info.value)
+    assert info.value.value == "x" * 500                     # the error keeps the whole value
+    assert "table.name = 'xxxx" in message and len(message) < 300 and "..." in message
+    assert "expected a string of 1 to 40 characters" in message

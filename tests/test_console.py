@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import re
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -292,6 +294,25 @@ def test_real_devices_flip_the_panel_and_lcd_but_never_the_shoe(tmp_path):
         with_real_devices(config, ["shoe"])
     with pytest.raises(ConfigError, match="nosuch"):
         with_real_devices(config, ["nosuch"])
+
+
+def test_the_dealer_waits_as_long_as_the_table_file_says(tmp_path, monkeypatch):
+    """The console's waits follow [presence] of the table file (they once always used 0.5 s)."""
+    path = table_config(tmp_path)
+    path.write_text(re.sub(r"shoe_rearm_s = [0-9.]+", "shoe_rearm_s = 1.2",
+                           re.sub(r"board_dropout_s = [0-9.]+", "board_dropout_s = 0.9", path.read_text())))
+    config = load_config(path)
+    assert (config.presence.shoe_rearm_s, config.presence.board_dropout_s) == (1.2, 0.9)
+    session = ConsoleSession(config, record=tmp_path / "rec.jsonl")
+    waits = []
+    monkeypatch.setattr(time, "sleep", waits.append)   # no thread runs: the session is not started
+    session._left_shoe["04AABBCCDDEEFF"] = time.monotonic()
+    session._wait_for_rearm("04AABBCCDDEEFF")
+    assert len(waits) == 1 and 1.2 < waits[0] <= 1.35
+    session.daemon = types.SimpleNamespace(queue=queue.Queue())   # a daemon with nothing left to do
+    waits.clear()
+    assert session.settle(timeout=0.1)
+    assert waits[0] == pytest.approx(1.2 + 0.15)
 
 
 # -- its own state, SIGTERM, no terminal (issue 11) ------------------------------------

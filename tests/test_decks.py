@@ -8,7 +8,6 @@ so no test waits for real time and every loop is bounded by its own timeouts.
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
@@ -18,32 +17,20 @@ from dealerbox.tools.decks import (REGISTRATION_ORDER, DeckTimeout, check_deck_w
 from dealerbox.errors import RegistryError
 from dealerbox.hw.rc522 import RC522Reader
 from dealerbox.rules.registry import DeckRegistry, simulated_uid, simulation_registry
-from hardware_sim import rpi_gpio
-from hardware_sim.rc522 import RC522Emulator, spidev_module
+from hardware_sim.rc522 import RC522Emulator
 
 DECK_C = [simulated_uid("C", c) for c in DECK_52] + [simulated_uid("C", JOKER, i) for i in range(2)]
 
 
-# -- chip-level stand-ins, as tests/test_rc522.py installs them --------------------------------
-def _evict_mfrc522():
-    for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
-        del sys.modules[name]
-
-
+# -- the chip emulator, handed to the driver as its SPI bus -------------------------------------
 @pytest.fixture
-def chip(monkeypatch, pins):
-    emulator = RC522Emulator(0, 0)
-    monkeypatch.setitem(sys.modules, "spidev", spidev_module(emulator))
-    for name, module in rpi_gpio.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    _evict_mfrc522()
-    yield emulator
-    _evict_mfrc522()
+def chip(pins):
+    return RC522Emulator(0, 0)
 
 
 @pytest.fixture
 def reader(chip):
-    with RC522Reader("pad", zone="board") as r:
+    with RC522Reader("pad", zone="board", spi=chip) as r:
         yield r
 
 
@@ -334,11 +321,11 @@ def test_reopen_makes_a_fresh_reader_after_a_fault(chip, tmp_path):
     opened = []
 
     def reopen():
-        r = RC522Reader("pad", zone="board")      # fails while the cable is out
+        r = RC522Reader("pad", zone="board", spi=chip)      # fails while the cable is out
         opened.append(r)
         return r
 
-    first = RC522Reader("pad", zone="board")
+    first = RC522Reader("pad", zone="board", spi=chip)
     plan = DECK_C[:5] + ["unplug", ("pause", 10), "plug"] + DECK_C[5:]
     tech = Technician(chip, plan)
     screen = Screen()

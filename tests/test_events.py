@@ -95,7 +95,7 @@ INVALID = [
     ({"t": 1, "ev": "shoe", "card": "Ah", "deck": ""}, "'deck'"),
     ({"t": 1, "ev": "shoe", "card": "Ah", "deck": 2}, "'deck'"),
     ({"t": 1, "ev": "shoe", "uid": UID, "deck": "A"}, "'deck' goes with 'card'"),
-    ({"t": 1, "ev": "shoe", "uid": "04A3C"}, "hexadecimal"),
+    ({"t": 1, "ev": "shoe", "uid": "04A3C"}, "even number of hex digits"),
     ({"t": 1, "ev": "shoe", "uid": "0102030405"}, "5 bytes"),
     ({"t": 1, "ev": "shoe", "uid": 1234}, "neither"),
     # zones
@@ -331,3 +331,24 @@ def test_a_list_or_object_where_a_name_belongs_is_an_event_error(data):
 def test_lists_elsewhere_are_event_errors(data):
     with pytest.raises(EventError):
         Event.from_dict(data)
+
+
+@pytest.mark.parametrize("t", [10**400, -10**400, 10**13])
+def test_a_huge_whole_number_t_is_an_event_error(t):
+    with pytest.raises(EventError, match="'t' must be a non-negative number"):
+        Event.from_dict({"t": t, "ev": "tick"})
+
+
+@pytest.mark.parametrize("field, value", [("uid", "AB" * 5_000_000), ("card", "x" * 1_000_000),
+                                          ("name", "y" * 1_000_000)])
+def test_an_error_quotes_a_long_value_cut_short(field, value):
+    d = {"t": 0, "ev": "button" if field == "name" else "shoe", field: value}
+    with pytest.raises(EventError) as err:
+        Event.from_dict(d)
+    assert len(str(err.value)) < 300
+
+
+def test_an_odd_length_uid_is_not_called_not_hexadecimal():
+    with pytest.raises(EventError) as err:
+        Event.from_dict({"t": 0, "ev": "shoe", "uid": "04A3C6CAE2618"})
+    assert "even number of hex digits" in str(err.value) and "not hexadecimal" not in str(err.value)

@@ -280,7 +280,7 @@ def test_run_history_exit_codes_and_output(journal, tmp_path):
     assert run_history(directory, profile="tda-2019", as_json=True, out=out, err=err) == 0
     assert json.loads(out.getvalue())["history_version"] == 1
     err = io.StringIO()
-    assert run_history(directory, profile="tda-2019", hand=7, out=io.StringIO(), err=err) == 0
+    assert run_history(directory, profile="tda-2019", hand=7, out=io.StringIO(), err=err) == 2
     assert "no hand 7" in err.getvalue()
     assert run_history(directory, profile="tda-2019", since="soon", out=io.StringIO(), err=err) == 2
     assert run_history(tmp_path / "nowhere", profile="tda-2019", out=io.StringIO(), err=err) == 2

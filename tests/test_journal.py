@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -258,7 +259,7 @@ def test_expected_head_catches_a_changed_last_line(tmp_path):
 # -- torn last line
 
 
-@pytest.mark.parametrize("tail", [b'{"seq":11,"prev":"ab', b"\0\0\0\0\0\0\0\0", b'{"seq":11,"pr\n'])
+@pytest.mark.parametrize("tail", [b'{"seq":11,"prev":"ab', b"\0\0\0\0\0\0\0\0", b"\0\0\0\0\n"])
 def test_torn_last_line_is_reported_not_tampering(tmp_path, tail):
     write(tmp_path, events(10))
     path = the_file(tmp_path)
@@ -512,6 +513,10 @@ def test_any_single_edit_is_named(tmp_path_factory, kind, where, copy_from):
     if kind == "changed":
         lines[where] = lines[where].replace(b'"t":', b'"t":1')
         expect_line = where + 1
+        if where == 10:
+            # Only the last line vouches for line 11: whether line 11 was changed
+            # or line 12 was forged, nothing on this disk can tell.
+            kind, expect_line = "ambiguous at the end", 12
     elif kind == "removed":
         del lines[where]
         expect_line = where + 1  # the line after the gap
@@ -557,6 +562,9 @@ def test_a_failed_write_leaves_no_partial_line(tmp_path, mocker):
 
 
 def test_opening_after_damaged_last_lines_keeps_going(tmp_path, caplog):
+    """Complete lines that do not parse are damage, never a torn write: they
+    are moved aside byte for byte, with a note of where they were, and the
+    chain goes on from the last line it vouches for."""
     write(tmp_path, events(6))
     path = the_file(tmp_path)
     lines = lines_of(path)
@@ -564,11 +572,19 @@ def test_opening_after_damaged_last_lines_keeps_going(tmp_path, caplog):
     lines[5] = b"garbage two"
     put_lines(path, lines)
     with Journal(tmp_path, clock=Clock()) as j:  # must not raise: the table runs on
-        assert j.torn is not None and j.torn.line == 6  # the very last line is taken as torn
-        assert j.append(Event(9.0, "tick")) == 6
+        assert j.torn is None
+        assert [(d["line"], d["moved"]) for d in j.damage] == [(5, True), (6, True)]
+        assert j.append(Event(9.0, "tick")) == 5
+        record = j.damage_record()
     assert "damaged" in caplog.text
-    found = [(p.kind, p.line) for p in verify(tmp_path).problems]
-    assert found == [("changed", 5)]
+    assert record["count"] == 2 and record["lines"][0]["file"] == path.name
+    report = verify(tmp_path)
+    assert report.ok and report.lines == 5
+    # Kept byte for byte where the note says.
+    note = json.loads(next((tmp_path / "quarantine").glob("*.json")).read_bytes())
+    data = (tmp_path / note["lines"][0]["quarantine"]).read_bytes()
+    assert data == b"garbage one\ngarbage two\n"
+    assert [(n["line"], n["quarantine_offset"]) for n in note["lines"]] == [(5, 0), (6, 12)]
 
 
 def test_reopening_a_large_file_finds_its_last_line(tmp_path):
@@ -633,4 +649,72 @@ def test_decision_lines_are_chained_and_skipped_by_event_readers(tmp_path):
     lines[1] = lines[1].replace('"ok"', '"void"')
     path.write_text("\n".join(lines) + "\n")
     report = verify(tmp_path)
-    assert not report.ok and ":2:" in str(report.problems[0])
+    # Only the last line vouches for the changed decision: verify names both.
+    assert not report.ok and report.problems[0].kind == "ambiguous at the end"
+    assert ".jsonl:2 " in str(report.problems[0])
+    # A decision that is not one the box could give is named as such.
+    lines[1] = lines[1].replace('"void"', '"maybe"')
+    path.write_text("\n".join(lines) + "\n")
+    report = verify(tmp_path)
+    assert [(p.kind, p.line) for p in report.problems][0] == ("changed", 2)
+    assert "not a CONTRACT.md decision" in str(report.problems[0])
+
+
+# -- the writer thread
+
+
+def test_the_writer_commits_what_was_queued_meanwhile_with_one_fsync(tmp_path, mocker):
+    gate = threading.Event()
+    real_fsync = os.fsync
+    calls = []
+
+    def slow_fsync(fd):
+        calls.append(fd)
+        gate.wait(10)
+        real_fsync(fd)
+
+    with Journal(tmp_path, clock=Clock()) as j:
+        j.append(Event(0.0, "new_hand", players=2))   # the day's file exists: no directory fsync
+        mocker.patch("os.fsync", side_effect=slow_fsync)
+        j.start_writer()
+        assert j.submit(Event(0.5, "tick")) == 2
+        deadline = time.monotonic() + 10
+        while not calls and time.monotonic() < deadline:
+            time.sleep(0.001)
+        # The first line's fsync is under way: ten more queue up meanwhile.
+        seqs = [j.submit(Event(float(i), "tick")) for i in range(1, 11)]
+        assert seqs == list(range(3, 13)) and j.durable_seq == 1
+        gate.set()
+        assert j.wait_written(12, timeout=10)
+        assert len(calls) == 2
+        mocker.stopall()
+    assert [e.seq for e in read_entries(tmp_path)] == list(range(1, 13))
+    assert verify(tmp_path).ok
+
+
+def test_the_writer_holds_lines_while_writes_fail_and_writes_them_in_order(tmp_path, mocker):
+    import errno
+
+    real_write = os.write
+    failures = [3]
+    changes = []
+
+    def failing_write(fd, data):
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    with Journal(tmp_path, clock=Clock(), retry_s=0.01) as j:
+        j.start_writer(on_change=changes.append)
+        mocker.patch("os.write", side_effect=failing_write)
+        for i in range(5):
+            j.submit(Event(float(i), "tick"))
+        assert j.wait_written(5, timeout=10)
+        mocker.stopall()
+        deadline = time.monotonic() + 10   # the listener hears of the end just after the write
+        while len(changes) < 2 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert changes == ["No space left on device", None] and j.faults == 1 and j.fault is None
+    assert [e.event.t for e in read_entries(tmp_path)] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert verify(tmp_path).ok

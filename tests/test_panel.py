@@ -271,3 +271,18 @@ def test_every_irregularity_has_a_title_that_fits(messages):
         assert view.lines[0] == messages.titles[rid].ljust(16) + " 2/2"
         small = render(d, messages, cols=16, rows=2)
         assert small.lines[0] == messages.titles[rid][:12].ljust(12) + " 2/2"
+
+
+def test_the_technician_line_says_storage_fault_and_turns_green_amber():
+    from dealerbox.service.panel import PanelView, technician_line
+
+    ok = PanelView(("OK".ljust(20), "".ljust(20), "".ljust(20), "".ljust(20)), "green")
+    shown = technician_line(ok, "STORAGE FAULT 12q", storage_fault=True)
+    assert shown.lines[-1] == "STORAGE FAULT 12q".ljust(20) and shown.led == "amber"
+    assert shown.lines[:3] == ok.lines[:3]
+    # A correction's colour stays: the dealer's step comes first.
+    red = PanelView(ok.lines, "red", blink=True, beep=True)
+    shown = technician_line(red, "STORAGE FAULT 0q and more text", storage_fault=True, beep=False)
+    assert (shown.led, shown.blink, shown.beep) == ("red", True, False) and len(shown.lines[-1]) == 20
+    # Any other note leaves the LED alone.
+    assert technician_line(ok, "READER DOWN: shoe").led == "green"

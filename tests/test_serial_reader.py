@@ -1,7 +1,8 @@
 """Serial readers end to end: the real drivers on a pseudo-terminal against the emulators.
 
 Every wait is bounded by a deadline; nothing asserts how long anything took. Backoff,
-stall detection and log rate limiting run on a hand-moved clock.
+stall detection and log rate limiting run on a hand-moved clock. Faults follow the one
+contract of dealerbox.hw.reader: the driver raises, a ReaderSupervisor reopens.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from dealerbox.errors import ReaderError
+from dealerbox.hw.reader import ReaderSupervisor
 from dealerbox.rules.events import Event
 from dealerbox.hw.serial_reader import (
     LineParser,
@@ -99,6 +101,45 @@ def drain(reader):
         return before == seen[0]
 
     wait_until(quiet, what="the line to go quiet")
+
+
+class Watched:
+    """A reader's supervisor polled the way the daemon polls it; its reports kept as CONTRACT.md events."""
+
+    def __init__(self, supervisor: ReaderSupervisor):
+        self.supervisor = supervisor
+        self._reports: list[str] = []
+
+    def poll(self) -> dict:
+        zones, reports = self.supervisor.poll()
+        self._reports += reports
+        return zones if zones is not None else {}
+
+    def take_events(self, t: float) -> list[Event]:
+        kinds, self._reports = self._reports, []
+        return [Event(t=float(t), ev=kind, reader=self.supervisor.name) for kind in kinds]
+
+    @property
+    def status(self) -> str:
+        return self.supervisor.status
+
+    @property
+    def fault_reason(self):
+        return self.supervisor.fault_reason
+
+    @property
+    def reader(self):
+        return self.supervisor.reader
+
+    @property
+    def counters(self):
+        return self.supervisor.reader.counters
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.supervisor.close()
 
 
 @pytest.fixture
@@ -205,7 +246,7 @@ def test_pepper_reports_tags_per_zone_on_several_antennas(pepper):
         pepper.remove_tag(2, CLASSIC)
         pepper.place_tag(1, TD)
         poll_until(reader, {"shoe": {AH, TD}, "board": {TRIPLE}, "burn": {KS}})
-        assert reader.take_events(t=1.0) == []
+        assert reader.status == "ok" and reader.counters.faults == 0
     selected = {args[0] for cmd, args in pepper.received if cmd == 0x0F}
     assert selected == {1, 2, 3, 4}
     assert pepper.polling is False  # the driver turned the reader's own polling off
@@ -300,25 +341,31 @@ def test_pepper_counts_a_refused_antenna_without_a_fault(clock):
 def test_pepper_unplugged_mid_hand_faults_backs_off_and_recovers(pepper, clock):
     pepper.place_tag(2, AH)
     calls = []
-    with PepperC1Reader(pepper.port, {2: "board"}, name="table-c1", clock=clock, response_timeout=0.3,
-                        backoff_initial=0.125, backoff_factor=2.0, backoff_max=0.5,
-                        on_status=lambda *a: calls.append(a)) as reader:
+    opens = []
+
+    def open_reader():
+        opens.append(clock())
+        return PepperC1Reader(pepper.port, {2: "board"}, name="table-c1", clock=clock, response_timeout=0.3)
+
+    supervisor = ReaderSupervisor("table-c1", open_reader, clock=clock, backoff_initial=0.125, backoff_factor=2.0,
+                                  backoff_max=0.5, on_status=lambda *a: calls.append(a))
+    with Watched(supervisor) as reader:
         poll_until(reader, {"board": {AH}})
         pepper.unplug()
         assert reader.poll() == {}
-        assert reader.status == "fault"
+        assert reader.status == "fault" and reader.reader is None   # the driver raised; its port is closed
         events = reader.take_events(t=12.5)
         assert [e.to_dict() for e in events] == [{"t": 12.5, "ev": "reader_fault", "reader": "table-c1"}]
         assert Event.from_dict(events[0].to_dict()) == events[0]   # a valid CONTRACT.md event
 
-        attempts = reader.counters.reconnect_attempts
-        # Retries wait 0.125, 0.25, 0.5, then 0.5 s (the cap)... on the reader's clock.
+        attempts = len(opens)
+        # Retries wait 0.125, 0.25, 0.5, then 0.5 s (the cap)... on the supervisor's clock.
         # (Steps are powers of two so that the float sums are exact.)
         for step, tries in ((0.0625, 0), (0.0625, 1), (0.1875, 1), (0.0625, 2), (0.4375, 2), (0.0625, 3),
                             (0.4375, 3), (0.0625, 4), (0.4375, 4), (0.0625, 5)):
             clock.advance(step)
             assert reader.poll() == {}
-            assert reader.counters.reconnect_attempts - attempts == tries
+            assert len(opens) - attempts == tries
         assert reader.take_events(t=13.0) == []          # still one fault, reported once
 
         pepper.plug()
@@ -326,20 +373,24 @@ def test_pepper_unplugged_mid_hand_faults_backs_off_and_recovers(pepper, clock):
         assert reader.poll() == {"board": {AH}}
         assert reader.status == "ok"
         assert [e.ev for e in reader.take_events(t=14.0)] == ["reader_ok"]
-        assert (reader.counters.faults, reader.counters.recoveries) == (1, 1)
+        assert (supervisor.faults, supervisor.recoveries) == (1, 1)
     assert [(name, ok) for name, ok, _ in calls] == [("table-c1", False), ("table-c1", True)]
     assert calls[0][2]  # a reason for the fault
 
 
 def test_pepper_stall_is_a_fault_until_it_answers_again(pepper, clock):
     pepper.place_tag(1, AH)
-    with PepperC1Reader(pepper.port, {1: "shoe"}, name="c1", clock=clock, response_timeout=0.1,
-                        retries=1, backoff_initial=0.125, backoff_max=0.25) as reader:
+
+    def open_reader():
+        return PepperC1Reader(pepper.port, {1: "shoe"}, name="c1", clock=clock, response_timeout=0.1, retries=1)
+
+    with Watched(ReaderSupervisor("c1", open_reader, clock=clock, backoff_initial=0.125, backoff_max=0.25)) as reader:
         poll_until(reader, {"shoe": {AH}})
+        first = reader.reader
         pepper.stall()
         assert reader.poll() == {}
         assert reader.status == "fault" and "no answer" in reader.fault_reason
-        assert reader.counters.timeouts == 2
+        assert first.counters.timeouts == 2 and first.counters.faults == 1 and first.closed   # closed by its supervisor
         clock.advance(0.125)
         assert reader.poll() == {}                       # reopened, but the handshake got no answer
         assert reader.status == "fault"
@@ -349,14 +400,15 @@ def test_pepper_stall_is_a_fault_until_it_answers_again(pepper, clock):
         assert [e.ev for e in reader.take_events(t=0.0)] == ["reader_fault", "reader_ok"]
 
 
-def test_a_reader_missing_at_start_is_a_fault_not_an_exception(tmp_path, clock):
-    reader = PepperC1Reader(str(tmp_path / "ttyNOPE"), {1: "shoe"}, name="c1", clock=clock)
-    try:
-        assert reader.status == "fault"
+def test_a_reader_missing_at_start_raises_and_is_reported_as_a_fault(tmp_path, clock):
+    url = str(tmp_path / "ttyNOPE")
+    with pytest.raises(ReaderError, match="cannot open"):
+        PepperC1Reader(url, {1: "shoe"}, name="c1", clock=clock)
+    with Watched(ReaderSupervisor("c1", lambda: PepperC1Reader(url, {1: "shoe"}, name="c1", clock=clock),
+                                  clock=clock)) as reader:
         assert reader.poll() == {}
+        assert reader.status == "fault"
         assert [e.ev for e in reader.take_events(t=0.0)] == ["reader_fault"]
-    finally:
-        reader.close()
 
 
 def test_close_is_idempotent_and_stops_the_emulator_thread(pepper):
@@ -470,8 +522,12 @@ def test_shoe_error_reports_odd_uids_and_long_lines_are_counted(shoe, clock):
 
 def test_shoe_stall_is_detected_on_the_reader_clock(shoe, clock):
     shoe.place_tag(1, AH)
-    with ShoeLineReader(shoe.port, {1: "shoe"}, name="shoe", clock=clock, stall_timeout=2.0,
-                        backoff_initial=0.5, backoff_max=4.0) as reader:
+
+    def open_reader():
+        return ShoeLineReader(shoe.port, {1: "shoe"}, name="shoe", clock=clock, stall_timeout=2.0)
+
+    supervisor = ReaderSupervisor("shoe", open_reader, clock=clock, backoff_initial=0.5, backoff_max=4.0)
+    with Watched(supervisor) as reader:
         poll_until(reader, {"shoe": {AH}})
         shoe.stall()
         drain(reader)
@@ -482,28 +538,34 @@ def test_shoe_stall_is_detected_on_the_reader_clock(shoe, clock):
         assert reader.status == "fault" and "no valid line" in reader.fault_reason
         clock.advance(0.5)
         assert reader.poll() == {}                        # reopened; still silent
-        assert reader.connected and reader.status == "fault"
+        assert reader.reader.connected and reader.status == "fault"
         clock.advance(2.1)
         assert reader.poll() == {}                        # silent too long again: closed, longer wait
-        assert not reader.connected
+        assert reader.reader is None
         shoe.resume()
         clock.advance(1.0)
         poll_until(reader, {"shoe": {AH}})
         assert [e.ev for e in reader.take_events(t=3.0)] == ["reader_fault", "reader_ok"]
-        assert reader.counters.faults == 1
+        assert supervisor.faults == 1
 
 
 def test_shoe_unplugged_mid_hand_faults_and_recovers(shoe, clock):
     shoe.place_tag(1, AH)
-    with ShoeLineReader(shoe.port, {1: "shoe"}, name="shoe-mcu", clock=clock,
-                        backoff_initial=0.25, backoff_max=1.0) as reader:
+    opens = []
+
+    def open_reader():
+        opens.append(clock())
+        return ShoeLineReader(shoe.port, {1: "shoe"}, name="shoe-mcu", clock=clock)
+
+    with Watched(ReaderSupervisor("shoe-mcu", open_reader, clock=clock, backoff_initial=0.25,
+                                  backoff_max=1.0)) as reader:
         poll_until(reader, {"shoe": {AH}})
         shoe.unplug()
         wait_until(lambda: reader.poll() == {} and reader.status == "fault", what="the fault")
         assert [e.to_dict() for e in reader.take_events(t=7.0)] == [
             {"t": 7.0, "ev": "reader_fault", "reader": "shoe-mcu"}]
         clock.advance(0.25)
-        assert reader.poll() == {} and reader.counters.reconnect_attempts == 2
+        assert reader.poll() == {} and len(opens) == 2
         shoe.plug()
         shoe.place_tag(1, KS)                             # a card drawn while it was away
         clock.advance(0.5)
@@ -513,6 +575,9 @@ def test_shoe_unplugged_mid_hand_faults_and_recovers(shoe, clock):
 
 def test_shoe_speaking_another_protocol_is_a_fault(clock):
     with ShoeLineEmulator(seed=2, protocol="DBX9", scan_interval=0.005) as emu:
-        with ShoeLineReader(emu.port, {1: "shoe"}, name="shoe", clock=clock) as reader:
+        def open_reader():
+            return ShoeLineReader(emu.port, {1: "shoe"}, name="shoe", clock=clock)
+
+        with Watched(ReaderSupervisor("shoe", open_reader, clock=clock)) as reader:
             wait_until(lambda: reader.poll() == {} and reader.status == "fault", what="the fault")
             assert "DBX9" in reader.fault_reason

@@ -50,6 +50,7 @@ from typing import Callable, Mapping
 from ..errors import ConfigError, HardwareError
 from .device import Device
 from ..rules.events import BUTTONS, Event
+from ..service.schema import Pin, PinTable, RaisingReporter
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +58,10 @@ LED_COLOURS = ("green", "amber", "red")
 #: Buttons that step the player count instead of sending an event.
 PLAYER_BUTTONS = ("players", "players_down")
 PANEL_BUTTONS = frozenset(BUTTONS) | frozenset(PLAYER_BUTTONS)
+#: The button names in the order messages and the reference list them: CONTRACT.md's first.
+PANEL_BUTTON_ORDER = tuple(sorted(PANEL_BUTTONS, key=lambda b: (b not in BUTTONS, b)))
 PIN_FACTORY_KINDS = ("auto", "rpigpio", "lgpio", "mock")
 PLAYERS_MIN, PLAYERS_MAX = 2, 10
-_BCM_PINS = range(0, 28)
 _MODEL_PATH = "/proc/device-tree/model"
 
 
@@ -149,31 +151,26 @@ class PanelPins:
         pins.check(file=file, section=section)
         return pins
 
+    # The panel's pin options, declared once: [panel] of the table config uses them too.
+    LEDS = PinTable(doc="BCM pin of each LED (all three)", names=LED_COLOURS, all_required=True,
+                    expect="a table of green, amber and red pins")
+    BUZZER = Pin(doc="optional active buzzer")
+    BUTTONS = PinTable(doc=f"any of {', '.join(PANEL_BUTTON_ORDER)}", names=PANEL_BUTTON_ORDER,
+                       expect="a table of button name = BCM pin")
+
     def check(self, *, file: str = "<panel config>", section: str = "panel") -> None:
-        """Raise :class:`ConfigError` for a missing LED, an unknown button, a bad or shared pin."""
-        used: dict[int, str] = {}
+        """Raise :class:`ConfigError` for a missing LED, an unknown button, a bad or shared pin.
 
-        def take(key: str, pin) -> None:
-            if isinstance(pin, bool) or not isinstance(pin, int) or pin not in _BCM_PINS:
-                raise ConfigError(file, f"{section}.{key}", "a BCM GPIO number 0..27", pin)
-            if pin in used:
-                raise ConfigError(file, f"{section}.{key}", f"a pin not already used by {used[pin]}", pin)
-            used[pin] = key
-
-        for colour in LED_COLOURS:
-            if colour not in self.leds:
-                raise ConfigError(file, f"{section}.leds.{colour}", "a BCM GPIO number", found=False)
-        for colour, pin in self.leds.items():
-            if colour not in LED_COLOURS:
-                raise ConfigError(file, f"{section}.leds.{colour}", "only green, amber and red", pin)
-            take(f"leds.{colour}", pin)
-        for name, pin in self.buttons.items():
-            if name not in PANEL_BUTTONS:
-                raise ConfigError(file, f"{section}.buttons.{name}",
-                                  f"a button name of {', '.join(sorted(PANEL_BUTTONS))}", pin)
-            take(f"buttons.{name}", pin)
-        if self.buzzer is not None:
-            take("buzzer", self.buzzer)
+        The same options and pin book as the table config's ``[panel]``: a driver
+        built by hand is held to the rules a config file is.
+        """
+        ctx = RaisingReporter(file)
+        for key, opt, value in (("leds", self.LEDS, dict(self.leds)), ("buzzer", self.BUZZER, self.buzzer),
+                                ("buttons", self.BUTTONS, dict(self.buttons))):
+            if value is None:
+                continue
+            value = opt.convert(ctx, f"{section}.{key}", value)
+            opt.take_pins(ctx, f"{section}.{key}", value)
 
 
 # -- the panel --------------------------------------------------------------------

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -637,6 +638,7 @@ class FixedMFRC522:
 
 
 _CLASSES: dict[type, type] = {}
+_IMPORT_LOCK = threading.Lock()
 
 
 def mfrc522_class() -> type:
@@ -646,16 +648,20 @@ def mfrc522_class() -> type:
     :class:`ReaderError` when they cannot be imported: off a Pi ``RPi.GPIO`` raises
     RuntimeError, on a Pi 5 install ``rpi-lgpio`` to provide it.
     """
-    try:
-        import mfrc522
-    except (ImportError, RuntimeError) as exc:
-        raise ReaderError(f"cannot import mfrc522 ({exc}); it needs RPi.GPIO (rpi-lgpio on a Pi 5) and spidev") from exc
-    base = mfrc522.MFRC522
-    cls = _CLASSES.get(base)
-    if cls is None:
-        cls = type("RC522Chip", (FixedMFRC522, base), {"__module__": __name__, "__doc__": FixedMFRC522.__doc__})
-        _CLASSES[base] = cls
-    return cls
+    # One import at a time: readers open from their own threads, and an import that fails
+    # half-way (RPi.GPIO off a Pi) would show the other thread a half-made module.
+    with _IMPORT_LOCK:
+        try:
+            import mfrc522
+        except (ImportError, RuntimeError) as exc:
+            raise ReaderError(f"cannot import mfrc522 ({exc}); it needs RPi.GPIO (rpi-lgpio on a Pi 5) "
+                              "and spidev") from exc
+        base = mfrc522.MFRC522
+        cls = _CLASSES.get(base)
+        if cls is None:
+            cls = type("RC522Chip", (FixedMFRC522, base), {"__module__": __name__, "__doc__": FixedMFRC522.__doc__})
+            _CLASSES[base] = cls
+        return cls
 
 
 class RC522Reader(TagReader):

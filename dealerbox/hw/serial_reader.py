@@ -9,8 +9,7 @@ Classes
 
 :class:`SerialTagReader`
     The shared base (a :class:`~dealerbox.hw.reader.TagReader`): port life cycle,
-    fault detection, reconnection with bounded exponential backoff, counters and
-    rate-limited logging. It implements the base's ``zones``, ``_poll`` and ``_close``.
+    fault detection, counters and rate-limited logging. It implements the base's ``zones``, ``_poll`` and ``_close``.
     A subclass **must** override :meth:`~SerialTagReader._handshake` and
     :meth:`~SerialTagReader._observe`; it **may** override
     :meth:`~SerialTagReader._link_lost` and the class attributes ``default_baudrate``,
@@ -28,35 +27,23 @@ as :meth:`~dealerbox.hw.reader.TagReader.format_uid` spells them) for each zone 
 reader looked at in this cycle; a zone left out was not looked at, and presence
 tracking does not age it. Several antennas may map to one zone (``antennas={3:
 "burn", 4: "burn"}``); the zone then holds the union of their tags, and is left out
-unless every one of its antennas was read. ``poll()`` never blocks on backoff.
+unless every one of its antennas was read.
 
-One deliberate difference from the base contract: when the port dies these readers
-do **not** raise :class:`~dealerbox.errors.ReaderError` and need not be re-created.
-They reconnect on their own, ``poll()`` returns ``{}`` meanwhile (nothing looked at,
-so no card is aged out of a zone), and the fault and the recovery go out through
-:meth:`SerialTagReader.take_events` or ``on_status`` (below). ``ReaderError`` is
-raised only by ``poll()`` after :meth:`~dealerbox.hw.reader.TagReader.close`.
+Faults
+------
+These readers follow the fault contract of :mod:`dealerbox.hw.reader`: the
+constructor raises :class:`~dealerbox.errors.ReaderError` when the port cannot be
+opened or the reader does not answer the handshake, and ``poll()`` raises it when
+the link fails (unplugged, a read or write fails), the Pepper does not answer a
+command within ``response_timeout`` (after ``retries`` resends), or the shoe sends
+no valid line for ``stall_timeout`` seconds. The port is closed before the error
+is raised. Reopening, the backoff between tries and the ``reader_fault`` /
+``reader_ok`` reports belong to :class:`~dealerbox.hw.reader.ReaderSupervisor`.
 
-Faults, and how a daemon turns them into CONTRACT.md events
-------------------------------------------------------------
-``status`` is ``"connecting"`` until the first proof of life, then ``"ok"`` or
-``"fault"`` (``fault_reason`` says why), and ``"closed"`` after :meth:`close`.
-A fault is: the port cannot be opened, a read or write fails (unplugged), the Pepper
-does not answer a command within ``response_timeout`` (after ``retries`` resends), or
-the shoe sends no valid line for ``stall_timeout`` seconds. On a fault the driver
-closes the port and tries to reopen it at the next ``poll()`` after a delay of
-``backoff_initial * backoff_factor**n`` seconds, capped at ``backoff_max``; the delay
-starts again from ``backoff_initial`` once the reader works again.
-
-Each change between working and fault is queued once; a daemon thread collects them
-with :meth:`SerialTagReader.take_events`, which stamps them with the daemon's own time::
-
-    for event in reader.take_events(t=now):      # Event(ev="reader_fault", reader=name) ...
-        bus.put(event)
-
-Alternatively pass ``on_status=callback``; it is called from the polling thread as
-``callback(reader_name, ok: bool, reason: str | None)``. A fault before the reader ever
-worked is reported; ``reader_ok`` is reported only after a fault.
+``status`` is ``"connecting"`` until the first proof of life, then ``"ok"``, then
+``"fault"`` once a fault was raised (``fault_reason`` says why), and ``"closed"``
+after :meth:`close`. :attr:`alive` (what ``reader_ok`` waits for) is ``status ==
+"ok"``: a shoe proves it is alive only with its first valid line.
 
 Bad input
 ---------
@@ -71,15 +58,15 @@ Use
 ---
 ::
 
-    reader = PepperC1Reader("/dev/ttyAMA0", {1: "shoe", 2: "board", 3: "burn"}, name="c1")
-    with reader:
+    supervisor = ReaderSupervisor("c1", lambda: PepperC1Reader("/dev/ttyAMA0", {1: "shoe", 2: "board"},
+                                                               name="c1"), backoff_initial=0.5, backoff_max=30)
+    with supervisor:
         while running:
-            zones = reader.poll()            # {"shoe": frozenset({...}), ...} or {}
-            events = reader.take_events(t)   # reader_fault / reader_ok, when they happen
+            zones, reports = supervisor.poll()   # zones or None; ["reader_fault"] / ["reader_ok"] when they happen
 
 Time
 ----
-Backoff, stall detection and log rate limiting read the injectable ``clock``
+Stall detection and log rate limiting read the injectable ``clock``
 (default :func:`time.monotonic`), so a test can move time on by hand. The driver never
 sleeps; the only waits are the port reads of a Pepper command, bounded by
 ``response_timeout`` (real time, since the bytes travel in real time).
@@ -207,7 +194,6 @@ from dataclasses import dataclass, fields
 import serial
 
 from ..errors import DealerboxError, ReaderError, RegistryError
-from ..rules.events import Event
 from ..rules.registry import normalize_uid
 from .reader import TagReader
 
@@ -579,11 +565,8 @@ class LineParser:
 
 # -- the shared base ---------------------------------------------------------------
 
-StatusCallback = Callable[[str, bool, "str | None"], None]
-
-
 class SerialTagReader(TagReader):
-    """A card reader on a serial port: connection life cycle, faults, backoff, counters.
+    """A card reader on a serial port: connection life cycle, faults, counters.
 
     Parameters (keyword-only after *antennas*):
 
@@ -597,22 +580,18 @@ class SerialTagReader(TagReader):
     baudrate
         Default :attr:`default_baudrate`.
     clock
-        Monotonic seconds for backoff, stall detection and log rate limiting.
-    backoff_initial, backoff_factor, backoff_max
-        Reconnection delays: ``backoff_initial * backoff_factor**n``, at most ``backoff_max``.
-    on_status
-        Optional ``callback(name, ok, reason)`` on each fault/recovery.
+        Monotonic seconds for stall detection and log rate limiting.
     log_interval
         Seconds between two log messages of the same kind of bad input.
     serial_options
         Extra keyword arguments for ``serial_for_url`` (e.g. ``{"exclusive": True}``).
     connect
-        Try to open the port in the constructor (default). Failing is a fault, not an error.
+        Open the port in the constructor (default); otherwise at the first ``poll()``.
 
     Subclasses must override :meth:`_handshake` and :meth:`_observe`, and may override
     :meth:`_link_lost`, ``default_baudrate``, ``port_timeout`` and ``max_antenna``.
     Invalid arguments raise :class:`ReaderSetupError`; an absent or silent reader
-    does not raise, it is a fault (``status == "fault"``).
+    raises :class:`~dealerbox.errors.ReaderError` (see "Faults" in the module docstring).
     """
 
     default_baudrate = 115200
@@ -628,10 +607,6 @@ class SerialTagReader(TagReader):
         name: str = "serial",
         baudrate: int | None = None,
         clock: Callable[[], float] = time.monotonic,
-        backoff_initial: float = 0.5,
-        backoff_factor: float = 2.0,
-        backoff_max: float = 30.0,
-        on_status: StatusCallback | None = None,
         log_interval: float = 10.0,
         serial_options: Mapping | None = None,
         connect: bool = True,
@@ -642,15 +617,9 @@ class SerialTagReader(TagReader):
         self.antenna_zones = self._check_antennas(antennas)
         self._zones = tuple(dict.fromkeys(self.antenna_zones.values()))
         self._zone_antennas = {z: tuple(a for a, az in self.antenna_zones.items() if az == z) for z in self._zones}
-        if not 0 < backoff_initial <= backoff_max or backoff_factor < 1:
-            raise ReaderSetupError(
-                f"{name}: backoff needs 0 < initial <= max and factor >= 1, "
-                f"not initial={backoff_initial}, max={backoff_max}, factor={backoff_factor}")
         self.url = url
         self.baudrate = baudrate or self.default_baudrate
-        self.backoff_initial, self.backoff_factor, self.backoff_max = backoff_initial, backoff_factor, backoff_max
         self._clock = clock
-        self._on_status = on_status
         self._serial_options = dict(serial_options or {})
         self.counters = SerialReaderCounters()
         self._limiter = _LogLimiter(log, name, log_interval, clock)
@@ -658,9 +627,6 @@ class SerialTagReader(TagReader):
         self._port = None
         self._status = "connecting"
         self.fault_reason: str | None = None
-        self._pending_events: list[str] = []
-        self._failures = 0          # consecutive failed connections, drives the backoff
-        self._next_attempt = 0.0    # clock() value before which no reconnection is tried
         try:
             # Opens nothing; rejects a URL scheme pyserial does not know, as a setup error.
             serial.serial_for_url(url, do_not_open=True)
@@ -702,32 +668,26 @@ class SerialTagReader(TagReader):
         return self._status == "ok"
 
     @property
+    def alive(self) -> bool:
+        """True once the reader answered since the port opened (its first valid answer or line)."""
+        return self._status == "ok"
+
+    @property
     def connected(self) -> bool:
         """True while the port is open (which is not yet proof that the reader answers)."""
         return self._port is not None
 
     def _poll(self) -> dict[str, frozenset[str]]:
-        """What the zones looked at hold now; ``{}`` while in fault. Never raises for I/O."""
+        """What the zones looked at hold now. Raises ReaderError when the link fails."""
         with self._lock:
             if self._closed:  # close() ran in another thread since the base checked
                 raise ReaderError(f"reader {self.name!r} is closed")
             if self._port is None:
-                if self._clock() < self._next_attempt:
-                    return {}
                 self._connect()
-                if self._port is None:
-                    return {}
             try:
                 return self._observe()
             except (serial.SerialException, OSError, _LinkError) as exc:
                 self._fail(str(exc) or type(exc).__name__)
-                return {}
-
-    def take_events(self, t: float) -> list[Event]:
-        """The ``reader_fault``/``reader_ok`` events since the last call, stamped with *t*."""
-        with self._lock:
-            kinds, self._pending_events = self._pending_events, []
-        return [Event(t=float(t), ev=kind, reader=self.name) for kind in kinds]
 
     def _close(self) -> None:
         with self._lock:
@@ -769,22 +729,13 @@ class SerialTagReader(TagReader):
         was_fault = self._status == "fault"
         self._status = "ok"
         self.fault_reason = None
-        self._failures = 0
         if was_fault:
             self.counters.recoveries += 1
             log.warning("%s: reader answers again", self.name)
-            self._announce("reader_ok", True, None)
         else:
             log.info("%s: reader answers", self.name)
 
     # -- internals ------------------------------------------------------------------
-    def _announce(self, kind: str, ok: bool, reason: str | None) -> None:
-        self._pending_events.append(kind)
-        if self._on_status is not None:
-            try:
-                self._on_status(self.name, ok, reason)
-            except Exception:  # a broken callback must not take the reader down
-                log.exception("%s: status callback failed", self.name)
 
     def _connect(self) -> None:
         self.counters.reconnect_attempts += 1
@@ -795,7 +746,6 @@ class SerialTagReader(TagReader):
         except (serial.SerialException, OSError, ValueError) as exc:
             self._port = None
             self._fail(f"cannot open {self.url}: {exc}")
-            return
         try:
             self._handshake()
         except (serial.SerialException, OSError, _LinkError) as exc:
@@ -810,21 +760,14 @@ class SerialTagReader(TagReader):
                 pass
             self._link_lost()
 
-    def _fail(self, reason: str) -> None:
+    def _fail(self, reason: str):
+        """Close the port, note the fault and raise it as a ReaderError (the supervisor takes it from there)."""
         self._drop_port()
-        # The exponent stops growing well past the cap, so a week-long outage cannot overflow.
-        delay = min(self.backoff_max, self.backoff_initial * self.backoff_factor ** min(self._failures, 64))
-        self._failures += 1
-        self._next_attempt = self._clock() + delay
         if self._status != "fault":
-            self._status = "fault"
-            self.fault_reason = reason
             self.counters.faults += 1
-            log.warning("%s: reader fault: %s; retrying in %.2f s", self.name, reason, delay)
-            self._announce("reader_fault", False, reason)
-        else:
-            self.fault_reason = reason
-            self._report("retry", "still in fault (%s); next try in %.2f s", reason, delay)
+        self._status = "fault"
+        self.fault_reason = reason
+        raise ReaderError(f"reader {self.name!r} on {self.url}: {reason}")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} {self.url} zones={list(self._zones)} {self._status}>"

@@ -2,17 +2,22 @@
 
 Threads and why:
 
-- one thread per reader polls it and turns polls into events (presence
-  tracking); a reader that fails is reported (``reader_fault``), reopened with
-  backoff and reported back (``reader_ok``); a thread that dies is logged and
-  restarted;
+- one thread per reader polls it on a fixed period and turns polls into events
+  (presence tracking); its :class:`~dealerbox.hw.reader.ReaderSupervisor`
+  reports a reader that fails (``reader_fault``), reopens it with backoff and
+  reports it back (``reader_ok``); a reader that crashes is logged and reopened;
 - the panel's buttons arrive from gpiozero's callback thread;
 - a tick thread sends ``tick`` about every 250 ms so judgments with a grace
   period settle (CONTRACT.md);
-- the engine loop takes every event from one queue, appends it to the journal
-  (so a power cut loses nothing the engine saw), feeds the engine, and fans the
-  decisions out: LEDs first, then the LCD (its own thread, latest frame wins, so
-  a slow LCD never delays detection), then the log on stdout.
+- the engine loop takes every event from one queue, hands it to the journal's
+  writer, feeds the engine, and fans the decisions out: LEDs first, then the
+  LCD (its own thread, latest frame wins, so a slow LCD never delays
+  detection), then the log on stdout;
+- the journal's writer thread commits what was queued meanwhile with one
+  write and one fsync, in the events' order, so the flash's fsync time is
+  never between a card and the LED (docs/JOURNAL.md says why this loses no
+  more than before). While the disk fails it holds the lines in memory and
+  retries; the panel, ``STATUS=`` and the log say so.
 
 On start the box replays the journal from the start of the open hand, so it
 comes back in exactly the state it had, and says so on the LCD.
@@ -30,16 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rules.engine import HandEngine, decision_to_dict
-from ..errors import ConfigError, DealerboxError, HardwareError, ReaderError
-from ..rules.events import Event
-from .journal import Journal
+from ..errors import DealerboxError, EventError, HardwareError
+from ..rules.events import Event, EventFile
 from ..rules.messages import load_messages
-from .panel import PanelView, render
+from .panel import PanelView, render, technician_line
 from .sdnotify import Notifier
 
 log = logging.getLogger("dealerbox")
 
 _STOP = object()
+_STORAGE = object()   # the journal's writer changed state: refresh the panel and STATUS=
 
 
 @dataclass
@@ -53,6 +58,16 @@ class DaemonStats:
     reader_restarts: int = 0
     lcd_errors: int = 0
     journal_errors: int = 0
+    #: Storage faults (runs of failed journal writes) since start.
+    storage_faults: int = 0
+    #: Why the journal cannot be written now, or None.
+    storage_fault: str | None = None
+    #: Events lost because the journal's queue overflowed during a fault.
+    journal_lost_events: int = 0
+    #: Journal lines held in memory, waiting for the disk.
+    journal_queued: int = 0
+    #: Damaged journal lines found (and quarantined) at start.
+    journal_damage: int = 0
     reloads: int = 0
     reloads_refused: int = 0
     per_reader: dict = field(default_factory=dict)
@@ -70,14 +85,20 @@ class Daemon:
         ``id`` already in the journal are skipped. With it, no ticks are sent:
         the events carry their own time.
     :param on_decision: called with each decision dict (tests, the console).
+    :param journal_options: more keyword arguments for the
+        :class:`~dealerbox.service.journal.Journal` (``queue_lines``,
+        ``retry_s``, ``keep_from_seq``), beside the config's ``[journal]``.
     """
 
     def __init__(self, config, *, table=None, input_events=None, input_pace_s: float = 0.0,
-                 on_decision=None, notifier: Notifier | None = None, clock=time.monotonic):
+                 on_decision=None, notifier: Notifier | None = None, clock=time.monotonic,
+                 journal_options: dict | None = None):
         self.config = config
         self.table = table
         self._clock = clock
-        self._input = list(input_events) if input_events is not None else None
+        # A list, or an EventFile read as a stream each time it is iterated.
+        self._input = (input_events if input_events is None or isinstance(input_events, (list, EventFile))
+                       else list(input_events))
         self._input_pace_s = input_pace_s
         self._on_decision = on_decision
         self.notifier = notifier if notifier is not None else Notifier()
@@ -99,12 +120,13 @@ class Daemon:
         self.lcd = None
         self.readers: dict = {}
         self._apply_table_settings(config)
-        self.journal = Journal(config.state_dir / "journal", **config.journal)
+        self.journal = config.journal.open(config.state_dir / "journal", **(journal_options or {}))
         self.engine = HandEngine(config.profile, config.registry)
         self._t0 = clock()
         self._t_offset = 0.0
         self._last_t = 0.0
         self._recovered_note: str | None = None
+        self._damage_note: str | None = None
         self._last_watchdog = 0.0
 
     # ------------------------------------------------------------------ time
@@ -124,6 +146,8 @@ class Daemon:
             signal.signal(signal.SIGINT, lambda *_: self.stop())
             signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
         self._recover()
+        self.journal.start_writer(on_change=self._storage_changed)
+        self._record_damage()
         self._open_devices()
         self._start(self._engine_loop, "engine")
         self._start(self._lcd_loop, "lcd")
@@ -185,6 +209,9 @@ class Daemon:
 
     # -------------------------------------------------------------- recovery
     def _recover(self) -> None:
+        """Replay the open hand: only the lines the hash chain vouches for
+        (journal.checked_open_hand), so a duplicated or forged line never
+        puts the engine in a state the table was not in."""
         replayed = 0
         last = None
         last_decisions: list = []
@@ -193,17 +220,38 @@ class Daemon:
             replayed += 1
             last = entry
         if last is None:
-            for entry in self.journal.entries():
+            for entry in self.journal.entries(skip_damaged=True):
                 last = entry
         self._t_offset = self._last_t = last.event.t if last else 0.0
         self.stats.recovered_events = replayed
         if last_decisions:
-            self._journal_lost_decisions(last, last_decisions)
+            try:
+                self._journal_lost_decisions(last, last_decisions)
+            except OSError as exc:
+                self.stats.journal_errors += 1
+                log.error("could not journal the decisions a stop had cut off: %s", exc.strerror or exc)
         if replayed:
             self._recovered_note = f"RECOVERED {replayed} ev"
             log.info("recovered the open hand from the journal: %d events replayed, phase %s, verdict %s; "
                      "showing %s", replayed, self.engine.phase, self.engine.decision.verdict,
                      json.dumps(decision_to_dict(self.engine.decision, self.messages), ensure_ascii=False))
+
+    def _record_damage(self) -> None:
+        """Damage the journal found on opening goes on record, and to the floor."""
+        record = self.journal.damage_record()
+        if record is None:
+            return
+        self.stats.journal_damage = record["count"]
+        self.journal.submit_record("journal_damage", record)
+        first = record["lines"][0]
+        self._damage_note = "JOURNAL DAMAGED"
+        log.error("floor notice: the journal was damaged: %d line(s), the first at %s:%d (%s); "
+                  "quarantined, the table runs on (run dealerbox journal verify)",
+                  record["count"], first["file"], first["line"], first["kind"])
+
+    def _storage_changed(self, fault: str | None) -> None:
+        """Called by the journal's writer thread: the engine loop redraws."""
+        self.queue.put(_STORAGE)
 
     def _journal_lost_decisions(self, entry, decisions) -> None:
         """A stop between an event's line and its decisions' lines left them out: write them now."""
@@ -227,10 +275,8 @@ class Daemon:
     # --------------------------------------------------------------- devices
     def _open_devices(self) -> None:
         config = self.config
-        sims = [n for n, r in config.readers.items() if r.backend == "sim"]
-        if (sims or config.panel.backend == "sim" or config.lcd.backend == "sim") and self.table is None:
-            raise ConfigError(config.path, "backend", "a simulated table for the devices marked sim "
-                              "(dealerbox run starts one for an all-simulated config)", "sim")
+        for key, backend in config.device_backends.items():
+            self._buses_of(backend, key)   # a device marked sim with no simulated table: refused here
         self._device_stop.clear()
         with self._panel_lock:
             self._pin_factory = self._make_pin_factory()
@@ -241,42 +287,44 @@ class Daemon:
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
 
-    def _make_pin_factory(self):
-        """One pin factory for the panel and the readers' reset pins, as the config names it."""
-        if self.config.panel.backend == "sim":
-            return self.table.pin_factory
-        from ..hw.gpio_panel import make_pin_factory
+    def _open_mouth_sensor(self) -> None:
+        """The optional photo-interrupter at the shoe's mouth; its counts go to the shoe's tracker."""
+        self.mouth = None
+        ms = self.config.mouth_sensor
+        if ms.pin is None:
+            return
+        from ..hw.mouth import MouthSensor
 
-        return make_pin_factory(self.config.gpio_factory)
+        factory = self._buses_of(ms.backend, "mouth_sensor.backend").pin_factory()
+        self.mouth = MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level, clock=self.now)
+
+    def _buses_of(self, backend: str, key: str):
+        """The buses a device with *backend* runs on: the simulated table's or the box's own."""
+        from ..hw.buses import RealBuses, buses_for
+
+        if getattr(self, "_real_buses", None) is None:
+            self._real_buses = RealBuses(self.config.gpio_factory)
+        return buses_for(self.config, backend, key=key, real_buses=self._real_buses,
+                         sim_buses=self.table.buses if self.table is not None else None)
+
+    def _make_pin_factory(self):
+        """The pin factory of the panel, as its backend and ``gpio.factory`` say."""
+        return self._buses_of(self.config.panel.backend, "panel.backend").pin_factory()
 
     def _open_panel(self) -> None:
-        from ..hw.gpio_panel import PanelGpio
-
         pc = self.config.panel
-        self.panel = PanelGpio(pc.pins, pin_factory=self._pin_factory, sink=self._put, clock=self.now,
-                               on_players=self._players_changed, **pc.kwargs())
+        self.panel = pc.open(pin_factory=self._pin_factory, sink=self._put, clock=self.now,
+                             on_players=self._players_changed)
 
     def _open_lcd(self) -> None:
-        from ..hw.lcd import PanelLcd
-
         lc = self.config.lcd
         try:
-            self.lcd = PanelLcd(bus=self.table.i2c if lc.backend == "sim" else None, **lc.kwargs())
+            bus = self._buses_of(lc.backend, "lcd.backend").i2c(lc.port)
+            self.lcd = lc.open(bus)
         except HardwareError as exc:
             # The box still judges and lights the LEDs without its LCD.
             log.error("LCD not available: %s", exc)
             self.lcd = None
-
-    def _open_mouth_sensor(self) -> None:
-        """The optional photo-interrupter at the shoe's mouth; its counts go to the shoe's tracker."""
-        self.mouth = None
-        ms = getattr(self.config, "mouth_sensor", None)
-        if ms is None:
-            return
-        from ..hw.mouth import MouthSensor
-
-        factory = self.table.pin_factory if ms.backend == "sim" else self._pin_factory
-        self.mouth = MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level, clock=self.now)
 
     def _stop_readers(self) -> None:
         self._device_stop.set()
@@ -298,85 +346,73 @@ class Daemon:
                         dev.close()
                     except Exception:  # closing must go on for the other devices
                         log.exception("closing the %s failed", attr)
-        factory, self._pin_factory = getattr(self, "_pin_factory", None), None
-        if factory is not None and (self.table is None or factory is not self.table.pin_factory):
-            factory.close()
-
-    def _make_reader(self, name: str):
-        return make_reader(self.config, name, table=self.table, pin_factory=self._pin_factory)
+        self._pin_factory = None
+        buses, self._real_buses = getattr(self, "_real_buses", None), None
+        if buses is not None:
+            buses.close()   # the box's own pin factory and I2C buses; the table closes its own
 
     def _reader_loop(self, name: str) -> None:
-        """Poll one reader until told to stop; survive faults and bugs alike."""
-        from ..hw.presence import PresenceTracker
+        """Poll one reader on its fixed grid until told to stop; its supervisor owns faults and reopening."""
+        from ..hw.reader import PollSchedule
 
         rc = self.config.readers[name]
-        counts = self.stats.per_reader.setdefault(name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0})
-        ms = getattr(self.config, "mouth_sensor", None)
-        mouth = self.mouth if ms is not None and "shoe" in rc.zones else None
-        tracker = PresenceTracker(**self.config.presence, mouth_window=ms.read_window_s if mouth else None,
-                                  max_tags=rc.params.get("max_tags"))
-        reader = None
-        faulted = False
-        backoff = 0.1
-        crash_backoff = 0.02   # a card passes the shoe in 30-100 ms: come back at once
-        while not self._device_stop.is_set():
-            try:
-                if reader is None:
-                    reader = self._make_reader(name)
-                    self.readers[name] = reader
-                    if faulted:
-                        faulted = False
-                        self._put(Event(self.now(), "reader_ok", reader=name))
-                    backoff = 0.1
-                polled = reader.poll()
-                counts["polls"] += 1
-                crash_backoff = max(0.02, crash_backoff * 0.9)
-                t = self.now()
-                if mouth is not None:
-                    for count_t in mouth.take():
-                        tracker.count(count_t)
-                for e in tracker.update(t, polled):
-                    counts["events"] += 1
-                    self._put(e)
-                if hasattr(reader, "take_events"):
-                    for e in reader.take_events(t):
-                        self.stats.reader_faults += e.ev == "reader_fault"
-                        self._put(e)
-                self._device_stop.wait(rc.poll_s)
-            except ReaderError as exc:
-                if not faulted:
-                    faulted = True
-                    counts["faults"] += 1
-                    self.stats.reader_faults += 1
-                    log.error("reader %s failed: %s", name, exc)
-                    self._put(Event(self.now(), "reader_fault", reader=name))
-                reader = self._drop_reader(name, reader)
-                self._device_stop.wait(backoff)
-                backoff = min(backoff * 2, 5.0)
-            except Exception:
-                counts["restarts"] += 1
-                self.stats.reader_restarts += 1
-                log.exception("reader thread %s crashed; restarting it", name)
-                reader = self._drop_reader(name, reader)
-                self._device_stop.wait(crash_backoff)
-                crash_backoff = min(crash_backoff * 2, 5.0)
-        self._drop_reader(name, reader)
+        counts = self.stats.per_reader.setdefault(
+            name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
+        ms = self.config.mouth_sensor
+        mouth = self.mouth if ms.pin is not None and "shoe" in rc.zones else None
+        tracker = self.config.presence.tracker(mouth_window=ms.read_window_s if mouth is not None else None,
+                                               max_tags=getattr(rc.options, "max_tags", None))
+        supervisor = self._supervise(name)
+        schedule = PollSchedule(rc.poll_s, time.monotonic())
+        try:
+            while not self._device_stop.is_set():
+                try:
+                    self._poll_once(name, supervisor, tracker, counts, mouth)
+                except Exception:
+                    # Not the reader's fault (its supervisor catches those): keep the thread alive.
+                    log.exception("reader thread %s: an error outside the reader", name)
+                self._device_stop.wait(schedule.next_wait(time.monotonic()))
+                counts["skipped_slots"] = schedule.skipped
+        finally:
+            supervisor.close()
+            self.readers.pop(name, None)
 
-    def _drop_reader(self, name, reader):
-        if reader is not None:
-            try:
-                reader.close()
-            except Exception:
-                log.exception("closing reader %s failed", name)
-        self.readers.pop(name, None)
-        return None
+    def _supervise(self, name: str):
+        from ..hw.kinds import supervise
+
+        rc = self.config.readers[name]
+        return supervise(rc, self._buses_of(rc.backend, f"readers.{name}.backend"))
+
+    def _poll_once(self, name: str, supervisor, tracker, counts: dict, mouth=None) -> None:
+        restarts = supervisor.restarts
+        polled, reports = supervisor.poll()
+        if supervisor.reader is not None:
+            self.readers[name] = supervisor.reader
+        else:
+            self.readers.pop(name, None)
+        self.stats.reader_restarts += supervisor.restarts - restarts
+        counts["restarts"] = supervisor.restarts
+        t = self.now()
+        for kind in reports:
+            if kind == "reader_fault":
+                counts["faults"] += 1
+                self.stats.reader_faults += 1
+            self._put(Event(t, kind, reader=name))
+        if polled is not None:
+            counts["polls"] += 1
+            if mouth is not None:
+                for count_t in mouth.take():
+                    tracker.count(count_t)
+            for e in tracker.update(t, polled):
+                counts["events"] += 1
+                self._put(e)
 
     def _players_changed(self, players: int) -> None:
         log.info("players set to %d", players)
 
     # ---------------------------------------------------------------- sources
     def _put(self, event: Event) -> None:
-        if event.ev == "new_hand" and getattr(self.config, "mouth_sensor", None) is not None:
+        if event.ev == "new_hand" and self.config.mouth_sensor.pin is not None:
             event.mouth_sensor = True      # CONTRACT.md: every card leaving the stub is a shoe event
         self.queue.put(event)
 
@@ -385,6 +421,12 @@ class Daemon:
             self._put(Event(self.now(), "tick"))
 
     def _input_loop(self) -> None:
+        try:
+            self._feed_input()
+        except EventError as exc:  # checked at start; changed on disk since
+            log.error("input stopped: %s", exc)
+
+    def _feed_input(self) -> None:
         """Feed the input events, resuming after the last one the journal holds.
 
         The input is in order, so everything up to the last journaled id was either
@@ -392,17 +434,20 @@ class Daemon:
         is owed to the engine again.
         """
         last = None
-        for entry in self.journal.entries():
+        for entry in self.journal.entries(skip_damaged=True):
             if entry.event.id is not None:
                 last = entry.event
         start = 0
         if last is not None:
             # Ids are line numbers unless the file gives its own: match the event
-            # too, or a second input file would lose its first lines.
+            # too, or a second input file would lose its first lines. (Two passes
+            # over a file read as a stream: it is never held whole in memory.)
             for i, event in enumerate(self._input):
                 if event.id == last.id and event.to_dict() == last.to_dict():
                     start = i + 1
-        for event in self._input[start:]:
+        for i, event in enumerate(self._input):
+            if i < start:
+                continue
             if self._stop.is_set():
                 return
             self._put(event)
@@ -416,7 +461,10 @@ class Daemon:
             if item is _STOP:
                 return
             try:
-                self._handle(item)
+                if item is _STORAGE:
+                    self._storage_refresh()
+                else:
+                    self._handle(item)
             except Exception:
                 # The loop must survive any single event; the watchdog catches a hang.
                 log.exception("event %s could not be handled", item)
@@ -428,7 +476,9 @@ class Daemon:
         if event.ev == "tick" and not self.engine.has_deadline:
             # A tick judges nothing unless a grace period is running: not worth a journal line.
             return
-        seq = self.journal.append(event)
+        # Queued, not written: the writer thread commits it (one fsync for all
+        # queued meanwhile) while the engine judges and the panel shows.
+        seq = self.journal.submit(event)
         self._last_t = max(self._last_t, event.t)
         self.stats.events += 1
         decisions = self.engine.feed(event)
@@ -439,29 +489,46 @@ class Daemon:
             self.stats.decisions += 1
             self._show(d)
             out = self._decision_record(d, seq, event)
-            try:
-                self.journal.append_decision(out)
-            except OSError:
-                self.stats.journal_errors += 1
-                log.exception("could not journal a decision")
+            self.journal.submit_record("decision", out)
             log.info("decision %s", json.dumps(out, ensure_ascii=False))
             if self._on_decision is not None:
                 self._on_decision(out)
+        if self.journal.fault is not None or self.stats.storage_fault is not None:
+            self._count_storage()
+
+    def _count_storage(self) -> None:
+        j = self.journal
+        self.stats.storage_fault = j.fault
+        self.stats.storage_faults = j.faults
+        self.stats.journal_lost_events = j.lost_events
+        self.stats.journal_queued = j.queued
+
+    def _storage_refresh(self) -> None:
+        """The journal's writer started or stopped failing: the glass, the LED
+        and STATUS= follow at once."""
+        self._count_storage()
+        self._show(self.engine.decision, refresh=True)
+        self.notifier.status(self._status())
 
     def _show(self, decision, *, initial: bool = False, refresh: bool = False) -> None:
         lc = self.config.lcd
         view = render(decision, self.messages, cols=lc.cols, rows=lc.rows,
                       previous=None if initial or refresh else self._last_decision, phase=self.engine.phase)
         note = None
-        if self.engine.faulted_readers:
+        storage = self.journal.fault is not None
+        if storage:
+            # The box judges on, but nothing is on record until the disk is back:
+            # the technician must know (the LED turns amber where it was green).
+            note = f"STORAGE FAULT {self.journal.queued}q"
+        elif self.engine.faulted_readers:
             # No RULES.md row covers a dead reader, but the dealer must know the box is half blind.
             note = "READER DOWN: " + ",".join(sorted(self.engine.faulted_readers))
+        elif initial and self._damage_note:
+            note = self._damage_note
         elif initial and self._recovered_note:
             note = self._recovered_note
         if note:
-            lines = list(view.lines)
-            lines[-1] = note[:lc.cols].ljust(lc.cols)
-            view = PanelView(tuple(lines), view.led, view.blink, view.beep and not refresh)
+            view = technician_line(view, note, storage_fault=storage, beep=view.beep and not refresh)
         self._last_decision = decision
         self._shown_phase = self.engine.phase
         self.view = view
@@ -501,8 +568,15 @@ class Daemon:
 
     def _status(self) -> str:
         d = self.engine.decision
-        return (f"{self.engine.phase}, {d.verdict}" + (f" {d.irregularity}" if d.irregularity else "")
+        text = (f"{self.engine.phase}, {d.verdict}" + (f" {d.irregularity}" if d.irregularity else "")
                 + f"; {self.stats.events} events")
+        if self.journal.fault is not None:
+            text += f"; STORAGE FAULT ({self.journal.fault}), {self.journal.queued} lines held"
+        if self.journal.lost_events:
+            text += f"; {self.journal.lost_events} events lost from the journal"
+        if self.stats.journal_damage:
+            text += f"; journal damage found at start ({self.stats.journal_damage} lines)"
+        return text
 
     # ------------------------------------------------------------------ reload
     def reload(self) -> bool:
@@ -531,35 +605,15 @@ class Daemon:
         return True
 
 
-def make_reader(config, name: str, *, table=None, pin_factory=None):
-    """Open reader *name* of *config*: its real driver, on the simulated table's chip when sim."""
-    rc = config.readers[name]
-    params = dict(rc.params)
-    if rc.backend == "sim" and table is None:
-        raise ConfigError(config.path, f"readers.{name}.backend", "a simulated table to serve it", "sim")
-    if rc.kind == "rc522":
-        from ..hw.rc522 import RC522Reader
+def make_reader(config, name: str, *, buses):
+    """Open reader *name* of *config*: its driver (:mod:`dealerbox.hw.kinds`) on *buses*."""
+    from ..hw.kinds import open_reader
 
-        if rc.backend == "sim":
-            # The emulated chip has no reset line to drive.
-            params["reset_pin"] = None
-        return RC522Reader(pin_factory=pin_factory, **params)
-    from ..hw.serial_reader import PepperC1Reader, ShoeLineReader
-
-    cls = PepperC1Reader if rc.kind == "pepper_c1" else ShoeLineReader
-    if rc.backend == "sim":
-        params["url"] = table.url_of(name)
-    return cls(**params)
+    return open_reader(config.readers[name], buses)
 
 
-def read_input_events(path) -> list[Event]:
-    """An event file for ``--input``; each event gets its line number as ``id`` if it has none."""
-    from ..rules.events import read_events
-
-    events = []
-    with open(Path(path), encoding="utf-8") as fh:
-        for n, e in enumerate(read_events(fh), 1):
-            if e.id is None:
-                e.id = n
-            events.append(e)
-    return events
+def read_input_events(path) -> EventFile:
+    """An event file for ``--input``, read as a stream each time it is iterated;
+    each event gets its line number as ``id`` if it has none. Problems are
+    :class:`~dealerbox.errors.EventError` naming the file, line and key."""
+    return EventFile(Path(path), number_ids=True)

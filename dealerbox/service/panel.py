@@ -86,3 +86,17 @@ def render(decision, messages, *, cols: int = 20, rows: int = 4, previous=None, 
     lines = [ln[:cols].ljust(cols) for ln in lines] + [" " * cols] * (rows - len(lines))
     beep = decision.irregularity is not None and (previous is None or previous.irregularity != decision.irregularity)
     return PanelView(tuple(lines[:rows]), led, blink, beep)
+
+
+def technician_line(view: PanelView, note: str, *, storage_fault: bool = False, beep: bool | None = None) -> PanelView:
+    """*view* with *note* on its last line, the technician's line.
+
+    With ``storage_fault`` a green LED turns amber: the box judges on, but
+    what it sees is not on record until the disk takes writes again. A red
+    or amber verdict keeps its colour: the dealer's correction comes first.
+    """
+    cols = view.cols
+    lines = list(view.lines)
+    lines[-1] = note[:cols].ljust(cols)
+    led = "amber" if storage_fault and view.led == "green" else view.led
+    return PanelView(tuple(lines), led, view.blink, view.beep if beep is None else beep)

@@ -110,7 +110,9 @@ from textual.widgets import Input, Log, Static
 
 from ..rules.cards import DECK_52, JOKER, RANKS, SUITS
 from ..errors import ConfigError, DealerboxError, EventError, RegistryError
+from ..hw.buses import REAL
 from ..rules.registry import normalize_uid
+from ..rules.tracker import UNREAD_PREFIX
 
 log = logging.getLogger("dealerbox.tools.console")
 
@@ -146,31 +148,32 @@ def with_real_devices(config, real=None):
     if not real:
         return config
     changes: dict = {}
+    sections = dict(config.sections)
     readers = dict(config.readers)
     shoe = config.zone_readers().get("shoe")
     for name in real:
         if name == "lcd":
-            changes["lcd"] = dataclasses.replace(config.lcd, backend="real")
+            sections["lcd"] = dataclasses.replace(config.lcd, backend=REAL)
         elif name == "panel":
-            changes["panel"] = dataclasses.replace(config.panel, backend="real")
+            sections["panel"] = dataclasses.replace(config.panel, backend=REAL)
             if config.gpio_factory == "mock":
                 changes["gpio_factory"] = "auto"
         elif name in readers:
             if name == shoe:
                 raise ConfigError(config.path, f"readers.{name}.backend",
                                   "sim: the console deals from the simulated shoe", "real")
-            readers[name] = dataclasses.replace(readers[name], backend="real")
+            readers[name] = dataclasses.replace(readers[name], backend=REAL)
             changes["readers"] = readers
-            if config.gpio_factory == "mock" and readers[name].kind == "rc522":
+            if config.gpio_factory == "mock" and readers[name].drives_gpio:
                 changes["gpio_factory"] = "auto"
         else:
             raise ConfigError(config.path, "--real", f"lcd, panel or a reader ({', '.join(readers)})", name)
-    return dataclasses.replace(config, **changes)
+    return dataclasses.replace(config, sections=sections, **changes)
 
 
 def _check_shoe_simulated(config) -> None:
     shoe = config.zone_readers().get("shoe")
-    if shoe is None or config.readers[shoe].backend != "sim":
+    if shoe is None or f"readers.{shoe}" not in config.simulated_devices:
         raise ConfigError(config.path, f"readers.{shoe or '?'}.backend",
                           "sim for the reader serving the shoe (dealerbox sim deals from it)",
                           config.readers[shoe].backend if shoe else None)
@@ -497,7 +500,7 @@ class ConsoleSession:
         the same draw; a card drawn twice (a duplicate, a returned card) must
         leave that much room or the box sees one draw.
         """
-        gap = self.config.presence.get("shoe_rearm_s", 0.5) + 0.15
+        gap = self.config.presence.shoe_rearm_s + 0.15
         last = self._left_shoe.get(uid)
         if last is not None:
             wait = gap - (time.monotonic() - last)
@@ -659,7 +662,7 @@ class ConsoleSession:
     def do_toggle_reader(self, zone: str) -> None:
         """Unplug the reader serving *zone*, or plug it back."""
         name = self.config.zone_readers().get(zone)
-        if name is None or (name not in self.table.chips and name not in self.table.serial):
+        if name is None or name not in self.table.emulators:
             self.note(f"the {zone} reader is not simulated")
             return
         if name in self.unplugged:
@@ -711,7 +714,7 @@ class ConsoleSession:
                     if ev == "board_off":
                         # The board reader reports a card gone only after board_dropout_s:
                         # the next event must not overtake it.
-                        time.sleep(self.config.presence.get("board_dropout_s", 0.5) + 0.1)
+                        time.sleep(self.config.presence.board_dropout_s + 0.1)
                 self._mark_scenario(obj)
                 self.note(f"scenario line {n}: {_event_text(obj)}")
                 return
@@ -746,7 +749,7 @@ class ConsoleSession:
     def settle(self, timeout: float = 3.0) -> bool:
         """Wait until the readers have reported what lies on them and the engine took it."""
         presence = self.config.presence
-        time.sleep(min(1.5, max(presence.get("board_dropout_s", 0.5), presence.get("shoe_rearm_s", 0.5)) + 0.15))
+        time.sleep(min(1.5, max(presence.board_dropout_s, presence.shoe_rearm_s) + 0.15))
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.daemon.queue.empty():
@@ -798,6 +801,9 @@ def glass_symbols(line: str) -> str:
 
 
 def _label(key: str) -> str:
+    """A card as the table view spells it: a card that left the stub unread has no name yet."""
+    if key.startswith(UNREAD_PREFIX):
+        return "(unread)"
     return JOKER if key.startswith("joker:") else key
 
 

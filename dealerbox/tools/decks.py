@@ -101,7 +101,9 @@ class _Watcher:
     Every zone of the reader is merged into one, so a multi-antenna reader works
     like a single pad. Faults are reported through *prompt* once per outage and
     retried after *retry_s*; *reopen*, when given, makes a fresh reader after a
-    fault (the old one is closed).
+    fault (the old one is closed; the new one is *reopen*'s caller's to close).
+    Readers never reconnect by themselves (dealerbox.hw.reader), so a reader that
+    must be reopened to recover needs it.
     """
 
     def __init__(self, reader: TagReader, *, prompt: Prompt, clock, sleep, poll_s: float,

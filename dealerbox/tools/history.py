@@ -481,10 +481,10 @@ def run_history(journal_dir, *, profile: Profile | str, registry: DeckRegistry |
                 out=None, err=None) -> int:
     """``dealerbox history``: print the table (or the JSON) and return the exit code.
 
-    Exit codes: 0 the history was printed (possibly no hand matched: a note goes
-    to *err*); 1 the journal's hash chain is broken or a line cannot be replayed
+    Exit codes: 0 the history was printed (possibly no hand since the date: a note
+    goes to *err*); 1 the journal's hash chain is broken or a line cannot be replayed
     (every damaged line is named on *err*, nothing goes to *out*); 2 a bad
-    ``--hand``/``--since`` or no journal directory.
+    ``--hand``/``--since`` (a ``--hand`` the journal does not have) or no journal directory.
     """
     import json
     import sys
@@ -509,4 +509,6 @@ def run_history(journal_dir, *, profile: Profile | str, registry: DeckRegistry |
     if not records:
         what = f"hand {hand}" if hand is not None else (f"hands since {since}" if since is not None else "hands")
         print(f"dealerbox history: no {what} in {journal_dir}", file=err)
+        if hand is not None:
+            return 2  # a hand number the journal does not have is a bad argument
     return 0
