@@ -204,9 +204,18 @@ def cmd_run(args) -> int:
         from hardware_sim.table import SimulatedTable
 
         table = SimulatedTable(config)
+    clock = None
+    if args.demo:
+        # The scripted dealer moves event time itself and sends the ticks, so the
+        # verdicts are the script's at any --pace (hardware_sim.script.TableDealer).
+        from hardware_sim.script import VirtualClock
+
+        clock = VirtualClock()
+        input_events = []
     with table if table is not None else _nothing():
         daemon = Daemon(config, table=table, input_events=input_events, input_pace_s=args.input_pace,
-                        on_decision=_print_decision if args.decisions else None)
+                        on_decision=_print_decision if args.decisions else None,
+                        **({"clock": clock} if clock is not None else {}))
         daemon.start()
         if args.demo:
             printer = GlassPrinter(table, daemon)
@@ -218,23 +227,18 @@ def cmd_run(args) -> int:
                     stop.wait(0.05)
 
             def deal():
-                from hardware_sim.demo import demo_script
+                from hardware_sim.demo import play_demo
 
-                seed = 40
-                while not stop.is_set():
-                    script = demo_script(seed)
-                    hand = 0
-                    for e in script.events:
-                        if e.get("ev") == "new_hand":
-                            hand += 1
-                            print(f"\n=== demo hand {hand}: {e['players']} players ===", flush=True)
-                        table.play([e], pace_s=args.pace, stop=stop)
-                    time.sleep(1.0)
-                    if not args.forever:
-                        break
-                    seed += 1
-                stop.set()
-                daemon.stop()
+                def announce(hand, e):
+                    print(f"\n=== demo hand {hand}: {e['players']} players ===", flush=True)
+
+                try:
+                    play_demo(table, daemon, clock, pace_s=args.pace, stop=stop, forever=args.forever,
+                              on_new_hand=announce)
+                    time.sleep(0.2)
+                finally:
+                    stop.set()
+                    daemon.stop()
 
             threading.Thread(target=show, daemon=True).start()
             threading.Thread(target=deal, daemon=True).start()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dealerbox.resources import demo_session
 
-from .script import HandScript
+from .script import HandScript, TableDealer
 
 SESSION_FILE = demo_session()
 
@@ -45,6 +45,29 @@ def demo_script(seed: int = 40) -> HandScript:
     s.new_hand(5)
     s.deal().round_done().flop().round_done().turn().round_done().river().round_done().hand_over()
     return s
+
+
+def play_demo(table, daemon, clock, *, pace_s: float = 0.0, stop=None, forever: bool = False,
+              seed: int = 40, on_new_hand=None) -> None:
+    """The scripted dealer plays the demo session (then, *forever*, new ones) at *table*.
+
+    *daemon* runs on *clock* with no ticks of its own (see
+    :class:`hardware_sim.script.TableDealer`), so the box raises what
+    ``dealerbox demo`` raises from the recorded session, at any *pace_s*.
+    *on_new_hand(n, event)* is called before each hand.
+    """
+    dealer = TableDealer(table, daemon, clock, pace_s=pace_s, stop=stop)
+    while not dealer.stop.is_set():
+        hand = 0
+        for e in demo_script(seed).events:
+            if e.get("ev") == "new_hand":
+                hand += 1
+                if on_new_hand is not None:
+                    on_new_hand(hand, e)
+            dealer.play([e])
+        if not forever:
+            return
+        seed += 1
 
 
 def main() -> None:

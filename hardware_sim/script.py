@@ -8,12 +8,16 @@ with it, so each reads like what the dealer did::
     s.hand_over()
 
 Cards come from a seeded shuffle of deck A; :meth:`draw` can force a card.
+:class:`TableDealer` acts such events out at the simulated table, in step with
+the daemon's readers, so the box's verdicts never depend on the pace.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
+import time
 
 from dealerbox.rules.cards import DECK_52
 
@@ -147,3 +151,191 @@ class HandScript:
         lines = [json.dumps(header)] if header else []
         lines += [json.dumps(e) for e in self.events]
         return "\n".join(lines) + "\n"
+
+
+class VirtualClock:
+    """Event time for a daemon on the simulated table: it moves only when the dealer moves it.
+
+    Pass it as the daemon's ``clock``. With it, what the box sees (every event's
+    ``t``, hence every window and grace period) depends on the script alone, never
+    on how fast the machine runs the readers' threads.
+    """
+
+    def __init__(self, start: float = 0.0):
+        self._t = start
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._t
+
+    def advance(self, dt: float) -> float:
+        with self._lock:
+            self._t = round(self._t + max(0.0, dt), 6)
+            return self._t
+
+
+class TableDealer:
+    """Acts out CONTRACT.md events at a :class:`hardware_sim.table.SimulatedTable` served
+    by a running :class:`dealerbox.service.daemon.Daemon`, move by move, at any pace.
+
+    The daemon must run on *clock* (a :class:`VirtualClock`) and send no ticks of
+    its own (give it ``input_events=[]``): the dealer moves the clock by the
+    script's gaps and sends the ticks, and after each move it waits until the
+    readers have observed it (the shoe reader reported the draw, the board reader
+    the card landing or leaving) before the next. So the verdicts are the script's,
+    whatever the pace and the machine's load. *pace_s* is only how long a human
+    watching waits between moves (wall-clock seconds).
+    """
+
+    #: Virtual seconds a button is held, and the pause after it (people: 0.1-0.2 s).
+    HOLD_S = 0.15
+    RELEASE_S = 0.05
+    #: A move the readers have not reported after this much virtual time is given up
+    #: on (a tag read again within the shoe's rearm window is, rightly, no event).
+    GIVE_UP_S = 3.0
+    STEP_S = 0.05
+
+    def __init__(self, table, daemon, clock: VirtualClock, *, pace_s: float = 0.0,
+                 stop: threading.Event | None = None, timeout_s: float = 10.0):
+        self.table, self.daemon, self.clock = table, daemon, clock
+        self.pace_s = pace_s
+        self.stop = stop or threading.Event()
+        self.timeout_s = timeout_s
+        self.zone_reader = table.config.zone_readers()
+        self.tick_s = table.config.tick_s
+        self._next_tick = self.clock() + self.tick_s
+        self._script_t: float | None = None
+        self._move_start = self.clock()
+        self.given_up = 0
+
+    # -- the daemon's side ------------------------------------------------------------
+    def _counts(self, key: str) -> dict[str, int]:
+        stats = self.daemon.stats.per_reader
+        return {name: stats.get(name, {}).get(key, 0) for name in self.table.config.readers}
+
+    def wait_ready(self) -> None:
+        """Wait (wall clock) until the daemon has opened every reader and each has polled."""
+        deadline = time.monotonic() + self.timeout_s
+        while not self.stop.is_set():
+            polls = self._counts("polls")
+            if all(n in self.daemon.readers and polls[n] > 0 for n in polls):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the simulated table's readers did not start")
+            time.sleep(0.001)
+
+    def wait_polls(self, rounds: int = 2) -> None:
+        """Wait (wall clock) until every reader has finished *rounds* more polls."""
+        start = self._counts("polls")
+        deadline = time.monotonic() + self.timeout_s
+        while not self.stop.is_set():
+            now = self._counts("polls")
+            # A reader that is down (unplugged, reopening) is not waited for.
+            if all(now[n] - start[n] >= rounds or n not in self.daemon.readers for n in start):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the simulated table's readers stopped polling")
+            time.sleep(0.001)
+
+    def advance(self, dt: float) -> None:
+        """Move event time on by *dt*, sending the ticks that fall on the way."""
+        target = round(self.clock() + dt, 6)
+        while self._next_tick <= target:
+            from dealerbox.rules.events import Event
+
+            self.clock.advance(self._next_tick - self.clock())
+            self.daemon.queue.put(Event(self.clock(), "tick"))
+            self._next_tick = round(self._next_tick + self.tick_s, 6)
+        self.clock.advance(target - self.clock())
+
+    def until_reported(self, reader: str, more: int = 1) -> None:
+        """Let event time run in small steps until *reader* has emitted *more* events."""
+        start = self._counts("events")[reader]
+        waited = 0.0
+        while not self.stop.is_set():
+            self.wait_polls()
+            if self._counts("events")[reader] - start >= more:
+                return
+            if waited >= self.GIVE_UP_S:
+                self.given_up += 1
+                return
+            self.advance(self.STEP_S)
+            waited += self.STEP_S
+
+    # -- the dealer's hands -------------------------------------------------------------
+    def press(self, name: str) -> None:
+        """Press and release a panel button; MISDEAL is a long press of FLOOR."""
+        panel = self.table.config.panel
+        hold = self.HOLD_S
+        if name == "misdeal":
+            name, hold = "floor", (panel.floor_hold_s or 0.0) + 0.2
+        pin = self.table.pin_factory.pin(panel.pins.buttons[name])
+        pin.drive_low()
+        self.advance(hold)
+        pin.drive_high()
+        self.advance(self.RELEASE_S)
+
+    def set_players(self, players: int) -> None:
+        for _ in range((players - self.table.players) % 9):
+            self.press("players")
+        self.table.players = players
+
+    def draw(self, card=None, *, uid=None, deck=None) -> None:
+        if getattr(self.table, "mouth", None) is not None:
+            self.table.mouth.card_passes()
+        self.table.place(card, "shoe", uid=uid, deck=deck)
+        self.until_reported(self.zone_reader["shoe"])
+        self.table.lift(card, "shoe", uid=uid, deck=deck)
+        self.wait_polls()
+
+    def place(self, card=None, zone: str = "board", *, uid=None, deck=None) -> None:
+        self.table.place(card, zone, uid=uid, deck=deck)
+        self.until_reported(self.zone_reader[zone])
+
+    def lift(self, card=None, zone: str = "board", *, uid=None, deck=None) -> None:
+        self.table.lift(card, zone, uid=uid, deck=deck)
+        self.until_reported(self.zone_reader[zone])
+
+    def sweep(self) -> None:
+        """Gather every card lying on an antenna (the end of a hand)."""
+        for zone, uids in list(self.table.in_field.items()):
+            if zone != "shoe":
+                for uid in list(uids):
+                    self.lift(uid=uid, zone=zone)
+
+    def play(self, events) -> None:
+        """Act out *events* (dicts); stops early when :attr:`stop` is set."""
+        self.wait_ready()
+        for e in events:
+            if self.stop.is_set():
+                return
+            ev = e.get("ev")
+            if ev is None:
+                continue
+            if self._script_t is not None:
+                # Keep the script's gap from the start of the previous move; a move
+                # that took longer (a card leaving takes the dropout window) delays
+                # the next one rather than overlapping it.
+                gap = e["t"] - self._script_t
+                self.advance(max(0.0, self._move_start + gap - self.clock()))
+            self._script_t = e["t"]
+            self._move_start = self.clock()
+            if ev == "new_hand":
+                self.set_players(e["players"])
+                self.press("new_hand")
+            elif ev == "shoe":
+                self.draw(e.get("card"), uid=e.get("uid"), deck=e.get("deck"))
+            elif ev in ("board_on", "zone_on"):
+                self.place(e.get("card"), e.get("zone", "board"), uid=e.get("uid"), deck=e.get("deck"))
+            elif ev in ("board_off", "zone_off"):
+                self.lift(e.get("card"), e.get("zone", "board"), uid=e.get("uid"), deck=e.get("deck"))
+            elif ev == "button":
+                self.press(e["name"])
+                if e["name"] == "hand_over":
+                    self.sweep()
+            elif ev == "tick":
+                self.advance(e.get("dt", 0.0))
+            if self.pace_s:
+                self.stop.wait(self.pace_s)
+        self.wait_polls()

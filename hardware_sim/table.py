@@ -130,6 +130,12 @@ class SimulatedTable:
                                                 port=config.lcd.port)
         self.players = config.panel.players
         self.in_field: dict[str, set[str]] = {}   # zone -> UIDs lying on its antenna
+        self.mouth = None                          # the emulated photo-interrupter, if the table has one
+        ms = getattr(config, "mouth_sensor", None)
+        if ms is not None and ms.pin is not None and ms.backend == "sim":
+            from .mouth import PhotoInterrupterEmulator
+
+            self.mouth = PhotoInterrupterEmulator(self.mock_factory, ms.pin, ms.blocked_level)
 
     @property
     def chips(self) -> dict:
@@ -179,6 +185,8 @@ class SimulatedTable:
     def draw(self, card: str | None = None, *, uid: str | None = None, deck: str | None = None) -> None:
         """A card slides out of the shoe past the shoe antenna."""
         uid = uid or self.uid_of(card, deck)
+        if self.mouth is not None:
+            self.mouth.card_passes()
         self._put("shoe", uid, True)
         time.sleep(self.dwell_s)
         self._put("shoe", uid, False)

@@ -80,6 +80,7 @@ from ..errors import ConfigError, RegistryError
 from ..hw.buses import BACKENDS, I2C_PINS, simulated
 from ..hw.gpio_panel import PANEL_BUTTON_ORDER, PIN_FACTORY_KINDS, PanelPins
 from ..hw.kinds import READER_KINDS as _KINDS, reader_kind
+from ..hw.presence import SETTLE_S, SHOE_REARM_S
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
 from ..rules.registry import DeckRegistry, simulation_registry
@@ -187,18 +188,33 @@ class PresenceSection:
     """How polls become card events (defaults justified in dealerbox/hw/presence.py)."""
 
     shoe_rearm_s: float = option(Number(doc="a card read again after this long is a new draw", lo=0.0, hi=10.0),
-                                 0.5)
+                                 SHOE_REARM_S)
     board_dropout_s: float = option(Number(doc="a board card unseen this long is `board_off`", lo=0.0, hi=10.0),
                                     0.5)
     zone_dropout_s: float = option(Number(doc="the same for the other zones", lo=0.0, hi=10.0), 0.5)
-    settle_s: float = option(Number(doc="a card must be seen this long before it is `on`", lo=0.0, hi=5.0), 0.0)
+    settle_s: float = option(Number(doc="a card must be seen this long before it is `on`", lo=0.0, hi=5.0),
+                             SETTLE_S)
 
-    def tracker(self):
+    def tracker(self, *, mouth_window: float | None = None, max_tags: int | None = None):
         """A :class:`~dealerbox.hw.presence.PresenceTracker` with these timings."""
         from ..hw.presence import PresenceTracker
 
         return PresenceTracker(shoe_rearm=self.shoe_rearm_s, board_dropout=self.board_dropout_s,
-                               zone_dropout=self.zone_dropout_s, settle=self.settle_s)
+                               zone_dropout=self.zone_dropout_s, settle=self.settle_s,
+                               mouth_window=mouth_window, max_tags=max_tags)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MouthSensorSection:
+    """[mouth_sensor]: the photo-interrupter counting cards at the shoe's mouth (dealerbox/hw/mouth.py;
+    none when the section is left out or its pin is "none")."""
+
+    backend: str = option(Choice(doc="gpiozero MockFactory or `gpio.factory`", choices=BACKENDS), "sim")
+    pin: int | None = option(Pin(doc="the sensor's output", none_word="none", none_means="no sensor"), None)
+    read_window_s: float = option(Number(doc="a tag read belongs to a count this close; none: `unread`",
+                                         lo=0.02, hi=1.0), 0.15)
+    blocked_level: str = option(Choice(doc="the output's level while a card breaks the beam",
+                                       choices=("low", "high")), "low")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -313,6 +329,7 @@ register_section("table", TableSection, required=True)
 register_section("journal", JournalSection)
 register_section("gpio", GpioSection, required=True)
 register_section("presence", PresenceSection)
+register_section("mouth_sensor", MouthSensorSection)
 register_section("lcd", LcdConfig, required=True)
 register_section("panel", PanelConfig, required=True)
 register_section("floor", FloorSettings)  # floor reporting: docs/FLOOR.md

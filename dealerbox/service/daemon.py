@@ -300,8 +300,20 @@ class Daemon:
             self._open_panel()
         with self._lcd_lock:
             self._open_lcd()
+        self._open_mouth_sensor()
         for name in config.readers:
             self._start(lambda n=name: self._reader_loop(n), f"reader-{name}", device=True)
+
+    def _open_mouth_sensor(self) -> None:
+        """The optional photo-interrupter at the shoe's mouth; its counts go to the shoe's tracker."""
+        self.mouth = None
+        ms = self.config.mouth_sensor
+        if ms.pin is None:
+            return
+        from ..hw.mouth import MouthSensor
+
+        factory = self._buses_of(ms.backend, "mouth_sensor.backend").pin_factory()
+        self.mouth = MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level, clock=self.now)
 
     def _buses_of(self, backend: str, key: str):
         """The buses a device with *backend* runs on: the simulated table's or the box's own."""
@@ -339,6 +351,9 @@ class Daemon:
 
     def _close_devices(self) -> None:
         self._stop_readers()
+        mouth, self.mouth = getattr(self, "mouth", None), None
+        if mouth is not None:
+            mouth.close()
         for lock, attr in ((self._panel_lock, "panel"), (self._lcd_lock, "lcd")):
             with lock:
                 dev = getattr(self, attr)
@@ -360,13 +375,16 @@ class Daemon:
         rc = self.config.readers[name]
         counts = self.stats.per_reader.setdefault(
             name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
-        tracker = self.config.presence.tracker()
+        ms = self.config.mouth_sensor
+        mouth = self.mouth if ms.pin is not None and "shoe" in rc.zones else None
+        tracker = self.config.presence.tracker(mouth_window=ms.read_window_s if mouth is not None else None,
+                                               max_tags=getattr(rc.options, "max_tags", None))
         supervisor = self._supervise(name)
         schedule = PollSchedule(rc.poll_s, time.monotonic())
         try:
             while not self._device_stop.is_set():
                 try:
-                    self._poll_once(name, supervisor, tracker, counts)
+                    self._poll_once(name, supervisor, tracker, counts, mouth)
                 except Exception:
                     # Not the reader's fault (its supervisor catches those): keep the thread alive.
                     log.exception("reader thread %s: an error outside the reader", name)
@@ -382,7 +400,7 @@ class Daemon:
         rc = self.config.readers[name]
         return supervise(rc, self._buses_of(rc.backend, f"readers.{name}.backend"))
 
-    def _poll_once(self, name: str, supervisor, tracker, counts: dict) -> None:
+    def _poll_once(self, name: str, supervisor, tracker, counts: dict, mouth=None) -> None:
         restarts = supervisor.restarts
         polled, reports = supervisor.poll()
         if supervisor.reader is not None:
@@ -399,6 +417,9 @@ class Daemon:
             self._put(Event(t, kind, reader=name))
         if polled is not None:
             counts["polls"] += 1
+            if mouth is not None:
+                for count_t in mouth.take():
+                    tracker.count(count_t)
             for e in tracker.update(t, polled):
                 counts["events"] += 1
                 self._put(e)
@@ -408,6 +429,8 @@ class Daemon:
 
     # ---------------------------------------------------------------- sources
     def _put(self, event: Event) -> None:
+        if event.ev == "new_hand" and self.config.mouth_sensor.pin is not None:
+            event.mouth_sensor = True      # CONTRACT.md: every card leaving the stub is a shoe event
         self.queue.put(event)
 
     def _tick_loop(self) -> None:

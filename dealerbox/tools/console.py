@@ -131,7 +131,7 @@ LED_STYLE = {"green": "bold green", "amber": "bold yellow", "red": "bold red"}
 _RECENT_S = 2.0
 
 HELP = ("d deal  c deal a card…  x burn  f board card  p place…  o lift…  g deck B  j joker  i unknown tag…  "
-        "l players…  u board reader  U shoe reader  s scenario step  w write record  q quit\n"
+        "l players…  u board reader  U shoe reader  s scenario step  w write record  n noise…  q quit\n"
         + "  ".join(f"{k} {name.upper().replace('_', ' ')}" for k, name in BUTTON_KEYS))
 
 
@@ -674,6 +674,15 @@ class ConsoleSession:
             self.unplugged.add(name)
             self.note(f"unplugged the {name} reader")
 
+    def do_noise(self, kind: str) -> None:
+        """Act out one kind of a real table's radio noise (hardware_sim.noise, docs/NOISE.md)."""
+        from hardware_sim.noise import TableNoise
+
+        noise = TableNoise(self.table, draw_card=self.random_stub_card,
+                           last_uid=lambda: self._uid(self.last_drawn) if self.last_drawn else None,
+                           dealt_uids=lambda: list(self._left_shoe), mouth=self.table.mouth)
+        self.note(noise.inject(kind.strip()))
+
     def do_scenario_step(self) -> None:
         """Play the scenario's next event, or check its next expectation."""
         sc = self.scenario
@@ -891,6 +900,7 @@ _PROMPTS = {
     "lift": ("take which card off the board?", "Enter: the last card placed", "lift"),
     "unknown": ("draw which unknown tag?", f"Enter: {DEFAULT_UNKNOWN_UID}", "unknown"),
     "players": ("how many players?", "2..10", "players"),
+    "noise": ("inject which noise kind?", "burn_cross, unread_hole, linger, … (docs/NOISE.md)", "noise"),
 }
 
 
@@ -934,6 +944,7 @@ class SimConsole(App):
         Binding("w", "write_record", "write record", show=False),
         Binding("q", "quit", "quit", show=False),
         Binding("escape", "cancel_prompt", "cancel", show=False),
+        Binding("n", "ask('noise')", "noise", show=False),
     ] + [Binding(key, f"button('{name}')", name, show=False) for key, name in BUTTON_KEYS]
 
     def __init__(self, config_path=None, *, record=None, scenario=None, real=None, config=None,
@@ -1093,8 +1104,8 @@ class SimConsole(App):
         if what is None:
             return
         action = _PROMPTS[what][2]
-        if action == "players":
-            self.session.submit("players", value)
+        if action in ("players", "noise"):
+            self.session.submit(action, value)
             return
         if value:
             try:

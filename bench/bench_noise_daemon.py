@@ -1,0 +1,212 @@
+"""False alarms under noise for the full daemon on the simulated table (a smaller run than bench_noise).
+
+The same noise model and the same hands as ``bench_noise``, but acted out as physics at
+the simulated table: tags laid on and lifted off the emulated RC522s, the emulated
+mouth sensor's beam broken, buttons pressed on the mock GPIO pins, readers unplugged.
+The daemon reads them through its real drivers, presence tracking, journal and
+engine. Event time is the dealer's :class:`hardware_sim.script.VirtualClock`, moved
+in step with the readers' polls, so the figures do not depend on the machine's load.
+A tag the model leaves unread is never laid on the antenna. Per-poll misses are not
+reproduced here (the emulated chips answer every poll): ``bench_noise`` has them.
+
+Figures (the same as bench_noise's, prefixed ``noise_daemon_``): false alarms per
+1000 clean hands without and with a mouth sensor, cascades, and the detection rate of
+the irregularity scenarios, each beside its goal and the baseline measured on the
+engine before the sensing-fault work. 100 clean hands on each table (200 in all);
+``NOISE_DAEMON_HANDS`` changes that. Detection runs on the table without a sensor.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from bench.bench_noise import GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, clean_script, scenarios
+from dealerbox.rules.profiles import load_profile
+from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from dealerbox.service.daemon import Daemon
+from hardware_sim.noise import NoiseModel, act_out
+from hardware_sim.script import TableDealer, VirtualClock
+from hardware_sim.table import SimulatedTable
+
+#: Clean hands per table kind (without, then with a mouth sensor): 200 hands in all.
+HANDS = int(os.environ.get("NOISE_DAEMON_HANDS", "100"))
+MOUTH_PIN = 1
+#: Not measured yet: the engine before the sensing-fault work (078a77f) was replaced on
+#: main before this bench ran (with it, the daemon would log and drop every ``shoe``
+#: with ``unread``). bench_noise has that baseline for the same presence and engine
+#: path; ``NOISE_DAEMON_SETTLE=0`` gives the shipped settle time of then.
+BASELINE = {
+    "noise_daemon_false_alarms_per_1000_hands_mouth": None,
+    "noise_daemon_false_alarms_per_1000_hands": None,
+    "noise_daemon_cascades": None,
+    "noise_daemon_detection_pct": None,
+}
+
+
+def _config(tmp: Path, mouth: bool):
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{tmp / "state"}"', DEFAULT_CONFIG.read_text())
+    text = text.replace("poll_s = 0.01", "poll_s = 0.002")   # the lockstep waits on polls: keep them quick
+    if "NOISE_DAEMON_SETTLE" in os.environ:
+        text = re.sub(r"settle_s = [0-9.]+", f"settle_s = {float(os.environ['NOISE_DAEMON_SETTLE'])}", text)
+    if mouth:
+        text += f'\n[mouth_sensor]\nbackend = "sim"\npin = {MOUTH_PIN}\nread_window_s = {MOUTH_WINDOW_S}\n'
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "table.toml").write_text(text)
+    return load_config(tmp / "table.toml")
+
+
+class PhysicsPlayer:
+    """Acts a :class:`hardware_sim.noise.PhysicalHand` out at the table, in virtual time."""
+
+    def __init__(self, table, daemon, clock):
+        self.table, self.daemon, self.clock = table, daemon, clock
+        self.dealer = TableDealer(table, daemon, clock)
+        self.ack_due = False
+
+    def _to(self, t: float) -> None:
+        """Let event time reach *t*: in 100 ms steps for the first 0.7 s, while the settle, mouth
+        and dropout windows close, then at once."""
+        start = self.clock()
+        while self.clock() < t - 1e-5:
+            if self.clock() - start < 0.7:
+                self.dealer.advance(max(1e-5, min(0.1, t - self.clock())))
+                self.dealer.wait_polls(1)
+            else:
+                self.dealer.advance(t - self.clock())
+        self.dealer.wait_polls(1)
+
+    def play(self, hand) -> None:
+        self.dealer.wait_ready()
+        for e in hand.actions[:1]:
+            if e.ev == "new_hand":     # the player count is set before the hand (it takes a few presses)
+                self.dealer.set_players(e.players)
+        edges = []
+        for p in hand.passes:
+            if p.readable:
+                edges.append((p.t_on, 1, "place", p))
+                if p.t_off != float("inf"):
+                    edges.append((p.t_off, 0, "lift", p))
+        edges += [(c, 2, "count", None) for c in hand.counts]
+        edges += [(e.t, 3, "action", e) for e in hand.actions]
+        for reader, a, b in hand.faults:
+            edges += [(a, 4, "unplug", reader), (b, 4, "replug", reader)]
+        edges.sort(key=lambda x: (x[0], x[1]))
+        for t, _, what, arg in edges:
+            self._to(t)
+            if self.ack_due:
+                self.ack_due = False
+                self.dealer.press("ack")
+            if what == "place":
+                self.table.place(zone=arg.zone, uid=arg.uid)
+            elif what == "lift":
+                self.table.lift(zone=arg.zone, uid=arg.uid)
+            elif what == "count":
+                if self.table.mouth is not None:
+                    self.table.mouth.card_passes()
+                continue
+            elif what == "action":
+                if arg.ev == "new_hand":
+                    self.dealer.set_players(arg.players)   # already set: no press
+                    # Hold'em or Omaha is the table's setting (the panel's hole_cards), not a button.
+                    self.daemon.panel.hole_cards = arg.hole_cards
+                    self.dealer.press("new_hand")
+                elif arg.ev == "button":
+                    self.dealer.press(arg.name)
+                continue
+            elif what == "unplug":
+                self.table.unplug(arg)
+            else:
+                self.table.replug(arg)
+            self.dealer.wait_polls(2)
+        self._to(self.clock() + 1.0)
+
+
+def session(hands: list[tuple[list[dict], str]], mouth: bool, seed: int) -> list[list[dict]]:
+    """Play *hands* ((events, profile) pairs) through one daemon; the decisions of each hand."""
+    model = NoiseModel()
+    rng = random.Random(seed)
+    out: list[list[dict]] = []
+    profiles = {name: load_profile(name) for name in PROFILES}
+    with tempfile.TemporaryDirectory() as tmp:
+        config = _config(Path(tmp), mouth)
+        clock = VirtualClock()
+        state = {"decisions": [], "missed": [], "player": None}
+
+        def decided(d: dict) -> None:
+            state["decisions"].append(d)
+            if d.get("irregularity") in PROMPTS and state["missed"]:
+                state["player"].ack_due = True      # the dealer answers the prompt at the next move
+
+        with SimulatedTable(config) as table:
+            daemon = Daemon(config, table=table, input_events=[], clock=clock, on_decision=decided)
+            state["player"] = PhysicsPlayer(table, daemon, clock)
+            daemon.start()
+            try:
+                for events, profile in hands:
+                    daemon.engine.profile = profiles[profile]
+                    hand = act_out(events, model, rng, registry=config.registry, t0=clock() + 3.0)
+                    state["missed"] = [(p.uid, p.role) for p in hand.passes
+                                       if p.zone == "shoe" and p.role and not p.readable]
+                    state["decisions"] = []
+                    state["player"].play(hand)
+                    out.append((state["decisions"], state["missed"]))
+            finally:
+                daemon.close()
+    return out
+
+
+def _alarms(decisions: list[dict], missed) -> list[str]:
+    roles = {r for _, r in missed}
+    bad = []
+    for d in decisions:
+        irr = d.get("irregularity")
+        if d["verdict"] == "ok" or irr == "UNREAD_CARD":
+            continue
+        if (irr == "SHORT_DEAL" and roles & {"hole", "extra"}) or (irr == "MISSED_BURN" and "burn" in roles):
+            continue
+        bad.append(irr)
+    return bad
+
+
+def run() -> dict:
+    t0 = time.perf_counter()
+    rng = random.Random(2014)
+    clean = [clean_script(n, rng) for n in range(HANDS)]
+    # The simulated table has a shoe and a board antenna: scenarios of seat antennas are bench_noise's.
+    irregular = [(events, profile, raises) for _name, events, profile, raises in scenarios()
+                 if not any(e["ev"] in ("zone_on", "zone_off") or e.get("seats") for e in events)]
+    figures: dict = {}
+    cascades = 0
+    for mouth in (False, True):
+        suffix = "_mouth" if mouth else ""
+        played = session(clean, mouth, seed=1)
+        alarms = 0
+        for decisions, missed in played:
+            bad = _alarms(decisions, missed)
+            alarms += bool(bad)
+            cascades += bool(bad and missed)
+        figures[f"noise_daemon_false_alarms_per_1000_hands{suffix}"] = round(1000 * alarms / len(played), 1)
+    # Detection on the table without a mouth sensor, the harder one (bench_noise has both).
+    played = session([(e, p) for e, p, _ in irregular], False, seed=2)
+    found = sum(set(raises) <= {d.get("irregularity") for d in decisions}
+                for (decisions, _), (_, _, raises) in zip(played, irregular))
+    figures["noise_daemon_detection_pct"] = round(100 * found / len(irregular), 1)
+    figures["noise_daemon_detection_scenarios"] = len(irregular)
+    figures["noise_daemon_cascades"] = cascades
+    figures["noise_daemon_clean_hands"] = 2 * HANDS
+    figures["noise_daemon_bench_s"] = round(time.perf_counter() - t0, 1)
+    for key, goal in GOALS.items():
+        dkey = key.replace("noise_", "noise_daemon_")
+        figures[f"{dkey}_goal"] = goal
+        figures[f"{dkey}_baseline"] = BASELINE[dkey]
+    return figures
+
+
+if __name__ == "__main__":
+    for k, v in run().items():
+        print(f"{k}: {v}")
