@@ -739,3 +739,15 @@ def test_a_wake_search_that_finds_nothing_new_leaves_no_tag_ready(reader, chip):
     settled(reader, 3)
     assert reader.chip.discover(wake=True, avoid=[bytes.fromhex(u) for u in placed]) is None
     assert {chip.tag(u).state for u in placed} == {sim.HALT}
+
+
+def test_the_configs_defaults_are_the_drivers():
+    from dealerbox.hw.kinds import RC522Options
+    from dealerbox.service.schema import options_of
+
+    defaults = {key: default for key, _opt, default in options_of(RC522Options)}
+    bounds = {key: opt for key, opt, _default in options_of(RC522Options)}
+    assert (defaults["spi_hz"], defaults["timeout_us"], defaults["max_tags"]) == (
+        driver.SPI_HZ, driver.TIMEOUT_US, driver.MAX_TAGS)
+    assert bounds["max_tags"].hi == driver.MAX_TAGS_LIMIT and bounds["max_tags"].hi >= 16
+    assert bounds["timeout_us"].lo > driver.FDT_US     # a timer shorter than a tag's answer time hears nothing
