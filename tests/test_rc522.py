@@ -875,3 +875,14 @@ def test_the_configs_defaults_are_the_drivers():
         driver.SPI_HZ, driver.TIMEOUT_US, driver.MAX_TAGS)
     assert bounds["max_tags"].hi == driver.MAX_TAGS_LIMIT and bounds["max_tags"].hi >= 16
     assert bounds["timeout_us"].lo > driver.FDT_US     # a timer shorter than a tag's answer time hears nothing
+
+
+def test_a_card_lying_there_when_the_reader_opens_is_found_by_its_first_poll(pins):
+    # The antenna comes on at open and the tags with it; ISO 14443-3 lets them take up to
+    # 5 ms to answer, so the first frame waits out the guard time.
+    import time
+
+    chip = RC522Emulator(0, 0, clock=time.monotonic, power_up_us=4000)
+    chip.place(UID7)
+    with RC522Reader("board", reset_pin=None, spi=chip) as reader:
+        assert uids(reader.poll()) == {UID7}
