@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload) and shellcheck (install.sh). Installed when missing and
 # we may; otherwise those tests say what is missing.
-SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck
+SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck mosquitto:mosquitto chromium:chromium
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \

@@ -466,6 +466,18 @@ CONFIG_HELP = ("table config (default: $DEALERBOX_CONFIG, else /etc/dealerbox/ta
                "exists, else the shipped all-simulated table)")
 
 
+def cmd_floor(args) -> int:
+    """Floor reporting: the collector, the view, a standalone publisher."""
+    from .floor import commands
+    if args.floor_command == "collect":
+        return commands.collect(args.config)
+    if args.floor_command == "publish":
+        return commands.publish(args.config, args.journal)
+    if args.floor_command == "view":
+        return commands.view(args.url)
+    return commands.verify(args.store)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dealerbox", description="The controller of an RFID poker table.",
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -558,6 +570,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--real", action="append", metavar="DEVICE",
                     help="drive a real device from the simulated shoe: lcd, panel or a reader's name (repeatable)")
     sp.set_defaults(func=cmd_sim)
+
+    sp = sub.add_parser("floor", help="floor reporting over MQTT v5 (docs/FLOOR.md)")
+    fsub = sp.add_subparsers(dest="floor_command", required=True)
+    fp = fsub.add_parser("collect", help="the floor's collector: commit every table's journal, serve the view")
+    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                    help="the collector's floor.toml (default: %(default)s)")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("publish", help="stream a table's journal to the floor (outside the daemon)")
+    fp.add_argument("--config", type=Path, required=True, help="the table config with a [floor] section")
+    fp.add_argument("--journal", type=Path, required=True, help="the journal directory")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("view", help="the floor view in the terminal")
+    fp.add_argument("--url", default="http://127.0.0.1:8080/", help="the collector's web view")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
+    fp.add_argument("--store", type=Path, required=True, help="the collector's SQLite store")
+    fp.set_defaults(func=cmd_floor)
     return p
 
 

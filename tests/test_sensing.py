@@ -197,3 +197,84 @@ def test_corrections_stay_right_with_an_unread_card(kind, seed, players, spread,
     assert raised == expected | {"UNREAD_CARD"}, ([(d.t, d.irregularity, d.cards) for d in decisions],
                                                   s.events[lost])
     assert engine.decision.verdict == "ok"
+
+
+# -- every shoe read dropped once, no mouth sensor ----------------------------------------
+#: Steps that ask the dealer, answered with ``ack`` when a tag was not read.
+ASKS = {"short_deal.count", "missed_burn.take_off", "exposed.second_or_later", "duplicate.returned_burn",
+        "wrong.expected_card_or_unread"}
+INFORMATION = {None, "UNREAD_CARD", "READER_DEGRADED"}
+
+
+def _step_key(d):
+    return d.steps[d.step].key if d.step < len(d.steps) else None
+
+
+def _swept_hands():
+    """Clean hands and hands with one corrected irregularity, on both profiles: (name, events, expected ids)."""
+    for players in (2, 5, 9):
+        seats = [1 + 9 * i // players for i in range(players)]
+        s = HandScript(seed=players)
+        s.new_hand(players, seats=seats)
+        for i in range(2 * players):
+            s.emit("zone_on", card=s.draw(), zone=f"seat{seats[i % players]}")
+        s.tick(4)
+        for n in (3, 1, 1):
+            s.round_done().street(n)
+        s.round_done().hand_over()
+        yield f"clean {players}p with seat antennas", s.events, set()
+    for players in (2, 3, 6, 10):
+        for spread in (False, True):
+            for hole in (2, 4) if players <= 8 else (2,):
+                s = HandScript(seed=players * 11 + hole + spread)
+                s.full_hand(players, hole, spread=spread)
+                yield f"clean {players}p hole={hole} spread={spread}", s.events, set()
+            for kind in ("exposed", "boxed", "extra", "double_burn", "missed_burn"):
+                for pos in (0, 1, 2):
+                    s, expected = _corrected_hand(kind, players * 7 + pos, players, spread, pos)
+                    s.round_done().hand_over()
+                    yield f"{kind} {players}p spread={spread} pos={pos}", s.events, expected
+
+
+def dropped_read_cascades():
+    """Replay every swept hand once per shoe event with that read lost and no mouth sensor
+    (the shoe reports nothing). The dealer answers each question with ``ack``: a tag was not
+    read. Returns (cases, cascades): every decision that is neither the hand's own
+    irregularity, nor information, nor a question; and every stop the hand did not have."""
+    cases, cascades = 0, []
+    for name, events, expected in _swept_hands():
+        for profile in ("tda-2019", "cz-c40"):
+            for i, lost in enumerate(events):
+                if lost["ev"] != "shoe":
+                    continue
+                cases += 1
+                engine = HandEngine(profile)
+                for e in events[:i] + events[i + 1:]:
+                    for d in engine.feed(Event.from_dict(e)):
+                        if d.irregularity not in expected and _step_key(d) in ASKS:
+                            engine.feed(Event.from_dict({"t": e["t"], "ev": "button", "name": "ack"}))
+                        elif d.irregularity not in INFORMATION | expected or d.verdict in ("misdeal", "void",
+                                                                                            "floor"):
+                            cascades.append((d.irregularity, d.verdict, name, profile, lost))
+                if engine.phase != "over":
+                    cascades.append(("hand not over", engine.phase, name, profile, lost))
+    return cases, cascades
+
+
+def test_a_dropped_read_never_moves_a_correct_card_nor_stops_the_hand():
+    cases, cascades = dropped_read_cascades()
+    assert cases > 2000
+    counts = {}
+    for c in cascades:
+        counts[c[0]] = counts.get(c[0], 0) + 1
+    assert not cascades, (counts, cascades[:5])
+
+
+def test_the_console_table_view_names_an_unread_card_as_such():
+    from dealerbox.tools.console import _label
+
+    engine = HandEngine()
+    engine.feed(Event.from_dict({"t": 0, "ev": "new_hand", "players": 2, "mouth_sensor": True}))
+    engine.feed(Event.from_dict({"t": 1, "ev": "shoe", "unread": True}))
+    (unread,) = [k for k, p in engine.where.items() if p == "seat1"]
+    assert _label(unread) == "(unread)" and _label("Ah") == "Ah"

@@ -98,7 +98,11 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out", "correction_open"), "reshuffled_in_by_mistake",
        "WRONG_CORRECTION"),
     _r("shoe", PLAYING, ("not_from_stub", "reshuffled_out"), "stub_contaminated", "STUB_CONTAMINATION"),
+    _r("shoe", PLAYING, ("not mouth_sensor", "not_from_stub", "burn_may_have_come_back"), "ask_burn_returned",
+       "DUPLICATE_CARD", goes_on=True),
     _r("shoe", PLAYING, ("not_from_stub",), "duplicate", "DUPLICATE_CARD"),
+    _r("shoe", _AFTER_DEAL, ("not mouth_sensor", "other_card_expected", "expected_card_in_stub"),
+       "ask_expected_card_unread", "WRONG_CORRECTION", "UNREAD_CARD"),
     _r("shoe", _AFTER_DEAL, ("other_card_expected",), "wrong_card_drawn", "WRONG_CORRECTION"),
     _r("shoe", PLAYING, (), "take_from_stub", goes_on=True),
     _r("shoe", PLAYING, ("is_unread",), "note_unread", "UNREAD_CARD", goes_on=True),
@@ -117,6 +121,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_on", PLAYING, ("asked_back_on_board",), "to_board"),
     _r("board_on", PLAYING, ("in_stub", "not returning", "unread_draw_open"), "unread_card_shown", *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("in_stub", "not returning", "board_card_due"), "hold_for_late_read"),
+    _r("board_on", PLAYING, ("in_stub", "not returning", "premature_deal_goes_on"), "hold_for_late_read"),
     _r("board_on", PLAYING, ("in_stub", "not returning"), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
     _r("board_on", PLAYING, ("set_aside",), "aside_to_board"),
     _r("board_on", PLAYING, ("in_hand",), "board_card", *_BOARD_RULINGS),
@@ -128,6 +133,10 @@ RULE_BOOK: tuple[Rule, ...] = (
     # -- side zones
     _r("zone_on", PLAYING, ("is_card", "in_muck_zone", "not in_stub"), "to_muck"),
     _r("zone_on", PLAYING, ("is_card", "in_burn_zone", "in_hand"), "to_burn"),
+    _r("zone_on", PLAYING, ("is_card", "in_seat_zone", "in_stub", "unread_card_at_that_seat"), "unread_seen_at_seat",
+       goes_on=True),
+    _r("zone_on", ("deal",), ("is_card", "in_seat_zone", "in_stub", "not mouth_sensor", "seat_is_next_in_deal"),
+       "unread_hole_card_at_seat", "UNREAD_CARD", goes_on=True),
     _r("zone_on", PLAYING, ("is_card", "in_seat_zone"), "seat_zone", "SEAT_ERROR"),
     # -- buttons
     _r("button.hand_over", PLAYING, (), "end_hand"),
@@ -138,6 +147,8 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.ack", PLAYING, ("not mouth_sensor", "missed_burn_unanswered"), "burn_was_unread", "UNREAD_CARD"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "after_first_round"), "late_error", "LATE_ERROR"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "exposed_before"), "misdeal_exposed_twice", "EXPOSED_TWICE"),
+    _r("button.exposed", PLAYING, ("last_draw_dealt", "not mouth_sensor", "second_card_dealt"),
+       "ask_exposed_position", "EXPOSED_EARLY"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "among_first_two"), "misdeal_exposed_early",
        "EXPOSED_EARLY"),
     _r("button.exposed", PLAYING, ("last_draw_dealt",), "exposed_is_burn", "EXPOSED_DEAL"),
@@ -151,6 +162,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.premature", STREET_PHASES, (), "take_round_back", "PREMATURE_FLOP", "PREMATURE_TURN",
        "PREMATURE_RIVER"),
     _r("button.misdeal", PLAYING, ("unknown_tag_open",), "unknown_is_foreign", "FOREIGN_CARD"),
+    _r("button.misdeal", PLAYING, ("exposed_question_open",), "exposed_second_card_confirmed", "EXPOSED_EARLY"),
     _r("button.misdeal", PLAYING, (), "misdeal_called"),
     _r("button.floor", PLAYING, (), "floor_called"),
     # -- grace periods run out (checked on every event's time)
@@ -242,6 +254,11 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
     ("reshuffle_pending", "an open correction waits for a reshuffle",
      lambda eng, seen: any(t.button == "reshuffled" and not t.done for c in eng.corrections for t in c.todos)),
+    ("expected_card_in_stub", "the card a correction expects next is in the stub, or was sent back into it",
+     lambda eng, seen: (eng.hand.where.get(eng.hand.expect_next[0]) == "stub"
+                        or eng.hand.expect_next[0] in eng.hand.returning)),
+    ("exposed_question_open", "the box asked whether the exposed card was the second one dealt",
+     lambda eng, seen: any(c.asks == "exposed_position" for c in eng.corrections)),
     ("flop_card_on_board", "a card drawn for the flop lies on the board",
      lambda eng, seen: bool(eng.hand.on_board(eng.hand.streets["flop"].drawn))),
 )
@@ -296,6 +313,54 @@ def _last_draw_out(eng, seen) -> bool:
 def _among_first_two(eng, seen) -> bool:
     """The last card out was deal card 1 or 2."""
     return eng.hand.deal_cards.index(eng.hand.last_shoe) < 2
+
+
+@guard("second_card_dealt")
+def _second_card_dealt(eng, seen) -> bool:
+    """The last card out was deal card 2 by the box's count: the third if one read before it was missed."""
+    return eng.hand.deal_cards.index(eng.hand.last_shoe) == 1
+
+
+@guard("burn_may_have_come_back")
+def _burn_may_have_come_back(eng, seen) -> bool:
+    """The card was the only burn seen for an earlier street, and it comes out as the burn of the
+    street now due: the dealer may have put it back as a second burn whose first burn was not read."""
+    hand = eng.hand
+    if _place(eng, seen) != "burn":
+        return False
+    st, cur = hand.street_of(seen.key), hand.drawing_street(eng.phase)
+    return (st is not None and cur is not None and st is not cur and st.complete and st.burns == [seen.key]
+            and cur.burn_due and not cur.drawn and not cur.burns)
+
+
+def _deal_seat(eng, seen) -> int | None:
+    """The deal-order seat of the physical seat the zone event names, or None."""
+    seats, zone = eng.hand.seats, seen.event.zone
+    if seats is None or not zone[4:].isdigit() or int(zone[4:]) not in seats:
+        return None
+    return seats.index(int(zone[4:])) + 1
+
+
+@guard("unread_card_at_that_seat")
+def _unread_card_at_that_seat(eng, seen) -> bool:
+    """A card that left the stub unread was dealt to this seat and is not named yet."""
+    seat = _deal_seat(eng, seen)
+    return seat is not None and any(k.startswith(UNREAD_PREFIX) and p == f"seat{seat}"
+                                    for k, p in eng.hand.where.items())
+
+
+@guard("seat_is_next_in_deal")
+def _seat_is_next_in_deal(eng, seen) -> bool:
+    """The seat antenna is the one the next hole card goes to."""
+    seat = _deal_seat(eng, seen)
+    return seat is not None and seat == eng.hand.next_deal_seat()
+
+
+@guard("premature_deal_goes_on")
+def _premature_deal_goes_on(eng, seen) -> bool:
+    """A premature street was judged and the dealer goes on dealing it before reading the panel."""
+    from .dealing import premature_deal_open
+    return premature_deal_open(eng, eng.hand.drawing_street(eng.phase))
 
 
 @guard("drawn_for_a_street")

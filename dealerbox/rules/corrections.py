@@ -67,6 +67,9 @@ class Correction:
     unknown: str | None = None
     #: A card that must go back on the board (it left it while a reshuffle was due).
     keep_on_board: str | None = None
+    #: The question this correction asks when a missed read explains what the box saw as
+    #: well as a dealing error does (``exposed_position``, ``burn_returned``, ``expected_unread``).
+    asks: str | None = None
 
     @property
     def current(self) -> int:

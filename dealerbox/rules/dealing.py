@@ -169,7 +169,7 @@ def street_draw(eng, seen) -> None:
     st = hand.drawing_street(eng.phase)
     if st is None:
         return
-    if st.voided and eng.phase == ROUND_BEFORE[st.name] and _episode_open(eng, st):
+    if premature_deal_open(eng, st):
         # The dealer goes on dealing the premature street before reading the panel:
         # this card belongs to the premature deal, not to the corrected one.
         st.voided.append(key)
@@ -177,7 +177,11 @@ def street_draw(eng, seen) -> None:
     st.drawn.append(key)
 
 
-def _episode_open(eng, st) -> bool:
+def premature_deal_open(eng, st) -> bool:
+    """Street *st* was judged premature, its correction is not yet under way, and its round is
+    still the one being played: a card drawn for it now belongs to the premature deal."""
+    if st is None or not st.voided or eng.phase != ROUND_BEFORE[st.name]:
+        return False
     corr = st.episode
     return corr is not None and corr in eng.corrections and not corr.todos[0].done
 

@@ -190,6 +190,11 @@ class HandEngine:
         self.hand.extra_deadline = self.hand.seat_deadline = None
         self.halt()
 
+    def advance(self, event: Event) -> None:
+        """Tick off the steps *event* shows done, for an event the box learns of only later
+        (a draw whose read was missed, once the dealer says so)."""
+        self._advance(event)
+
     def _advance(self, event: Event) -> None:
         """Tick off the steps this event shows done; drop finished corrections."""
         for corr in list(self.corrections):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .board import board_card, not_from_shoe, street_progress
 from .book import outcome
-from .buttons import next_round
-from .dealing import deal_card, extra_or_early_burn, take_from_stub
+from .buttons import exposed_is_burn, misdeal_exposed_early, next_round
+from .dealing import deal_card, extra_or_early_burn, premature_deal_open, street_draw, take_from_stub
 from .decisions import Step
+from .events import Event
 from .procedures import correct, inform, procedure
 from .corrections import Todo
 from .tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
@@ -19,7 +20,12 @@ from .tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
 def _record(eng, key: str, step: Step) -> None:
     """Say where the unread card went; remember it for the check after the hand."""
     known = [] if key.startswith(UNREAD_PREFIX) else [key]
-    eng.hand.unread.append(UnreadCard(key, step, correct(eng, "UNREAD_CARD", known, step=step)))
+    corr = correct(eng, "UNREAD_CARD", known, step=step)
+    if corr in eng.corrections and eng.corrections[-1] is corr and len(eng.corrections) > 1:
+        # Information never hides a correction or a question the dealer must answer: it shows
+        # once they are done, and the ACK meant for them does not tick it.
+        eng.corrections.insert(0, eng.corrections.pop())
+    eng.hand.unread.append(UnreadCard(key, step, corr))
 
 
 def _place_of_next_draw(eng) -> Step:
@@ -72,6 +78,8 @@ def _draw_for(eng, street: str, seen) -> None:
     hand = eng.hand
     if street == "flop" and eng.phase == "preflop" and hand.rounds_done == 0 and not hand.streets["flop"].settled:
         extra_or_early_burn(eng, seen)
+    elif premature_deal_open(eng, hand.streets[street]):
+        hand.streets[street].voided.append(seen.key)
     else:
         hand.streets[street].drawn.append(seen.key)
 
@@ -122,6 +130,26 @@ def held_is_unread_card(eng, seen) -> None:
     hand.where[seen.key] = "hand"
     _draw_for(eng, street, seen)
     board_card(eng, seen)
+
+
+# ---------------------------------------------------------------- seat antennas
+@outcome("unread_seen_at_seat")
+def unread_seen_at_seat(eng, seen) -> None:
+    """A seat antenna sees a card the shoe never named, where an unread card was dealt: that card."""
+    hand = eng.hand
+    seat = f"seat{hand.seats.index(int(seen.event.zone[4:])) + 1}"
+    placeholder = next(k for k, p in hand.where.items() if k.startswith(UNREAD_PREFIX) and p == seat)
+    hand.learn(placeholder, seen.key)
+
+
+@outcome("unread_hole_card_at_seat")
+def unread_hole_card_at_seat(eng, seen) -> None:
+    """No mouth sensor: a seat antenna sees a card still in the stub by tracking, at the seat the
+    next hole card goes to. The shoe missed its read; it is that hole card."""
+    seat = eng.hand.next_deal_seat()
+    eng.hand.where[seen.key] = "hand"
+    deal_card(eng, seen)
+    _record(eng, seen.key, Step("unread.hole_card", (("seat", seat),)))
 
 
 # ---------------------------------------------------------------- buttons
@@ -180,6 +208,120 @@ def burn_was_unread(eng, seen) -> None:
     st.burns.insert(0, burn)
     _record(eng, burn, Step("unread.burn", (("street", st.name),)))
     street_progress(eng, st)
+
+
+# ---------------------------------------------------------------- questions
+# Without a mouth sensor some sights are explained by a missed read as well as by a
+# dealing error. The box then asks instead of correcting: one step, ``ack`` says "a
+# tag was not read", and nothing moves a card before the dealer has answered.
+
+def _ask(eng, rid: str, cards, step: Step, asks: str, on_ack):
+    """Open the question *asks* under irregularity *rid*: ``ack`` runs *on_ack*."""
+    answer = {"ack": False}
+
+    def answered(eng, e) -> bool:
+        if e.ev == "button" and e.name == "ack":
+            answer["ack"] = True
+            return True
+        return False
+
+    def done(eng) -> None:
+        if answer["ack"]:
+            on_ack(eng)
+
+    corr = eng.open_correction(rid, cards, [Todo(step, check=answered, on_done=done)], verdict="correct")
+    corr.asks = asks
+    return corr
+
+
+@outcome("ask_exposed_position")
+def ask_exposed_position(eng, seen) -> None:
+    """The exposed card is the second dealt by the box's count; with one read missed before it,
+    it is the third (a correctable exposed card, not a misdeal). The dealer knows: ask."""
+    key = seen.key
+
+    def later_card(eng) -> None:
+        hand = eng.hand
+        unread = hand.new_unread()
+        hand.deal_cards.insert(0, unread)
+        for j, c in enumerate(hand.deal_cards):
+            hand.where[c] = f"seat{hand.seat_for(j)}"
+        _record(eng, unread, Step("unread.some_hole_card"))
+        hand.last_shoe = key
+        exposed_is_burn(eng, Seen(seen.event, "card", key))
+
+    _ask(eng, "EXPOSED_EARLY", [seen.shown], Step("exposed.second_or_later", (("card", seen.shown),)),
+         "exposed_position", later_card)
+
+
+@outcome("exposed_second_card_confirmed")
+def exposed_second_card_confirmed(eng, seen) -> None:
+    """The dealer answers MISDEAL: the exposed card was the second dealt (002 r35A-1)."""
+    corr = next(c for c in eng.corrections if c.asks == "exposed_position")
+    eng.corrections.remove(corr)
+    misdeal_exposed_early(eng, Seen(seen.event, "card", corr.cards[0]))
+
+
+@outcome("ask_burn_returned")
+def ask_burn_returned(eng, seen) -> None:
+    """A burned card comes out again as the next street's burn. A second card with its tag, or the
+    dealer put it back as a second burn after a first burn whose tag was not read: ask. Until the
+    answer the card counts as returned; the hand goes on."""
+    hand, key = eng.hand, seen.key
+    prev = hand.street_of(key)
+    hand.returning.add(key)
+
+    def first_burn_unread(eng) -> None:
+        unread = hand.new_unread()
+        hand.where[unread] = "burn"
+        prev.drawn.insert(0, unread)
+        prev.burns.insert(0, unread)
+        _record(eng, unread, Step("unread.burn", (("street", prev.name),)))
+
+    _ask(eng, "DUPLICATE_CARD", [seen.shown], Step("duplicate.returned_burn", (("card", seen.shown),)),
+         "burn_returned", first_burn_unread)
+
+
+@outcome("ask_expected_card_unread")
+def ask_expected_card_unread(eng, seen) -> None:
+    """A correction said which card comes out next and another was read. The expected card may have
+    come out first with its tag unread. Ask; ``ack`` takes both draws in order, drawing the expected
+    card makes it the dealing error it looked like (put the other card back)."""
+    hand, key = eng.hand, seen.key
+    want = hand.expect_next[0]
+    hand.where[key] = "hand"
+    hand.returning.add(key)
+
+    def want_came_first(eng) -> None:
+        if hand.expect_next[:1] != [want] or (hand.where.get(want) != "stub" and want not in hand.returning):
+            return
+        place = hand.where[key]
+        hand.returning.discard(key)
+        step = _place_of_next_draw(eng)
+        first = Seen(seen.event, "card", want)
+        take_from_stub(eng, first)
+        street_draw(eng, first)
+        # The steps that waited for this draw (burn the returned card) are done now.
+        hand.last_shoe = want
+        eng.advance(Event(eng.t, "shoe", unread=True))
+        hand.last_shoe = key
+        _record(eng, want, step)
+        hand.where[key] = "hand"
+        street_draw(eng, seen)
+        if place == "board":
+            board_card(eng, seen)
+        elif place != "stub":
+            hand.where[key] = place
+
+    corr = _ask(eng, "WRONG_CORRECTION", [seen.shown, want],
+                Step("wrong.expected_card_or_unread", (("card", want), ("got", seen.shown))),
+                "expected_unread", want_came_first)
+    # The dealer strays as it looked: the expected card comes out, the other goes back on top.
+    corr.todos[0].check = _either(corr.todos[0].check, lambda eng, e: e.ev == "shoe" and hand.last_shoe == want)
+
+
+def _either(a, b):
+    return lambda eng, e: a(eng, e) or b(eng, e)
 
 
 # ---------------------------------------------------------------- readers

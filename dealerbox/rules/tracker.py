@@ -165,7 +165,10 @@ class HandTracker:
             return self.streets["flop"]
         if phase in STREETS:
             cur = self.streets[phase]
-            if not cur.complete:
+            # A card waiting on the board for its late read counts: the next card drawn
+            # after the street's last one is the next street's.
+            held = sum(1 for _, name in self.held.values() if name == phase)
+            if not cur.complete and (not held or len(self.on_board(cur.board)) + held < cur.n):
                 return cur
             nxt = NEXT_STREET.get(phase)
             return self.streets[nxt] if nxt else None

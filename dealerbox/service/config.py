@@ -85,6 +85,7 @@ from ..rules.profiles import Profile, available_profiles, load_profile
 from ..rules.registry import DeckRegistry, simulation_registry
 from ..resources import data_dir
 from ..tomlfile import read_toml
+from ..floor.publisher import FloorSettings
 from .journal import SYNC_POLICIES
 from .schema import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinBook, PinTable, Text, is_bad,
                      markdown_table, option, options_of, read_fields, suggest, take_pins, unknown_keys)
@@ -314,6 +315,7 @@ register_section("gpio", GpioSection, required=True)
 register_section("presence", PresenceSection)
 register_section("lcd", LcdConfig, required=True)
 register_section("panel", PanelConfig, required=True)
+register_section("floor", FloorSettings)  # floor reporting: docs/FLOOR.md
 
 
 def _top_sections() -> tuple[str, ...]:

@@ -120,7 +120,17 @@ class Daemon:
         self.lcd = None
         self.readers: dict = {}
         self._apply_table_settings(config)
-        self.journal = config.journal.open(config.state_dir / "journal", **(journal_options or {}))
+        # Floor reporting reads the journal back on its own threads; made
+        # first so that retention, which runs on opening, keeps what the
+        # floor has not acknowledged.
+        self.floor = None
+        if config.floor.enabled:
+            from ..floor.publisher import Publisher
+            self.floor = Publisher(config.floor, config.state_dir / "journal")
+        options = dict(journal_options or {})
+        if self.floor is not None:
+            options.setdefault("keep_from_seq", self.floor.keep_from_seq)
+        self.journal = config.journal.open(config.state_dir / "journal", **options)
         self.engine = HandEngine(config.profile, config.registry)
         self._t0 = clock()
         self._t_offset = 0.0
@@ -156,6 +166,11 @@ class Daemon:
         else:
             self._start(self._tick_loop, "tick")
         self._show(self.engine.decision, initial=True)
+        if self.floor is not None:
+            try:
+                self.floor.start()  # returns at once; never waits for the floor
+            except OSError as exc:
+                log.error("floor reporting is off: %s", exc)
         self.notifier.ready(self._status())
         log.info("dealerbox started: table %s, profile %s, %d reader(s)", self.config.name,
                  self.config.profile.name, len(self.config.readers))
@@ -190,6 +205,8 @@ class Daemon:
         for t in self._threads:
             t.join(timeout=5)
         self._close_devices()
+        if self.floor is not None:
+            self.floor.close()
         self.journal.close()
         self.notifier.close()
         log.info("dealerbox stopped after %d events", self.stats.events)

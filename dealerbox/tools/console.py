@@ -112,6 +112,7 @@ from ..rules.cards import DECK_52, JOKER, RANKS, SUITS
 from ..errors import ConfigError, DealerboxError, EventError, RegistryError
 from ..hw.buses import REAL
 from ..rules.registry import normalize_uid
+from ..rules.tracker import UNREAD_PREFIX
 
 log = logging.getLogger("dealerbox.tools.console")
 
@@ -791,6 +792,9 @@ def glass_symbols(line: str) -> str:
 
 
 def _label(key: str) -> str:
+    """A card as the table view spells it: a card that left the stub unread has no name yet."""
+    if key.startswith(UNREAD_PREFIX):
+        return "(unread)"
     return JOKER if key.startswith("joker:") else key
 
 

@@ -109,8 +109,17 @@ def _(s):
 
 @scenario("exposed_early_second_card", ["EXPOSED_EARLY"])
 def _(s):
-    s.new_hand(3).deal(2).button("exposed")
+    # With a mouth sensor no read goes missing unseen: the box is sure it was card 2.
+    s.new_hand(3, mouth_sensor=True).deal(2).button("exposed")
     s.expect(verdict="misdeal", irregularity="EXPOSED_EARLY")
+
+
+@scenario("exposed_second_card_no_mouth_sensor_dealer_says_misdeal", ["EXPOSED_EARLY"])
+def _(s):
+    # Without one, card 2 by the box's count is card 3 if a read was missed: the box asks.
+    s.new_hand(3).deal(2).button("exposed")
+    s.expect(verdict="correct", irregularity="EXPOSED_EARLY", step_key="exposed.second_or_later", phase="deal")
+    s.button("misdeal").expect(verdict="misdeal", irregularity="EXPOSED_EARLY", phase="halted")
 
 
 for style in ("one_by_one", "spread"):
@@ -317,6 +326,23 @@ def _(s):
     s.round_done().turn().round_done().river().round_done().hand_over()
 
 
+@scenario("c40_premature_flop_dealt_on_with_an_unread_card", ["EXTRA_CARD", "PREMATURE_FLOP", "UNREAD_CARD"],
+          profile="cz-c40", seed=3)
+def _(s):
+    # No mouth sensor: the dealer deals the premature flop on before reading the panel and the
+    # second flop card is not read. It belongs to the premature deal: no floor, no new ruling.
+    s.new_hand(4).deal()
+    s.draw()
+    a = s.draw()
+    s.on(a).expect(irregularity="PREMATURE_FLOP", step_key="skipped.ask")
+    b = unseen(s)
+    s.on(b).tick(1.0).expect(irregularity="PREMATURE_FLOP", step_key="skipped.ask", where={b: "board"})
+    c = s.draw()
+    s.on(c)
+    s.button("ack").expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
 @scenario("premature_flop_by_button", ["PREMATURE_FLOP"])
 def _(s):
     s.new_hand(6).deal().round_done().flop()
@@ -367,6 +393,21 @@ def _(s):
     s.off(flop[0]).expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="wrong.keep_on_board")
     s.on(flop[0]).expect(irregularity="PREMATURE_RIVER", step_key="reshuffle.now")
     s.reshuffle_stub().river(burn=False).expect(verdict="ok")
+
+
+@scenario("premature_turn_right_after_an_unread_flop_card", ["UNREAD_CARD", "PREMATURE_TURN"])
+def _(s):
+    # No mouth sensor: the last flop card is not read and lies on the board waiting for a
+    # late read when the burn and the turn come out early. They are the turn's, not flop cards.
+    s.new_hand(5).deal().round_done().draw()
+    a, b = s.draw(), s.draw()
+    s.on(a).on(b)
+    c = unseen(s)
+    s.on(c).expect(verdict="ok", irregularity=None)
+    s.draw()
+    early = s.draw()
+    s.on(early).expect(verdict="correct", irregularity="PREMATURE_TURN", phase="flop",
+                       step_key="premature.set_aside", where={c: "board"})
 
 
 @scenario("premature_turn", ["PREMATURE_TURN"])
@@ -791,6 +832,24 @@ def _(s):
 
 # -- sensing faults (RULES.md): a read the radio missed is no dealing error ------------
 
+for sensor in (False, True):
+    @scenario(f"seats_unread_hole_card_{'mouth_sensor' if sensor else 'no_mouth_sensor'}", ["UNREAD_CARD"])
+    def _(s, sensor=sensor):
+        # The shoe misses the second hole card's read; its seat antenna sees it. It is that
+        # hole card: every seat counts its cards and no card looks dealt to the wrong seat.
+        s.new_hand(3, seats=[1, 4, 8], mouth_sensor=sensor)
+        for i in range(6):
+            if i == 1:
+                c = unread(s) if sensor else unseen(s)
+            else:
+                c = s.draw()
+            s.emit("zone_on", card=c, zone=f"seat{[1, 4, 8][i % 3]}")
+            if i == 1:
+                s.expect(verdict="ok", irregularity="UNREAD_CARD", where={c: "seat2"})
+        s.tick(4).expect(verdict="ok", phase="preflop")
+        rest_of_hand(s)
+
+
 @scenario("unread_hole_card_mouth_sensor", ["UNREAD_CARD"])
 def _(s):
     s.new_hand(4, mouth_sensor=True).deal(5)
@@ -835,6 +894,69 @@ def _(s):
                                        where={extra: "hand"})
     s.flop(burn=False).expect(verdict="ok", phase="flop")
     s.round_done().turn().round_done().river().round_done().hand_over()
+
+
+@scenario("exposed_third_card_after_an_unread_one", ["EXPOSED_EARLY", "EXPOSED_DEAL", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the first hole card was not read, the third is exposed. By the box's
+    # count it is the second; the dealer answers ACK and the exposed card is corrected.
+    s.new_hand(3)
+    unseen(s)
+    s.deal(2)
+    exposed = s.last[0]
+    s.button("exposed").expect(verdict="correct", irregularity="EXPOSED_EARLY",
+                               step_key="exposed.second_or_later")
+    s.button("ack").expect(verdict="correct", irregularity="EXPOSED_DEAL", step_key="exposed.finish_deal",
+                           where={exposed: "burn"})
+    s.deal(3).expect(step_key="exposed.replace", phase="deal")
+    s.take().expect(step_key="exposed.is_burn", phase="preflop")
+    s.button("ack").expect(step_key="exposed.flop_no_burn")
+    rest_of_hand(s, flop_burn=False)
+
+
+@scenario("returned_extra_card_redrawn_unread", ["EXTRA_CARD", "WRONG_CORRECTION", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the extra card goes back and is burned as asked, but its tag is not
+    # read. The next card read is the first flop card: the box asks instead of correcting.
+    s.new_hand(4).deal()
+    extra = s.draw()
+    s.put_back(extra).round_done()
+    s.stub.remove(extra)
+    first = s.stub[0]
+    s.take(first).expect(verdict="correct", irregularity="WRONG_CORRECTION", cards=[first, extra],
+                         step_key="wrong.expected_card_or_unread")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", cards=[extra], where={extra: "hand"})
+    s.on(first)
+    for c in s.stub[:2]:
+        s.draw(c)
+        s.on(c)
+    s.expect(verdict="ok", phase="flop", where={first: "board", extra: "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("burn_put_back_after_an_unread_first_burn", ["DUPLICATE_CARD", "UNREAD_CARD"])
+def _(s):
+    # No mouth sensor: the flop's first burn is not read, the dealer burns a second card,
+    # sees the double burn and puts it back as the turn's burn. Twice the same card, or a
+    # card put back: the box asks, and never voids the hand on its own.
+    s.new_hand(4).deal().round_done()
+    unseen(s)
+    second = s.draw()
+    s.flop(burn=False).expect(verdict="ok", phase="flop", where={second: "burn"})
+    s.put_back(second).round_done()
+    s.take(second).expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.returned_burn")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.burn")
+    s.street(1, burn=False)
+    s.expect(verdict="ok", phase="turn", where={second: "burn"})
+    s.round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("burn_out_again_with_a_mouth_sensor_is_a_duplicate", ["DUPLICATE_CARD"])
+def _(s):
+    s.new_hand(4, mouth_sensor=True).deal().round_done()
+    burn = s.draw()
+    s.flop(burn=False).round_done()
+    s.take(burn).expect(verdict="void", irregularity="DUPLICATE_CARD")
 
 
 @scenario("short_deal_all_seats_have_cards", ["SHORT_DEAL", "UNREAD_CARD"])

@@ -1,0 +1,164 @@
+"""Run a mosquitto with the shipped floor configuration, for tests, the bench
+and a technician's bench setup.
+
+The shipped ``firmware_config/floor/mosquitto.conf`` and ``acl`` are what a
+casino installs. :func:`render_config` keeps every line of that file and
+changes only what must differ on this machine: the listener port (bound to
+127.0.0.1), the PKI and ACL paths and the persistence directory. So whatever
+the tests prove about refusals is proved of the shipped settings.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from ..resources import data_dir
+from . import FloorError
+
+__all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "free_port", "make_pki"]
+
+FLOOR_CONFIG_DIR = data_dir("floor")
+MAKE_CA = FLOOR_CONFIG_DIR / "make-ca.sh"
+SHIPPED_CONF = FLOOR_CONFIG_DIR / "mosquitto.conf"
+SHIPPED_ACL = FLOOR_CONFIG_DIR / "acl"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on at the moment, on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_pki(directory, clients=(), *, broker_name: str = "localhost") -> Path:
+    """A fresh CA in ``directory`` with a broker certificate for 127.0.0.1
+    and one client certificate per name in ``clients``; returns the directory."""
+    directory = Path(directory)
+    if not (directory / "ca.key").exists():
+        _ca(directory, "init")
+        _ca(directory, "broker", broker_name, "127.0.0.1")
+    clients = list(clients)
+    for i in range(0, len(clients), 50):
+        _ca(directory, "client", *clients[i:i + 50])
+    return directory
+
+
+def _ca(directory: Path, *args: str) -> None:
+    proc = subprocess.run(["sh", str(MAKE_CA), str(directory), *args],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise FloorError(f"make-ca.sh {' '.join(args)} failed: {proc.stderr.strip()}")
+
+
+_PATH_KEYS = {
+    "cafile": "ca.crt", "certfile": "broker.crt", "keyfile": "broker.key", "crlfile": "ca.crl",
+}
+
+
+def render_config(*, port: int, pki: Path, acl: Path, persistence: Path,
+                  shipped: Path = SHIPPED_CONF,
+                  autosave_interval: int | None = None) -> str:
+    """The shipped mosquitto.conf with this machine's port and paths."""
+    out = []
+    for raw in shipped.read_text().splitlines():
+        key = raw.split(None, 1)[0] if raw.strip() and not raw.lstrip().startswith("#") else ""
+        if key == "listener":
+            out.append(f"listener {port} 127.0.0.1")
+        elif key in _PATH_KEYS:
+            out.append(f"{key} {pki / _PATH_KEYS[key]}")
+        elif key == "acl_file":
+            out.append(f"acl_file {acl}")
+        elif key == "persistence_location":
+            out.append(f"persistence_location {persistence}/")
+        elif key == "autosave_interval" and autosave_interval is not None:
+            out.append(f"autosave_interval {autosave_interval}")
+        else:
+            out.append(raw)
+    # Run as whoever runs the tests: started as root, mosquitto would drop
+    # to the user "mosquitto", who cannot read a test's private directory.
+    out.append(f"user {getpass.getuser()}")
+    out.append("log_dest stderr")
+    out.append("log_type error")
+    out.append("log_type warning")
+    out.append("log_type notice")
+    return "\n".join(out) + "\n"
+
+
+class Broker:
+    """A mosquitto process on a free loopback port, with the shipped config.
+
+    A context manager; :meth:`kill` sends SIGKILL (losing what the broker
+    held, as a power cut would) and :meth:`start` starts it again on the same
+    port with the same persistence directory.
+    """
+
+    def __init__(self, directory, pki, *, port: int | None = None, acl: Path = SHIPPED_ACL,
+                 executable: str | None = None):
+        self.directory = Path(directory)
+        self.pki = Path(pki)
+        self.port = port or free_port()
+        self.acl = Path(acl)
+        self.executable = executable or shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        self.proc: subprocess.Popen | None = None
+        self.conf = self.directory / "mosquitto.conf"
+        self.log = self.directory / "mosquitto.log"
+
+    def start(self, timeout: float = 30.0) -> "Broker":
+        if not os.path.exists(self.executable):
+            raise FloorError("mosquitto is not installed (Debian package: mosquitto)")
+        persistence = self.directory / "persist"
+        persistence.mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(render_config(port=self.port, pki=self.pki, acl=self.acl,
+                                           persistence=persistence))
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen([self.executable, "-c", str(self.conf)],
+                                         stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise FloorError(f"mosquitto exited with {self.proc.returncode}: "
+                                 f"{self.log.read_text(errors='replace')[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise FloorError(f"mosquitto did not listen on port {self.port}") from None
+                time.sleep(0.05)
+
+    def reload(self) -> None:
+        """SIGHUP: mosquitto reads its config, ACL and CRL again."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGHUP)
+
+    def kill(self) -> None:
+        """SIGKILL, and wait for the process to be gone."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    close = stop
+
+    def __enter__(self) -> "Broker":
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
