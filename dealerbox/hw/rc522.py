@@ -453,17 +453,11 @@ class FixedMFRC522:
         sel = SEL[level - 1]
         known_bits, known = 0, bytearray(5)
         for _ in range(budget):
-            full, rem = divmod(known_bits, 8)
-            frame_bytes = bytes([sel, ((2 + full) << 4) | rem]) + bytes(known[:full + (1 if rem else 0)])
-            frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem, answer_bits=40 - known_bits)
-            if frame.timed_out:
-                self._note("lost", "no answer to anticollision at level %d, %d bits known", level, known_bits,
-                           warn=False)
+            full = known_bits // 8
+            answer = self._anticollision_frame(sel, level, known, known_bits)
+            if answer is None:
                 return None
-            merged = bytearray(known)
-            for i, byte in enumerate(frame.data[:5 - full]):
-                keep = ((1 << rem) - 1) if i == 0 else 0
-                merged[full + i] = (known[full + i] & keep) | (byte & ~keep & 0xFF)
+            frame, merged = answer
             if frame.errors & ERR_COLL:
                 position = full * 8 + frame.coll_pos if frame.coll_pos else 0
                 if not known_bits < position <= 40:
@@ -491,6 +485,24 @@ class FixedMFRC522:
         self._note("protocol_errors", "anticollision at level %d did not converge", level)
         return None
 
+    def _anticollision_frame(self, sel: int, level: int, known, known_bits: int):
+        """Send one anticollision frame with the first *known_bits* of the UID block.
+
+        Returns ``(frame, merged)``, *merged* being the known bits with the answer's
+        after them, or None when no tag answered (counted as ``lost``)."""
+        full, rem = divmod(known_bits, 8)
+        frame_bytes = bytes([sel, ((2 + full) << 4) | rem]) + bytes(known[:full + (1 if rem else 0)])
+        frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem, answer_bits=40 - known_bits)
+        if frame.timed_out:
+            self._note("lost", "no answer to anticollision at level %d, %d bits known", level, known_bits,
+                       warn=False)
+            return None
+        merged = bytearray(known)
+        for i, byte in enumerate(frame.data[:5 - full]):
+            keep = ((1 << rem) - 1) if i == 0 else 0
+            merged[full + i] = (known[full + i] & keep) | (byte & ~keep & 0xFF)
+        return frame, merged
+
     def walk_level(self, level: int, *, limit: int = 32, budget: int | None = None) -> list[bytes]:
         """Every UID block (4 bytes + BCC) answering anticollision at cascade *level*.
 
@@ -507,17 +519,11 @@ class FixedMFRC522:
         while stack and budget > 0 and len(found) < limit:
             budget -= 1
             known_bits, known = stack.pop()
-            full, rem = divmod(known_bits, 8)
-            frame_bytes = bytes([sel, ((2 + full) << 4) | rem]) + known[:full + (1 if rem else 0)]
-            frame = self.transceive(frame_bytes, tx_last_bits=rem, rx_align=rem, answer_bits=40 - known_bits)
-            if frame.timed_out:
-                self._note("lost", "no answer to anticollision at level %d, %d bits known", level, known_bits,
-                           warn=False)
+            full = known_bits // 8
+            answer = self._anticollision_frame(sel, level, known, known_bits)
+            if answer is None:
                 continue
-            merged = bytearray(known)
-            for i, byte in enumerate(frame.data[:5 - full]):
-                keep = ((1 << rem) - 1) if i == 0 else 0
-                merged[full + i] = (known[full + i] & keep) | (byte & ~keep & 0xFF)
+            frame, merged = answer
             if frame.errors & ERR_COLL:
                 position = full * 8 + frame.coll_pos if frame.coll_pos else 0
                 if not known_bits < position <= 40:
