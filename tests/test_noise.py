@@ -231,6 +231,24 @@ def test_an_unread_hole_card_without_a_sensor_is_a_short_deal_prompt_and_no_casc
     assert played.alarms == ["SHORT_DEAL"]
 
 
+def test_two_unread_hole_cards_without_a_sensor_are_one_short_deal_prompt_and_no_cascade():
+    def two(hand):
+        unread("hole", 3)(hand)
+        unread("hole", 8)(hand)
+    played = Played(clean_hand(2), alter=two)
+    assert played.alarms == ["SHORT_DEAL"]
+    assert "UNREAD_CARD" in played.raised
+
+
+def test_round_done_a_whole_lap_short_is_no_short_deal_question():
+    # Half the deal missing is round_done pressed too early, not unread tags: the box waits.
+    s = HandScript(seed=4)
+    s.new_hand(3).deal(3).round_done()
+    engine = HandEngine("tda-2019")
+    raised = [d.irregularity for e in s.events for d in engine.feed(Event.from_dict(e))]
+    assert "SHORT_DEAL" not in raised and engine.phase == "deal"
+
+
 def test_an_unread_burn_without_a_sensor_is_a_missed_burn_prompt_and_no_cascade():
     played = Played(clean_hand(2), alter=unread("burn", 1))
     assert played.alarms == ["MISSED_BURN"]

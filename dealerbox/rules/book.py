@@ -140,7 +140,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("zone_on", PLAYING, ("is_card", "in_seat_zone"), "seat_zone", "SEAT_ERROR"),
     # -- buttons
     _r("button.hand_over", PLAYING, (), "end_hand"),
-    _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_one_short"), "short_deal", "SHORT_DEAL"),
+    _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_a_few_short"), "short_deal", "SHORT_DEAL"),
     _r("button.round_done", ("deal", "showdown"), (), "nothing"),
     _r("button.round_done", PLAYING, ("skipped_question_open",), "nothing"),
     _r("button.round_done", PLAYING, (), "next_round", "SEAT_ERROR", "WRONG_CORRECTION", "DOUBLE_BURN"),
@@ -228,8 +228,9 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: eng.hand.unread_board_draw(eng.hand.drawing_street(eng.phase)) is not None),
     ("board_card_due", "the street being dealt wants a board card (its round is done, or a card was drawn for it)",
      lambda eng, seen: eng.hand.board_card_due(eng.phase)),
-    ("deal_one_short", "the deal is exactly one hole card short",
-     lambda eng, seen: eng.hand.cards_owed() == 1),
+    ("deal_a_few_short", "the deal is short by fewer hole cards than there are seats (a whole lap missing is "
+     "round_done pressed too early, not unread tags)",
+     lambda eng, seen: 1 <= eng.hand.cards_owed() < max(2, eng.hand.players)),
     ("last_hole_card_again", "the last hole card comes out again as the first card after the first round",
      lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
                         and not eng.hand.streets["flop"].drawn)),
