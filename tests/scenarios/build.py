@@ -23,7 +23,10 @@ def scenario(name: str, raises: list[str], profile: str = "tda-2019", seed: int 
     def wrap(fn):
         s = HandScript(seed=seed)
         fn(s)
-        SCENARIOS[name] = ({"scenario": name, "profile": profile, "raises": raises}, s)
+        header = {"scenario": name, "profile": profile, "raises": raises}
+        if getattr(s, "unseen", False):
+            header["mouth_sensor"] = False   # a card left the stub uncounted: a table without one
+        SCENARIOS[name] = (header, s)
         return fn
     return wrap
 
@@ -44,6 +47,7 @@ def unread(s: HandScript) -> str:
 
 def unseen(s: HandScript) -> str:
     """A card leaves the stub unread, and no mouth sensor counts it: no event at all."""
+    s.unseen = True
     return s.stub.pop(0)
 
 
