@@ -292,7 +292,7 @@ def rearm_sweep(judge: Judge, settle: float) -> dict:
     out = {}
     model = NoiseModel(only=("linger", "double_read"))
     redrawn = [sc for sc in scenarios() if _draws_a_tag_twice(sc[1])]
-    for rearm in (0.3, 0.5, 1.0, 2.0):
+    for rearm in (0.3, 0.5, 1.0, 1.2, 2.0):
         rng = random.Random(5)
         alarms = 0
         for n in range(SWEEP_HANDS):

@@ -24,12 +24,13 @@ Zones and events:
 Defaults, for polls every 10-20 ms and a card that passes through a field in
 30-100 ms:
 
-- ``shoe_rearm = 1.0`` s (:data:`SHOE_REARM_S`), without a mouth sensor: a card sliding
+- ``shoe_rearm = 1.2`` s (:data:`SHOE_REARM_S`), without a mouth sensor: a card sliding
   out is in the field for at most ~0.1 s and may be missed by a few polls in between;
   a card lingering at the mouth is read again up to ~1.2 s after its draw, which a
-  shorter window turns into a false ``DUPLICATE_CARD``. A tag drawn again within the
-  window (a clone, or a card a correction sent back and drawn at once) is not seen:
-  the noise benchmark found 1 s loses no more of those than 0.5 s (docs/NOISE.md).
+  shorter window turns into a false ``DUPLICATE_CARD`` (the window runs from the last
+  read, so 1.0 s let the latest lingers through). A tag drawn again within the window
+  (a clone, or a card a correction sent back and drawn at once) is not seen: the noise
+  benchmark found 1.2 s loses no more of those than 0.5 s (docs/NOISE.md).
 - ``board_dropout = zone_dropout = 0.5`` s: 25-50 polls. A card lying still misses
   isolated polls or short bursts (a hand passing over the antenna, ~0.1-0.3 s);
   cards leave the board only at the end of a hand or in a correction, where half a
@@ -83,8 +84,9 @@ SHOE, BOARD = "shoe", "board"
 #: removes the pass-by alarms of the noise benchmark).
 SETTLE_S = 0.3
 #: Default rearm window of the shoe without a mouth sensor (docs/NOISE.md: lingering cards
-#: against a tag drawn again soon; 1 s removes the first and loses none of the second).
-SHOE_REARM_S = 1.0
+#: against a tag drawn again soon). A lingering card is read again up to 1.2 s after its
+#: draw; the window runs from the draw's last read, 30-100 ms after it, so 1.2 s covers it.
+SHOE_REARM_S = 1.2
 _DRAWN_MEMORY = 4096      # tags remembered as drawn (mouth sensor); a few decks' worth
 #: A card read again at the mouth this long after its draw is not lingering: it was drawn again.
 _LINGER_S = 5.0
