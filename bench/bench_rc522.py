@@ -9,9 +9,6 @@ Figures returned by :func:`run` (goal; baseline = the driver before issue 13, wh
 re-inventoried every card on every poll, on the kinder emulator of the time):
 
 - ``rc522_spi_per_empty_poll``: polling an empty field. Goal <= 10; baseline 15.
-- ``rc522_spi_per_empty_poll_stock``: the stock ``mfrc522`` 0.0.7 path
-  (``MFRC522_Request(PICC_REQIDL)``) on the same field: about 2,000, because its
-  wait loop never sees the timer.
 - ``rc522_spi_per_uid7_read``: one 7-byte NTAG placed, mean over 5 polls (the first
   reads its UID through both cascade levels, the others check it). Goal <= 70;
   baseline 124. ``rc522_spi_first_read_uid7``: the first of those polls alone.
@@ -32,18 +29,16 @@ re-inventoried every card on every poll, on the kinder emulator of the time):
 
 from __future__ import annotations
 
-import logging
 from collections import deque
 
 from dealerbox.hw.rc522 import RC522Reader
 from dealerbox.rules.registry import simulated_uid
-from hardware_sim.rc522 import PI4, PI5, RC522Emulator, simulated_spi
+from hardware_sim.rc522 import PI4, PI5, RC522Emulator
 
 BOARD = ("Ah", "Kd", "2c", "Ts", "7h")
 POLLS = 3000
 GOALS = {
     "rc522_spi_per_empty_poll": ("<=", 10, "15"),
-    "rc522_spi_per_empty_poll_stock": ("", None, "about 2000"),
     "rc522_spi_per_uid7_read": ("<=", 70, "124"),
     "rc522_spi_first_read_uid7": ("", None, ""),
     "rc522_spi_per_inventory_3_tags": ("", None, "462"),
@@ -114,9 +109,6 @@ def found_rates(loss: float, polls: int = POLLS, seed: int = 13) -> tuple[float,
 
 
 def run() -> dict:
-    from gpiozero import Device
-    from gpiozero.pins.mock import MockFactory
-
     figures: dict = {}
     chip = RC522Emulator(0, 0, power_up_us=0)
     with _reader(chip) as reader:
@@ -147,25 +139,6 @@ def run() -> dict:
     figures["rc522_air_ms_board_poll_5_tags"] = round(air_ms, 2)
     figures["rc522_board_5_found_pct"], _ = found_rates(0.0)
     figures["rc522_board_5_found_pct_loss5"], figures["rc522_board_5_found_3polls_pct"] = found_rates(0.05)
-
-    # The stock library, through its own spidev and RPi.GPIO imports.
-    saved_factory = Device.pin_factory
-    Device.pin_factory = MockFactory()
-    stock_logger = logging.getLogger("mfrc522Logger")
-    saved_handlers = list(stock_logger.handlers)
-    chip = RC522Emulator(0, 0)
-    try:
-        with simulated_spi(chip):
-            import mfrc522
-
-            stock = mfrc522.MFRC522(bus=0, device=0)
-            figures["rc522_spi_per_empty_poll_stock"] = _mean_transfers(
-                chip, lambda: stock.MFRC522_Request(stock.PICC_REQIDL), 3)
-            stock.spi.close()   # not Close_MFRC522(): that would GPIO.cleanup() every pin
-    finally:
-        stock_logger.handlers[:] = saved_handlers
-        Device.pin_factory.reset()
-        Device.pin_factory = saved_factory
 
     for key, (op, goal, baseline) in GOALS.items():
         target = f"goal {op} {goal}" if op else ""

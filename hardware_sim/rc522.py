@@ -1,11 +1,11 @@
 """A register-level emulator of the NXP MFRC522 (RC522) and the ISO 14443-3A tags in its field.
 
-It stands in for ``spidev.SpiDev``: the stock ``mfrc522`` package and the dealerbox
-driver talk to it exactly as they would to ``/dev/spidevB.D``, byte for byte. An
-:class:`RC522Emulator` *is* such an SPI device (``open``, ``xfer2``, ``close``,
-``max_speed_hz``, ``mode``), so it can be handed to a driver directly; or
-:func:`spidev_module` builds a stand-in ``spidev`` module that reaches emulators by
-bus and chip select. Nothing here is chosen by default.
+It stands in for an open ``spidev.SpiDev``: the dealerbox driver (and the stock
+``mfrc522`` code it builds on) talk to it exactly as they would to
+``/dev/spidevB.D``, byte for byte. An :class:`RC522Emulator` *is* such an SPI
+device (``open``, ``xfer2``, ``close``, ``max_speed_hz``, ``mode``), handed to a
+driver as its bus (``spi=``, or :mod:`dealerbox.hw.buses`); no module is ever
+swapped for it. Nothing here is chosen by default.
 
 Section numbers below are those of the MFRC522 datasheet (NXP, rev. 3.9) and, for
 the tags, of ISO/IEC 14443-3 and the NTAG203 / NTAG21x datasheets.
@@ -76,11 +76,8 @@ from __future__ import annotations
 import errno
 import math
 import random
-import sys
 import time
-import types
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 # -- registers (datasheet table 20) ---------------------------------------------
@@ -343,9 +340,7 @@ class RC522Emulator:
     """An MFRC522 on SPI bus *bus*, chip select *device*, with an RF field of tags.
 
     It has the ``spidev.SpiDev`` API itself (``open``, ``xfer2``, ``close``,
-    ``max_speed_hz``, ``mode``), so a driver may take it as its SPI device, and
-    :func:`spidev_module` builds a stand-in ``spidev`` module whose ``SpiDev()``
-    instances reach the emulators by bus and device number.
+    ``max_speed_hz``, ``mode``), so a driver takes it as its SPI device.
 
     *host* is the SPI cost model (:data:`PI4`, the default, or :data:`PI5`);
     *transfer_us*, when given, overrides its per-transfer overhead. *strict* tags
@@ -921,85 +916,3 @@ def charge_bus_time(chips, host: HostBus = PI4, clock=time.monotonic) -> None:
         chip.clock = clock
         chip._clock_origin = clock() - chip.now_us / 1e6
         chip.pace = True
-
-
-# -- a stand-in spidev module ----------------------------------------------------------------
-class _SpiHandle:
-    """What ``spidev.SpiDev()`` returns in the stand-in module: a file handle onto an emulator."""
-
-    def __init__(self, chips: dict):
-        self._chips = chips
-        self._chip: RC522Emulator | None = None
-        self.mode = 0
-        self.max_speed_hz = 0
-        self.bits_per_word = 0
-        self.cshigh = False
-        self.lsbfirst = False
-
-    def open(self, bus: int, device: int) -> None:
-        chip = self._chips.get((bus, device))
-        if chip is None:
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", f"/dev/spidev{bus}.{device}")
-        self._chip = chip
-        self.max_speed_hz = self.max_speed_hz or 500_000
-        self.bits_per_word = 8
-
-    def close(self) -> None:
-        self._chip = None
-
-    def xfer2(self, data, speed_hz: int = 0, delay_usec: int = 0, bits_per_word: int = 0) -> list[int]:
-        if self._chip is None:
-            raise OSError(errno.EBADF, "Bad file descriptor")
-        reply = self._chip.transfer(data, speed_hz or self.max_speed_hz)
-        self._chip.pace_host()
-        return reply
-
-    xfer = xfer2
-
-    def writebytes(self, data) -> None:
-        self.xfer2(data)
-
-
-def spidev_module(*chips: RC522Emulator) -> types.ModuleType:
-    """A module to put in ``sys.modules['spidev']``: its ``SpiDev()`` reaches *chips* by (bus, device)."""
-    registry = {(c.bus, c.device): c for c in chips}
-    module = types.ModuleType("spidev", "Stand-in spidev module (hardware_sim.rc522).")
-
-    class SpiDev(_SpiHandle):
-        def __init__(self, bus: int | None = None, device: int | None = None):
-            super().__init__(registry)
-            if bus is not None:
-                self.open(bus, device or 0)
-
-    module.SpiDev = SpiDev
-    module.chips = registry
-    return module
-
-
-@contextmanager
-def simulated_spi(*chips: RC522Emulator):
-    """Install the stand-in ``spidev`` and ``RPi.GPIO`` modules for the duration of the block.
-
-    Any ``mfrc522`` imported before is evicted on entry and exit, so the stock library
-    binds to the stand-ins inside the block and never leaks them outside. Yields the
-    ``RPi.GPIO`` stand-in (see :mod:`hardware_sim.rpi_gpio`). Tests may prefer
-    pytest's ``monkeypatch`` with :func:`spidev_module` and ``rpi_gpio.modules()``.
-    """
-    from . import rpi_gpio
-
-    replacements = {"spidev": spidev_module(*chips), **rpi_gpio.modules()}
-    evicted = [name for name in sys.modules if name == "mfrc522" or name.startswith("mfrc522.")]
-    saved = {name: sys.modules.get(name) for name in [*replacements, *evicted]}
-    for name in evicted:
-        del sys.modules[name]
-    sys.modules.update(replacements)
-    try:
-        yield replacements["RPi.GPIO"]
-    finally:
-        for name in [n for n in sys.modules if n == "mfrc522" or n.startswith("mfrc522.")]:
-            del sys.modules[name]
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module

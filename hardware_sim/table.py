@@ -28,11 +28,19 @@ from .rc522 import RC522Emulator
 
 
 class LockedRC522Emulator(RC522Emulator):
-    """An RC522 emulator safe to use from a reader thread and a dealer thread at once."""
+    """An RC522 emulator safe to use from a reader thread and a dealer thread at once.
 
-    def __init__(self, *args, **kwargs):
+    It follows *clock* (``time.monotonic`` unless told otherwise), as a chip on a
+    live table does: the host's idle time between polls passes on the chip too,
+    so a tag laid down answers only after its power-up delay in real time
+    (:data:`~hardware_sim.rc522.POWER_UP_US`), and timers run while nobody polls.
+    Transfers are not paced (no sleeping): that is
+    :func:`~hardware_sim.rc522.charge_bus_time`'s business, for benches.
+    """
+
+    def __init__(self, *args, clock=time.monotonic, **kwargs):
         self._lock = threading.RLock()
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, clock=clock, **kwargs)
 
     def transfer(self, *args, **kwargs):
         with self._lock:

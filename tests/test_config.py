@@ -297,7 +297,7 @@ def test_a_missing_file_names_the_file(tmp_path):
     (lambda d: d["readers"]["board"].update(reset_pin=28), "readers.board.reset_pin", 28, "a BCM GPIO number"),
     (lambda d: d["readers"]["board"].update(spi_hz=20_000_000), "readers.board.spi_hz", 20_000_000,
      "from 10000 to 10000000"),
-    (lambda d: d["readers"]["board"].update(max_tags=0), "readers.board.max_tags", 0, "an integer from 1 to 16"),
+    (lambda d: d["readers"]["board"].update(max_tags=0), "readers.board.max_tags", 0, "an integer from 1 to 64"),
     (lambda d: d["readers"]["board"].update(poll_s=-1), "readers.board.poll_s", -1, "from 0.001 to 1"),
     (lambda d: d["presence"].update(settle_s=float("nan")), "presence.settle_s", float("nan"), "from 0 to 5"),
     (lambda d: d["panel"].update(players=11), "panel.players", 11, "an integer from 2 to 10"),

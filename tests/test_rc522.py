@@ -1,4 +1,11 @@
-"""The RC522 driver, and the stock mfrc522 path, against the MFRC522 chip emulator."""
+"""The RC522 driver, and the stock mfrc522 path, against the MFRC522 chip emulator.
+
+The emulator is an SPI device itself (``open``, ``xfer2``, ``close``,
+``max_speed_hz``, ``mode``), so almost every test hands it to the driver as
+``spi=``. Only the code paths a Pi runs with no ``spi=`` handed in, and the
+stock ``mfrc522`` library, need the Pi's modules: the :func:`pi_libraries`
+fixture is the one place they are stood in for, and says why.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import errno
 import logging
 import subprocess
 import sys
+import types
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,8 +25,7 @@ from dealerbox.hw.presence import PresenceTracker
 from dealerbox.hw.rc522 import RC522Reader, crc_a, timer_settings
 from dealerbox.rules.registry import simulated_uid
 from hardware_sim import rc522 as sim
-from hardware_sim import rpi_gpio
-from hardware_sim.rc522 import RC522Emulator, spidev_module
+from hardware_sim.rc522 import RC522Emulator
 
 UID4 = "A1B2C3D4"
 UID7 = "04A3C6CAE26180"
@@ -30,28 +37,128 @@ def _evict_mfrc522():
         del sys.modules[name]
 
 
-def install(monkeypatch, *chips):
-    """Put the chip emulators behind ``spidev`` and a recording RPi.GPIO stand-in in sys.modules."""
-    monkeypatch.setitem(sys.modules, "spidev", spidev_module(*chips))
-    for name, module in rpi_gpio.modules().items():
-        monkeypatch.setitem(sys.modules, name, module)
-    _evict_mfrc522()
-    return sys.modules["RPi.GPIO"]
+# -- the one module swap: the Pi's own libraries ---------------------------------------------------------
+class RecordingGPIO(types.ModuleType):
+    """``RPi.GPIO`` as far as the stock ``mfrc522`` uses it, recording every call in :attr:`calls`."""
+
+    BOARD, BCM, OUT, IN, LOW, HIGH = 10, 11, 0, 1, 0, 1
+    PUD_OFF, PUD_DOWN, PUD_UP = 20, 21, 22
+
+    def __init__(self):
+        super().__init__("RPi.GPIO", "Recording stand-in for RPi.GPIO (tests/test_rc522.py).")
+        self.calls: list[tuple] = []
+        self.mode: int | None = None
+        self.functions: dict[int, int] = {}
+
+    def getmode(self):
+        self.calls.append(("getmode",))
+        return self.mode
+
+    def setmode(self, mode):
+        self.calls.append(("setmode", mode))
+        self.mode = mode
+
+    def setwarnings(self, flag):
+        self.calls.append(("setwarnings", flag))
+
+    def setup(self, channel, direction, pull_up_down=PUD_OFF, initial=None):
+        self.calls.append(("setup", channel, direction))
+        self.functions[channel] = direction
+
+    def output(self, channel, value):
+        self.calls.append(("output", channel, int(value)))
+
+    def input(self, channel):
+        self.calls.append(("input", channel))
+        return self.LOW
+
+    def cleanup(self, channel=None):
+        """Like the real one: with no argument, every pin this process set up is reset."""
+        self.calls.append(("cleanup",) if channel is None else ("cleanup", channel))
+        if channel is None:
+            self.functions.clear()
+            self.mode = None
+        else:
+            self.functions.pop(channel, None)
+
+
+class PiLibraries:
+    """What :func:`pi_libraries` installed: the recording :attr:`gpio`, and :meth:`attach` for ``spidev``."""
+
+    def __init__(self):
+        self.gpio = RecordingGPIO()
+        self.chips: dict[tuple[int, int], RC522Emulator] = {}
+        chips = self.chips
+
+        class SpiDev:
+            """``spidev.SpiDev``: ``open(bus, device)`` reaches the emulator attached there, or fails as the real one."""
+
+            def __init__(self, bus=None, device=None):
+                self._chip = None
+                if bus is not None:
+                    self.open(bus, device or 0)
+
+            def open(self, bus, device):
+                chip = chips.get((bus, device))
+                if chip is None:
+                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", f"/dev/spidev{bus}.{device}")
+                chip.open(bus, device)
+                self._chip = chip
+
+            def __getattr__(self, name):      # xfer2, close, max_speed_hz, mode... are the emulator's
+                return getattr(self._chip, name)
+
+            def __setattr__(self, name, value):
+                if name == "_chip":
+                    object.__setattr__(self, name, value)
+                else:
+                    setattr(self._chip, name, value)
+
+        self.spidev = types.ModuleType("spidev", "Stand-in spidev (tests/test_rc522.py).")
+        self.spidev.SpiDev = SpiDev
+
+    def attach(self, *chips: RC522Emulator) -> None:
+        """Put *chips* at ``/dev/spidev<bus>.<device>`` for ``spidev.SpiDev().open``."""
+        for chip in chips:
+            self.chips[(chip.bus, chip.device)] = chip
 
 
 @pytest.fixture
-def chip(monkeypatch, pins):
+def pi_libraries(monkeypatch, pins):
+    """``spidev`` and ``RPi.GPIO`` stand-ins in ``sys.modules``: the one module swap of the test suite.
+
+    Why a swap and not ``spi=``: the paths under test here are the ones a Pi runs.
+    With no ``spi=``, the driver calls ``spidev.SpiDev()``, and the real py-spidev
+    opens ``/dev/spidevB.D`` and drives it with ``SPI_IOC_MESSAGE`` ioctls, which
+    only a kernel SPI controller answers: no emulator can stand behind that
+    module. And ``mfrc522`` (the stock library our driver class subclasses)
+    imports ``RPi.GPIO`` first thing, whose real module raises RuntimeError
+    anywhere but on a Pi. Every other test hands the emulator in as ``spi=``.
+    ``mfrc522`` is evicted on both sides, so it never stays bound to the stand-ins.
+    """
+    libraries = PiLibraries()
+    monkeypatch.setitem(sys.modules, "spidev", libraries.spidev)
+    package = types.ModuleType("RPi")
+    package.__path__ = []       # a package, so "import RPi.GPIO" resolves through sys.modules
+    package.GPIO = libraries.gpio
+    monkeypatch.setitem(sys.modules, "RPi", package)
+    monkeypatch.setitem(sys.modules, "RPi.GPIO", libraries.gpio)
+    _evict_mfrc522()
+    yield libraries
+    _evict_mfrc522()
+
+
+# -- fixtures ----------------------------------------------------------------------------------------
+@pytest.fixture
+def chip(pins):
     # Tags answer at once here: the power-up delay is the emulator tests' business.
     emulator = RC522Emulator(0, 0, power_up_us=0)
-    gpio = install(monkeypatch, emulator)
-    emulator.gpio = gpio
     yield emulator
-    _evict_mfrc522()  # never leave an mfrc522 bound to the stand-ins behind
 
 
 @pytest.fixture
 def reader(chip):
-    with RC522Reader("board-reader", zone="board") as r:
+    with RC522Reader("board-reader", zone="board", spi=chip) as r:
         chip.reset_counters()
         yield r
 
@@ -81,10 +188,8 @@ def test_chip_crc_coprocessor_computes_crc_a(reader):
 
 
 def _spi(chip):
-    module = spidev_module(chip)
-    dev = module.SpiDev()
-    dev.open(chip.bus, chip.device)
-    return dev
+    chip.open(chip.bus, chip.device)
+    return chip
 
 
 def _w(dev, reg, *values):
@@ -211,10 +316,9 @@ def test_select_with_a_bad_crc_is_not_answered():
     assert lenient.state == sim.READY
 
 
-def test_spidev_stand_in_behaves_like_spidev():
+def test_the_emulator_behaves_like_a_spidev_device():
     chip = RC522Emulator(1, 0, power_up_us=0)
-    module = spidev_module(chip)
-    dev = module.SpiDev()
+    dev = chip
     with pytest.raises(FileNotFoundError):
         dev.open(0, 0)
     dev.open(1, 0)
@@ -235,25 +339,39 @@ def test_remove_after_lets_the_tag_hear_that_many_frames(reader, chip):
     assert reader.counters["lost"] >= 1
 
 
-def test_dropout_is_reproducible_with_a_seed(monkeypatch, pins):
+def test_dropout_is_reproducible_with_a_seed(pins):
     runs = []
     for _ in range(2):
         flaky = RC522Emulator(dropout=0.5, seed=3, power_up_us=0)
-        install(monkeypatch, flaky)
         flaky.place(UID4)
         flaky.place(UID7)
-        with RC522Reader("flaky") as r:
+        with RC522Reader("flaky", spi=flaky) as r:
             runs.append([r.poll()["board"] for _ in range(20)])
-        _evict_mfrc522()
     assert runs[0] == runs[1]
     assert len(set(runs[0])) > 1
 
 
 # -- our driver -------------------------------------------------------------------------------
-def test_driver_is_a_subclass_of_the_stock_class(chip):
+def test_driver_is_a_subclass_of_the_stock_class(pi_libraries):
     import mfrc522
 
     assert issubclass(driver.mfrc522_class(), mfrc522.MFRC522)
+
+
+def test_the_pi_path_reads_through_spidev_and_the_stock_class(pi_libraries):
+    # No spi= handed in: the driver imports spidev, opens SpiDev(bus, device) itself
+    # and builds its chip class on the stock mfrc522.MFRC522, as on a Pi.
+    import mfrc522
+
+    chip = RC522Emulator(1, 0, power_up_us=0)
+    pi_libraries.attach(chip)
+    chip.place(UID7)
+    with RC522Reader("board", bus=1, reset_pin=None, spi_hz=2_000_000) as reader:
+        assert isinstance(reader.chip, mfrc522.MFRC522)
+        assert uids(reader.poll()) == {UID7}
+        assert chip.max_speed_hz == 2_000_000 and chip.mode == 0
+    assert not chip._opened
+    assert pi_libraries.gpio.calls == []        # the driver never touches RPi.GPIO
 
 
 def test_importing_the_driver_imports_no_pi_library():
@@ -276,7 +394,7 @@ def test_empty_poll_costs_at_most_10_transfers(reader, chip):
 def test_empty_poll_cost_follows_the_chip_timer(chip):
     costs = []
     for timeout_us in (150, 1000, 5000):
-        with RC522Reader("board", timeout_us=timeout_us) as r:
+        with RC522Reader("board", timeout_us=timeout_us, spi=chip) as r:
             r.poll()
             chip.reset_counters()
             start = chip.now_us
@@ -339,7 +457,7 @@ def test_tags_sharing_their_first_cascade_level(reader, chip):
 def test_more_tags_than_max_keeps_every_known_card(chip):
     board = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")]
     sweep = [simulated_uid("A", card) for card in ("Qc", "3s", "4d", "5h")]
-    with RC522Reader("board", max_tags=6) as reader:
+    with RC522Reader("board", max_tags=6, spi=chip) as reader:
         for uid in board:
             chip.place(uid)
         assert settled(reader) == set(board)
@@ -369,7 +487,7 @@ def test_new_cards_per_poll_are_bounded(chip):
     placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")}
     for uid in placed:
         chip.place(uid)
-    with RC522Reader("board", new_per_poll=2) as reader:
+    with RC522Reader("board", new_per_poll=2, spi=chip) as reader:
         assert [len(uids(reader.poll())) for _ in range(3)] == [2, 4, 5]
 
 
@@ -413,28 +531,26 @@ def test_tag_leaving_mid_read_is_handled(reader, chip, after):
     assert UID7 not in reader.known
 
 
-def test_flaky_field_with_presence_tracking_gives_no_false_board_off(monkeypatch, pins):
+def test_flaky_field_with_presence_tracking_gives_no_false_board_off(pins):
     flaky = RC522Emulator(dropout=0.3, seed=7, power_up_us=0)
-    install(monkeypatch, flaky)
     placed = {UID4, UID7, UID10}
     for uid in placed:
         flaky.place(uid)
     tracker = PresenceTracker()
     events, union, partial = [], set(), 0
-    with RC522Reader("flaky", zone="board") as r:
+    with RC522Reader("flaky", zone="board", spi=flaky) as r:
         for n in range(200):
             seen = r.poll()
             union |= seen["board"]
             partial += seen["board"] != placed
             assert seen["board"] <= placed
             events += tracker.update(n * 0.02, seen)
-    _evict_mfrc522()
     assert union == placed and partial > 10
     assert sorted(e.uid for e in events) == sorted(placed)
     assert {e.ev for e in events} == {"board_on"}
 
 
-def test_halted_tags_are_invisible_to_reqa_but_not_to_our_poll(reader, chip):
+def test_halted_tags_are_invisible_to_reqa_but_not_to_our_poll(pi_libraries, reader, chip):
     chip.place(UID4)
     assert uids(reader.poll()) == {UID4}
     assert chip.tag(UID4).state == sim.HALT
@@ -466,17 +582,20 @@ def test_miso_stuck_high_is_a_reader_error_at_once(reader, chip):
     assert chip.transfers <= 10
 
 
-def test_open_fails_cleanly(monkeypatch, pins):
+def test_open_fails_cleanly(pins):
     dead = RC522Emulator(0, 0)
     dead.unplug()
-    install(monkeypatch, dead)
     with pytest.raises(ReaderError, match="VersionReg"):
-        RC522Reader("dead")
-    with pytest.raises(ReaderError, match="spidev1.0"):
-        RC522Reader("absent", bus=1)
+        RC522Reader("dead", spi=dead)
     # the reset pin of a failed open is released
     assert pins.pin(25).function == "input"
-    _evict_mfrc522()
+
+
+def test_a_missing_spidev_node_fails_cleanly_on_the_pi_path(pi_libraries, pins):
+    pi_libraries.attach(RC522Emulator(0, 0))
+    with pytest.raises(ReaderError, match="spidev1.0"):
+        RC522Reader("absent", bus=1)
+    assert pins.pin(25).function == "input"
 
 
 def test_missing_pi_libraries_raise_reader_error(monkeypatch, pins):
@@ -486,7 +605,8 @@ def test_missing_pi_libraries_raise_reader_error(monkeypatch, pins):
                 raise RuntimeError("This module can only be run on a Raspberry Pi!")
             return None
 
-    monkeypatch.setitem(sys.modules, "spidev", spidev_module(RC522Emulator(power_up_us=0)))
+    # The installed spidev imports fine off a Pi; RPi.GPIO refuses, as it does anywhere
+    # but on a Pi (NotAPi makes that so on a Pi too).
     monkeypatch.delitem(sys.modules, "RPi.GPIO", raising=False)
     monkeypatch.setattr(sys, "meta_path", [NotAPi(), *sys.meta_path])
     _evict_mfrc522()
@@ -494,24 +614,24 @@ def test_missing_pi_libraries_raise_reader_error(monkeypatch, pins):
         RC522Reader("nopi", reset_pin=None)
 
 
-def test_two_readers_on_their_own_buses(monkeypatch, pins):
+def test_two_readers_on_their_own_buses(pins):
     shoe_chip, board_chip = RC522Emulator(0, 0, power_up_us=0), RC522Emulator(1, 0, power_up_us=0)
-    install(monkeypatch, shoe_chip, board_chip)
     shoe_chip.place(UID4)
     board_chip.place(UID7)
-    with RC522Reader("shoe", zone="shoe", bus=0, reset_pin=25) as shoe, \
-            RC522Reader("board", zone="board", bus=1, reset_pin=24) as board:
+    with RC522Reader("shoe", zone="shoe", bus=0, reset_pin=25, spi=shoe_chip) as shoe, \
+            RC522Reader("board", zone="board", bus=1, reset_pin=24, spi=board_chip) as board:
         assert shoe.poll() == {"shoe": frozenset({UID4})}
         assert board.poll() == {"board": frozenset({UID7})}
-    _evict_mfrc522()
 
 
 # -- pins, logging, lifecycle ------------------------------------------------------------------
-def test_reset_pin_is_driven_through_gpiozero_and_nothing_else(monkeypatch, pins):
+def test_reset_pin_is_driven_through_gpiozero_and_nothing_else(pi_libraries, pins):
+    # On the Pi path, where the stock library (and so RPi.GPIO) is loaded: not one call to it.
     pin = pins.pin(25)
     other = pins.pin(8)
     chip = RC522Emulator(reset_line=lambda: pin.state, power_up_us=0)
-    gpio = install(monkeypatch, chip)
+    pi_libraries.attach(chip)
+    gpio = pi_libraries.gpio
     reader = RC522Reader("board", reset_pin=25)
     assert pin.function == "output" and pin.state is True
     assert [s.state for s in pin.states] == [False, True]
@@ -523,29 +643,28 @@ def test_reset_pin_is_driven_through_gpiozero_and_nothing_else(monkeypatch, pins
     chip.reset_counters()
     assert chip.transfer([0xEE, 0]) == [0, 0]     # held in power-down: MISO silent
     assert other.function == "input" and len(other.states) == 1
-    assert not [c for c in gpio.calls if c[0] in ("cleanup", "setup", "setmode", "output")]
-    _evict_mfrc522()
+    assert gpio.calls == []
 
 
 def test_no_reset_pin(chip):
-    with RC522Reader("board", reset_pin=None) as r:
+    with RC522Reader("board", reset_pin=None, spi=chip) as r:
         chip.place(UID4)
         assert uids(r.poll()) == {UID4}
 
 
 def test_poll_after_close_raises_and_context_manager_closes(chip):
-    with RC522Reader("board") as r:
+    with RC522Reader("board", spi=chip) as r:
         pass
     assert r.closed
     with pytest.raises(ReaderError):
         r.poll()
 
 
-def test_no_log_handlers_added(chip):
+def test_no_log_handlers_added(pi_libraries, chip):
     stock_logger = logging.getLogger("mfrc522Logger")
     before = list(stock_logger.handlers)
     for _ in range(3):
-        RC522Reader("board").close()
+        RC522Reader("board", spi=chip).close()
     assert stock_logger.handlers == before
     assert logging.getLogger(driver.__name__).handlers == []
 
@@ -561,15 +680,17 @@ def test_timer_settings():
 
 def test_constructor_rejects_nonsense(chip):
     with pytest.raises(ValueError):
-        RC522Reader("x", zone="")
+        RC522Reader("x", zone="", spi=chip)
     with pytest.raises(ValueError):
-        RC522Reader("x", max_tags=0)
+        RC522Reader("x", max_tags=0, spi=chip)
 
 
 # -- the stock mfrc522 path on the same emulator ------------------------------------------------
 @pytest.fixture
-def stock(chip):
+def stock(pi_libraries, chip):
     import mfrc522
+
+    pi_libraries.attach(chip)
 
     logger = logging.getLogger("mfrc522Logger")
     before = list(logger.handlers)
@@ -611,10 +732,11 @@ def test_stock_reads_a_collision_as_no_card(stock, chip):
     assert status == stock.MI_ERR
 
 
-def test_stock_close_cleans_up_every_pin_and_adds_handlers(chip):
+def test_stock_close_cleans_up_every_pin_and_adds_handlers(pi_libraries, chip):
     import mfrc522
 
-    gpio = chip.gpio
+    pi_libraries.attach(chip)
+    gpio = pi_libraries.gpio
     logger = logging.getLogger("mfrc522Logger")
     before = list(logger.handlers)
     try:
@@ -630,7 +752,7 @@ def test_stock_close_cleans_up_every_pin_and_adds_handlers(chip):
         logger.handlers[:] = before
 
 
-def test_our_compat_methods_fix_the_stock_api(reader, chip):
+def test_our_compat_methods_fix_the_stock_api(pi_libraries, reader, chip):
     c = reader.chip
     chip.reset_counters()
     status, _ = c.MFRC522_Request(c.PICC_REQIDL)
@@ -691,9 +813,11 @@ def test_tag_faults_still_warn_once_with_the_reader_name(reader, chip, caplog):
 
 def test_five_board_cards_under_coupling_loss_are_seen_within_three_polls(chip):
     chip._rng.seed(5)
-    placed = {simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")}
-    with RC522Reader("board") as reader:
-        for uid in placed:
+    # Placed in a fixed order: a set's order follows the hash seed, and with it which frames are lost.
+    ordered = [simulated_uid("A", card) for card in ("Ah", "Kd", "2c", "Ts", "7h")]
+    placed = set(ordered)
+    with RC522Reader("board", spi=chip) as reader:
+        for uid in ordered:
             chip.place(uid, loss=0.05)
         assert settled(reader, 10) == placed
         window = []
@@ -739,3 +863,26 @@ def test_a_wake_search_that_finds_nothing_new_leaves_no_tag_ready(reader, chip):
     settled(reader, 3)
     assert reader.chip.discover(wake=True, avoid=[bytes.fromhex(u) for u in placed]) is None
     assert {chip.tag(u).state for u in placed} == {sim.HALT}
+
+
+def test_the_configs_defaults_are_the_drivers():
+    from dealerbox.hw.kinds import RC522Options
+    from dealerbox.service.schema import options_of
+
+    defaults = {key: default for key, _opt, default in options_of(RC522Options)}
+    bounds = {key: opt for key, opt, _default in options_of(RC522Options)}
+    assert (defaults["spi_hz"], defaults["timeout_us"], defaults["max_tags"]) == (
+        driver.SPI_HZ, driver.TIMEOUT_US, driver.MAX_TAGS)
+    assert bounds["max_tags"].hi == driver.MAX_TAGS_LIMIT and bounds["max_tags"].hi >= 16
+    assert bounds["timeout_us"].lo > driver.FDT_US     # a timer shorter than a tag's answer time hears nothing
+
+
+def test_a_card_lying_there_when_the_reader_opens_is_found_by_its_first_poll(pins):
+    # The antenna comes on at open and the tags with it; ISO 14443-3 lets them take up to
+    # 5 ms to answer, so the first frame waits out the guard time.
+    import time
+
+    chip = RC522Emulator(0, 0, clock=time.monotonic, power_up_us=4000)
+    chip.place(UID7)
+    with RC522Reader("board", reset_pin=None, spi=chip) as reader:
+        assert uids(reader.poll()) == {UID7}

@@ -433,12 +433,6 @@ def test_charge_bus_time_paces_transfers_to_a_clock(monkeypatch):
     # the fake clock moved only by the sleeps: the transfers took their modelled time
     assert modelled_s - 250e-6 <= now[0] - start <= modelled_s + 1e-9
     assert slept
-    # the stand-in spidev module paces too
-    dev = sim.spidev_module(chip).SpiDev(0, 0)
-    start, bus_before = now[0], chip.bus_us
-    for _ in range(40):
-        dev.xfer2([0x80 | (sim.VERSION << 1), 0])
-    assert now[0] - start >= (chip.bus_us - bus_before) / 1e6 - 250e-6
 
 
 def test_charge_bus_time_fits_the_simulated_tables_chips(tmp_path):
@@ -461,3 +455,24 @@ def test_charge_bus_time_fits_the_simulated_tables_chips(tmp_path):
         for _ in range(20):
             r(board, sim.VERSION)
         assert time.monotonic() - start >= 20 * PI4.transfer_us / 1e6 - 250e-6
+
+
+def test_the_simulated_tables_chips_follow_the_clock():
+    """A tag laid on a live table answers after its power-up delay in real time, not in bus time."""
+    import time
+
+    from dealerbox.rules.registry import simulated_uid
+    from dealerbox.service.config import DEFAULT_CONFIG, load_config
+    from hardware_sim.table import SimulatedTable
+
+    with SimulatedTable(load_config(DEFAULT_CONFIG)) as table:
+        board = table.chips["board"]
+        assert board.clock is time.monotonic and not board.pace
+        assert board.default_power_up_us == sim.POWER_UP_US
+        board.open(board.bus, board.device)
+        before = board.now_us
+        tag = board.place(simulated_uid("A", "Ah"))
+        assert tag.ready_at_us == pytest.approx(board.now_us + sim.POWER_UP_US)
+        time.sleep(0.002)
+        r(board, sim.VERSION)          # idle time passed on the chip's clock as well
+        assert board.now_us - before >= 2000

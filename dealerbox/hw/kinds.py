@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..service.schema import Antennas, Flag, Integer, Number, Pin, Text, Zone, option
+from . import rc522 as _rc522
 from .buses import SPI_CE, SPI_HINT, SPI_PINS, UART_NODES, UART_PINS, simulated
 
 __all__ = ["ReaderKind", "DeviceNode", "EmulatedReader", "READER_KINDS", "reader_kind", "open_reader", "supervise",
@@ -95,7 +96,12 @@ class ReaderKind:
 
 @dataclass(frozen=True, kw_only=True)
 class RC522Options:
-    """``kind = "rc522"``: one NXP MFRC522 on SPI watching one zone."""
+    """``kind = "rc522"``: one NXP MFRC522 on SPI watching one zone.
+
+    The defaults are the driver's own (``SPI_HZ``, ``TIMEOUT_US``, ``MAX_TAGS`` in
+    :mod:`dealerbox.hw.rc522`, where each is argued), so a config that leaves a key
+    out runs the reader exactly as the driver's benchmarks measured it.
+    """
 
     zone: str = option(Zone(doc="what the antenna watches"))
     bus: int = option(Integer(doc="SPI bus: `/dev/spidev<bus>.<device>`", lo=0, hi=6,
@@ -104,11 +110,15 @@ class RC522Options:
                                  expect="a chip select number from 0 to 2"))
     reset_pin: int | None = option(Pin(doc='GPIO wired to RST; "none" if RST is tied high',
                                        none_word="none", none_means="when RST is tied high"))
-    spi_hz: int = option(Integer(doc="SPI clock", lo=10_000, hi=10_000_000,
-                                 expect="an SPI clock in Hz from 10000 to 10000000"), 1_000_000)
-    timeout_us: float = option(Number(doc="the chip's timer: the wait for a tag's answer", lo=25, hi=50_000,
-                                      unit="microseconds"), 500.0)
-    max_tags: int = option(Integer(doc="stop an inventory after this many tags", lo=1, hi=16), 6)
+    spi_hz: int = option(Integer(doc="SPI clock (the MFRC522 takes up to 10 MHz; long jumper wires want less)",
+                                 lo=10_000, hi=10_000_000,
+                                 expect="an SPI clock in Hz from 10000 to 10000000"), _rc522.SPI_HZ)
+    # Tags start answering 91 us after a frame (ISO 14443-3 FDT): a shorter timer never hears one.
+    timeout_us: float = option(Number(doc="the chip's timer: how long after a frame a tag may start answering",
+                                      lo=100, hi=50_000, unit="microseconds"), _rc522.TIMEOUT_US)
+    max_tags: int = option(Integer(doc="cards tracked at once (a full board plus a sweep of folded cards); "
+                                       "cards already known are always kept",
+                                   lo=1, hi=_rc522.MAX_TAGS_LIMIT), _rc522.MAX_TAGS)
 
 
 def _open_rc522(rc, buses):

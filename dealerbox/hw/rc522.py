@@ -92,6 +92,10 @@ TIMEOUT_US = 150.0
 MAX_TAGS = 24
 MAX_TAGS_LIMIT = 64
 
+# ISO 14443-3 section 5: a tag answers at most 5 ms after entering the field, so a
+# reader leaves a field it has just switched on unmodulated for 5.1 ms first.
+GUARD_S = 0.0051
+
 # Longest transfer used to wait: py-spidev's default buffer is 4096 bytes.
 _MAX_WAIT_BYTES = 4000
 _STATUS = (ERROR, FIFO_LEVEL, CONTROL, COLL)
@@ -196,6 +200,7 @@ class FixedMFRC522:
         # so one broken tag cannot hide the others from every search.
         self._bad_blocks: deque[bytes] = deque(maxlen=16)
         self._turn = 0
+        self._field_on_at: float | None = None   # when the antenna last came on, until the first frame
 
     # -- SPI primitives --------------------------------------------------------------
     def _write(self, addr: int, *values: int) -> None:
@@ -223,6 +228,17 @@ class FixedMFRC522:
     def _timer_period_us(self) -> float:
         prescaler, reload = timer_settings(self.timeout_us)
         return (2 * prescaler + 1) * (reload + 1) / FC_MHZ
+
+    def _guard_time(self) -> None:
+        """Before the first frame in a field just switched on, let it stand unmodulated for GUARD_S.
+
+        Tags lying on the antenna power up with it and may take up to 5 ms to answer
+        (ISO 14443-3 section 5); a REQA sooner would miss them on the first poll.
+        """
+        wait = self._field_on_at + GUARD_S - time.monotonic()
+        self._field_on_at = None
+        if wait > 0:
+            time.sleep(wait)
 
     def _wait(self, wait_us: float) -> list[int]:
         """Wait for RxIRq or TimerIRq: [ComIrq, Error, FIFOLevel, Control, Coll].
@@ -284,6 +300,7 @@ class FixedMFRC522:
         value = self._read(TX_CONTROL)[0]
         if value & 0x03 != 0x03:
             self._write(TX_CONTROL, value | 0x03)
+            self._field_on_at = time.monotonic()
 
     def AntennaOff(self):
         value = self._read(TX_CONTROL)[0]
@@ -359,6 +376,8 @@ class FixedMFRC522:
         likely outcome); it only sizes the first wait, never what is accepted.
         """
         self.counters["frames"] += 1
+        if self._field_on_at is not None:
+            self._guard_time()
         if not self._armed:
             # Idle stops a receiver still waiting; Transceive then waits for StartSend.
             # Both go to CommandReg in one transfer.
