@@ -204,6 +204,51 @@ def test_a_burn_and_the_turn_drawn_within_ms_keep_their_order():
     assert played.alarms == []
 
 
+def _engine_alarms(events, mouth=False):
+    engine = HandEngine("tda-2019")
+    out = []
+    for e in events:
+        if mouth and e["ev"] == "new_hand":
+            e = e | {"mouth_sensor": True}
+        out += [d.irregularity for d in engine.feed(Event.from_dict(e)) if d.verdict != "ok"]
+    return out
+
+
+@pytest.mark.parametrize("mouth", [False, True], ids=["no_sensor", "mouth_sensor"])
+def test_a_burn_and_the_turn_read_in_swapped_order_within_ms_raise_nothing(mouth):
+    # The burn's tag missed the first poll, so the turn card, out 4 ms behind it, is reported
+    # first: the card reported first lands on the board, the other never does. It was the burn.
+    s = HandScript(seed=4)
+    s.new_hand(4).deal().round_done().flop().round_done()
+    burn = s.stub.pop(0)
+    turn = s.draw()
+    s.emit("shoe", dt=0.02, card=burn)
+    s.on(turn).round_done().river().round_done().hand_over()
+    assert _engine_alarms(s.events, mouth) == []
+
+
+def test_a_turn_without_a_burn_drawn_with_the_next_card_is_still_a_missed_burn():
+    # No burn: the turn card and the next card come out together. The card behind is no burn
+    # when it lands too, so MISSED_BURN still comes (once the second card is on the board).
+    s = HandScript(seed=4)
+    s.new_hand(4).deal().round_done().flop().round_done()
+    turn = s.draw()
+    river = s.stub.pop(0)
+    s.emit("shoe", dt=0.02, card=river)
+    s.on(turn)
+    assert _engine_alarms(s.events) == []
+    s.on(river)
+    assert "MISSED_BURN" in _engine_alarms(s.events)
+
+
+def test_a_missed_burn_with_cards_drawn_apart_is_raised_at_once():
+    s = HandScript(seed=4)
+    s.new_hand(4).deal().round_done().flop().round_done()
+    turn = s.draw()
+    s.on(turn)
+    assert _engine_alarms(s.events) == ["MISSED_BURN"]
+
+
 def act_uid(card: str) -> str:
     from dealerbox.rules.registry import simulation_registry
 
