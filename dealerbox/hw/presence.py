@@ -45,8 +45,9 @@ Defaults, for polls every 10-20 ms and a card that passes through a field in
   every count of a card leaving the stub becomes one ``shoe`` event, named by the
   new tag read within the window, or by a tag drawn before and read again (the card
   drawn again after a correction, or a clone), or ``unread``. A tag read again with
-  no count is a card lingering at the mouth: no event. Events keep the counts'
-  order, so an unread card keeps its place. Without one, ``shoe_rearm`` stays a
+  no count is a card lingering at the mouth: no event; so is a new tag read with no
+  count within *shoe_rearm* of a count reported ``unread`` (that card, read late at the
+  mouth). Events keep the counts' order, so an unread card keeps its place. Without one, ``shoe_rearm`` stays a
   trade-off between a lingering card (a false ``DUPLICATE_CARD``) and the same tag
   drawn again soon (missed); docs/NOISE.md measures it.
 - *max_tags*: a board or zone poll holding as many tags as the reader reports at
@@ -106,6 +107,7 @@ class _Count:
     t: float
     uid: str | None = None    # a tag first read with it: the card's name
     again: str | None = None  # a tag drawn before, read again with it (a redraw or a clone)
+    read_first: bool = False  # made by a tag read before any count: waits the window for its count
 
 
 class PresenceTracker:
@@ -145,6 +147,7 @@ class PresenceTracker:
         self._drawn: dict[str, float] = {}
         self._credits: list[float] = []
         self._rereads: list[tuple[float, str]] = []   # drawn tags read again with no count yet
+        self._unread_at: list[float] = []              # counts reported unread lately (their cards may be read late)
 
     @property
     def has_mouth_sensor(self) -> bool:
@@ -170,6 +173,10 @@ class PresenceTracker:
         for i, read_t in enumerate(self._credits):
             if abs(t - read_t) <= self.mouth_window:
                 del self._credits[i]      # the tag was read first; this is its count
+                for c in self._counts:
+                    if c.read_first and c.t == read_t:
+                        c.read_first = False
+                        break
                 return
         again = None
         for i, (read_t, uid) in enumerate(self._rereads):
@@ -273,7 +280,7 @@ class PresenceTracker:
                     # Read before its count came, or a count the sensor missed: the
                     # tag is proof enough of a card. Queue it behind older counts.
                     self.counters["read_before_count"] += 1
-                    self._counts.append(_Count(t, uid=uid))
+                    self._counts.append(_Count(t, uid=uid, read_first=True))
                     self._credits.append(t)
             elif pending and not self._claimed(uid):
                 free = next((c for c in pending if c.again is None), None)
@@ -286,12 +293,19 @@ class PresenceTracker:
         events = []
         while self._counts:
             head = self._counts[0]
-            if head.uid is None and t - head.t <= window:
-                break                                 # its read may still come
+            if (head.uid is None or head.read_first) and t - head.t <= window:
+                break                                 # its read (or its count) may still come
             self._counts.pop(0)
+            if head.read_first and self._unread_at and head.t - self._unread_at[-1] <= self.shoe_rearm:
+                # No count came for this tag, and a card counted unread left just before: it is
+                # that card, lingering at the mouth and read late. It was reported (unread) already.
+                self._unread_at.pop()
+                self.counters["unread_read_late"] += 1
+                continue
             uid = head.uid or head.again
             if uid is None:
                 events.append(Event(t, "shoe", unread=True))
+                self._unread_at = [u for u in self._unread_at if head.t - u <= self.shoe_rearm] + [head.t]
                 self.counters["shoe_unread"] += 1
             else:
                 events.append(Event(t, "shoe", uid=uid))
