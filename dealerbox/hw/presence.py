@@ -108,6 +108,7 @@ class _Count:
     uid: str | None = None    # a tag first read with it: the card's name
     again: str | None = None  # a tag drawn before, read again with it (a redraw or a clone)
     read_first: bool = False  # made by a tag read before any count: waits the window for its count
+    read_before: bool = False  # made that way (kept once its count came): reported as of the read
 
 
 class PresenceTracker:
@@ -147,6 +148,7 @@ class PresenceTracker:
         self._drawn: dict[str, float] = {}
         self._credits: list[float] = []
         self._rereads: list[tuple[float, str]] = []   # drawn tags read again with no count yet
+        self._shoe_t = -math.inf                       # time of the latest shoe event (they never go back)
         self._unread_at: list[float] = []              # counts reported unread lately (their cards may be read late)
 
     @property
@@ -280,7 +282,7 @@ class PresenceTracker:
                     # Read before its count came, or a count the sensor missed: the
                     # tag is proof enough of a card. Queue it behind older counts.
                     self.counters["read_before_count"] += 1
-                    self._counts.append(_Count(t, uid=uid, read_first=True))
+                    self._counts.append(_Count(t, uid=uid, read_first=True, read_before=True))
                     self._credits.append(t)
             elif pending and not self._claimed(uid):
                 free = next((c for c in pending if c.again is None), None)
@@ -305,10 +307,14 @@ class PresenceTracker:
             uid = head.uid or head.again
             if uid is None:
                 events.append(Event(t, "shoe", unread=True))
+                self._shoe_t = t
                 self._unread_at = [u for u in self._unread_at if head.t - u <= self.shoe_rearm] + [head.t]
                 self.counters["shoe_unread"] += 1
             else:
-                events.append(Event(t, "shoe", uid=uid))
+                # A tag read before its count is reported as of its read (it waited for the count).
+                at = max(head.t, self._shoe_t) if head.read_before else t
+                events.append(Event(at, "shoe", uid=uid))
+                self._shoe_t = at
                 self.counters["shoe"] += 1
                 self.counters["shoe_again"] += head.uid is None
         self._credits = [c for c in self._credits if t - c <= window]
