@@ -25,6 +25,11 @@ re-inventoried every card on every poll, on the kinder emulator of the time):
   least one of the last three polls (what presence tracking needs). Goal >= 99;
   ``rc522_board_5_found_pct_loss5``: the same loss, all five in one poll
   (baseline: 53 % with 5 % loss per wake).
+- ``rc522_pi4_ms_shoe_next_card``: a shoe reader (``field = "pass_through"``) on a
+  Pi 4 bus, the card before still known but gone, the next card arrived: the time
+  from the start of a poll until a poll reports it (mean over 20 cards). Baseline:
+  the same reader with ``field = "resting"`` (what the shoe ran before), measured
+  alongside as ``rc522_pi4_ms_shoe_next_card_resting``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ GOALS = {
     "rc522_board_5_found_pct": (">=", 99.9, "fewer with strict tags: 1 of 5 cards"),
     "rc522_board_5_found_3polls_pct": (">=", 99, ""),
     "rc522_board_5_found_pct_loss5": ("", None, "53 (5% loss per wake)"),
+    "rc522_pi4_ms_shoe_next_card": ("", None, "rc522_pi4_ms_shoe_next_card_resting"),
+    "rc522_pi4_ms_shoe_next_card_resting": ("", None, ""),
 }
 
 
@@ -90,6 +97,29 @@ def board_poll_cost(host) -> tuple[float, float, float]:
         start = chip.now_us
         assert reader.poll()["board"] == cards
         return chip.transfers, (chip.now_us - start) / 1000, chip.air_us / 1000
+
+
+def shoe_next_card_ms(field: str, cards: int = 20) -> float:
+    """Mean Pi 4 bus time from a poll's start until a poll reports the card that just arrived."""
+    chip = RC522Emulator(0, 0, host=PI4, power_up_us=0)
+    deck = [simulated_uid("A", rank + suit) for suit in "shdc" for rank in "AKQJT98"][:cards + 1]
+    total = 0.0
+    with RC522Reader("bench", zone="shoe", field=field, reset_pin=None, spi=chip) as reader:
+        chip.place(deck[0])
+        reader.poll()
+        reader.poll()
+        for before, card in zip(deck, deck[1:]):
+            chip.remove(before)      # still known: it left between two polls
+            chip.place(card)
+            start = chip.now_us
+            for _ in range(10):
+                if card in reader.poll()["shoe"]:
+                    break
+            else:
+                raise AssertionError(f"the {field} shoe reader never found {card}")
+            total += chip.now_us - start
+            reader.poll()            # lying at the mouth a moment: known, checked
+    return round(total / cards / 1000, 2)
 
 
 def found_rates(loss: float, polls: int = POLLS, seed: int = 13) -> tuple[float, float]:
@@ -138,6 +168,8 @@ def run() -> dict:
     figures["rc522_pi5_ms_board_poll_5_tags"] = round(pi5_ms, 2)
     figures["rc522_air_ms_board_poll_5_tags"] = round(air_ms, 2)
     figures["rc522_board_5_found_pct"], _ = found_rates(0.0)
+    figures["rc522_pi4_ms_shoe_next_card"] = shoe_next_card_ms("pass_through")
+    figures["rc522_pi4_ms_shoe_next_card_resting"] = shoe_next_card_ms("resting")
     figures["rc522_board_5_found_pct_loss5"], figures["rc522_board_5_found_3polls_pct"] = found_rates(0.05)
 
     for key, (op, goal, baseline) in GOALS.items():

@@ -21,6 +21,16 @@ def journal_raw(jdir):
     return out
 
 
+def _readers_seen(store):
+    """The table's health once every reader in it has had a good poll, else None."""
+    row = {t["table_id"]: t for t in store.tables()}.get("T01")
+    health = (row or {}).get("health") or {}
+    readers = health.get("readers") or {}
+    if readers and all(r.get("last_seen_s") is not None for r in readers.values()):
+        return health
+    return None
+
+
 def test_a_sigkilled_daemon_resumes_reporting_from_its_cursor(broker, pki, tmp_path):
     session = tmp_path / "session.jsonl"
     events = write_input(session, crash_session())
@@ -36,6 +46,10 @@ def test_a_sigkilled_daemon_resumes_reporting_from_its_cursor(broker, pki, tmp_p
         with DaemonProcess(config, session, 0.01) as d:
             d.wait_log("dealerbox started")
             wait_for(lambda: len(store.lines("T01")) >= 40, "40 lines on the floor")
+            health = wait_for(lambda: _readers_seen(store), "health naming both readers as polling")
+            assert set(health["readers"]) == {"shoe", "board"}
+            assert not any(r["faulted"] for r in health["readers"].values())
+            assert health["storage_fault"] is None and health["journal_lost_events"] == 0
             d.kill()
             assert d.wait() == -signal.SIGKILL
         cursor = json.loads((jdir / CURSOR_NAME).read_text())["acked"]

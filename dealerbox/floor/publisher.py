@@ -268,8 +268,10 @@ class Publisher:
     :param settings: the ``[floor]`` settings.
     :param journal_dir: the journal directory (the cursor and boot counter
         files live there too).
-    :param readers: returns ``{reader name: seconds since last seen}`` for
-        ``health``; optional.
+    :param readers: returns ``{reader name: {"last_seen_s": seconds since its
+        last good poll, "faulted": bool}}`` for ``health``; optional.
+    :param box: returns more ``health`` keys of the box itself (the journal's
+        storage fault); optional.
     :param clock: the wall clock (POSIX seconds), injected like the journal's.
     :param on_acked: called with the new cursor each time the floor
         acknowledges more lines (from paho's thread; keep it short).
@@ -280,6 +282,7 @@ class Publisher:
 
     def __init__(self, settings: FloorSettings, journal_dir, *,
                  readers: Callable[[], dict] | None = None,
+                 box: Callable[[], dict] | None = None,
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic,
                  clock_synchronised: Callable[[], bool | None] = kernel_clock_synchronised,
@@ -292,6 +295,7 @@ class Publisher:
         self.directory = Path(journal_dir)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._readers = readers or (lambda: {})
+        self._box = box or (lambda: {})
         self._clock = clock
         self._monotonic = monotonic
         self._clock_synchronised = clock_synchronised
@@ -423,7 +427,7 @@ class Publisher:
                 "readers": self._readers(), "head": self.head, "acked": acked,
                 "backlog": backlog, "clock_synchronised": self._clock_synchronised(),
                 "clock_ok": problem is None, "clock_problem": problem,
-                "journal_problem": self._reader.problem}
+                "journal_problem": self._reader.problem, **self._box()}
 
     # -- paho callbacks (paho's network thread)
 

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ..service.schema import Antennas, Flag, Integer, Number, Pin, Text, Zone, option
+from ..service.schema import Antennas, Choice, Flag, Integer, Number, Pin, Text, Zone, option
 from . import rc522 as _rc522
 from .buses import SPI_CE, SPI_HINT, SPI_PINS, UART_NODES, UART_PINS, simulated
 
@@ -119,6 +119,11 @@ class RC522Options:
     max_tags: int = option(Integer(doc="cards tracked at once (a full board plus a sweep of folded cards); "
                                        "cards already known are always kept",
                                    lo=1, hi=_rc522.MAX_TAGS_LIMIT), _rc522.MAX_TAGS)
+    # A shoe card is gone 30-100 ms after it arrives; the board's lie still for minutes.
+    field: str = option(Choice(doc='what crosses the antenna: `resting` cards lie still (the board: a card '
+                                   'missed is checked again, and kept 3 polls); `pass_through` cards slide '
+                                   'through (the shoe\'s mouth: new cards looked for first, a card missed '
+                                   'once is forgotten)', choices=_rc522.FIELDS), _rc522.FIELD)
 
 
 def _open_rc522(rc, buses):
@@ -126,7 +131,7 @@ def _open_rc522(rc, buses):
 
     o = rc.options
     return RC522Reader(rc.name, zone=o.zone, bus=o.bus, device=o.device, reset_pin=o.reset_pin,
-                       spi_hz=o.spi_hz, timeout_us=o.timeout_us, max_tags=o.max_tags,
+                       spi_hz=o.spi_hz, timeout_us=o.timeout_us, max_tags=o.max_tags, field=o.field,
                        pin_factory=buses.pin_factory(), spi=buses.spi(o.bus, o.device))
 
 

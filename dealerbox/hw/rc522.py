@@ -19,6 +19,20 @@ libraries may only be imported on the code path that opens real hardware.
 How a poll reads the field, lean and right under NTAG21x tags (which drop back to
 IDLE, or HALT, on any frame they do not expect: NTAG203 8.2.2):
 
+How a poll reads a field depends on what the antenna watches (*field*):
+
+- ``resting`` (the board): cards lie still, and a card missed once is far likelier
+  to be a lost frame than a card gone. Everything below applies.
+- ``pass_through`` (the shoe's mouth): cards slide through in 30-100 ms, and what
+  costs latency is the poll already under way when the next card arrives. The new
+  card is looked for first (REQA rounds, then the checks of known cards); a known
+  card is forgotten after one missed poll, a silent SELECT is not tried again, and
+  a forget starts no WUPA search (the periodic one every ``rewake_every`` polls
+  still finds a card lingering HALTed at the mouth, well inside the presence
+  layer's shoe rearm window, so it never reads as a second draw).
+
+The ``resting`` poll:
+
 - Cards already known stay HALTed between polls. Each is checked on its own: WUPA,
   then SELECT of its UID at every cascade level; the SAK proves it is there. The
   next frame sends it back to HALT. A failed check is retried once after an HLTA.
@@ -91,6 +105,11 @@ SPI_HZ = 4_000_000
 TIMEOUT_US = 150.0
 MAX_TAGS = 24
 MAX_TAGS_LIMIT = 64
+
+#: What an antenna watches: cards lying still (``resting``, the board) or cards
+#: sliding through (``pass_through``, the shoe's mouth). See the module docstring.
+FIELDS = ("resting", "pass_through")
+FIELD = "resting"
 
 # ISO 14443-3 section 5: a tag answers at most 5 ms after entering the field, so a
 # reader leaves a field it has just switched on unmodulated for 5.1 ms first.
@@ -579,18 +598,19 @@ class FixedMFRC522:
                 return False
         return True
 
-    def check_tag(self, uid: bytes) -> bool | None:
+    def check_tag(self, uid: bytes, *, tries: int = 2) -> bool | None:
         """Is the tag with *uid* (HALT, IDLE, or READY*/ACTIVE* from the last frame) in the field?
 
         WUPA, then SELECT of its UID at each cascade level: only that tag answers the
         last SELECT, and every other tag woken falls back to HALT on a SELECT that is
-        not its own. One retry, after an HLTA puts a half-selected tag back to HALT.
+        not its own. *tries* - 1 retries, each after an HLTA puts a half-selected tag
+        back to HALT.
         Returns True, False, or None when no tag at all answered WUPA (the field holds
         no tag that is IDLE or HALTed).
         """
         blocks = uid_blocks(uid)
         anyone = False
-        for attempt in range(2):
+        for attempt in range(tries):
             if attempt:
                 self.counters["retries"] += 1
                 if anyone:
@@ -700,7 +720,10 @@ class RC522Reader(TagReader):
     - *max_tags*: how many cards the reader tracks at once (a full board plus a
       sweep of folded cards); more are counted as ``too_many_tags``, and the cards
       already known are always kept.
-    - *forget_after*: polls in a row a known card may miss before it is forgotten.
+    - *field*: ``"resting"`` (cards lie still: the board) or ``"pass_through"``
+      (cards slide through: the shoe's mouth); see the module docstring.
+    - *forget_after*: polls in a row a known card may miss before it is forgotten;
+      ``None``: 3 for a resting field, 1 for a pass-through one.
     - *rewake_every*: every this many polls (and on the *forget_after* polls after
       a card is forgotten) the search for new cards uses WUPA.
     - *new_per_poll*: most new cards one poll looks for (a round each, ~5 ms for a
@@ -718,18 +741,24 @@ class RC522Reader(TagReader):
 
     def __init__(self, name: str = "rc522", *, zone: str = "board", bus: int = 0, device: int = 0,
                  reset_pin: int | str | None = 25, spi_hz: int = SPI_HZ, timeout_us: float = TIMEOUT_US,
-                 max_tags: int = MAX_TAGS, forget_after: int = 3, rewake_every: int = 20,
+                 max_tags: int = MAX_TAGS, field: str = FIELD, forget_after: int | None = None,
+                 rewake_every: int = 20,
                  new_per_poll: int = 6, pin_factory=None, spi=None):
         super().__init__(name)
         if not isinstance(zone, str) or not zone:
             raise ValueError(f"zone must name a zone, not {zone!r}")
         if not 1 <= max_tags <= MAX_TAGS_LIMIT:
             raise ValueError(f"max_tags must be 1..{MAX_TAGS_LIMIT}, not {max_tags!r}")
+        if field not in FIELDS:
+            raise ValueError(f"field must be one of {', '.join(FIELDS)}, not {field!r}")
+        if forget_after is None:
+            forget_after = 1 if field == "pass_through" else 3
         if forget_after < 1 or rewake_every < 1 or new_per_poll < 1:
             raise ValueError("forget_after, rewake_every and new_per_poll must be at least 1")
         timer_settings(timeout_us)  # validates
         self.zone, self.bus, self.device = zone, bus, device
         self.max_tags = max_tags
+        self.field = field
         self.forget_after = forget_after
         self.rewake_every = rewake_every
         self.new_per_poll = new_per_poll
@@ -812,10 +841,32 @@ class RC522Reader(TagReader):
         chip = self._chip
         chip.counters["polls"] += 1
         self._polls += 1
-        seen: list[bytes] = []
+        if self.field == "pass_through":
+            # The card that just arrived first: it is what the table waits for, and a
+            # check's WUPA before it would wake it only for the wrong SELECT to send it
+            # back to IDLE. Checks come after, of the cards this search did not see.
+            wake = self._rewake > 0 or self._polls % self.rewake_every == 0
+            self._rewake = 0
+            seen = self._search(wake=wake)
+            self._check_known(seen, tries=1)
+            return seen
+        seen = []
+        nobody = self._check_known(seen, tries=2)
+        if nobody and self._known:
+            return seen      # WUPA reaches IDLE tags too: nothing new is there either
+        wake = self._rewake > 0 or self._polls % self.rewake_every == 0
+        self._rewake = max(0, self._rewake - 1)
+        for uid in self._search(wake=wake):
+            if uid not in seen:
+                seen.append(uid)
+        return seen
+
+    def _check_known(self, seen: list[bytes], *, tries: int) -> bool:
+        """Check each known card not in *seen*, appending those present; True if no tag answered WUPA."""
+        chip = self._chip
         nobody = False
-        for uid in list(self._known):
-            present = False if nobody else chip.check_tag(uid)
+        for uid in [u for u in self._known if u not in seen]:
+            present = False if nobody else chip.check_tag(uid, tries=tries)
             if present is None:
                 nobody = present = False    # no tag answered WUPA: the rest are gone too
             if present:
@@ -825,14 +876,17 @@ class RC522Reader(TagReader):
             self._known[uid] += 1
             if self._known[uid] >= self.forget_after:
                 del self._known[uid]
-                # It may still lie there HALTed, out of REQA's reach, having missed a
-                # few frames: search with WUPA for a while.
-                self._rewake = self.forget_after
                 chip.counters["forgotten"] += 1
-        if nobody and self._known:
-            return seen      # WUPA reaches IDLE tags too: nothing new is there either
-        wake = self._rewake > 0 or self._polls % self.rewake_every == 0
-        self._rewake = max(0, self._rewake - 1)
+                if self.field == "resting":
+                    # It may still lie there HALTed, out of REQA's reach, having missed
+                    # a few frames: search with WUPA for a while.
+                    self._rewake = self.forget_after
+        return nobody
+
+    def _search(self, *, wake: bool) -> list[bytes]:
+        """New cards (and, with *wake*, cards forgotten while still there): the UIDs found."""
+        chip = self._chip
+        found: list[bytes] = []
         # Rounds go on while they find tags, so cards laid down together (a flop) are
         # reported together; an empty field or a known one costs one REQA.
         for _ in range(self.new_per_poll):
@@ -842,16 +896,16 @@ class RC522Reader(TagReader):
                 break
             if uid in self._known:
                 self._known[uid] = 0
-                if uid not in seen:
-                    seen.append(uid)
+                if uid not in found:
+                    found.append(uid)
             elif len(self._known) < self.max_tags:
                 self._known[uid] = 0
-                seen.append(uid)
+                found.append(uid)
             else:
                 chip._note("too_many_tags", "more than %d tags in the field; %s not tracked",
                            self.max_tags, uid.hex().upper())
                 break
-        return seen
+        return found
 
     def _close(self) -> None:
         if self._chip is not None:

@@ -126,7 +126,8 @@ class Daemon:
         self.floor = None
         if config.floor.enabled:
             from ..floor.publisher import Publisher
-            self.floor = Publisher(config.floor, config.state_dir / "journal")
+            self.floor = Publisher(config.floor, config.state_dir / "journal", readers=self.reader_health,
+                                   box=self.box_health)
         options = dict(journal_options or {})
         if self.floor is not None:
             options.setdefault("keep_from_seq", self.floor.keep_from_seq)
@@ -417,12 +418,30 @@ class Daemon:
             self._put(Event(t, kind, reader=name))
         if polled is not None:
             counts["polls"] += 1
+            counts["last_ok"] = time.monotonic()
             if mouth is not None:
                 for count_t in mouth.take():
                     tracker.count(count_t)
             for e in tracker.update(t, polled):
                 counts["events"] += 1
                 self._put(e)
+
+    def reader_health(self) -> dict:
+        """Each reader as the floor's ``health`` shows it: seconds since its last good
+        poll (None before the first) and whether the engine has it as faulted."""
+        now = time.monotonic()
+        faulted = set(self.engine.faulted_readers)
+        out = {}
+        for name in self.config.readers:
+            last = self.stats.per_reader.get(name, {}).get("last_ok")
+            out[name] = {"last_seen_s": None if last is None else round(now - last, 2),
+                         "faulted": name in faulted}
+        return out
+
+    def box_health(self) -> dict:
+        """What the box itself reports beside the readers: the journal's storage fault."""
+        return {"storage_fault": self.stats.storage_fault, "storage_faults": self.stats.storage_faults,
+                "journal_queued": self.stats.journal_queued, "journal_lost_events": self.stats.journal_lost_events}
 
     def _players_changed(self, players: int) -> None:
         log.info("players set to %d", players)
