@@ -101,7 +101,7 @@ def test_default_config_is_the_all_simulated_table():
     assert cfg.state_dir == (TABLES_DIR.parent.parent / "state").resolve()
     assert cfg.tick_s == 0.25
     assert cfg.journal == JournalSection(sync="event", group_window_s=0.05, group_events=64, keep_days=90)
-    assert cfg.presence == PresenceSection(shoe_rearm_s=1.0, board_dropout_s=0.5, zone_dropout_s=0.5, settle_s=0.3)
+    assert cfg.presence == PresenceSection(shoe_rearm_s=1.2, board_dropout_s=0.5, zone_dropout_s=0.5, settle_s=0.3)
     assert (cfg.lcd.cols, cfg.lcd.rows, cfg.lcd.port, cfg.lcd.address, cfg.lcd.charmap) == (20, 4, 1, 0x27, "A00")
 
 

@@ -204,6 +204,51 @@ def test_a_burn_and_the_turn_drawn_within_ms_keep_their_order():
     assert played.alarms == []
 
 
+def _engine_alarms(events, mouth=False):
+    engine = HandEngine("tda-2019")
+    out = []
+    for e in events:
+        if mouth and e["ev"] == "new_hand":
+            e = e | {"mouth_sensor": True}
+        out += [d.irregularity for d in engine.feed(Event.from_dict(e)) if d.verdict != "ok"]
+    return out
+
+
+@pytest.mark.parametrize("mouth", [False, True], ids=["no_sensor", "mouth_sensor"])
+def test_a_burn_and_the_turn_read_in_swapped_order_within_ms_raise_nothing(mouth):
+    # The burn's tag missed the first poll, so the turn card, out 4 ms behind it, is reported
+    # first: the card reported first lands on the board, the other never does. It was the burn.
+    s = HandScript(seed=4)
+    s.new_hand(4).deal().round_done().flop().round_done()
+    burn = s.stub.pop(0)
+    turn = s.draw()
+    s.emit("shoe", dt=0.02, card=burn)
+    s.on(turn).round_done().river().round_done().hand_over()
+    assert _engine_alarms(s.events, mouth) == []
+
+
+def test_a_turn_without_a_burn_drawn_with_the_next_card_is_still_a_missed_burn():
+    # No burn: the turn card and the next card come out together. The card behind is no burn
+    # when it lands too, so MISSED_BURN still comes (once the second card is on the board).
+    s = HandScript(seed=4)
+    s.new_hand(4).deal().round_done().flop().round_done()
+    turn = s.draw()
+    river = s.stub.pop(0)
+    s.emit("shoe", dt=0.02, card=river)
+    s.on(turn)
+    assert _engine_alarms(s.events) == []
+    s.on(river)
+    assert "MISSED_BURN" in _engine_alarms(s.events)
+
+
+def test_a_missed_burn_with_cards_drawn_apart_is_raised_at_once():
+    s = HandScript(seed=4)
+    s.new_hand(4).deal().round_done().flop().round_done()
+    turn = s.draw()
+    s.on(turn)
+    assert _engine_alarms(s.events) == ["MISSED_BURN"]
+
+
 def act_uid(card: str) -> str:
     from dealerbox.rules.registry import simulation_registry
 
@@ -229,6 +274,24 @@ def test_the_mouth_sensor_reports_an_unread_card_in_its_place():
 def test_an_unread_hole_card_without_a_sensor_is_a_short_deal_prompt_and_no_cascade():
     played = Played(clean_hand(2), alter=unread("hole", 3))
     assert played.alarms == ["SHORT_DEAL"]
+
+
+def test_two_unread_hole_cards_without_a_sensor_are_one_short_deal_prompt_and_no_cascade():
+    def two(hand):
+        unread("hole", 3)(hand)
+        unread("hole", 8)(hand)
+    played = Played(clean_hand(2), alter=two)
+    assert played.alarms == ["SHORT_DEAL"]
+    assert "UNREAD_CARD" in played.raised
+
+
+def test_round_done_a_whole_lap_short_is_no_short_deal_question():
+    # Half the deal missing is round_done pressed too early, not unread tags: the box waits.
+    s = HandScript(seed=4)
+    s.new_hand(3).deal(3).round_done()
+    engine = HandEngine("tda-2019")
+    raised = [d.irregularity for e in s.events for d in engine.feed(Event.from_dict(e))]
+    assert "SHORT_DEAL" not in raised and engine.phase == "deal"
 
 
 def test_an_unread_burn_without_a_sensor_is_a_missed_burn_prompt_and_no_cascade():

@@ -24,12 +24,13 @@ Zones and events:
 Defaults, for polls every 10-20 ms and a card that passes through a field in
 30-100 ms:
 
-- ``shoe_rearm = 1.0`` s (:data:`SHOE_REARM_S`), without a mouth sensor: a card sliding
+- ``shoe_rearm = 1.2`` s (:data:`SHOE_REARM_S`), without a mouth sensor: a card sliding
   out is in the field for at most ~0.1 s and may be missed by a few polls in between;
   a card lingering at the mouth is read again up to ~1.2 s after its draw, which a
-  shorter window turns into a false ``DUPLICATE_CARD``. A tag drawn again within the
-  window (a clone, or a card a correction sent back and drawn at once) is not seen:
-  the noise benchmark found 1 s loses no more of those than 0.5 s (docs/NOISE.md).
+  shorter window turns into a false ``DUPLICATE_CARD`` (the window runs from the last
+  read, so 1.0 s let the latest lingers through). A tag drawn again within the window
+  (a clone, or a card a correction sent back and drawn at once) is not seen: the noise
+  benchmark found 1.2 s loses no more of those than 0.5 s (docs/NOISE.md).
 - ``board_dropout = zone_dropout = 0.5`` s: 25-50 polls. A card lying still misses
   isolated polls or short bursts (a hand passing over the antenna, ~0.1-0.3 s);
   cards leave the board only at the end of a hand or in a correction, where half a
@@ -44,8 +45,9 @@ Defaults, for polls every 10-20 ms and a card that passes through a field in
   every count of a card leaving the stub becomes one ``shoe`` event, named by the
   new tag read within the window, or by a tag drawn before and read again (the card
   drawn again after a correction, or a clone), or ``unread``. A tag read again with
-  no count is a card lingering at the mouth: no event. Events keep the counts'
-  order, so an unread card keeps its place. Without one, ``shoe_rearm`` stays a
+  no count is a card lingering at the mouth: no event; so is a new tag read with no
+  count within *shoe_rearm* of a count reported ``unread`` (that card, read late at the
+  mouth). Events keep the counts' order, so an unread card keeps its place. Without one, ``shoe_rearm`` stays a
   trade-off between a lingering card (a false ``DUPLICATE_CARD``) and the same tag
   drawn again soon (missed); docs/NOISE.md measures it.
 - *max_tags*: a board or zone poll holding as many tags as the reader reports at
@@ -83,8 +85,9 @@ SHOE, BOARD = "shoe", "board"
 #: removes the pass-by alarms of the noise benchmark).
 SETTLE_S = 0.3
 #: Default rearm window of the shoe without a mouth sensor (docs/NOISE.md: lingering cards
-#: against a tag drawn again soon; 1 s removes the first and loses none of the second).
-SHOE_REARM_S = 1.0
+#: against a tag drawn again soon). A lingering card is read again up to 1.2 s after its
+#: draw; the window runs from the draw's last read, 30-100 ms after it, so 1.2 s covers it.
+SHOE_REARM_S = 1.2
 _DRAWN_MEMORY = 4096      # tags remembered as drawn (mouth sensor); a few decks' worth
 #: A card read again at the mouth this long after its draw is not lingering: it was drawn again.
 _LINGER_S = 5.0
@@ -104,6 +107,8 @@ class _Count:
     t: float
     uid: str | None = None    # a tag first read with it: the card's name
     again: str | None = None  # a tag drawn before, read again with it (a redraw or a clone)
+    read_first: bool = False  # made by a tag read before any count: waits the window for its count
+    read_before: bool = False  # made that way (kept once its count came): reported as of the read
 
 
 class PresenceTracker:
@@ -143,6 +148,8 @@ class PresenceTracker:
         self._drawn: dict[str, float] = {}
         self._credits: list[float] = []
         self._rereads: list[tuple[float, str]] = []   # drawn tags read again with no count yet
+        self._shoe_t = -math.inf                       # time of the latest shoe event (they never go back)
+        self._unread_at: list[float] = []              # counts reported unread lately (their cards may be read late)
 
     @property
     def has_mouth_sensor(self) -> bool:
@@ -168,6 +175,10 @@ class PresenceTracker:
         for i, read_t in enumerate(self._credits):
             if abs(t - read_t) <= self.mouth_window:
                 del self._credits[i]      # the tag was read first; this is its count
+                for c in self._counts:
+                    if c.read_first and c.t == read_t:
+                        c.read_first = False
+                        break
                 return
         again = None
         for i, (read_t, uid) in enumerate(self._rereads):
@@ -271,7 +282,7 @@ class PresenceTracker:
                     # Read before its count came, or a count the sensor missed: the
                     # tag is proof enough of a card. Queue it behind older counts.
                     self.counters["read_before_count"] += 1
-                    self._counts.append(_Count(t, uid=uid))
+                    self._counts.append(_Count(t, uid=uid, read_first=True, read_before=True))
                     self._credits.append(t)
             elif pending and not self._claimed(uid):
                 free = next((c for c in pending if c.again is None), None)
@@ -284,15 +295,26 @@ class PresenceTracker:
         events = []
         while self._counts:
             head = self._counts[0]
-            if head.uid is None and t - head.t <= window:
-                break                                 # its read may still come
+            if (head.uid is None or head.read_first) and t - head.t <= window:
+                break                                 # its read (or its count) may still come
             self._counts.pop(0)
+            if head.read_first and self._unread_at and head.t - self._unread_at[-1] <= self.shoe_rearm:
+                # No count came for this tag, and a card counted unread left just before: it is
+                # that card, lingering at the mouth and read late. It was reported (unread) already.
+                self._unread_at.pop()
+                self.counters["unread_read_late"] += 1
+                continue
             uid = head.uid or head.again
             if uid is None:
                 events.append(Event(t, "shoe", unread=True))
+                self._shoe_t = t
+                self._unread_at = [u for u in self._unread_at if head.t - u <= self.shoe_rearm] + [head.t]
                 self.counters["shoe_unread"] += 1
             else:
-                events.append(Event(t, "shoe", uid=uid))
+                # A tag read before its count is reported as of its read (it waited for the count).
+                at = max(head.t, self._shoe_t) if head.read_before else t
+                events.append(Event(at, "shoe", uid=uid))
+                self._shoe_t = at
                 self.counters["shoe"] += 1
                 self.counters["shoe_again"] += head.uid is None
         self._credits = [c for c in self._credits if t - c <= window]

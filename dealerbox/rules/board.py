@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .book import outcome
 from .procedures import correct
-from .tracker import ROUND_BEFORE, STREETS, Street
+from .tracker import FAST_PAIR_S, ROUND_BEFORE, STREETS, Street
 
 
 # ---------------------------------------------------------------- board_on
@@ -48,6 +48,8 @@ def board_card(eng, seen) -> None:
         prev.drawn.append(key)
         prev.board.append(key)
         return extra_board_card(eng, prev, key)
+    if _burn_was_no_burn(eng, st, key):
+        return
     if st.drawn_at_first_card is None:
         st.drawn_at_first_card = len(st.drawn)
     if key in st.burns:
@@ -59,9 +61,41 @@ def board_card(eng, seen) -> None:
         return premature(eng, st)
     if st.complete and len(hand.on_board(st.board)) > st.n:
         return extra_board_card(eng, st, key)
-    if st.burn_due and not st.burns and st.drawn[0] == key:
+    if st.burn_due and not st.burns and st.drawn[0] == key and not _read_before_its_burn(hand, st, key):
         correct(eng, "MISSED_BURN", [key], street=st)
     street_progress(eng, st)
+
+
+def _read_before_its_burn(hand, st: Street, key: str) -> bool:
+    """The street's first draw reached the board, but the next draw, still in the dealer's hand,
+    came out with it (``fast_pair``): the read order lied, that card is the burn. Swap them;
+    should that card land too, the order was right (:func:`_burn_was_no_burn`)."""
+    if len(st.drawn) < 2 or hand.where.get(st.drawn[1]) != "hand":
+        return False
+    t0, t1 = hand.drawn_t.get(key), hand.drawn_t.get(st.drawn[1])
+    if t0 is None or t1 is None or abs(t1 - t0) > FAST_PAIR_S:
+        return False
+    st.drawn[0], st.drawn[1] = st.drawn[1], key
+    st.fast_pair = (key, st.drawn[0])
+    return True
+
+
+def _burn_was_no_burn(eng, st: Street, key: str) -> bool:
+    """The card taken for the burn of a swapped fast pair lands too: the read order was right
+    after all, and the street's first card went out unburned. MISSED_BURN, as it first looked."""
+    if st.fast_pair is None or st.fast_pair[1] != key:
+        return False
+    first = st.fast_pair[0]
+    st.fast_pair = None
+    st.drawn.remove(first)
+    st.drawn.insert(0, first)
+    if key in st.burns:
+        st.burns.remove(key)
+    st.complete = False
+    st.board.append(key)
+    correct(eng, "MISSED_BURN", [first], street=st)
+    street_progress(eng, st)
+    return True
 
 
 def _joins_voided(st: Street, key: str) -> None:

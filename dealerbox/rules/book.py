@@ -125,6 +125,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_on", PLAYING, ("in_stub", "not returning"), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
     _r("board_on", PLAYING, ("set_aside",), "aside_to_board"),
     _r("board_on", PLAYING, ("in_hand",), "board_card", *_BOARD_RULINGS),
+    _r("board_on", PLAYING, ("taken_for_a_fast_pair_burn",), "board_card", "MISSED_BURN"),
     _r("board_on", PLAYING, ("at_a_seat",), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
     # -- a card leaves the board
     _r("board_off", ANY, ("is_card", "on_board", "correction_moves_it"), "take_off_as_told"),
@@ -140,7 +141,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("zone_on", PLAYING, ("is_card", "in_seat_zone"), "seat_zone", "SEAT_ERROR"),
     # -- buttons
     _r("button.hand_over", PLAYING, (), "end_hand"),
-    _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_one_short"), "short_deal", "SHORT_DEAL"),
+    _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_a_few_short"), "short_deal", "SHORT_DEAL"),
     _r("button.round_done", ("deal", "showdown"), (), "nothing"),
     _r("button.round_done", PLAYING, ("skipped_question_open",), "nothing"),
     _r("button.round_done", PLAYING, (), "next_round", "SEAT_ERROR", "WRONG_CORRECTION", "DOUBLE_BURN"),
@@ -228,8 +229,12 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: eng.hand.unread_board_draw(eng.hand.drawing_street(eng.phase)) is not None),
     ("board_card_due", "the street being dealt wants a board card (its round is done, or a card was drawn for it)",
      lambda eng, seen: eng.hand.board_card_due(eng.phase)),
-    ("deal_one_short", "the deal is exactly one hole card short",
-     lambda eng, seen: eng.hand.cards_owed() == 1),
+    ("taken_for_a_fast_pair_burn", "the card was taken for the burn of two cards drawn together and "
+     "read in swapped order (the other one reached the board first)",
+     lambda eng, seen: any(st.fast_pair and st.fast_pair[1] == seen.key for st in eng.hand.streets.values())),
+    ("deal_a_few_short", "the deal is short by fewer hole cards than there are seats (a whole lap missing is "
+     "round_done pressed too early, not unread tags)",
+     lambda eng, seen: 1 <= eng.hand.cards_owed() < max(2, eng.hand.players)),
     ("last_hole_card_again", "the last hole card comes out again as the first card after the first round",
      lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
                         and not eng.hand.streets["flop"].drawn)),

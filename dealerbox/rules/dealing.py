@@ -100,6 +100,7 @@ def take_from_stub(eng, seen) -> None:
         hand.returning.discard(key)
         hand.forget(key)
     hand.where[key] = "hand"
+    hand.drawn_t[key] = eng.t
 
 
 # ---------------------------------------------------------------- what the card is for

@@ -6,7 +6,9 @@ A scenario is a JSON Lines file a technician can write or record:
   "raises": ["EXPOSED_DEAL"]}``. ``raises`` lists the irregularities the run
   must show, in the order they first appear (a correction that shows again
   once a wrong step is put right is not counted twice); ``[]`` means the run
-  must raise nothing;
+  must raise nothing; ``"mouth_sensor": false`` says the run only holds on a table
+  without a mouth sensor (a card leaves the stub with no event at all), which the
+  noise benchmark uses; the engine itself goes by ``new_hand``'s ``mouth_sensor``;
 - every other line is a CONTRACT.md event, or an expectation
   ``{"expect": {...}}`` checked against the latest decision: any of the
   decision's keys (``verdict``, ``irregularity``, ``step``, ``phase``,

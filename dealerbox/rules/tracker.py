@@ -22,6 +22,10 @@ NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river"}
 #: Seconds a card seen on the board before the shoe reported it waits for that
 #: late read (timing noise) before the box judges it a card the shoe never gave.
 LATE_READ_S = 1.0
+#: A card slides through the shoe's field in 30-100 ms (docs/NOISE.md): two draws reported
+#: closer than that were in the field together, and which was read first says nothing
+#: about which came out first (``fast_pair``).
+FAST_PAIR_S = 0.1
 #: Key prefix of a card that left the stub unread: it holds the card's place.
 UNREAD_PREFIX = "unread:"
 
@@ -43,6 +47,8 @@ class Street:
     episode: object = None  # the correction of the premature deal, while it is open
     #: How many cards were drawn for the street when its first board card was laid down.
     drawn_at_first_card: int | None = None
+    #: (board card, card taken for the burn) when a fast pair's read order was swapped.
+    fast_pair: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -86,6 +92,7 @@ class HandTracker:
         self.exposed_count = 0
         self.boxed_count = 0
         self.last_shoe: str | None = None
+        self.drawn_t: dict[str, float] = {}      # key -> when the shoe reported its draw
         self.streets = {name: Street(name) for name in STREETS}
         self.extra: str | None = None          # the first card after the deal (EXTRA_CARD)
         self.extra_deadline: float | None = None

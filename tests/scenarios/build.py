@@ -23,7 +23,10 @@ def scenario(name: str, raises: list[str], profile: str = "tda-2019", seed: int 
     def wrap(fn):
         s = HandScript(seed=seed)
         fn(s)
-        SCENARIOS[name] = ({"scenario": name, "profile": profile, "raises": raises}, s)
+        header = {"scenario": name, "profile": profile, "raises": raises}
+        if getattr(s, "unseen", False):
+            header["mouth_sensor"] = False   # a card left the stub uncounted: a table without one
+        SCENARIOS[name] = (header, s)
         return fn
     return wrap
 
@@ -44,6 +47,7 @@ def unread(s: HandScript) -> str:
 
 def unseen(s: HandScript) -> str:
     """A card leaves the stub unread, and no mouth sensor counts it: no event at all."""
+    s.unseen = True
     return s.stub.pop(0)
 
 
@@ -976,6 +980,32 @@ def _(s):
     s.new_hand(4).deal(7).round_done()
     s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
     s.draw()  # 002 r37: the short seat gets the next card, before any burn
+    s.expect(verdict="ok", phase="flop")
+    s.flop().round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("short_deal_two_unread_all_seats_have_cards", ["SHORT_DEAL", "UNREAD_CARD"])
+def _(s):
+    # Two hole tags unread in one deal (~1% of ten-seat Omaha deals): one question, one ACK.
+    s.new_hand(6).deal(4)
+    unseen(s)
+    s.deal(3)
+    unseen(s)
+    s.deal(3).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", step_key="short_deal.count", phase="deal")
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.some_hole_card",
+                           phase="flop")
+    s.flop().expect(verdict="ok", phase="flop")
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("short_deal_two_seats_are_short", ["SHORT_DEAL"])
+def _(s):
+    s.new_hand(6).deal(10).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
+    s.draw()   # 002 r37: each short seat gets the next card, before any burn
+    s.expect(phase="deal")
+    s.draw()
     s.expect(verdict="ok", phase="flop")
     s.flop().round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
 
