@@ -840,6 +840,9 @@ class _Pending:
     wall: float
 
 
+_QUEUE_FULL = "the journal's queue is full"
+
+
 class Journal:
     """The writer: appends events, rotates daily, prunes old days.
 
@@ -1226,7 +1229,7 @@ class Journal:
     def _lose(self, kind: str, now: float, t: float | None) -> None:
         gap = self._gap
         if gap is None:
-            gap = self._gap = {"reason": self.fault or "the journal's queue is full", "events": 0,
+            gap = self._gap = {"reason": self.fault or _QUEUE_FULL, "events": 0,
                                "other_lines": 0, "first_wall": _utc_text(now), "first_t": t}
             log.error("journal: the queue of %d lines is full; lines are being lost until the "
                       "disk takes writes again (a gap line will say how many)", self.queue_lines)
@@ -1273,6 +1276,10 @@ class Journal:
                         changed = True
                     else:
                         self.fault, changed = reason, False
+                    if self._gap is not None and self._gap["reason"] == _QUEUE_FULL:
+                        # The queue may fill before this first failed write is known: the gap
+                        # line should say why the disk refused, not only that the queue filled.
+                        self._gap["reason"] = reason
                     if give_up:
                         lost = len(self._pending)
                         self._pending.clear()
