@@ -7,10 +7,8 @@ import asyncio
 import base64
 import json
 import os
-import shutil
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -18,6 +16,7 @@ import pytest
 
 from test_floor_support import (  # noqa: F401
     append_lines, broker, identity, need, open_journal, pki, settings, wait_for)
+from dealerbox.floor.broker import stop_process
 from dealerbox.floor.collector import Collector
 from dealerbox.floor.publisher import Publisher
 from dealerbox.floor.store import Store
@@ -135,12 +134,7 @@ class Chromium:
         try:
             self.ws.close()
         finally:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop_process(self.proc)
 
 
 def test_the_web_view_in_headless_chromium_shows_the_floor_and_an_alert_arriving(floor, tmp_path):
