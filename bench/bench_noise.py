@@ -155,30 +155,37 @@ class Judge:
         self.registry = simulation_registry()
         self.engine_errors = 0
 
+    def play(self, events: list[Event], profile: str, missed: list[tuple[str, str]]) -> list:
+        """Every decision of the hand; a prompt that is right because a read really was missed
+        (a ``SHORT_DEAL`` with a hole card unread, a ``MISSED_BURN`` with a burn unread) is
+        answered with ACK at once, as the dealer who counts the cards would answer it."""
+        engine = HandEngine(self.profiles[profile], self.registry)
+        roles = {role for _, role in missed}
+        out = []
+        for e in events:
+            for d in self._feed(engine, e):
+                out.append(d)
+                if _right_prompt(d, roles):
+                    out += self._feed(engine, Event(d.t, "button", name="ack"))
+        return out
+
     def run(self, events: list[Event], profile: str, missed: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """(verdict, irregularity) of every decision that was not ok and not an answered right prompt."""
-        engine = HandEngine(self.profiles[profile], self.registry)
-        missed_roles = {role for _, role in missed}
-        bad = []
-        for e in events:
-            try:
-                decisions = engine.feed(e)
-            except Exception:   # the daemon logs and drops such an event; so does the bench
-                self.engine_errors += 1
-                continue
-            for d in decisions:
-                if d.verdict == "ok" or d.irregularity == "UNREAD_CARD":
-                    continue
-                right_prompt = ((d.irregularity == "SHORT_DEAL" and missed_roles & {"hole", "extra"})
-                                or (d.irregularity == "MISSED_BURN" and "burn" in missed_roles))
-                if right_prompt:
-                    try:
-                        engine.feed(Event(d.t, "button", name="ack"))
-                    except Exception:
-                        self.engine_errors += 1
-                    continue
-                bad.append((d.verdict, d.irregularity))
-        return bad
+        roles = {role for _, role in missed}
+        return [(d.verdict, d.irregularity) for d in self.play(events, profile, missed)
+                if d.verdict != "ok" and d.irregularity != "UNREAD_CARD" and not _right_prompt(d, roles)]
+
+    def _feed(self, engine: HandEngine, event: Event) -> list:
+        try:
+            return engine.feed(event)
+        except Exception:   # the daemon logs and drops such an event; so does the bench
+            self.engine_errors += 1
+            return []
+
+
+def _right_prompt(decision, missed_roles: set[str]) -> bool:
+    return ((decision.irregularity == "SHORT_DEAL" and bool(missed_roles & {"hole", "extra"}))
+            or (decision.irregularity == "MISSED_BURN" and "burn" in missed_roles))
 
 
 def _tracker(settle: float, rearm: float = REARM_S, mouth: bool = False):
@@ -239,13 +246,8 @@ def detection_run(judge: Judge, settle: float, *, rearm: float = REARM_S, draws:
             stream = poll_stream(hand, model, rng)
             for mouth in tables:
                 total[mouth] += 1
-                engine = HandEngine(judge.profiles[profile], judge.registry)
-                raised = set()
-                for e in presence_events(hand, stream, _tracker(settle, rearm, mouth), mouth=mouth):
-                    try:
-                        raised |= {d.irregularity for d in engine.feed(e)}
-                    except Exception:
-                        judge.engine_errors += 1
+                events_out = presence_events(hand, stream, _tracker(settle, rearm, mouth), mouth=mouth)
+                raised = {d.irregularity for d in judge.play(events_out, profile, hand.missed())}
                 if set(raises) <= raised:
                     found[mouth] += 1
                 else:
