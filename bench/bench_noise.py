@@ -123,6 +123,9 @@ def undetectable(events: list[dict], header: dict, mouth: bool, rearm: float) ->
 
     - A scenario acted out with a card leaving the stub uncounted (header ``mouth_sensor``
       false) is a table without a sensor: with one, that card would have been counted.
+      One whose ``new_hand`` says ``mouth_sensor`` is a table with one: without it, a card
+      on the board that the shoe never reported may be a read the shoe missed (RULES.md,
+      ``BOARD_NOT_FROM_SHOE``).
     - Without a mouth sensor, one tag read twice within the shoe's rearm window is one
       draw (a card lingering at the mouth): a clone (``DUPLICATE_CARD``) drawn that soon
       after its twin is not seen (issue 14).
@@ -131,6 +134,8 @@ def undetectable(events: list[dict], header: dict, mouth: bool, rearm: float) ->
     """
     if mouth and header.get("mouth_sensor") is False:
         return "a card left the stub uncounted: a table without a mouth sensor"
+    if not mouth and any(e["ev"] == "new_hand" and e.get("mouth_sensor") for e in events):
+        return "written for a table with a mouth sensor"
     draws: dict = {}
     lifted: dict = {}
     for e in events:

@@ -399,7 +399,9 @@ class Daemon:
         from ..hw.kinds import supervise
 
         rc = self.config.readers[name]
-        return supervise(rc, self._buses_of(rc.backend, f"readers.{name}.backend"))
+        # The daemon's clock, as for event times: a fault's backoff is measured in the time the
+        # events carry (a simulated table's virtual clock included).
+        return supervise(rc, self._buses_of(rc.backend, f"readers.{name}.backend"), clock=self._clock)
 
     def _poll_once(self, name: str, supervisor, tracker, counts: dict, mouth=None) -> None:
         restarts = supervisor.restarts
