@@ -342,10 +342,16 @@ def run() -> dict:
     figures["noise_settle_s_shipped"] = SETTLE_S
     figures["noise_engine_errors"] = judge.engine_errors
     figures["noise_bench_s"] = round(time.perf_counter() - t0, 1)
-    for key, goal in GOALS.items():
-        figures[f"{key}_goal"] = goal
-        figures[f"{key}_baseline"] = BASELINE[key]
-    return figures
+    return figures | beside_goals(GOALS, BASELINE)
+
+
+def beside_goals(goals: dict, baseline: dict, prefix: str = "noise_") -> dict:
+    """``<key>_goal`` and ``<key>_baseline`` of every goal, its key prefixed with *prefix*."""
+    out = {}
+    for key, goal in goals.items():
+        key = prefix + key.removeprefix("noise_")
+        out[f"{key}_goal"], out[f"{key}_baseline"] = goal, baseline[key]
+    return out
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_noise import GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, REARM_S, _scenarios, clean_script, undetectable
+from bench.bench_noise import (GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, REARM_S, _scenarios, beside_goals,
+                               clean_script, undetectable)
 from dealerbox.rules.profiles import load_profile
 from dealerbox.service.config import DEFAULT_CONFIG, load_config
 from dealerbox.service.daemon import Daemon
@@ -230,11 +231,7 @@ def run() -> dict:
     figures["noise_daemon_cascades"] = cascades
     figures["noise_daemon_clean_hands"] = 2 * HANDS
     figures["noise_daemon_bench_s"] = round(time.perf_counter() - t0, 1)
-    for key, goal in GOALS.items():
-        dkey = key.replace("noise_", "noise_daemon_")
-        figures[f"{dkey}_goal"] = goal
-        figures[f"{dkey}_baseline"] = BASELINE[dkey]
-    return figures
+    return figures | beside_goals(GOALS, BASELINE, "noise_daemon_")
 
 
 if __name__ == "__main__":
