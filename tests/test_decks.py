@@ -333,3 +333,64 @@ def test_reopen_makes_a_fresh_reader_after_a_fault(chip, tmp_path):
     assert len(reg) == 54 and first.closed
     assert len(opened) == 1 and not opened[0].closed
     opened[0].close()
+
+
+def test_a_reader_pulled_out_mid_registration_is_reopened_and_no_card_is_lost_or_doubled(chip, tmp_path):
+    """The cable is pulled twice, through the emulator: once while a registered card still lies
+    on the pad (it must not count again once the reader is back), once while the next card is
+    put down (it must be registered once the reader is back). The supervisor reports each
+    outage once, reopens the reader with its backoff, and registration carries on in order."""
+    outages = {f"{REGISTRATION_ORDER[19]} registered as tag {DECK_C[19]}": 20,     # card 19 still on the pad
+               f"{REGISTRATION_ORDER[30]} registered as tag {DECK_C[30]}": 70}     # card 31 put down meanwhile
+    opened = []
+
+    def reopen():
+        r = RC522Reader("pad", zone="board", spi=chip)      # raises ReaderError while the cable is out
+        opened.append(r)
+        return r
+
+    tech = Technician(chip, DECK_C, hold=40, gap=20)   # counted in the tool's sleeps, backoffs included
+    plug_in = []                                            # sleeps left until the cable goes back in
+    on_pad = []                                             # (cable change, cards on the pad then)
+
+    def sleep(seconds):
+        tech.sleep(seconds)
+        if plug_in:
+            plug_in[0] -= 1
+            if plug_in[0] == 0:
+                plug_in.clear()
+                on_pad.append(("plug", list(tech._shown)))
+                chip.plug()
+
+    screen = Screen()
+
+    def prompt(text):
+        screen(text)
+        if text in outages:
+            on_pad.append(("unplug", list(tech._shown)))
+            chip.unplug()
+            plug_in.append(outages.pop(text))
+
+    first = RC522Reader("pad", zone="board", spi=chip)
+    path = tmp_path / "r.toml"
+    reg = register_deck(first, DeckRegistry(), "C", path, prompt=prompt, clock=tech.clock, sleep=sleep,
+                        poll_s=0.02, timeout_s=120.0, reopen=reopen)    # an outage counts as waiting
+    try:
+        assert not outages and not plug_in                  # both outages happened and ended
+        assert on_pad == [("unplug", [DECK_C[19]]), ("plug", [DECK_C[19]]),
+                          ("unplug", [DECK_C[30]]), ("plug", [DECK_C[31]])]
+        assert first.closed and len(opened) == 2            # each outage reopened the reader once
+        assert sum("failed" in ln and "retrying" in ln for ln in screen.lines) == 2
+        assert sum("answers again" in ln for ln in screen.lines) == 2
+        assert not [ln for ln in screen.lines if ln.startswith("refused")]
+        # Every card asked for exactly once, in order: none lost (asked again), none doubled.
+        assert screen.asked() == [c if c != JOKER else "joker" for c in REGISTRATION_ORDER]
+        registered = [ln for ln in screen.lines if " registered as tag " in ln]
+        assert registered == [f"{card} registered as tag {uid}" for card, uid in zip(REGISTRATION_ORDER, DECK_C)]
+        loaded = DeckRegistry.load(path)
+        assert len(loaded) == 54 == len(reg)
+        assert [loaded.lookup(uid).card for uid in DECK_C] == list(REGISTRATION_ORDER)
+        assert "(2 reader faults retried)" in screen.lines[-1]
+    finally:
+        for r in opened:
+            r.close()

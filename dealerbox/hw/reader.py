@@ -182,12 +182,17 @@ class ReaderSupervisor:
     the shoe in 30-100 ms, so a restart must be quick.
 
     *clock* gives monotonic seconds; *on_status* is called as
-    ``on_status(name, ok, reason)`` with each report.
+    ``on_status(name, ok, reason)`` with each report. *owns_readers* false
+    means the readers *open_reader* returns belong to the caller: after a fault
+    (and at :meth:`close`) the supervisor lets go of the reader without closing
+    it, so *open_reader* may hand the same one back (a technician's tool polling
+    a reader it was given).
     """
 
     def __init__(self, name: str, open_reader: Callable[[], TagReader], *, backoff_initial: float = 0.1,
                  backoff_factor: float = 2.0, backoff_max: float = 5.0, crash_backoff: float = 0.02,
-                 clock: Callable[[], float] = time.monotonic, on_status: StatusCallback | None = None):
+                 clock: Callable[[], float] = time.monotonic, on_status: StatusCallback | None = None,
+                 owns_readers: bool = True):
         if not 0 < backoff_initial <= backoff_max or backoff_factor < 1:
             raise ValueError(f"{name}: backoff needs 0 < initial <= max and factor >= 1, not "
                              f"initial={backoff_initial}, max={backoff_max}, factor={backoff_factor}")
@@ -197,6 +202,7 @@ class ReaderSupervisor:
         self._crash_initial = self._crash_backoff = crash_backoff
         self._clock = clock
         self._on_status = on_status
+        self._owns_readers = owns_readers
         self.reader: TagReader | None = None
         self.status = "connecting"          # "connecting", "ok", "fault" or "closed"
         self.fault_reason: str | None = None
@@ -231,6 +237,11 @@ class ReaderSupervisor:
         if self.reader.alive:
             self._working(reports)
         return zones, reports
+
+    @property
+    def wait_s(self) -> float:
+        """Seconds until the next try to open or poll the reader is due (0 when it is due now)."""
+        return max(0.0, self._next_try - self._clock())
 
     def close(self) -> None:
         """Close the reader. Safe twice."""
@@ -279,7 +290,7 @@ class ReaderSupervisor:
 
     def _drop(self) -> None:
         reader, self.reader = self.reader, None
-        if reader is not None:
+        if reader is not None and self._owns_readers:
             try:
                 reader.close()
             except Exception:

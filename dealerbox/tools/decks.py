@@ -36,9 +36,9 @@ from typing import Callable, Iterable
 
 from ..rules.cards import DECK_52, JOKER
 from ..rules.deckcheck import DeckReport, check_deck
-from ..errors import DealerboxError, ReaderError, RegistryError
+from ..errors import DealerboxError, RegistryError
 from ..hw.presence import BOARD, PresenceTracker
-from ..hw.reader import TagReader
+from ..hw.reader import ReaderSupervisor, TagReader
 from ..rules.registry import DeckRegistry
 
 __all__ = [
@@ -96,14 +96,16 @@ def _tag_label(registry: DeckRegistry, deck: str, card: str) -> str:
 
 
 class _Watcher:
-    """Polls a reader with fault handling and turns polls into tag appearances.
+    """Turns a supervised reader's polls into tag appearances, and tells the technician about faults.
 
     Every zone of the reader is merged into one, so a multi-antenna reader works
-    like a single pad. Faults are reported through *prompt* once per outage and
-    retried after *retry_s*; *reopen*, when given, makes a fresh reader after a
-    fault (the old one is closed; the new one is *reopen*'s caller's to close).
-    Readers never reconnect by themselves (dealerbox.hw.reader), so a reader that
-    must be reopened to recover needs it.
+    like a single pad. Faults belong to a :class:`~dealerbox.hw.reader.ReaderSupervisor`,
+    as in the daemon: it reports a fault once per outage, lets go of the failed
+    reader and tries again with its backoff (at most *retry_s* between tries);
+    this class says so through *prompt*. With *reopen* the supervisor makes a
+    fresh reader after a fault (the failed one is closed; a fresh one is
+    *reopen*'s caller's to close); without it, the reader handed in is polled
+    again, and stays the caller's.
     """
 
     def __init__(self, reader: TagReader, *, prompt: Prompt, clock, sleep, poll_s: float,
@@ -111,31 +113,45 @@ class _Watcher:
                  reopen: Callable[[], TagReader] | None):
         if not poll_s > 0:
             raise ValueError(f"poll_s must be > 0 seconds, not {poll_s!r}")
-        self.reader = reader
         self.prompt = prompt
-        self.clock = clock
         self.sleep = sleep
         self.poll_s = float(poll_s)
-        self.retry_s = max(float(retry_s), self.poll_s)
         self.zones = frozenset(zones) if zones is not None else None
-        self.reopen = reopen
         self.tracker = PresenceTracker(board_dropout=dropout_s, settle=settle_s)
-        self.faults = 0
-        self.polls = 0
-        self._in_fault = False
+        self._clock = clock
+        handed_in = [reader]
+
+        def open_reader() -> TagReader:
+            if handed_in:
+                return handed_in.pop()
+            return reopen() if reopen is not None else reader
+
+        longest = max(float(retry_s), self.poll_s)
+        self.supervisor = ReaderSupervisor(reader.name, open_reader, backoff_initial=min(0.1, longest),
+                                           backoff_max=longest, clock=clock, owns_readers=reopen is not None)
+
+    @property
+    def faults(self) -> int:
+        """Outages of the reader so far (each reported once)."""
+        return self.supervisor.faults
+
+    @property
+    def polls(self) -> int:
+        """Polls that answered."""
+        return self.supervisor.polls
 
     def poll(self) -> list[str] | None:
-        """One poll: the UIDs that appeared (sorted), or None when the reader failed."""
-        t = self.clock()
-        try:
-            seen = self.reader.poll()
-        except ReaderError as exc:
-            self._fault(exc)
+        """One poll: the UIDs that appeared (sorted), or None when the reader failed or is not due."""
+        t = self._clock()
+        seen, reports = self.supervisor.poll()
+        name = self.supervisor.name
+        if "reader_fault" in reports:
+            self.prompt(f"reader {name!r} failed ({self.supervisor.fault_reason}); check the cable; "
+                        "retrying, nothing read so far is lost")
+        if "reader_ok" in reports:
+            self.prompt(f"reader {name!r} answers again; carry on")
+        if seen is None:
             return None
-        self.polls += 1
-        if self._in_fault:
-            self._in_fault = False
-            self.prompt(f"reader {self.reader.name!r} answers again; carry on")
         uids = set()
         for zone, tags in seen.items():
             if self.zones is None or zone in self.zones:
@@ -143,28 +159,9 @@ class _Watcher:
         events = self.tracker.update(t, {BOARD: frozenset(uids)})
         return [e.uid for e in events if e.ev == "board_on"]
 
-    def _fault(self, exc: ReaderError) -> None:
-        self.faults += 1
-        if not self._in_fault:
-            # Said once per outage; the retries of one outage are only counted.
-            self._in_fault = True
-            self.prompt(f"reader {self.reader.name!r} failed ({exc}); check the cable; retrying, "
-                        "nothing read so far is lost")
-            log.warning("decks: reader %s failed: %s", self.reader.name, exc)
-        else:
-            log.debug("decks: reader %s still failing: %s", self.reader.name, exc)
-        if self.reopen is not None:
-            try:
-                self.reader.close()
-            except OSError as gone:
-                log.debug("decks: closing the failed reader: %s", gone)
-            try:
-                self.reader = self.reopen()
-            except OSError as again:   # ReaderError is an OSError
-                log.debug("decks: reopening the reader failed: %s", again)
-
-    def wait(self, failed: bool) -> None:
-        self.sleep(self.retry_s if failed else self.poll_s)
+    def wait(self) -> None:
+        """Sleep until the next poll: one poll period, or the supervisor's backoff after a fault."""
+        self.sleep(max(self.poll_s, self.supervisor.wait_s))
 
 
 def _copy_without(registry: DeckRegistry, deck: str) -> DeckRegistry:
@@ -201,14 +198,15 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
         an empty registry becomes active anyway).
     :param clock: monotonic seconds; :param sleep: waits between polls. Both are
         injected so tests drive the loop with a fake clock.
-    :param poll_s: time between polls; :param retry_s: wait after a reader fault.
+    :param poll_s: time between polls; :param retry_s: the longest wait between two tries
+        to reopen a failed reader (the reader's supervisor backs off up to it).
     :param timeout_s: longest wait for the next card (a reader fault counts as
         waiting); then :class:`DeckTimeout` is raised and nothing is written.
     :param settle_s: how long a tag must be read steadily to count as shown.
     :param dropout_s: how long a tag must be gone to count as lifted.
     :param zones: only these zones of the reader (default: all of them).
-    :param reopen: makes a fresh reader after a fault, for readers that do not
-        recover by themselves.
+    :param reopen: makes a fresh reader after a fault (the failed one is closed);
+        without it the same reader is polled again.
     :param order: the cards to ask for (default :data:`REGISTRATION_ORDER`).
 
     A tag read again that was registered earlier in this run, or that is
@@ -238,7 +236,7 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
                                   f"{order[done]} ({done}/{len(order)} registered); nothing was written")
             appeared = watcher.poll()
             if appeared is None:
-                watcher.wait(failed=True)
+                watcher.wait()
                 continue
             if len(appeared) > 1:
                 prompt(f"refused: {len(appeared)} tags at once ({', '.join(appeared)}); "
@@ -266,7 +264,7 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
                     prompt(f"{want} registered as tag {uid}")
                     if done < len(order):
                         prompt(_ask_text(done, order))
-            watcher.wait(failed=False)
+            watcher.wait()
     except KeyboardInterrupt:
         prompt(f"cancelled at {done}/{len(order)}: nothing was written")
         raise
@@ -288,8 +286,8 @@ class ReaderDeckReport(DeckReport):
     """A :class:`~dealerbox.rules.deckcheck.DeckReport` with what the reader saw.
 
     ``passes`` counts the separate appearances of each UID (a tag lifted and
-    shown again counts twice); ``reader_faults`` counts failed polls; ``polls``
-    counts good ones. A fault during the check may hide cards passed at that
+    shown again counts twice); ``reader_faults`` counts the reader's outages (each
+    reported once); ``polls`` counts the polls that answered. A fault during the check may hide cards passed at that
     moment: they show up as missing, and the text says to pass the deck again.
     """
 
@@ -357,7 +355,7 @@ def check_deck_with_reader(reader: TagReader, registry: DeckRegistry, deck: str 
                 passes[uid] = passes.get(uid, 0) + 1
             last_new = clock()
             prompt(f"{len(order)} tags read")
-        watcher.wait(failed=appeared is None)
+        watcher.wait()
     base = check_deck(order, registry, deck, profile)
     report = ReaderDeckReport(**{f: getattr(base, f) for f in DeckReport.__dataclass_fields__})
     report.passes = passes
@@ -400,7 +398,7 @@ def format_report(report: DeckReport, registry: DeckRegistry | None = None) -> s
         lines.append(f"  UNKNOWN tag {uid}: in no registered deck; take it out")
     faults = getattr(report, "reader_faults", 0)
     if faults:
-        lines.append(f"  READER: {faults} failed polls; cards passed meanwhile were not seen, "
+        lines.append(f"  READER: {faults} reader faults; cards passed meanwhile were not seen, "
                      "pass the deck again")
     for d in report.decisions:
         lines.append(f"  rule {d.irregularity}: {d.rule}")
