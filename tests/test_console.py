@@ -21,7 +21,9 @@ import pytest
 
 from dealerbox import cli
 from dealerbox.service.config import DEFAULT_CONFIG, load_config
-from dealerbox.tools.console import ConsoleSession, SimConsole, glass_symbols, parse_tag, with_real_devices
+from dealerbox.tools.console import ConsoleSession, SimConsole, with_real_devices
+from dealerbox.tools.console_hands import parse_tag
+from dealerbox.tools.console_view import glass_symbols
 from dealerbox.errors import ConfigError, EventError
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"

@@ -271,7 +271,7 @@ def test_a_dropped_read_never_moves_a_correct_card_nor_stops_the_hand():
 
 
 def test_the_console_table_view_names_an_unread_card_as_such():
-    from dealerbox.tools.console import _label
+    from dealerbox.tools.console_view import _label
 
     engine = HandEngine()
     engine.feed(Event.from_dict({"t": 0, "ev": "new_hand", "players": 2, "mouth_sensor": True}))
