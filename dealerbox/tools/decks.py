@@ -164,6 +164,74 @@ class _Watcher:
         self.sleep(max(self.poll_s, self.supervisor.wait_s))
 
 
+def _check_new_deck(registry: DeckRegistry, deck: str, replace: bool) -> None:
+    """Refuse a deck name that is not one, or a deck already registered unless it is replaced."""
+    if not isinstance(deck, str) or not deck or not deck.replace("-", "").replace("_", "").isalnum():
+        raise RegistryError(f"a deck name is letters, digits, '-' or '_', not {deck!r}")
+    if registry.has_deck(deck) and not replace:
+        raise RegistryError(f"deck {deck} is already registered ({len(registry.cards_of(deck))} tags); "
+                            "replace it explicitly to register it again")
+
+
+class _Registration:
+    """One registration run: which card is asked for next, and the tags taken so far.
+
+    Each appearance is judged here: taken as the card asked for, or refused
+    (two tags at once, a tag taken earlier in this run, a malformed UID, a tag
+    of another deck) with the same card asked for again. Taken tags go into
+    *new*; *registry* (the registry as it was) is only read.
+    """
+
+    def __init__(self, registry: DeckRegistry, new: DeckRegistry, deck: str, order: tuple[str, ...],
+                 prompt: Prompt):
+        self.registry, self.new, self.deck, self.order, self.prompt = registry, new, deck, order, prompt
+        self.taken: dict[str, str] = {}          # uid -> card, in this run
+        self.done = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= len(self.order)
+
+    @property
+    def wanted(self) -> str:
+        """The card asked for now."""
+        return self.order[self.done]
+
+    def ask(self) -> None:
+        self.prompt(_ask_text(self.done, self.order))
+
+    def take(self, appeared: list[str]) -> bool:
+        """Judge the tags that appeared in one poll; True when one was registered."""
+        if len(appeared) > 1:
+            self.prompt(f"refused: {len(appeared)} tags at once ({', '.join(appeared)}); "
+                        f"lift them all and show one card")
+            self.ask()
+            return False
+        uid, want = appeared[0], self.wanted
+        refusal = self._refusal(uid)
+        if refusal is not None:
+            self.prompt(f"refused: {refusal}; put it aside and show {want}")
+            self.ask()
+            return False
+        self.new.add(uid, self.deck, want)
+        self.taken[uid] = want
+        self.done += 1
+        self.prompt(f"{want} registered as tag {uid}")
+        if not self.finished:
+            self.ask()
+        return True
+
+    def _refusal(self, uid: str) -> str | None:
+        tag = _lookup(self.registry, uid)
+        if uid in self.taken:
+            return f"this tag ({uid}) was registered a moment ago as {self.taken[uid]}"
+        if tag is _MALFORMED:
+            return f"tag {uid} has no valid UID (4, 7 or 10 bytes)"
+        if tag is not None and tag.deck != self.deck:
+            return f"this tag ({uid}) is registered as {_tag_label(self.registry, tag.deck, tag.card)}"
+        return None
+
+
 def _copy_without(registry: DeckRegistry, deck: str) -> DeckRegistry:
     """A copy of *registry* without *deck*'s tags (``active`` is set by the caller)."""
     out = DeckRegistry(active=None)
@@ -215,59 +283,28 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
     both refused (one card at a time). ``KeyboardInterrupt`` (Ctrl-C) ends the
     run and writes nothing; it is re-raised for the caller.
     """
-    if not isinstance(deck, str) or not deck or not deck.replace("-", "").replace("_", "").isalnum():
-        raise RegistryError(f"a deck name is letters, digits, '-' or '_', not {deck!r}")
-    if registry.has_deck(deck) and not replace:
-        raise RegistryError(f"deck {deck} is already registered ({len(registry.cards_of(deck))} tags); "
-                            "replace it explicitly to register it again")
+    _check_new_deck(registry, deck, replace)
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
     new = _copy_without(registry, deck)
     watcher = _Watcher(reader, prompt=prompt, clock=clock, sleep=sleep, poll_s=poll_s, retry_s=retry_s,
                        settle_s=settle_s, dropout_s=dropout_s, zones=zones, reopen=reopen)
-    taken: dict[str, str] = {}          # uid -> card, in this run
-    done = 0
+    run = _Registration(registry, new, deck, order, prompt)
     try:
-        prompt(_ask_text(done, order))
+        run.ask()
         last_progress = clock()
-        while done < len(order):
+        while not run.finished:
             if clock() - last_progress > timeout_s:
                 raise DeckTimeout(f"no card shown for {timeout_s:g} s while waiting for "
-                                  f"{order[done]} ({done}/{len(order)} registered); nothing was written")
+                                  f"{run.wanted} ({run.done}/{len(order)} registered); nothing was written")
             appeared = watcher.poll()
-            if appeared is None:
-                watcher.wait()
-                continue
-            if len(appeared) > 1:
-                prompt(f"refused: {len(appeared)} tags at once ({', '.join(appeared)}); "
-                       f"lift them all and show one card")
-                prompt(_ask_text(done, order))
-            elif appeared:
-                uid = appeared[0]
-                want = order[done]
-                refusal = None
-                tag = _lookup(registry, uid)
-                if uid in taken:
-                    refusal = f"this tag ({uid}) was registered a moment ago as {taken[uid]}"
-                elif tag is _MALFORMED:
-                    refusal = f"tag {uid} has no valid UID (4, 7 or 10 bytes)"
-                elif tag is not None and tag.deck != deck:
-                    refusal = f"this tag ({uid}) is registered as {_tag_label(registry, tag.deck, tag.card)}"
-                if refusal is not None:
-                    prompt(f"refused: {refusal}; put it aside and show {want}")
-                    prompt(_ask_text(done, order))
-                else:
-                    new.add(uid, deck, want)
-                    taken[uid] = want
-                    done += 1
-                    last_progress = clock()
-                    prompt(f"{want} registered as tag {uid}")
-                    if done < len(order):
-                        prompt(_ask_text(done, order))
+            if appeared and run.take(appeared):
+                last_progress = clock()
             watcher.wait()
     except KeyboardInterrupt:
-        prompt(f"cancelled at {done}/{len(order)}: nothing was written")
+        prompt(f"cancelled at {run.done}/{len(order)}: nothing was written")
         raise
+    done = run.done
     new.backs[deck] = back
     keep = registry.active
     new.active = deck if activate or keep is None or not (keep == deck or new.has_deck(keep)) else keep
@@ -336,17 +373,10 @@ def check_deck_with_reader(reader: TagReader, registry: DeckRegistry, deck: str 
     prompt(f"pass the cards of deck {deck} over reader {reader.name!r}, one by one; "
            f"the check ends {quiet_s:g} s after the last card")
     start = last_new = clock()
-    while True:
+    while not (stop is not None and stop()):
         now = clock()
-        if stop is not None and stop():
-            break
-        if not order and now - start > start_timeout_s:
-            prompt(f"no card seen in {start_timeout_s:g} s")
-            break
-        if order and now - last_new > quiet_s:
-            break
-        if now - start > max_s:
-            prompt(f"the check stopped after {max_s:g} s")
+        if _check_over(now - start, now - last_new, bool(order), prompt, quiet_s=quiet_s,
+                       start_timeout_s=start_timeout_s, max_s=max_s):
             break
         appeared = watcher.poll()
         if appeared:
@@ -363,6 +393,20 @@ def check_deck_with_reader(reader: TagReader, registry: DeckRegistry, deck: str 
     report.polls = watcher.polls
     report.registry = registry
     return report
+
+
+def _check_over(elapsed: float, quiet: float, seen: bool, prompt: Prompt, *, quiet_s: float,
+                start_timeout_s: float, max_s: float) -> bool:
+    """True when the deck check ends: quiet after the cards, no card at all, or too long (said)."""
+    if not seen and elapsed > start_timeout_s:
+        prompt(f"no card seen in {start_timeout_s:g} s")
+        return True
+    if seen and quiet > quiet_s:
+        return True
+    if elapsed > max_s:
+        prompt(f"the check stopped after {max_s:g} s")
+        return True
+    return False
 
 
 def exit_status(report: DeckReport) -> int:
