@@ -1,0 +1,304 @@
+"""The journal's files and lines: names, hashing, parsing and raw reading.
+
+Everything here reads or names; nothing writes a journal file except the two
+small helpers at the end (:func:`write_fd`, :func:`sync_dir`), which the
+writer, retention and quarantine share. It must not follow the chain (that is
+journal_verify) and may be used by every other journal module.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import EventError, JournalError
+from ..rules.events import Event
+
+GENESIS = "0" * 64
+SYNC_POLICIES = ("event", "group", "none")
+ANCHOR_NAME = "journal-anchor.json"
+LOCK_NAME = "journal.lock"
+_FILE_RE = re.compile(r"^journal-(\d{4}-\d{2}-\d{2})\.jsonl$")
+# How far verify looks ahead for the line a run of inserted lines skipped over.
+_INSERT_LOOKAHEAD = 256
+#: What a line can carry besides seq, prev and wall: exactly one of these objects.
+BODY_KINDS = ("event", "decision", "gap", "journal_damage")
+QUARANTINE_DIR = "quarantine"
+
+
+def _file_name(day: _dt.date) -> str:
+    return f"journal-{day.isoformat()}.jsonl"
+
+
+def _utc_day(posix_seconds: float) -> _dt.date:
+    return _dt.datetime.fromtimestamp(posix_seconds, _dt.timezone.utc).date()
+
+
+def _utc_text(posix_seconds: float) -> str:
+    stamp = _dt.datetime.fromtimestamp(posix_seconds, _dt.timezone.utc)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _hash(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+def journal_files(directory) -> list[tuple[_dt.date, Path]]:
+    """The day files in ``directory``, oldest first, as ``(date, path)``."""
+    directory = Path(directory)
+    out = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    for name in names:
+        m = _FILE_RE.match(name)
+        if not m:
+            continue
+        try:
+            day = _dt.date.fromisoformat(m.group(1))
+        except ValueError:
+            continue
+        out.append((day, directory / name))
+    out.sort()
+    return out
+
+
+# --------------------------------------------------------------------------
+# Small result types
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal line read back."""
+
+    seq: int
+    event: Event
+    wall: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """A partial last line found at the end of the newest file."""
+
+    file: str
+    line: int
+    size: int  # bytes dropped
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: torn last line ({self.size} bytes) from an interrupted write"
+
+
+
+# --------------------------------------------------------------------------
+# Reading lines
+
+
+@dataclass(slots=True)
+class _Line:
+    file: str
+    line: int
+    raw: bytes
+    hash: str
+    seq: int | None = None
+    prev: str | None = None
+    wall: str | None = None
+    event: dict | None = None
+    decision: dict | None = None
+    error: str | None = None
+    kind: str | None = None
+    body: dict | None = None
+
+
+def _parse(file: str, lineno: int, raw: bytes) -> _Line:
+    rec = _Line(file, lineno, raw, _hash(raw))
+    try:
+        d = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        rec.error = f"not JSON ({getattr(exc, 'msg', exc)})"
+        return rec
+    except RecursionError:
+        rec.error = "not a journal line: JSON nested too deeply"
+        return rec
+    if not isinstance(d, dict):
+        rec.error = "not a JSON object"
+        return rec
+    seq, prev = d.get("seq"), d.get("prev")
+    kinds = [k for k in BODY_KINDS if k in d]
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        rec.error = f"'seq' must be a positive whole number, not {_short(seq)}"
+    elif not isinstance(prev, str) or len(prev) != 64:
+        rec.error = f"'prev' must be 64 hex digits, not {_short(prev)}"
+    elif len(kinds) != 1 or not isinstance(d[kinds[0]], dict):
+        rec.error = "one of 'event', 'decision', 'gap' or 'journal_damage' must be an object"
+    else:
+        kind = kinds[0]
+        body = d[kind]
+        if kind == "event":
+            try:
+                Event.from_dict(body)
+            except EventError as exc:
+                rec.error = f"not a CONTRACT.md event: {exc}"
+                return rec
+        elif kind == "decision":
+            problem = _decision_problem(body)
+            if problem:
+                rec.error = f"not a CONTRACT.md decision: {problem}"
+                return rec
+        rec.seq, rec.prev, rec.kind, rec.body = seq, prev, kind, body
+        rec.event = body if kind == "event" else None
+        rec.decision = body if kind == "decision" else None
+        wall = d.get("wall")
+        rec.wall = wall if isinstance(wall, str) else None
+    return rec
+
+
+_VERDICTS = frozenset({"ok", "correct", "misdeal", "void", "floor"})
+
+
+def _decision_problem(d: dict) -> str | None:
+    """What makes a journaled decision not one the daemon could have given (None if nothing)."""
+    verdict = d.get("verdict")
+    if verdict not in _VERDICTS:
+        return f"'verdict' must be one of {sorted(_VERDICTS)}, not {_short(verdict)}"
+    irregularity = d.get("irregularity")
+    if irregularity is not None and not isinstance(irregularity, str):
+        return f"'irregularity' must be a name or null, not {_short(irregularity)}"
+    t = d.get("t")
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        return f"'t' must be a number, not {_short(t)}"
+    seq = d.get("seq")
+    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
+        return f"'seq' must name a journal line, not {_short(seq)}"
+    steps = d.get("steps", [])
+    if not isinstance(steps, list):
+        return f"'steps' must be a list, not {_short(steps)}"
+    return None
+
+
+def _short(value, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def _split_torn(data: bytes) -> tuple[bytes, bytes]:
+    """Split a file's bytes into (complete lines, torn tail).
+
+    Only what an interrupted append can leave is a torn tail: the bytes after
+    the last newline (a partial write), and a last line made only of NUL bytes
+    (a block the file system allocated but never filled). A complete line
+    that does not parse is *damage*, never torn: it may be a line the engine
+    acted on, so it is quarantined, not cut off.
+    """
+    cut = data.rfind(b"\n") + 1
+    body, tail = data[:cut], data[cut:]
+    if body:
+        start = body.rfind(b"\n", 0, len(body) - 1) + 1
+        last = body[start:-1]
+        if last and not last.strip(b"\0"):
+            body, tail = body[:start], body[start:] + tail
+    return body, tail
+
+
+def _tail_chunk(path: Path) -> tuple[bytes, int]:
+    """The end of a file, starting at a line start and holding at least one
+    complete line when the file has one, and the file's size. Reads backwards
+    in growing chunks, so a day's file is never read whole for this."""
+    with open(path, "rb") as f:
+        size = pos = f.seek(0, os.SEEK_END)
+        data = b""
+        step = 4096
+        while pos > 0 and data.count(b"\n") < 2:
+            step = min(step * 2, pos)
+            pos -= step
+            f.seek(pos)
+            data = f.read(step) + data
+    if pos > 0:
+        data = data[data.find(b"\n") + 1:]  # drop the partial first line
+    return data, size
+
+
+def _count_lines(path: Path, upto: int) -> int:
+    count = 0
+    with open(path, "rb") as f:
+        while upto > 0:
+            block = f.read(min(upto, 1 << 20))
+            if not block:
+                break
+            count += block.count(b"\n")
+            upto -= len(block)
+    return count
+
+
+def _torn_in(path: Path) -> TornTail | None:
+    """The torn tail at the end of ``path``, if any (see _split_torn)."""
+    data, size = _tail_chunk(path)
+    _body, tail = _split_torn(data)
+    if not tail:
+        return None
+    return TornTail(path.name, _count_lines(path, size - len(tail)) + 1, len(tail))
+
+
+def _raw_lines(path: Path, *, newest: bool) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes without the newline)``, streamed; in the newest
+    file a torn tail is left out."""
+    limit = None
+    if newest:
+        torn = _torn_in(path)
+        if torn is not None:
+            limit = path.stat().st_size - torn.size
+    with open(path, "rb") as f:
+        pos = 0
+        for n, raw in enumerate(f, 1):
+            if limit is not None and pos >= limit:
+                break
+            pos += len(raw)
+            yield n, raw[:-1] if raw.endswith(b"\n") else raw
+
+
+def _iter_file(path: Path, *, newest: bool) -> Iterator[_Line]:
+    for n, raw in _raw_lines(path, newest=newest):
+        yield _parse(path.name, n, raw)
+
+
+def _read_anchor(directory: Path) -> dict | None:
+    try:
+        with open(directory / ANCHOR_NAME, "rb") as f:
+            d = json.loads(f.read())
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise JournalError(f"{directory / ANCHOR_NAME}: not valid JSON") from exc
+    if not (isinstance(d, dict) and isinstance(d.get("seq"), int)
+            and isinstance(d.get("hash"), str)):
+        raise JournalError(f"{directory / ANCHOR_NAME}: needs 'seq' and 'hash'")
+    return d
+
+
+def _all_lines(directory: Path) -> Iterator[_Line]:
+    files = journal_files(directory)
+    for i, (_day, path) in enumerate(files):
+        yield from _iter_file(path, newest=i == len(files) - 1)
+
+
+
+def _last_line(path: Path) -> _Line | None:
+    """The last complete line of a file (its ``line`` number is 0).
+
+    Only bytes after the last newline are left out: a complete line that does
+    not parse is returned, with its error, for the caller to judge.
+    """
+    data, _size = _tail_chunk(path)
+    body = data[: data.rfind(b"\n") + 1]
+    if not body:
+        return None
+    return _parse(path.name, 0, body[:-1].rsplit(b"\n", 1)[-1])
+
