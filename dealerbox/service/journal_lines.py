@@ -1,8 +1,9 @@
 """The journal's files and lines: names, hashing, parsing and raw reading.
 
-Everything here reads or names; nothing writes a journal file except the two
-small helpers at the end (:func:`write_fd`, :func:`sync_dir`), which the
-writer, retention and quarantine share. It must not follow the chain (that is
+Everything here reads or names; nothing writes a journal file except the
+small helpers at the end (:func:`encode_line`, :func:`write_fd`,
+:func:`write_new_file`, :func:`cut_file`, :func:`sync_dir`), which the writer,
+retention and quarantine share. It must not follow the chain (that is
 journal_verify) and may be used by every other journal module.
 """
 
@@ -302,3 +303,48 @@ def _last_line(path: Path) -> _Line | None:
         return None
     return _parse(path.name, 0, body[:-1].rsplit(b"\n", 1)[-1])
 
+
+# --------------------------------------------------------------------------
+# Writing helpers shared by the writer, retention and quarantine
+
+
+def encode_line(seq: int, prev: str, wall: float, kind: str, body: dict) -> bytes:
+    """One journal line's bytes, without its newline (the stable format above)."""
+    return json.dumps({"seq": seq, "prev": prev, "wall": _utc_text(wall), kind: body},
+                      separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def write_fd(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write only part)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_new_file(path: Path, data: bytes) -> None:
+    """Create (or replace the bytes of) ``path`` with ``data``, fsync-ed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o640)
+    try:
+        write_fd(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def cut_file(path: Path, size: int) -> None:
+    """Cut ``path`` back to ``size`` bytes, fsync-ed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sync_dir(directory: Path) -> None:
+    """fsync a directory, so that the entries just made in it survive a power cut."""
+    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

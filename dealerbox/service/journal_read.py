@@ -7,6 +7,7 @@ the caller did not ask to skip it.
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import Iterator
 
@@ -56,7 +57,11 @@ def read_entries(directory, from_seq: int = 1, *, skip_damaged: bool = False) ->
             raise JournalError(f"{rec.file}:{rec.line}: {rec.error}")
         if rec.event is None:
             continue
-        yield Entry(rec.seq, Event.from_dict(rec.event), rec.wall or "", rec.file, rec.line)
+        yield _entry(rec)
+
+
+def _entry(rec: _Line) -> Entry:
+    return Entry(rec.seq, Event.from_dict(rec.event), rec.wall or "", rec.file, rec.line)
 
 
 def read_decisions(directory, from_seq: int = 1) -> Iterator[tuple[int, str, dict]]:
@@ -72,34 +77,35 @@ def find_open_hand(directory) -> int | None:
     Searches the newest file first and goes back a day at a time, so a hand
     that began before midnight UTC is found in the previous day's file.
     """
-    files = journal_files(directory)
+    found = _open_hand_line(journal_files(directory))
+    return None if found is None else found[1].seq
+
+
+def _open_hand_line(files) -> tuple[int, _Line] | None:
+    """The newest file (its index in ``files``) holding a well-formed
+    ``new_hand`` line, and the last such line in it; None if there is none."""
     for i in range(len(files) - 1, -1, -1):
-        found = None
-        path = files[i][1]
-        for n, raw in _raw_lines(path, newest=i == len(files) - 1):
-            if b"new_hand" not in raw:  # skip parsing the many other lines
-                continue
-            rec = _parse(path.name, n, raw)
-            if rec.error is None and rec.event is not None and rec.event.get("ev") == "new_hand":
-                found = rec.seq
-        if found is not None:
-            return found
+        last = deque(_new_hands(files[i][1], newest=i == len(files) - 1), maxlen=1)
+        if last:
+            return i, last[0]
     return None
 
 
+def _open_hand_file(files) -> int:
+    """Index in ``files`` (not empty) of the file a check of the open hand
+    starts from: the newest holding a ``new_hand`` line, else the newest."""
+    found = _open_hand_line(files)
+    return len(files) - 1 if found is None else found[0]
 
 
-def _open_hand_file(files) -> int | None:
-    """Index in ``files`` of the newest file holding a well-formed ``new_hand`` line."""
-    for i in range(len(files) - 1, -1, -1):
-        path = files[i][1]
-        for n, raw in _raw_lines(path, newest=i == len(files) - 1):
-            if b"new_hand" not in raw:  # skip parsing the many other lines
-                continue
-            rec = _parse(path.name, n, raw)
-            if rec.error is None and rec.event is not None and rec.event.get("ev") == "new_hand":
-                return i
-    return None
+def _new_hands(path: Path, *, newest: bool) -> Iterator[_Line]:
+    """The well-formed ``new_hand`` lines of one file, in order."""
+    for n, raw in _raw_lines(path, newest=newest):
+        if b"new_hand" not in raw:  # skip parsing the many other lines
+            continue
+        rec = _parse(path.name, n, raw)
+        if rec.error is None and rec.event is not None and rec.event.get("ev") == "new_hand":
+            yield rec
 
 
 def _check_recent(directory: Path, files, index: int, anchor: dict | None):
@@ -140,13 +146,11 @@ def checked_open_hand(directory) -> list[Entry]:
         anchor = _read_anchor(directory)
     except JournalError:
         anchor = None
-    index = _open_hand_file(files)
-    for first in ((index if index is not None else len(files) - 1), 0):
+    for first in (_open_hand_file(files), 0):
         kept, _problems, _start = _check_recent(directory, files, first, anchor)
         starts = [i for i, rec in enumerate(kept) if rec.event is not None and rec.event.get("ev") == "new_hand"]
         if starts:
-            return [Entry(rec.seq, Event.from_dict(rec.event), rec.wall or "", rec.file, rec.line)
-                    for rec in kept[starts[-1]:] if rec.event is not None]
+            return [_entry(rec) for rec in kept[starts[-1]:] if rec.event is not None]
         if first == 0:
             break
     return []
