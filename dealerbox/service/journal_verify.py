@@ -111,11 +111,12 @@ def verify(directory, *, expected_head: tuple[int, str] | None = None) -> Verify
         anchor = None
     start, start_name = _start_line(anchor)
     last = None
-    for rec in _walk(_all_lines(directory), start, start_name, anchor, report.problems):
+    walk = _ChainWalk(_all_lines(directory), start, start_name, anchor, report.problems)
+    for rec in walk:
         last = rec
         if rec.kind == "journal_damage":
             report.damage.append(rec)
-    report.lines = _walk_count[0]
+    report.lines = walk.count
     if last is not None:
         report.head = (last.seq, last.hash)
     if expected_head is not None:
@@ -130,116 +131,125 @@ def _start_line(anchor: dict | None) -> tuple["_Line", str]:
             f"the retention anchor (seq {anchor['seq']})")
 
 
-# How many lines the last _walk read (verify reports it). One walk at a time
-# per process is all the callers need; a list so _walk can set it.
-_walk_count = [0]
-
-
-def _walk(lines_iter: Iterator[_Line], start: _Line, start_name: str, anchor: dict | None,
-          problems: list[VerifyProblem]) -> Iterator[_Line]:
-    """Follow the chain over ``lines_iter`` from ``start``; append every break
-    to ``problems`` and yield the lines that are in the chain, in order.
+class _ChainWalk:
+    """Follows the chain over a stream of lines from ``start``: iterating
+    yields the lines that are in the chain, in order, and appends every break
+    to ``problems``; :attr:`count` is how many lines were read.
 
     A line is yielded once the line before it vouches for it. A line later
     found "changed" (the line after it recorded another hash) has been
     yielded already: callers that replay lines drop the ones ``problems``
     names (see :func:`_checked_lines`).
     """
-    lines = _Lookahead(lines_iter)
-    prev: _Line | None = start
-    before: _Line | None = None  # the line prev was checked against
-    first = True
-    count = 0
 
-    def add(kind, rec, detail):
-        problems.append(VerifyProblem(kind, rec.file, rec.line, detail))
+    def __init__(self, lines_iter: Iterator[_Line], start: _Line | None, start_name: str,
+                 anchor: dict | None, problems: list[VerifyProblem]):
+        self.lines = _Lookahead(lines_iter)
+        self.start, self.start_name, self.anchor = start, start_name, anchor
+        self.problems = problems
+        self.prev: _Line | None = start
+        self.before: _Line | None = None  # the line prev was checked against
+        self.count = 0
 
-    try:
-        while (cur := lines.pop()) is not None:
-            count += 1
-            at_start, first = first, False
-            if (at_start and anchor is not None and cur.error is None
-                    and cur.seq <= anchor["seq"]):
+    def __iter__(self) -> Iterator[_Line]:
+        first = True
+        while (cur := self.lines.pop()) is not None:
+            self.count += 1
+            if (first and self.anchor is not None and cur.error is None
+                    and cur.seq <= self.anchor["seq"]):
                 # Retention wrote the anchor but died before deleting all it meant
                 # to: these old lines are checked among themselves from here.
-                prev = None
-            if cur.error is None and prev is not None and _linked(prev, cur):
-                before, prev = prev, cur
+                self.prev = None
+            first = False
+            if self._step(cur):
                 yield cur
-                continue
-            if prev is None:  # nothing to check this line against: resynchronise
-                if cur.error is not None:
-                    add("changed", cur, cur.error)
-                else:
-                    before, prev = None, cur
-                    yield cur
-                continue
-            # The link prev -> cur is broken. Classify it, looking ahead.
-            skip = None
-            for i in range(_INSERT_LOOKAHEAD):
-                nxt = lines.peek(i)
-                if nxt is None:
-                    break
-                if _linked(prev, nxt):
-                    skip = i
-                    break
-            if skip is not None:
-                add("inserted", cur, f"not part of the chain; {_where(prev, start_name)} "
-                                     f"is followed by {nxt.file}:{nxt.line}")
-                for _ in range(skip):
-                    extra = lines.pop()
-                    count += 1
-                    add("inserted", extra, "not part of the chain")
-                continue
+
+    def _add(self, kind: str, rec: _Line, detail: str) -> None:
+        self.problems.append(VerifyProblem(kind, rec.file, rec.line, detail))
+
+    def _follow(self, cur: _Line, before: _Line | None) -> bool:
+        self.before, self.prev = before, cur
+        return True
+
+    def _step(self, cur: _Line) -> bool:
+        """Check ``cur`` against the chain so far; True if it is in the chain."""
+        prev = self.prev
+        if cur.error is None and prev is not None and _linked(prev, cur):
+            return self._follow(cur, prev)
+        if prev is None:  # nothing to check this line against: resynchronise
             if cur.error is not None:
-                add("changed", cur, cur.error)
-                prev = None
-                continue
-            if before is not None and _linked(before, cur):
-                # prev was forged to follow its predecessor, but the real next
-                # line still vouches for that predecessor, not for prev.
-                add("inserted", prev, f"not part of the chain; {_where(before, start_name)} "
-                                      f"is followed by {cur.file}:{cur.line}")
-                before, prev = before, cur
-                yield cur
-                continue
-            nxt = lines.peek(0)
-            if nxt is None and prev is not start and cur.seq == prev.seq + 1:
-                # The last line does not follow the line before it, and nothing
-                # after it says which of the two is genuine.
-                add("ambiguous at the end", cur,
-                    f"does not follow {prev.file}:{prev.line} (its prev is not that line's hash): "
-                    f"either this line was appended by someone else, or that line was changed")
-                continue
-            if nxt is not None and nxt.error is None and not _linked(cur, nxt):
-                # Both links around cur are broken: cur itself was altered.
-                add("changed", cur, "its seq or prev field no longer fits the lines around it")
-                prev = None
-                continue
-            if prev is start:
-                add("removed", cur, f"lines before this one are missing: it does not follow "
-                                    f"{start_name} (it has seq {cur.seq})")
-            elif cur.seq <= prev.seq:
-                add("inserted", cur, f"seq {cur.seq} repeats or goes back after seq {prev.seq} "
-                                     f"at {prev.file}:{prev.line}")
-                continue
-            elif cur.seq > prev.seq + 1:
-                missing = (f"seq {prev.seq + 1}" if cur.seq == prev.seq + 2
-                           else f"seq {prev.seq + 1}..{cur.seq - 1}")
-                add("removed", cur, f"{missing} missing between {prev.file}:{prev.line} and this line")
-            else:
-                add("changed", prev, f"its hash no longer matches what {cur.file}:{cur.line} recorded")
-            before, prev = None, cur
-            yield cur
-    finally:
-        _walk_count[0] = count
+                self._add("changed", cur, cur.error)
+                return False
+            return self._follow(cur, None)
+        # The link prev -> cur is broken. Classify it, looking ahead.
+        if self._skip_inserted(cur):
+            return False
+        if cur.error is not None:
+            self._add("changed", cur, cur.error)
+            self.prev = None
+            return False
+        if self.before is not None and _linked(self.before, cur):
+            # prev was forged to follow its predecessor, but the real next
+            # line still vouches for that predecessor, not for prev.
+            self._add("inserted", prev, f"not part of the chain; {_where(self.before, self.start_name)} "
+                                        f"is followed by {cur.file}:{cur.line}")
+            return self._follow(cur, self.before)
+        return self._unlinked(cur)
+
+    def _skip_inserted(self, cur: _Line) -> bool:
+        """If a line ahead follows prev, ``cur`` and the lines up to it were
+        inserted: report and skip them."""
+        for skip in range(_INSERT_LOOKAHEAD):
+            nxt = self.lines.peek(skip)
+            if nxt is None:
+                return False
+            if _linked(self.prev, nxt):
+                break
+        else:
+            return False
+        self._add("inserted", cur, f"not part of the chain; {_where(self.prev, self.start_name)} "
+                                   f"is followed by {nxt.file}:{nxt.line}")
+        for _ in range(skip):
+            self.count += 1
+            self._add("inserted", self.lines.pop(), "not part of the chain")
+        return True
+
+    def _unlinked(self, cur: _Line) -> bool:
+        """Name what broke the link prev -> cur when nothing was inserted."""
+        prev, nxt = self.prev, self.lines.peek(0)
+        if nxt is None and prev is not self.start and cur.seq == prev.seq + 1:
+            # The last line does not follow the line before it, and nothing
+            # after it says which of the two is genuine.
+            self._add("ambiguous at the end", cur,
+                      f"does not follow {prev.file}:{prev.line} (its prev is not that line's hash): "
+                      f"either this line was appended by someone else, or that line was changed")
+            return False
+        if nxt is not None and nxt.error is None and not _linked(cur, nxt):
+            # Both links around cur are broken: cur itself was altered.
+            self._add("changed", cur, "its seq or prev field no longer fits the lines around it")
+            self.prev = None
+            return False
+        if prev is self.start:
+            self._add("removed", cur, f"lines before this one are missing: it does not follow "
+                                      f"{self.start_name} (it has seq {cur.seq})")
+        elif cur.seq <= prev.seq:
+            self._add("inserted", cur, f"seq {cur.seq} repeats or goes back after seq {prev.seq} "
+                                       f"at {prev.file}:{prev.line}")
+            return False
+        elif cur.seq > prev.seq + 1:
+            missing = (f"seq {prev.seq + 1}" if cur.seq == prev.seq + 2
+                       else f"seq {prev.seq + 1}..{cur.seq - 1}")
+            self._add("removed", cur, f"{missing} missing between {prev.file}:{prev.line} and this line")
+        else:
+            self._add("changed", prev, f"its hash no longer matches what {cur.file}:{cur.line} recorded")
+        return self._follow(cur, None)
 
 
 def _checked_lines(lines_iter: Iterator[_Line], start: _Line, start_name: str,
                    anchor: dict | None) -> tuple[list[_Line], list[VerifyProblem]]:
     """The lines the chain vouches for (a line named by a problem left out), and the problems."""
     problems: list[VerifyProblem] = []
-    kept = list(_walk(lines_iter, start, start_name, anchor, problems))
+    kept = list(_ChainWalk(lines_iter, start, start_name, anchor, problems))
     # A "removed" problem names the genuine line after a gap: it is kept.
     bad = {(p.file, p.line) for p in problems if p.kind != "removed"}
     return [rec for rec in kept if (rec.file, rec.line) not in bad], problems
