@@ -151,7 +151,7 @@ from ..rules.events import Event
 from .journal_chain import ChainFile
 from .journal_damage import DamageScan, damage_record
 from .journal_lines import (
-    ANCHOR_NAME, BODY_KINDS, GENESIS, LOCK_NAME, SYNC_POLICIES, Entry, TornTail, _utc_day, journal_files,
+    ANCHOR_NAME, BODY_KINDS, GENESIS, LOCK_NAME, SYNC_POLICIES, Entry, TornTail, utc_day, journal_files,
 )
 from .journal_read import checked_open_hand, find_open_hand, read_decisions, read_entries
 from .journal_retention import Retention
@@ -256,7 +256,7 @@ class Journal:
     def _prune_on_opening(self) -> None:
         files = journal_files(self.directory)
         try:
-            self._retention.prune(_utc_day(self._clock()), files[-1][0] if files else None)
+            self._retention.prune(utc_day(self._clock()), files[-1][0] if files else None)
         except OSError as exc:  # a full disk must not stop the start; the next day's rotation retries
             log.error("journal: retention could not run (%s)", exc.strerror or exc)
 

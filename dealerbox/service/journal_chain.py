@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import JournalError
-from .journal_lines import _file_name, _hash, _utc_day, encode_line, journal_files, sync_dir, write_fd
+from .journal_lines import day_file_name, line_hash, utc_day, encode_line, journal_files, sync_dir, write_fd
 from .journal_retention import Retention
 
 log = logging.getLogger("dealerbox.service.journal")
@@ -73,7 +73,7 @@ class ChainFile:
         with self._lock:
             if self.closed:
                 raise JournalError(f"{self.directory}: journal is closed")
-            self._roll(_utc_day(now))
+            self._roll(utc_day(now))
             seq = self.seq + 1
             line = encode_line(seq, self.prev, now, kind, body)
             # Disk full or failing: a partial line is taken back, so a later
@@ -81,7 +81,7 @@ class ChainFile:
             self._write_or_take_back(line + b"\n", fsync=False)
             # The line is in the file now, so the chain moves on even if the
             # fsync below fails.
-            self.seq, self.prev = seq, _hash(line)
+            self.seq, self.prev = seq, line_hash(line)
             if sync:
                 self._sync_policy()
             return seq
@@ -105,16 +105,16 @@ class ChainFile:
         with self._lock:
             if self.closed:
                 raise OSError(errno.EBADF, "the journal is closed")
-            self._roll(_utc_day(batch[0].wall))
+            self._roll(utc_day(batch[0].wall))
             prev, chunks = self.prev, []
             for item in batch:
-                if chunks and _utc_day(item.wall) > self._day:
+                if chunks and utc_day(item.wall) > self._day:
                     break
                 if item.seq != self.seq + len(chunks) + 1:
                     raise AssertionError(f"journal: seq {item.seq} queued after {self.seq + len(chunks)}")
                 line = encode_line(item.seq, prev, item.wall, item.kind, item.body)
                 chunks.append(line + b"\n")
-                prev = _hash(line)
+                prev = line_hash(line)
             self._write_or_take_back(b"".join(chunks), fsync=self.sync != "none")
             self.seq, self.prev = batch[len(chunks) - 1].seq, prev
             self._unsynced = 0
@@ -192,7 +192,7 @@ class ChainFile:
             self._fd = None
             self._unsynced = 0
         previous = files[-1][0] if files else None
-        path = self.directory / _file_name(today)
+        path = self.directory / day_file_name(today)
         created = not path.exists()
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
         self._day = today

@@ -13,10 +13,10 @@ from typing import Callable
 
 from ..errors import JournalError
 from .journal_lines import (
-    GENESIS, QUARANTINE_DIR, TornTail, _hash, _iter_file, _last_line, _read_anchor, _torn_in, _utc_text,
+    GENESIS, QUARANTINE_DIR, TornTail, line_hash, iter_file, last_line, read_anchor, torn_in, utc_text,
     cut_file, journal_files, sync_dir, write_new_file,
 )
-from .journal_read import _check_recent, _open_hand_file
+from .journal_read import check_recent, open_hand_file
 from .journal_verify import VerifyProblem
 
 log = logging.getLogger("dealerbox.service.journal")
@@ -50,14 +50,14 @@ class DamageScan:
         files = journal_files(self.directory)
         self._cut_torn(files)
         try:
-            anchor = _read_anchor(self.directory)
+            anchor = read_anchor(self.directory)
         except JournalError as exc:
             log.error("journal: %s; starting a new chain (run verify)", exc)
             anchor = None
         if not files:
             return (anchor["seq"], anchor["hash"]) if anchor else (0, GENESIS)
-        index = _open_hand_file(files)
-        kept, problems, start = _check_recent(self.directory, files, index, anchor)
+        index = open_hand_file(files)
+        kept, problems, start = check_recent(self.directory, files, index, anchor)
         if problems:
             self._set_aside(files, kept, problems)
         if kept:
@@ -65,7 +65,7 @@ class DamageScan:
         if start is not None:
             return start.seq, start.hash
         for _day, path in reversed(files[:index]):
-            if _last_line(path) is not None:
+            if last_line(path) is not None:
                 return _after_damage(path)
         return (anchor["seq"], anchor["hash"]) if anchor else (0, GENESIS)
 
@@ -73,7 +73,7 @@ class DamageScan:
         if not files:
             return
         path = files[-1][1]
-        self.torn = _torn_in(path)
+        self.torn = torn_in(path)
         if self.torn is not None:
             log.warning("journal: %s; cut off", self.torn)
             cut_file(path, path.stat().st_size - self.torn.size)
@@ -123,7 +123,7 @@ class DamageScan:
             note["quarantine_offset"] = pos
             pos += len(raw)
         write_new_file(data_path, b"".join(raw for _n, raw in copies))
-        write_new_file(note_path, json.dumps({"found": _utc_text(self._clock()),
+        write_new_file(note_path, json.dumps({"found": utc_text(self._clock()),
                                               "lines": [n for n, _r in copies]}, indent=1).encode() + b"\n")
         sync_dir(qdir)
         return note_path
@@ -133,7 +133,7 @@ def damage_record(damage: list[dict], now: float) -> dict | None:
     """The body of a ``journal_damage`` line for ``damage`` (None when there is none)."""
     if not damage:
         return None
-    return {"found": _utc_text(now), "lines": [
+    return {"found": utc_text(now), "lines": [
         {k: d[k] for k in _RECORD_KEYS if k in d} for d in damage[:100]], "count": len(damage)}
 
 
@@ -177,7 +177,7 @@ def _copies(files, newest: Path, cut_line: int, wanted: dict, known: set):
 
 def _note(file: str, n: int, offset: int, raw: bytes, problem: VerifyProblem | None, moved: bool) -> dict:
     line = raw[:-1] if raw.endswith(b"\n") else raw
-    return {"file": file, "line": n, "offset": offset, "sha256": _hash(line), "bytes": len(raw),
+    return {"file": file, "line": n, "offset": offset, "sha256": line_hash(line), "bytes": len(raw),
             "kind": problem.kind if problem else "changed",
             "detail": problem.detail if problem else "after the damaged end",
             "moved": moved}
@@ -188,7 +188,7 @@ def _after_damage(path: Path) -> tuple[int, str]:
     them, numbering them as if they were intact. The box keeps running
     and verify names the damage."""
     seq, digest = 0, GENESIS
-    for rec in _iter_file(path, newest=False):
+    for rec in iter_file(path, newest=False):
         seq = rec.seq if rec.error is None else seq + 1
         digest = rec.hash
     log.error("journal: %s ends in damaged lines; continuing after them "

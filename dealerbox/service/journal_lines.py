@@ -26,27 +26,25 @@ SYNC_POLICIES = ("event", "group", "none")
 ANCHOR_NAME = "journal-anchor.json"
 LOCK_NAME = "journal.lock"
 _FILE_RE = re.compile(r"^journal-(\d{4}-\d{2}-\d{2})\.jsonl$")
-# How far verify looks ahead for the line a run of inserted lines skipped over.
-_INSERT_LOOKAHEAD = 256
 #: What a line can carry besides seq, prev and wall: exactly one of these objects.
 BODY_KINDS = ("event", "decision", "gap", "journal_damage")
 QUARANTINE_DIR = "quarantine"
 
 
-def _file_name(day: _dt.date) -> str:
+def day_file_name(day: _dt.date) -> str:
     return f"journal-{day.isoformat()}.jsonl"
 
 
-def _utc_day(posix_seconds: float) -> _dt.date:
+def utc_day(posix_seconds: float) -> _dt.date:
     return _dt.datetime.fromtimestamp(posix_seconds, _dt.timezone.utc).date()
 
 
-def _utc_text(posix_seconds: float) -> str:
+def utc_text(posix_seconds: float) -> str:
     stamp = _dt.datetime.fromtimestamp(posix_seconds, _dt.timezone.utc)
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _hash(line: bytes) -> str:
+def line_hash(line: bytes) -> str:
     return hashlib.sha256(line).hexdigest()
 
 
@@ -104,7 +102,10 @@ class TornTail:
 
 
 @dataclass(slots=True)
-class _Line:
+class JournalLine:
+    """One stored line as read: where it is, its bytes and hash, and what it
+    carries when it parses (``error`` says why it does not)."""
+
     file: str
     line: int
     raw: bytes
@@ -119,8 +120,10 @@ class _Line:
     body: dict | None = None
 
 
-def _parse(file: str, lineno: int, raw: bytes) -> _Line:
-    rec = _Line(file, lineno, raw, _hash(raw))
+def parse_line(file: str, lineno: int, raw: bytes) -> JournalLine:
+    """Parse one stored line (its bytes without the newline); a line that is
+    not a journal line comes back with ``error`` saying why."""
+    rec = JournalLine(file, lineno, raw, line_hash(raw))
     try:
         d = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -129,37 +132,40 @@ def _parse(file: str, lineno: int, raw: bytes) -> _Line:
     except RecursionError:
         rec.error = "not a journal line: JSON nested too deeply"
         return rec
-    if not isinstance(d, dict):
-        rec.error = "not a JSON object"
-        return rec
-    seq, prev = d.get("seq"), d.get("prev")
-    kinds = [k for k in BODY_KINDS if k in d]
-    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-        rec.error = f"'seq' must be a positive whole number, not {_short(seq)}"
-    elif not isinstance(prev, str) or len(prev) != 64:
-        rec.error = f"'prev' must be 64 hex digits, not {_short(prev)}"
-    elif len(kinds) != 1 or not isinstance(d[kinds[0]], dict):
-        rec.error = "one of 'event', 'decision', 'gap' or 'journal_damage' must be an object"
-    else:
-        kind = kinds[0]
+    rec.error = _line_problem(d)
+    if rec.error is None:
+        kind = next(k for k in BODY_KINDS if k in d)
         body = d[kind]
-        if kind == "event":
-            try:
-                Event.from_dict(body)
-            except EventError as exc:
-                rec.error = f"not a CONTRACT.md event: {exc}"
-                return rec
-        elif kind == "decision":
-            problem = _decision_problem(body)
-            if problem:
-                rec.error = f"not a CONTRACT.md decision: {problem}"
-                return rec
-        rec.seq, rec.prev, rec.kind, rec.body = seq, prev, kind, body
+        rec.seq, rec.prev, rec.kind, rec.body = d["seq"], d["prev"], kind, body
         rec.event = body if kind == "event" else None
         rec.decision = body if kind == "decision" else None
         wall = d.get("wall")
         rec.wall = wall if isinstance(wall, str) else None
     return rec
+
+
+def _line_problem(d) -> str | None:
+    """What makes parsed JSON not a journal line (None if nothing)."""
+    if not isinstance(d, dict):
+        return "not a JSON object"
+    seq, prev = d.get("seq"), d.get("prev")
+    kinds = [k for k in BODY_KINDS if k in d]
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        return f"'seq' must be a positive whole number, not {_short(seq)}"
+    if not isinstance(prev, str) or len(prev) != 64:
+        return f"'prev' must be 64 hex digits, not {_short(prev)}"
+    if len(kinds) != 1 or not isinstance(d[kinds[0]], dict):
+        return "one of 'event', 'decision', 'gap' or 'journal_damage' must be an object"
+    if kinds[0] == "event":
+        try:
+            Event.from_dict(d["event"])
+        except EventError as exc:
+            return f"not a CONTRACT.md event: {exc}"
+    elif kinds[0] == "decision":
+        problem = _decision_problem(d["decision"])
+        if problem:
+            return f"not a CONTRACT.md decision: {problem}"
+    return None
 
 
 _VERDICTS = frozenset({"ok", "correct", "misdeal", "void", "floor"})
@@ -239,7 +245,7 @@ def _count_lines(path: Path, upto: int) -> int:
     return count
 
 
-def _torn_in(path: Path) -> TornTail | None:
+def torn_in(path: Path) -> TornTail | None:
     """The torn tail at the end of ``path``, if any (see _split_torn)."""
     data, size = _tail_chunk(path)
     _body, tail = _split_torn(data)
@@ -248,12 +254,12 @@ def _torn_in(path: Path) -> TornTail | None:
     return TornTail(path.name, _count_lines(path, size - len(tail)) + 1, len(tail))
 
 
-def _raw_lines(path: Path, *, newest: bool) -> Iterator[tuple[int, bytes]]:
+def raw_lines(path: Path, *, newest: bool) -> Iterator[tuple[int, bytes]]:
     """``(line number, bytes without the newline)``, streamed; in the newest
     file a torn tail is left out."""
     limit = None
     if newest:
-        torn = _torn_in(path)
+        torn = torn_in(path)
         if torn is not None:
             limit = path.stat().st_size - torn.size
     with open(path, "rb") as f:
@@ -265,12 +271,12 @@ def _raw_lines(path: Path, *, newest: bool) -> Iterator[tuple[int, bytes]]:
             yield n, raw[:-1] if raw.endswith(b"\n") else raw
 
 
-def _iter_file(path: Path, *, newest: bool) -> Iterator[_Line]:
-    for n, raw in _raw_lines(path, newest=newest):
-        yield _parse(path.name, n, raw)
+def iter_file(path: Path, *, newest: bool) -> Iterator[JournalLine]:
+    for n, raw in raw_lines(path, newest=newest):
+        yield parse_line(path.name, n, raw)
 
 
-def _read_anchor(directory: Path) -> dict | None:
+def read_anchor(directory: Path) -> dict | None:
     try:
         with open(directory / ANCHOR_NAME, "rb") as f:
             d = json.loads(f.read())
@@ -284,14 +290,14 @@ def _read_anchor(directory: Path) -> dict | None:
     return d
 
 
-def _all_lines(directory: Path) -> Iterator[_Line]:
+def all_lines(directory: Path) -> Iterator[JournalLine]:
     files = journal_files(directory)
     for i, (_day, path) in enumerate(files):
-        yield from _iter_file(path, newest=i == len(files) - 1)
+        yield from iter_file(path, newest=i == len(files) - 1)
 
 
 
-def _last_line(path: Path) -> _Line | None:
+def last_line(path: Path) -> JournalLine | None:
     """The last complete line of a file (its ``line`` number is 0).
 
     Only bytes after the last newline are left out: a complete line that does
@@ -301,7 +307,7 @@ def _last_line(path: Path) -> _Line | None:
     body = data[: data.rfind(b"\n") + 1]
     if not body:
         return None
-    return _parse(path.name, 0, body[:-1].rsplit(b"\n", 1)[-1])
+    return parse_line(path.name, 0, body[:-1].rsplit(b"\n", 1)[-1])
 
 
 # --------------------------------------------------------------------------
@@ -310,7 +316,7 @@ def _last_line(path: Path) -> _Line | None:
 
 def encode_line(seq: int, prev: str, wall: float, kind: str, body: dict) -> bytes:
     """One journal line's bytes, without its newline (the stable format above)."""
-    return json.dumps({"seq": seq, "prev": prev, "wall": _utc_text(wall), kind: body},
+    return json.dumps({"seq": seq, "prev": prev, "wall": utc_text(wall), kind: body},
                       separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 

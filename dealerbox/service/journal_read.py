@@ -14,10 +14,10 @@ from typing import Iterator
 from ..errors import JournalError
 from ..rules.events import Event
 from .journal_lines import (
-    Entry, _Line, _iter_file, _last_line, _parse, _raw_lines, _read_anchor, journal_files,
+    Entry, JournalLine, iter_file, last_line, parse_line, raw_lines, read_anchor, journal_files,
 )
 from .journal_verify import (
-    _checked_lines, _start_line,
+    checked_lines, start_line,
 )
 
 
@@ -25,7 +25,7 @@ from .journal_verify import (
 # Reading back
 
 
-def _records(directory, from_seq: int) -> Iterator[_Line]:
+def _records(directory, from_seq: int) -> Iterator[JournalLine]:
     """Every line with ``seq >= from_seq`` (torn tail skipped, damaged lines included).
 
     Files that end before ``from_seq`` are skipped after reading only their last line.
@@ -34,10 +34,10 @@ def _records(directory, from_seq: int) -> Iterator[_Line]:
     for i, (_day, path) in enumerate(files):
         newest = i == len(files) - 1
         if not newest:
-            tail = _last_line(path)
+            tail = last_line(path)
             if tail is not None and tail.error is None and tail.seq < from_seq:
                 continue
-        for rec in _iter_file(path, newest=newest):
+        for rec in iter_file(path, newest=newest):
             if rec.error is not None or rec.seq >= from_seq:
                 yield rec
 
@@ -60,7 +60,7 @@ def read_entries(directory, from_seq: int = 1, *, skip_damaged: bool = False) ->
         yield _entry(rec)
 
 
-def _entry(rec: _Line) -> Entry:
+def _entry(rec: JournalLine) -> Entry:
     return Entry(rec.seq, Event.from_dict(rec.event), rec.wall or "", rec.file, rec.line)
 
 
@@ -81,7 +81,7 @@ def find_open_hand(directory) -> int | None:
     return None if found is None else found[1].seq
 
 
-def _open_hand_line(files) -> tuple[int, _Line] | None:
+def _open_hand_line(files) -> tuple[int, JournalLine] | None:
     """The newest file (its index in ``files``) holding a well-formed
     ``new_hand`` line, and the last such line in it; None if there is none."""
     for i in range(len(files) - 1, -1, -1):
@@ -91,24 +91,24 @@ def _open_hand_line(files) -> tuple[int, _Line] | None:
     return None
 
 
-def _open_hand_file(files) -> int:
+def open_hand_file(files) -> int:
     """Index in ``files`` (not empty) of the file a check of the open hand
     starts from: the newest holding a ``new_hand`` line, else the newest."""
     found = _open_hand_line(files)
     return len(files) - 1 if found is None else found[0]
 
 
-def _new_hands(path: Path, *, newest: bool) -> Iterator[_Line]:
+def _new_hands(path: Path, *, newest: bool) -> Iterator[JournalLine]:
     """The well-formed ``new_hand`` lines of one file, in order."""
-    for n, raw in _raw_lines(path, newest=newest):
+    for n, raw in raw_lines(path, newest=newest):
         if b"new_hand" not in raw:  # skip parsing the many other lines
             continue
-        rec = _parse(path.name, n, raw)
+        rec = parse_line(path.name, n, raw)
         if rec.error is None and rec.event is not None and rec.event.get("ev") == "new_hand":
             yield rec
 
 
-def _check_recent(directory: Path, files, index: int, anchor: dict | None):
+def check_recent(directory: Path, files, index: int, anchor: dict | None):
     """Follow the chain from ``files[index]`` to the end.
 
     Returns ``(kept lines, problems, start line or None)``: the start is the
@@ -117,10 +117,10 @@ def _check_recent(directory: Path, files, index: int, anchor: dict | None):
     well-formed line).
     """
     if index == 0:
-        start, start_name = _start_line(anchor)
+        start, start_name = start_line(anchor)
     else:
         before = files[index - 1][1]
-        last = _last_line(before)
+        last = last_line(before)
         if last is not None and last.error is None:
             start, start_name = last, f"the last line of {before.name}"
         else:
@@ -128,9 +128,9 @@ def _check_recent(directory: Path, files, index: int, anchor: dict | None):
 
     def lines():
         for i in range(index, len(files)):
-            yield from _iter_file(files[i][1], newest=i == len(files) - 1)
+            yield from iter_file(files[i][1], newest=i == len(files) - 1)
 
-    kept, problems = _checked_lines(lines(), start, start_name, anchor if index == 0 else None)
+    kept, problems = checked_lines(lines(), start, start_name, anchor if index == 0 else None)
     return kept, problems, start
 
 
@@ -143,11 +143,11 @@ def checked_open_hand(directory) -> list[Entry]:
     if not files:
         return []
     try:
-        anchor = _read_anchor(directory)
+        anchor = read_anchor(directory)
     except JournalError:
         anchor = None
-    for first in (_open_hand_file(files), 0):
-        kept, _problems, _start = _check_recent(directory, files, first, anchor)
+    for first in (open_hand_file(files), 0):
+        kept, _problems, _start = check_recent(directory, files, first, anchor)
         starts = [i for i, rec in enumerate(kept) if rec.event is not None and rec.event.get("ev") == "new_hand"]
         if starts:
             return [_entry(rec) for rec in kept[starts[-1]:] if rec.event is not None]

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Callable
 
-from .journal_lines import ANCHOR_NAME, _last_line, journal_files, sync_dir, write_new_file
+from .journal_lines import ANCHOR_NAME, last_line, journal_files, sync_dir, write_new_file
 
 log = logging.getLogger("dealerbox.service.journal")
 
@@ -69,7 +69,7 @@ class Retention:
             return doomed
         allowed = []
         for d, p in doomed:
-            last = _last_line(p)
+            last = last_line(p)
             if last is None or last.error is not None or last.seq >= keep_from:
                 break
             allowed.append((d, p))
@@ -77,7 +77,7 @@ class Retention:
 
     def _write_anchor(self, last_doomed: Path) -> None:
         """Record what the oldest kept line must chain to, before deleting."""
-        last = _last_line(last_doomed)
+        last = last_line(last_doomed)
         if last is None or last.error is not None:
             return
         anchor = {"seq": last.seq, "hash": last.hash, "file": last_doomed.name}

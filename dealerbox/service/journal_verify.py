@@ -14,8 +14,12 @@ from typing import Iterator
 
 from ..errors import JournalError
 from .journal_lines import (
-    ANCHOR_NAME, GENESIS, TornTail, _INSERT_LOOKAHEAD, _Line, _all_lines, _read_anchor, _torn_in, journal_files,
+    ANCHOR_NAME, GENESIS, TornTail, JournalLine, all_lines, read_anchor, torn_in, journal_files,
 )
+
+
+# How far verify looks ahead for the line a run of inserted lines skipped over.
+_INSERT_LOOKAHEAD = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +68,11 @@ class VerifyReport:
 
 
 class _Lookahead:
-    def __init__(self, it: Iterator[_Line]):
+    def __init__(self, it: Iterator[JournalLine]):
         self._it = it
-        self._buf: deque[_Line] = deque()
+        self._buf: deque[JournalLine] = deque()
 
-    def peek(self, i: int) -> _Line | None:
+    def peek(self, i: int) -> JournalLine | None:
         while len(self._buf) <= i:
             nxt = next(self._it, None)
             if nxt is None:
@@ -76,13 +80,13 @@ class _Lookahead:
             self._buf.append(nxt)
         return self._buf[i]
 
-    def pop(self) -> _Line | None:
+    def pop(self) -> JournalLine | None:
         if self._buf:
             return self._buf.popleft()
         return next(self._it, None)
 
 
-def _linked(a: _Line, b: _Line) -> bool:
+def _linked(a: JournalLine, b: JournalLine) -> bool:
     return (a.error is None and b.error is None
             and b.prev == a.hash and b.seq == a.seq + 1)
 
@@ -103,15 +107,15 @@ def verify(directory, *, expected_head: tuple[int, str] | None = None) -> Verify
     files = journal_files(directory)
     report = VerifyReport(files=[p.name for _d, p in files])
     if files:
-        report.torn = _torn_in(files[-1][1])
+        report.torn = torn_in(files[-1][1])
     try:
-        anchor = _read_anchor(directory)
+        anchor = read_anchor(directory)
     except JournalError as exc:
         report.problems.append(VerifyProblem("changed", ANCHOR_NAME, 1, str(exc)))
         anchor = None
-    start, start_name = _start_line(anchor)
+    start, start_name = start_line(anchor)
     last = None
-    walk = _ChainWalk(_all_lines(directory), start, start_name, anchor, report.problems)
+    walk = _ChainWalk(all_lines(directory), start, start_name, anchor, report.problems)
     for rec in walk:
         last = rec
         if rec.kind == "journal_damage":
@@ -124,10 +128,10 @@ def verify(directory, *, expected_head: tuple[int, str] | None = None) -> Verify
     return report
 
 
-def _start_line(anchor: dict | None) -> tuple["_Line", str]:
+def start_line(anchor: dict | None) -> tuple["JournalLine", str]:
     if anchor is None:
-        return _Line("", 0, b"", GENESIS, seq=0), "the start of the journal (seq 1)"
-    return (_Line(anchor.get("file", ""), 0, b"", anchor["hash"], seq=anchor["seq"]),
+        return JournalLine("", 0, b"", GENESIS, seq=0), "the start of the journal (seq 1)"
+    return (JournalLine(anchor.get("file", ""), 0, b"", anchor["hash"], seq=anchor["seq"]),
             f"the retention anchor (seq {anchor['seq']})")
 
 
@@ -139,19 +143,19 @@ class _ChainWalk:
     A line is yielded once the line before it vouches for it. A line later
     found "changed" (the line after it recorded another hash) has been
     yielded already: callers that replay lines drop the ones ``problems``
-    names (see :func:`_checked_lines`).
+    names (see :func:`checked_lines`).
     """
 
-    def __init__(self, lines_iter: Iterator[_Line], start: _Line | None, start_name: str,
+    def __init__(self, lines_iter: Iterator[JournalLine], start: JournalLine | None, start_name: str,
                  anchor: dict | None, problems: list[VerifyProblem]):
         self.lines = _Lookahead(lines_iter)
         self.start, self.start_name, self.anchor = start, start_name, anchor
         self.problems = problems
-        self.prev: _Line | None = start
-        self.before: _Line | None = None  # the line prev was checked against
+        self.prev: JournalLine | None = start
+        self.before: JournalLine | None = None  # the line prev was checked against
         self.count = 0
 
-    def __iter__(self) -> Iterator[_Line]:
+    def __iter__(self) -> Iterator[JournalLine]:
         first = True
         while (cur := self.lines.pop()) is not None:
             self.count += 1
@@ -164,14 +168,14 @@ class _ChainWalk:
             if self._step(cur):
                 yield cur
 
-    def _add(self, kind: str, rec: _Line, detail: str) -> None:
+    def _add(self, kind: str, rec: JournalLine, detail: str) -> None:
         self.problems.append(VerifyProblem(kind, rec.file, rec.line, detail))
 
-    def _follow(self, cur: _Line, before: _Line | None) -> bool:
+    def _follow(self, cur: JournalLine, before: JournalLine | None) -> bool:
         self.before, self.prev = before, cur
         return True
 
-    def _step(self, cur: _Line) -> bool:
+    def _step(self, cur: JournalLine) -> bool:
         """Check ``cur`` against the chain so far; True if it is in the chain."""
         prev = self.prev
         if cur.error is None and prev is not None and _linked(prev, cur):
@@ -196,7 +200,7 @@ class _ChainWalk:
             return self._follow(cur, self.before)
         return self._unlinked(cur)
 
-    def _skip_inserted(self, cur: _Line) -> bool:
+    def _skip_inserted(self, cur: JournalLine) -> bool:
         """If a line ahead follows prev, ``cur`` and the lines up to it were
         inserted: report and skip them."""
         for skip in range(_INSERT_LOOKAHEAD):
@@ -214,7 +218,7 @@ class _ChainWalk:
             self._add("inserted", self.lines.pop(), "not part of the chain")
         return True
 
-    def _unlinked(self, cur: _Line) -> bool:
+    def _unlinked(self, cur: JournalLine) -> bool:
         """Name what broke the link prev -> cur when nothing was inserted."""
         prev, nxt = self.prev, self.lines.peek(0)
         if nxt is None and prev is not self.start and cur.seq == prev.seq + 1:
@@ -245,8 +249,8 @@ class _ChainWalk:
         return self._follow(cur, None)
 
 
-def _checked_lines(lines_iter: Iterator[_Line], start: _Line, start_name: str,
-                   anchor: dict | None) -> tuple[list[_Line], list[VerifyProblem]]:
+def checked_lines(lines_iter: Iterator[JournalLine], start: JournalLine, start_name: str,
+                   anchor: dict | None) -> tuple[list[JournalLine], list[VerifyProblem]]:
     """The lines the chain vouches for (a line named by a problem left out), and the problems."""
     problems: list[VerifyProblem] = []
     kept = list(_ChainWalk(lines_iter, start, start_name, anchor, problems))
@@ -255,7 +259,7 @@ def _checked_lines(lines_iter: Iterator[_Line], start: _Line, start_name: str,
     return [rec for rec in kept if (rec.file, rec.line) not in bad], problems
 
 
-def _where(rec: _Line, start_name: str) -> str:
+def _where(rec: JournalLine, start_name: str) -> str:
     return start_name if rec.line == 0 else f"{rec.file}:{rec.line}"
 
 
@@ -271,7 +275,7 @@ def _check_head(report, expected_head, directory, last):
             "removed", last.file, last.line,
             f"the journal ends before the recorded head (seq {want_seq})"))
         return
-    for rec in _all_lines(directory):
+    for rec in all_lines(directory):
         if rec.seq == want_seq:
             if rec.hash != want_hash:
                 report.problems.append(VerifyProblem(

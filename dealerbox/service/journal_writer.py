@@ -12,7 +12,7 @@ from typing import Callable
 
 from ..errors import JournalError
 from .journal_chain import ChainFile, PendingLine
-from .journal_lines import _utc_text
+from .journal_lines import utc_text
 
 log = logging.getLogger("dealerbox.service.journal")
 
@@ -120,10 +120,10 @@ class JournalWriter:
         gap = self._gap
         if gap is None:
             gap = self._gap = {"reason": self.fault or _QUEUE_FULL, "events": 0,
-                               "other_lines": 0, "first_wall": _utc_text(now), "first_t": t}
+                               "other_lines": 0, "first_wall": utc_text(now), "first_t": t}
             log.error("journal: the queue of %d lines is full; lines are being lost until the "
                       "disk takes writes again (a gap line will say how many)", self.queue_lines)
-        gap["last_wall"] = _utc_text(now)
+        gap["last_wall"] = utc_text(now)
         if t is not None:
             gap["last_t"] = t
             if gap.get("first_t") is None:
