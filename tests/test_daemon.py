@@ -383,3 +383,59 @@ def test_decisions_cut_off_by_a_stop_are_journaled_on_restart(tmp_path):
         assert len(list(read_decisions(config.state_dir / "journal"))) == 1
     finally:
         box.close()
+
+
+# The daemon's parts on their own
+
+
+def test_an_input_resumes_after_the_last_event_its_journal_holds(tmp_path):
+    from dealerbox.service.journal import Journal
+    from dealerbox.service.sources import InputFeed
+
+    events = [Event(float(i), "button", name="ack", id=i + 1) for i in range(5)]
+    with Journal(tmp_path / "journal", sync="none") as journal:
+        for e in events[:3]:
+            journal.append(e)
+        fed = []
+        InputFeed(iter(events), 0.0, journal).run(fed.append, threading.Event())
+        assert fed == events[3:]
+        # A second file numbers its lines from 1 again: the same ids, other events, all owed.
+        other = [Event(10.0 + i, "tick", id=i + 1) for i in range(2)]
+        fed = []
+        InputFeed(other, 0.0, journal).run(fed.append, threading.Event())
+        assert fed == other
+        stop = threading.Event()
+        stop.set()
+        fed = []
+        InputFeed(other, 0.0, journal).run(fed.append, stop)
+        assert fed == []
+
+
+def test_devices_marked_sim_are_refused_without_a_simulated_table(tmp_path):
+    from dealerbox.errors import ConfigError
+    from dealerbox.service.devices import TableDevices
+
+    config = load_config(table_config(tmp_path))
+    devices = TableDevices(table=None)
+    with pytest.raises(ConfigError, match="simulated table"):
+        devices.open(config, sink=lambda event: None, clock=time.monotonic)
+    assert (devices.panel, devices.lcd, devices.mouth) == (None, None, None)
+    devices.close()
+    devices.close()
+
+
+def test_the_floor_health_names_each_reader_before_and_after_its_first_poll(tmp_path):
+    from dealerbox.rules.engine import HandEngine
+    from dealerbox.service.health import BoxHealth
+    from dealerbox.service.journal import Journal
+
+    config = load_config(table_config(tmp_path))
+    with Journal(tmp_path / "journal", sync="none") as journal:
+        health = BoxHealth(HandEngine(config.profile, config.registry), journal, Notifier({}))
+        assert health.readers(["shoe", "board"]) == {"shoe": {"last_seen_s": None, "faulted": False},
+                                                     "board": {"last_seen_s": None, "faulted": False}}
+        health.stats.per_reader["shoe"] = {"last_ok": time.monotonic()}
+        assert health.readers(["shoe"])["shoe"]["last_seen_s"] >= 0
+        assert health.box() == {"storage_fault": None, "storage_faults": 0, "journal_queued": 0,
+                                "journal_lost_events": 0}
+        assert health.status().endswith("; 0 events")
