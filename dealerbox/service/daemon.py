@@ -2,25 +2,26 @@
 
 Threads and why:
 
-- one thread per reader polls it on a fixed period and turns polls into events
-  (presence tracking); its :class:`~dealerbox.hw.reader.ReaderSupervisor`
-  reports a reader that fails (``reader_fault``), reopens it with backoff and
+- one thread per reader (:mod:`.polling`) polls it on a fixed period and
+  turns polls into events (presence tracking); its
+  :class:`~dealerbox.hw.reader.ReaderSupervisor` reports a reader that fails (``reader_fault``), reopens it with backoff and
   reports it back (``reader_ok``); a reader that crashes is logged and reopened;
 - the panel's buttons arrive from gpiozero's callback thread;
 - a tick thread sends ``tick`` about every 250 ms so judgments with a grace
   period settle (CONTRACT.md);
 - the engine loop takes every event from one queue, hands it to the journal's
-  writer, feeds the engine, and fans the decisions out: LEDs first, then the
-  LCD (its own thread, latest frame wins, so a slow LCD never delays
-  detection), then the log on stdout;
+  writer, feeds the engine, and fans the decisions out (:mod:`.output`): LEDs
+  first, then the LCD (its own thread, latest frame wins, so a slow LCD never
+  delays detection), then the log on stdout;
 - the journal's writer thread commits what was queued meanwhile with one
   write and one fsync, in the events' order, so the flash's fsync time is
   never between a card and the LED (docs/JOURNAL.md says why this loses no
   more than before). While the disk fails it holds the lines in memory and
   retries; the panel, ``STATUS=`` and the log say so.
 
-On start the box replays the journal from the start of the open hand, so it
-comes back in exactly the state it had, and says so on the LCD.
+On start the box replays the journal from the start of the open hand
+(:mod:`.recovery`), so it comes back in exactly the state it had, and says so
+on the LCD.
 """
 
 from __future__ import annotations
