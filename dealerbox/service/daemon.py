@@ -27,7 +27,6 @@ on the LCD.
 from __future__ import annotations
 
 import logging
-import queue
 import signal
 import threading
 import time
@@ -38,6 +37,7 @@ from ..rules.engine import HandEngine
 from ..rules.events import Event, EventFile
 from ..rules.messages import load_messages
 from .devices import TableDevices
+from .engine_loop import EngineLoop
 from .health import BoxHealth
 from .output import DecisionOutput
 from .polling import ReaderPolling
@@ -47,16 +47,15 @@ from .sources import InputFeed
 
 log = logging.getLogger("dealerbox")
 
-_STOP = object()
-_STORAGE = object()   # the journal's writer changed state: refresh the panel and STATUS=
-
 
 class Daemon:
     """One table's box. ``start()`` then ``run()`` (blocking) or ``stop()``.
 
-    It owns the life of the box (start, signals, reload, stop) and the engine
-    loop: every event from one queue to the journal's writer, the engine, and
-    the decisions' output. The parts it runs each own one job:
+    It owns the life of the box: it puts the parts together, starts them in
+    order, stops them in order, and reloads the config on SIGHUP; the event
+    sources (ticks, an input, the devices) feed its :meth:`_put`. Each part
+    owns one job: :class:`~dealerbox.service.engine_loop.EngineLoop` (the
+    queue: journal, engine, output, one event at a time),
     :class:`~dealerbox.service.devices.TableDevices` (panel, LCD, mouth sensor),
     :class:`~dealerbox.service.polling.ReaderPolling` (the readers' threads),
     :class:`~dealerbox.service.output.DecisionOutput` (glass, LEDs, journal
@@ -86,7 +85,6 @@ class Daemon:
         self.table = table
         self._clock = clock
         self.notifier = notifier if notifier is not None else Notifier()
-        self.queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._reload = threading.Event()
@@ -101,10 +99,12 @@ class Daemon:
                                      on_decision=on_decision)
         self.recovery = StartupRecovery(self.engine, self.journal, self.stats)
         self.input = None if input_events is None else InputFeed(input_events, input_pace_s, self.journal)
+        self.loop = EngineLoop(self.engine, self.journal, self.output, self.health, live=self.input is None)
+        #: The events' queue; a ``tick`` or any event put here is judged in turn.
+        self.queue = self.loop.queue
         self._apply_table_settings(config)
         self._t0 = clock()
         self._t_offset = 0.0
-        self._last_t = 0.0
 
     def _make_floor(self, config):
         """Floor reporting reads the journal back on its own threads. Made before the
@@ -162,11 +162,11 @@ class Daemon:
             signal.signal(signal.SIGINT, lambda *_: self.stop())
             signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
         self._recover()
-        self.journal.start_writer(on_change=lambda fault: self.queue.put(_STORAGE))
+        self.journal.start_writer(on_change=self.loop.storage_changed)
         self._record_damage()
         self.output.start_note = self.recovery.note
         self._open_devices()
-        self._start(self._engine_loop, "engine")
+        self._start(self.loop.run, "engine")
         self._start(self.output.lcd_loop, "lcd")
         if self.input is not None:
             self._start(lambda: self.input.run(self._put, self._stop), "input")
@@ -184,9 +184,10 @@ class Daemon:
 
     def _recover(self) -> None:
         """Replay the open hand; event time goes on from the journal's last event."""
-        self._t_offset = self._last_t = self.recovery.replay(self.messages)
+        self._t_offset = self.loop.last_t = self.recovery.replay(self.messages)
 
     def _record_damage(self) -> None:
+        """Put the damage the journal found on opening on record (the writer runs by now)."""
         self.recovery.record_damage()
 
     def run(self) -> int:
@@ -199,8 +200,9 @@ class Daemon:
         return 0
 
     def stop(self) -> None:
+        """Ask the box to stop (any thread, or a signal): :meth:`run` returns after closing it."""
         self._stop.set()
-        self.queue.put(_STOP)
+        self.loop.stop()
 
     def close(self) -> None:
         """Stop every thread, close devices and the journal. Safe twice."""
@@ -213,7 +215,7 @@ class Daemon:
         # closed, so no decision is being shown on a panel that is closing.
         self.polling.stop()
         self._stop.set()
-        self.queue.put(_STOP)
+        self.loop.stop()
         self.output.wake_lcd()
         for t in self._threads:
             t.join(timeout=5)
@@ -255,45 +257,8 @@ class Daemon:
         while not self._stop.wait(self.config.tick_s):
             self._put(Event(self.now(), "tick"))
 
-    # ------------------------------------------------------------ engine loop
-    def _engine_loop(self) -> None:
-        while True:
-            item = self.queue.get()
-            if item is _STOP:
-                return
-            try:
-                if item is _STORAGE:
-                    self._storage_refresh()
-                else:
-                    self._handle(item)
-            except Exception:
-                # The loop must survive any single event; the watchdog catches a hang.
-                log.exception("event %s could not be handled", item)
-            self.health.pet_watchdog()
-
-    def _handle(self, event: Event) -> None:
-        if self.input is None and event.t < self._last_t:
-            event.t = self._last_t
-        if event.ev == "tick" and not self.engine.has_deadline:
-            # A tick judges nothing unless a grace period is running: not worth a journal line.
-            return
-        # Queued, not written: the writer thread commits it (one fsync for all
-        # queued meanwhile) while the engine judges and the panel shows.
-        seq = self.journal.submit(event)
-        self._last_t = max(self._last_t, event.t)
-        self.stats.events += 1
-        self.output.publish(self.engine.feed(event), seq, event)
-        if self.journal.fault is not None or self.stats.storage_fault is not None:
-            self.stats.take_storage(self.journal)
-
-    def _storage_refresh(self) -> None:
-        """The journal's writer started or stopped failing: the glass, the LED
-        and STATUS= follow at once."""
-        self.stats.take_storage(self.journal)
-        self.output.show(self.engine.decision, refresh=True)
-        self.notifier.status(self._status())
-
     def _status(self) -> str:
+        """The ``STATUS=`` text systemd shows."""
         return self.health.status()
 
     # ------------------------------------------------------------------ reload

@@ -74,7 +74,11 @@ class BoxHealth:
         if interval and now - self._last_watchdog >= min(interval, 1.0):
             self._last_watchdog = now
             self.notifier.watchdog()
-            self.notifier.status(self.status())
+            self.report_status()
+
+    def report_status(self) -> None:
+        """Send a fresh ``STATUS=`` to systemd."""
+        self.notifier.status(self.status())
 
     def readers(self, names) -> dict:
         """Readers *names* as the floor's ``health`` shows them: seconds since each
