@@ -439,3 +439,35 @@ def test_the_floor_health_names_each_reader_before_and_after_its_first_poll(tmp_
         assert health.box() == {"storage_fault": None, "storage_faults": 0, "journal_queued": 0,
                                 "journal_lost_events": 0}
         assert health.status().endswith("; 0 events")
+
+
+def test_the_engine_loop_journals_what_it_judges_with_live_time_never_going_back(tmp_path):
+    from dealerbox.rules.engine import HandEngine
+    from dealerbox.service.devices import TableDevices
+    from dealerbox.service.engine_loop import EngineLoop
+    from dealerbox.service.health import BoxHealth
+    from dealerbox.service.journal import Journal
+    from dealerbox.service.output import DecisionOutput
+
+    config = load_config(table_config(tmp_path))
+    decisions = []
+    journal = Journal(tmp_path / "journal", sync="none")
+    try:
+        journal.start_writer()
+        engine = HandEngine(config.profile, config.registry)
+        health = BoxHealth(engine, journal, Notifier({}))
+        output = DecisionOutput(engine, journal, TableDevices(), health.stats, threading.Event(),
+                                on_decision=decisions.append)
+        output.configure(config, load_messages(config.language))
+        loop = EngineLoop(engine, journal, output, health, live=True)
+        loop.queue.put(Event(5.0, "new_hand", players=4))
+        loop.queue.put(Event(3.0, "shoe", card="joker"))       # older than the last: moved up to it
+        loop.queue.put(Event(6.0, "tick"))                      # no grace period running: not journaled
+        loop.stop()
+        loop.run()
+    finally:
+        journal.close()
+    assert [(e.event.t, e.event.ev) for e in read_entries(tmp_path / "journal")] == [(5.0, "new_hand"),
+                                                                                    (5.0, "shoe")]
+    assert health.stats.events == 2 and health.stats.decisions == len(decisions) == 1
+    assert (decisions[0]["irregularity"], decisions[0]["seq"]) == ("JOKER", 2) and output.view is not None and loop.last_t == 5.0
