@@ -11,9 +11,11 @@ reproduced here (the emulated chips answer every poll): ``bench_noise`` has them
 
 Figures (the same as bench_noise's, prefixed ``noise_daemon_``): false alarms per
 1000 clean hands without and with a mouth sensor, cascades, and the detection rate of
-the irregularity scenarios, each beside its goal and the baseline measured on the
-engine before the sensing-fault work. 100 clean hands on each table (200 in all);
-``NOISE_DAEMON_HANDS`` changes that. Detection runs on the table without a sensor.
+the irregularity scenarios (each on the table it was written for: with a mouth sensor
+when its ``new_hand`` says so; runs no sensor of that table can see are left out and
+listed, by the rules of ``bench_noise.undetectable``), each beside its goal and the
+baseline measured on the engine before the sensing-fault work. 100 clean hands on each table (200 in all);
+``NOISE_DAEMON_HANDS`` changes that.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_noise import GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, clean_script, scenarios
+from bench.bench_noise import (GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, REARM_S, _scenarios, beside_goals,
+                               clean_script, undetectable)
 from dealerbox.rules.profiles import load_profile
 from dealerbox.service.config import DEFAULT_CONFIG, load_config
 from dealerbox.service.daemon import Daemon
@@ -124,6 +127,10 @@ class PhysicsPlayer:
                 self.table.replug(arg)
             self.dealer.wait_polls(2)
         self._to(self.clock() + 1.0)
+        # Between hands the dealer gathers whatever still lies on the board: a scenario
+        # that ends with cards down must not leave them for the next hand's reads.
+        self.table.sweep()
+        self._to(self.clock() + 1.0)
 
 
 def session(hands: list[tuple[list[dict], str]], mouth: bool, seed: int) -> list[list[dict]]:
@@ -135,11 +142,20 @@ def session(hands: list[tuple[list[dict], str]], mouth: bool, seed: int) -> list
     with tempfile.TemporaryDirectory() as tmp:
         config = _config(Path(tmp), mouth)
         clock = VirtualClock()
-        state = {"decisions": [], "missed": [], "player": None}
+        state = {"decisions": [], "hand": None, "player": None}
+
+        def missed(daemon) -> list[tuple[str, str]]:
+            """(uid, role) of this hand's cards drawn so far that the daemon did not read at the
+            shoe, for whatever cause (the model's unread tags, a reader fault, a stalled poll)."""
+            read = set(daemon.engine.hand.drawn_t)
+            now = daemon.now()
+            return [(p.uid, p.role) for p in state["hand"].passes
+                    if p.zone == "shoe" and p.role and p.t_on <= now
+                    and getattr(config.registry.lookup(p.uid), "card", None) not in read]
 
         def decided(d: dict) -> None:
             state["decisions"].append(d)
-            if d.get("irregularity") in PROMPTS and state["missed"]:
+            if d.get("irregularity") in PROMPTS and _right_prompt(d, missed(daemon)):
                 state["player"].ack_due = True      # the dealer answers the prompt at the next move
 
         with SimulatedTable(config) as table:
@@ -149,28 +165,25 @@ def session(hands: list[tuple[list[dict], str]], mouth: bool, seed: int) -> list
             try:
                 for events, profile in hands:
                     daemon.engine.profile = profiles[profile]
-                    hand = act_out(events, model, rng, registry=config.registry, t0=clock() + 3.0)
-                    state["missed"] = [(p.uid, p.role) for p in hand.passes
-                                       if p.zone == "shoe" and p.role and not p.readable]
+                    state["hand"] = act_out(events, model, rng, registry=config.registry, t0=clock() + 3.0)
                     state["decisions"] = []
-                    state["player"].play(hand)
-                    out.append((state["decisions"], state["missed"]))
+                    state["player"].play(state["hand"])
+                    out.append((state["decisions"], missed(daemon)))
             finally:
                 daemon.close()
     return out
 
 
-def _alarms(decisions: list[dict], missed) -> list[str]:
+def _right_prompt(decision: dict, missed) -> bool:
+    """A SHORT_DEAL with a hole card unread, or a MISSED_BURN with a burn unread: right, and answered."""
     roles = {r for _, r in missed}
-    bad = []
-    for d in decisions:
-        irr = d.get("irregularity")
-        if d["verdict"] == "ok" or irr == "UNREAD_CARD":
-            continue
-        if (irr == "SHORT_DEAL" and roles & {"hole", "extra"}) or (irr == "MISSED_BURN" and "burn" in roles):
-            continue
-        bad.append(irr)
-    return bad
+    irr = decision.get("irregularity")
+    return (irr == "SHORT_DEAL" and bool(roles & {"hole", "extra"})) or (irr == "MISSED_BURN" and "burn" in roles)
+
+
+def _alarms(decisions: list[dict], missed) -> list[str]:
+    return [d.get("irregularity") for d in decisions
+            if d["verdict"] != "ok" and d.get("irregularity") != "UNREAD_CARD" and not _right_prompt(d, missed)]
 
 
 def run() -> dict:
@@ -178,8 +191,19 @@ def run() -> dict:
     rng = random.Random(2014)
     clean = [clean_script(n, rng) for n in range(HANDS)]
     # The simulated table has a shoe and a board antenna: scenarios of seat antennas are bench_noise's.
-    irregular = [(events, profile, raises) for _name, events, profile, raises in scenarios()
-                 if not any(e["ev"] in ("zone_on", "zone_off") or e.get("seats") for e in events)]
+    # Each scenario runs on the table it was written for (with a mouth sensor when its new_hand
+    # says so), and one whose irregularity that table cannot sense is left out, as in bench_noise.
+    irregular: dict[bool, list] = {False: [], True: []}
+    skipped: dict[str, str] = {}
+    for name, events, profile, raises, header in _scenarios():
+        if any(e["ev"] in ("zone_on", "zone_off") or e.get("seats") for e in events):
+            continue
+        mouth = any(e["ev"] == "new_hand" and e.get("mouth_sensor") for e in events)
+        why = undetectable(events, header, mouth, REARM_S)
+        if why is None:
+            irregular[mouth].append((name, events, profile, raises))
+        else:
+            skipped[name] = why
     figures: dict = {}
     cascades = 0
     for mouth in (False, True):
@@ -191,20 +215,23 @@ def run() -> dict:
             alarms += bool(bad)
             cascades += bool(bad and missed)
         figures[f"noise_daemon_false_alarms_per_1000_hands{suffix}"] = round(1000 * alarms / len(played), 1)
-    # Detection on the table without a mouth sensor, the harder one (bench_noise has both).
-    played = session([(e, p) for e, p, _ in irregular], False, seed=2)
-    found = sum(set(raises) <= {d.get("irregularity") for d in decisions}
-                for (decisions, _), (_, _, raises) in zip(played, irregular))
-    figures["noise_daemon_detection_pct"] = round(100 * found / len(irregular), 1)
-    figures["noise_daemon_detection_scenarios"] = len(irregular)
+    found, misses = 0, []
+    for mouth, runs in irregular.items():
+        played = session([(events, profile) for _, events, profile, _ in runs], mouth, seed=2)
+        for (decisions, _), (name, _, _, raises) in zip(played, runs):
+            if set(raises) <= {d.get("irregularity") for d in decisions}:
+                found += 1
+            else:
+                misses.append(name)
+    total = sum(len(runs) for runs in irregular.values())
+    figures["noise_daemon_detection_pct"] = round(100 * found / total, 1)
+    figures["noise_daemon_detection_scenarios"] = total
+    figures["noise_daemon_detection_misses"] = misses
+    figures["noise_daemon_detection_not_sensable"] = skipped
     figures["noise_daemon_cascades"] = cascades
     figures["noise_daemon_clean_hands"] = 2 * HANDS
     figures["noise_daemon_bench_s"] = round(time.perf_counter() - t0, 1)
-    for key, goal in GOALS.items():
-        dkey = key.replace("noise_", "noise_daemon_")
-        figures[f"{dkey}_goal"] = goal
-        figures[f"{dkey}_baseline"] = BASELINE[dkey]
-    return figures
+    return figures | beside_goals(GOALS, BASELINE, "noise_daemon_")
 
 
 if __name__ == "__main__":

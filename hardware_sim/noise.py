@@ -399,8 +399,10 @@ def presence_events(hand: PhysicalHand, stream: list[tuple], make_tracker, *, mo
             faulted.discard(reader)
             out.append(Event(t, "reader_ok", reader=reader))
         out.extend(trackers[reader].update(t, seen))
-    actions = [Event.from_dict(e.to_dict() | {"mouth_sensor": True}) if mouth and e.ev == "new_hand" else e
-               for e in hand.actions]
+    # The table, not the script, says whether a sensor counts the cards (as the daemon does).
+    actions = [Event.from_dict({k: v for k, v in e.to_dict().items() if k != "mouth_sensor"}
+                               | ({"mouth_sensor": True} if mouth else {}))
+               if e.ev == "new_hand" else e for e in hand.actions]
     return sorted(out + actions, key=lambda e: e.t)   # stable: presence before a button at the same t
 
 

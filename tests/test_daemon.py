@@ -385,6 +385,32 @@ def test_decisions_cut_off_by_a_stop_are_journaled_on_restart(tmp_path):
         box.close()
 
 
+def test_a_faulted_readers_backoff_runs_on_the_daemons_clock(tmp_path):
+    # Event times and the reopening backoff share one clock: on a simulated table's
+    # virtual clock, a reader plugged back in comes back when event time has passed the
+    # backoff, not when the wall clock has (the noise bench moves event time in jumps).
+    from hardware_sim.script import TableDealer, VirtualClock
+
+    config = load_config(table_config(tmp_path))
+    clock = VirtualClock()
+    with SimulatedTable(config) as table:
+        daemon = Daemon(config, table=table, input_events=[], clock=clock)
+        dealer = TableDealer(table, daemon, clock)
+        daemon.start()
+        try:
+            dealer.wait_ready()
+            table.unplug("shoe")
+            wait_for(lambda: "shoe" in daemon.engine.faulted_readers, what="reader_fault")
+            table.replug("shoe")
+            polls = daemon.stats.per_reader["board"]["polls"]
+            wait_for(lambda: daemon.stats.per_reader["board"]["polls"] > polls + 50, what="board polls")
+            assert "shoe" in daemon.engine.faulted_readers       # event time has not moved
+            dealer.advance(0.5)
+            wait_for(lambda: not daemon.engine.faulted_readers, what="reader_ok")
+        finally:
+            daemon.close()
+
+
 # The daemon's parts on their own
 
 

@@ -387,3 +387,14 @@ def test_the_sim_console_noise_key_injects_a_kind(tmp_path):
     asyncio.run(drive())
     assert any("crossed the board antenna" in n for n in seen["notes"])
     assert seen["decision"].verdict == "ok"        # a card passing over the board is no board card
+
+
+@pytest.mark.parametrize("mouth", [False, True], ids=["no_sensor", "mouth_sensor"])
+def test_the_table_not_the_script_says_whether_a_sensor_counts_the_cards(mouth):
+    # board_not_from_shoe.jsonl is written for a table with a sensor: replayed on one without,
+    # its new_hand must not claim a sensor, or the engine trusts counts that nobody made.
+    events, _profile, _raises = scenario("board_not_from_shoe")
+    assert events[0].get("mouth_sensor") is True
+    played = Played(events, mouth=mouth, judge=False)
+    new_hand = next(e for e in played.events if e.ev == "new_hand")
+    assert bool(new_hand.mouth_sensor) is mouth

@@ -94,7 +94,7 @@ class Daemon:
         self.health = BoxHealth(self.engine, self.journal, self.notifier, clock)
         self.stats = self.health.stats
         self.devices = TableDevices(table)
-        self.polling = ReaderPolling(self.stats)
+        self.polling = ReaderPolling(self.stats, clock=clock)
         self.output = DecisionOutput(self.engine, self.journal, self.devices, self.stats, self._stop,
                                      on_decision=on_decision)
         self.recovery = StartupRecovery(self.engine, self.journal, self.stats)
@@ -241,7 +241,7 @@ class Daemon:
 
     def _open_devices(self) -> None:
         self.devices.open(self.config, sink=self._put, clock=self.now)
-        self.polling.start(self.config, self.devices, sink=self._put, clock=self.now)
+        self.polling.start(self.config, self.devices, sink=self._put, now=self.now)
 
     def _close_devices(self) -> None:
         self.polling.stop()

@@ -24,18 +24,21 @@ class ReaderPolling:
     ``stats.per_reader`` and keeps each open reader object in :attr:`readers`.
     """
 
-    def __init__(self, stats):
+    def __init__(self, stats, *, clock=time.monotonic):
         self.stats = stats
+        # The daemon's clock, as for event times: a fault's backoff is measured in the time the
+        # events carry (a simulated table's virtual clock included).
+        self.clock = clock
         #: Each reader that is open now, by name.
         self.readers: dict = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def start(self, config, devices, *, sink, clock) -> None:
-        """Start a thread per reader of *config*, on *devices*' buses; events go to *sink*, timed by *clock*."""
+    def start(self, config, devices, *, sink, now) -> None:
+        """Start a thread per reader of *config*, on *devices*' buses; events go to *sink*, timed by *now*."""
         self._stop.clear()
         for name in config.readers:
-            t = threading.Thread(target=self._loop, args=(config, name, devices, sink, clock),
+            t = threading.Thread(target=self._loop, args=(config, name, devices, sink, now),
                                  name=f"reader-{name}", daemon=True)
             self._threads.append(t)
             t.start()
@@ -47,11 +50,11 @@ class ReaderPolling:
             t.join(timeout=5)
         self._threads = []
 
-    def _loop(self, config, name: str, devices, sink, clock) -> None:
+    def _loop(self, config, name: str, devices, sink, now) -> None:
         """Poll one reader on its fixed grid until told to stop."""
         from ..hw.reader import PollSchedule
 
-        polled = _PolledReader(self, config, name, devices, sink, clock)
+        polled = _PolledReader(self, config, name, devices, sink, now)
         schedule = PollSchedule(config.readers[name].poll_s, time.monotonic())
         try:
             while not self._stop.is_set():
@@ -71,18 +74,19 @@ class _PolledReader:
     """One reader as its thread sees it: its supervisor, its presence tracker
     (with the mouth sensor when it reads the shoe) and its counts."""
 
-    def __init__(self, polling: ReaderPolling, config, name: str, devices, sink, clock):
+    def __init__(self, polling: ReaderPolling, config, name: str, devices, sink, now):
         from ..hw.kinds import supervise
 
         rc = config.readers[name]
-        self.polling, self.name, self.sink, self.clock = polling, name, sink, clock
+        self.polling, self.name, self.sink, self.now = polling, name, sink, now
         self.counts = polling.stats.per_reader.setdefault(
             name, {"polls": 0, "events": 0, "faults": 0, "restarts": 0, "skipped_slots": 0})
         ms = config.mouth_sensor
         self.mouth = devices.mouth if ms.pin is not None and "shoe" in rc.zones else None
         self.tracker = config.presence.tracker(mouth_window=ms.read_window_s if self.mouth is not None else None,
                                                max_tags=getattr(rc.options, "max_tags", None))
-        self.supervisor = supervise(rc, devices.buses_of(rc.backend, f"readers.{name}.backend"))
+        self.supervisor = supervise(rc, devices.buses_of(rc.backend, f"readers.{name}.backend"),
+                                    clock=polling.clock)
 
     def poll_once(self) -> None:
         """One poll: the supervisor's reports, then the tracker's events, to the sink."""
@@ -95,7 +99,7 @@ class _PolledReader:
             self.polling.readers.pop(self.name, None)
         stats.reader_restarts += supervisor.restarts - restarts
         counts["restarts"] = supervisor.restarts
-        t = self.clock()
+        t = self.now()
         for kind in reports:
             if kind == "reader_fault":
                 counts["faults"] += 1
