@@ -40,8 +40,10 @@ bench: $(STAMP)
 
 # The sdist and the wheel built from it, in dist/ (python -m build).
 DIST ?= dist
+# setuptools copies into build/ and never removes from it: a module deleted from the
+# tree would still ship. Every dist starts from an empty build/.
 dist: $(STAMP)
-	rm -rf $(DIST)
+	rm -rf $(DIST) build
 	$(PY) -m build --no-isolation --outdir $(DIST) .
 
 # Every wheel an offline install needs (systemd/install.sh --wheelhouse DIR):
