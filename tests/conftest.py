@@ -1,6 +1,20 @@
 """Fixtures shared by the hardware tests."""
 
+import logging
+
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def root_logging():
+    """Give each test the root logger it started with. ``dealerbox run`` sets logging up
+    (``force=True``) on the stderr of its moment, which in a test is a capture that is
+    closed when the test ends; a later test's log lines would then go to a closed file."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture

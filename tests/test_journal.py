@@ -718,3 +718,71 @@ def test_the_writer_holds_lines_while_writes_fail_and_writes_them_in_order(tmp_p
         assert changes == ["No space left on device", None] and j.faults == 1 and j.fault is None
     assert [e.event.t for e in read_entries(tmp_path)] == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert verify(tmp_path).ok
+
+
+# -- the parts behind the Journal facade
+
+
+def test_verify_counts_the_inserted_lines_it_skips(tmp_path):
+    """The chain walk counts every line it reads, the run of inserted lines it skips over included."""
+    write(tmp_path, events(10))
+    path = the_file(tmp_path)
+    lines = lines_of(path)
+    lines[6:6] = [lines[1], lines[2]]
+    put_lines(path, lines)
+    report = verify(tmp_path)
+    assert [(p.kind, p.line) for p in report.problems] == [("inserted", 7), ("inserted", 8)]
+    assert report.lines == 12
+
+
+def test_the_writer_queues_a_gap_line_for_what_a_full_queue_lost(tmp_path):
+    """JournalWriter on its own: with the queue full, a line is lost and counted; the gap
+    line saying so takes the next free place in the queue, before the next line."""
+    from dealerbox.service.journal_chain import ChainFile
+    from dealerbox.service.journal_retention import Retention
+    from dealerbox.service.journal_writer import JournalWriter
+
+    retention = Retention(tmp_path, 90, keep_from_seq=None, durable=False)
+    chain = ChainFile(tmp_path, (0, GENESIS), retention, sync="none", group_window=0.05,
+                      group_events=64, monotonic=time.monotonic)
+    writer = JournalWriter(chain, queue_lines=2, retry_s=0.01, clock=Clock(), monotonic=time.monotonic)
+    try:
+        assert [writer.submit("event", Event(float(i), "tick").to_dict(), float(i)) for i in range(3)] \
+            == [1, 2, None]
+        assert (writer.lost_events, writer.queued) == (1, 2)
+        writer.start(None)
+        assert writer.wait_written(2, timeout=10)
+        assert writer.submit("event", Event(3.0, "tick").to_dict(), 3.0) == 4
+        assert writer.wait_written(4, timeout=10)
+    finally:
+        writer.stop(drain_s=1.0)
+        chain.close(timeout=5)
+    bodies = [json.loads(line) for line in lines_of(the_file(tmp_path))]
+    assert [b["seq"] for b in bodies] == [1, 2, 3, 4]
+    assert bodies[2]["gap"] == {"reason": "the journal's queue is full", "events": 1, "other_lines": 0,
+                                "first_wall": "2026-11-22T10:00:00.000000Z", "first_t": 2.0,
+                                "last_wall": "2026-11-22T10:00:00.000000Z", "last_t": 2.0}
+    assert verify(tmp_path).ok
+
+
+def test_the_damage_scan_copies_damage_aside_and_says_where_the_chain_goes_on(tmp_path):
+    """DamageScan on its own: a changed line is copied to quarantine/ and left in place; a
+    damaged last line is copied and moved out (the file is cut back to its last good
+    line); the scan returns that line's seq and hash."""
+    from dealerbox.service.journal_damage import DamageScan, damage_record
+
+    write(tmp_path, events(6))
+    path = the_file(tmp_path)
+    lines = lines_of(path)
+    lines[1] = lines[1].replace(b'"Ah"', b'"Kh"')
+    lines[5] = b"garbage"
+    put_lines(path, lines)
+    scan = DamageScan(tmp_path, Clock())
+    assert scan.run() == (5, sha(lines[4]))
+    assert lines_of(path) == lines[:5]
+    assert [(d["line"], d["kind"], d["moved"]) for d in scan.damage] == [(2, "changed", False),
+                                                                      (6, "changed", True)]
+    [copy] = (tmp_path / "quarantine").glob("quarantine-*.bin")
+    assert copy.read_bytes() == lines[1] + b"\n" + lines[5] + b"\n"
+    record = damage_record(scan.damage, T0)
+    assert record["count"] == 2 and [d["line"] for d in record["lines"]] == [2, 6]
