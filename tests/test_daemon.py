@@ -409,3 +409,91 @@ def test_a_faulted_readers_backoff_runs_on_the_daemons_clock(tmp_path):
             wait_for(lambda: not daemon.engine.faulted_readers, what="reader_ok")
         finally:
             daemon.close()
+
+
+# The daemon's parts on their own
+
+
+def test_an_input_resumes_after_the_last_event_its_journal_holds(tmp_path):
+    from dealerbox.service.journal import Journal
+    from dealerbox.service.sources import InputFeed
+
+    events = [Event(float(i), "button", name="ack", id=i + 1) for i in range(5)]
+    with Journal(tmp_path / "journal", sync="none") as journal:
+        for e in events[:3]:
+            journal.append(e)
+        fed = []
+        InputFeed(iter(events), 0.0, journal).run(fed.append, threading.Event())
+        assert fed == events[3:]
+        # A second file numbers its lines from 1 again: the same ids, other events, all owed.
+        other = [Event(10.0 + i, "tick", id=i + 1) for i in range(2)]
+        fed = []
+        InputFeed(other, 0.0, journal).run(fed.append, threading.Event())
+        assert fed == other
+        stop = threading.Event()
+        stop.set()
+        fed = []
+        InputFeed(other, 0.0, journal).run(fed.append, stop)
+        assert fed == []
+
+
+def test_devices_marked_sim_are_refused_without_a_simulated_table(tmp_path):
+    from dealerbox.errors import ConfigError
+    from dealerbox.service.devices import TableDevices
+
+    config = load_config(table_config(tmp_path))
+    devices = TableDevices(table=None)
+    with pytest.raises(ConfigError, match="simulated table"):
+        devices.open(config, sink=lambda event: None, clock=time.monotonic)
+    assert (devices.panel, devices.lcd, devices.mouth) == (None, None, None)
+    devices.close()
+    devices.close()
+
+
+def test_the_floor_health_names_each_reader_before_and_after_its_first_poll(tmp_path):
+    from dealerbox.rules.engine import HandEngine
+    from dealerbox.service.health import BoxHealth
+    from dealerbox.service.journal import Journal
+
+    config = load_config(table_config(tmp_path))
+    with Journal(tmp_path / "journal", sync="none") as journal:
+        health = BoxHealth(HandEngine(config.profile, config.registry), journal, Notifier({}))
+        assert health.readers(["shoe", "board"]) == {"shoe": {"last_seen_s": None, "faulted": False},
+                                                     "board": {"last_seen_s": None, "faulted": False}}
+        health.stats.per_reader["shoe"] = {"last_ok": time.monotonic()}
+        assert health.readers(["shoe"])["shoe"]["last_seen_s"] >= 0
+        assert health.box() == {"storage_fault": None, "storage_faults": 0, "journal_queued": 0,
+                                "journal_lost_events": 0}
+        assert health.status().endswith("; 0 events")
+
+
+def test_the_engine_loop_journals_what_it_judges_with_live_time_never_going_back(tmp_path):
+    from dealerbox.rules.engine import HandEngine
+    from dealerbox.service.devices import TableDevices
+    from dealerbox.service.engine_loop import EngineLoop
+    from dealerbox.service.health import BoxHealth
+    from dealerbox.service.journal import Journal
+    from dealerbox.service.output import DecisionOutput
+
+    config = load_config(table_config(tmp_path))
+    decisions = []
+    journal = Journal(tmp_path / "journal", sync="none")
+    try:
+        journal.start_writer()
+        engine = HandEngine(config.profile, config.registry)
+        health = BoxHealth(engine, journal, Notifier({}))
+        output = DecisionOutput(engine, journal, TableDevices(), health.stats, threading.Event(),
+                                on_decision=decisions.append)
+        output.configure(config, load_messages(config.language))
+        loop = EngineLoop(engine, journal, output, health, live=True)
+        loop.queue.put(Event(5.0, "new_hand", players=4))
+        loop.queue.put(Event(3.0, "shoe", card="joker"))       # older than the last: moved up to it
+        loop.queue.put(Event(6.0, "tick"))                      # no grace period running: not journaled
+        loop.stop()
+        loop.run()
+    finally:
+        journal.close()
+    assert [(e.event.t, e.event.ev) for e in read_entries(tmp_path / "journal")] == [(5.0, "new_hand"),
+                                                                                    (5.0, "shoe")]
+    assert health.stats.events == 2 and health.stats.decisions == len(decisions) == 1
+    assert (decisions[0]["irregularity"], decisions[0]["seq"]) == ("JOKER", 2) and output.view is not None and loop.last_t == 5.0

@@ -1,0 +1,85 @@
+"""The one thread that takes every event in order: journal, engine, output."""
+
+from __future__ import annotations
+
+import logging
+import queue
+
+from ..rules.events import Event
+
+log = logging.getLogger("dealerbox")
+
+_STOP = object()
+_STORAGE = object()   # the journal's writer changed state: refresh the panel and STATUS=
+
+
+class EngineLoop:
+    """Owns the box's event queue and the thread that empties it (:meth:`run`).
+
+    Each event, one at a time and in the order queued, is handed to the
+    journal's writer, fed to the engine, and its decisions given to the
+    :class:`~dealerbox.service.output.DecisionOutput`. The loop keeps event
+    time from going back (live sources only: an input carries its own time),
+    redraws when the journal starts or stops failing, and pets the watchdog
+    after every item, so a hung loop stops petting it.
+
+    :param live: True when events come from the devices and the tick thread;
+        False for an input of recorded events.
+    """
+
+    def __init__(self, engine, journal, output, health, *, live: bool):
+        self.queue: queue.Queue = queue.Queue()
+        self.engine = engine
+        self.journal = journal
+        self.output = output
+        self.health = health
+        self.stats = health.stats
+        self.live = live
+        #: The latest event time taken; a live event older than this is moved up to it.
+        self.last_t = 0.0
+
+    def stop(self) -> None:
+        """Make :meth:`run` return once it has taken everything queued before."""
+        self.queue.put(_STOP)
+
+    def storage_changed(self, fault: str | None) -> None:
+        """Called by the journal's writer thread: the loop redraws."""
+        self.queue.put(_STORAGE)
+
+    def run(self) -> None:
+        """Take items until :meth:`stop`; any single one that fails is logged and the loop goes on."""
+        while True:
+            item = self.queue.get()
+            if item is _STOP:
+                return
+            try:
+                if item is _STORAGE:
+                    self._storage_refresh()
+                else:
+                    self._handle(item)
+            except Exception:
+                # The loop must survive any single event; the watchdog catches a hang.
+                log.exception("event %s could not be handled", item)
+            self.health.pet_watchdog()
+
+    def _handle(self, event: Event) -> None:
+        if self.live and event.t < self.last_t:
+            event.t = self.last_t
+        if event.ev == "tick" and not self.engine.has_deadline:
+            # A tick judges nothing unless a grace period is running: not worth a journal line.
+            return
+        # Queued, not written: the writer thread commits it (one fsync for all
+        # queued meanwhile) while the engine judges and the panel shows.
+        seq = self.journal.submit(event)
+        self.last_t = max(self.last_t, event.t)
+        self.stats.events += 1
+        self.output.publish(self.engine.feed(event), seq, event)
+        if self.journal.fault is not None or self.stats.storage_fault is not None:
+            self.stats.take_storage(self.journal)
+
+    def _storage_refresh(self) -> None:
+        """The journal's writer started or stopped failing: the glass, the LED
+        and STATUS= follow at once."""
+        self.stats.take_storage(self.journal)
+        self.output.show(self.engine.decision, refresh=True)
+        self.health.report_status()
