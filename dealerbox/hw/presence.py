@@ -254,44 +254,55 @@ class PresenceTracker:
         return list(dict.fromkeys(self._clean(u) for u in ordered))
 
     def _update_mouth(self, t: float, uids: list[str]) -> list[Event]:
-        window = self.mouth_window
         for uid in uids:
-            last = self._shoe.get(uid)
-            self._shoe[uid] = t
-            if last is not None and t - last <= window:
-                continue                              # the same read run
-            pending = [c for c in self._counts if c.uid is None and abs(t - c.t) <= window]
-            # A tag is read within a poll or two of its beam break: prefer the counts
-            # of the last third of the window, so a card after an unread one does not
-            # take the unread one's count (and its place).
-            pending = [c for c in pending if c.t >= t - window / 3] or pending
-            drawn = self._drawn.get(uid)
-            if drawn is None or t - drawn > _LINGER_S:
-                # Never drawn, or so long ago that it cannot be lingering at the mouth.
-                self._drawn[uid] = t
-                if pending:
-                    # A count that a tag drawn before was read with may still be that
-                    # card's (drawn again): a new tag takes a free count first.
-                    target = next((c for c in pending if c.again is None), pending[0])
-                    target.uid = uid
-                    if target.again is not None:
-                        later = next((c for c in pending if c is not target and c.again is None), None)
-                        if later is not None:
-                            later.again = target.again
-                else:
-                    # Read before its count came, or a count the sensor missed: the
-                    # tag is proof enough of a card. Queue it behind older counts.
-                    self.counters["read_before_count"] += 1
-                    self._counts.append(_Count(t, uid=uid, read_first=True, read_before=True))
-                    self._credits.append(t)
-            elif pending and not self._claimed(uid):
-                free = next((c for c in pending if c.again is None), None)
-                if free is not None:
-                    free.again = uid
+            self._mouth_read(t, uid)
+        events = self._resolve_counts(t)
+        self._forget_mouth(t)
+        return events
+
+    def _mouth_read(self, t: float, uid: str) -> None:
+        """Pair one tag read with the count it belongs to, or remember it for one to come."""
+        window = self.mouth_window
+        last = self._shoe.get(uid)
+        self._shoe[uid] = t
+        if last is not None and t - last <= window:
+            return                                # the same read run
+        pending = [c for c in self._counts if c.uid is None and abs(t - c.t) <= window]
+        # A tag is read within a poll or two of its beam break: prefer the counts
+        # of the last third of the window, so a card after an unread one does not
+        # take the unread one's count (and its place).
+        pending = [c for c in pending if c.t >= t - window / 3] or pending
+        drawn = self._drawn.get(uid)
+        if drawn is None or t - drawn > _LINGER_S:
+            # Never drawn, or so long ago that it cannot be lingering at the mouth.
+            self._drawn[uid] = t
+            if pending:
+                # A count that a tag drawn before was read with may still be that
+                # card's (drawn again): a new tag takes a free count first.
+                target = next((c for c in pending if c.again is None), pending[0])
+                target.uid = uid
+                if target.again is not None:
+                    later = next((c for c in pending if c is not target and c.again is None), None)
+                    if later is not None:
+                        later.again = target.again
             else:
-                # Lingering, unless a count comes within the window (it then was drawn again).
-                self.counters["lingering"] += 1
-                self._rereads.append((t, uid))
+                # Read before its count came, or a count the sensor missed: the
+                # tag is proof enough of a card. Queue it behind older counts.
+                self.counters["read_before_count"] += 1
+                self._counts.append(_Count(t, uid=uid, read_first=True, read_before=True))
+                self._credits.append(t)
+        elif pending and not self._claimed(uid):
+            free = next((c for c in pending if c.again is None), None)
+            if free is not None:
+                free.again = uid
+        else:
+            # Lingering, unless a count comes within the window (it then was drawn again).
+            self.counters["lingering"] += 1
+            self._rereads.append((t, uid))
+
+    def _resolve_counts(self, t: float) -> list[Event]:
+        """The counts whose window has closed, oldest first, as ``shoe`` events."""
+        window = self.mouth_window
         events = []
         while self._counts:
             head = self._counts[0]
@@ -317,6 +328,11 @@ class PresenceTracker:
                 self._shoe_t = at
                 self.counters["shoe"] += 1
                 self.counters["shoe_again"] += head.uid is None
+        return events
+
+    def _forget_mouth(self, t: float) -> None:
+        """Drop reads and draws too old to pair with anything, so memory stays bounded."""
+        window = self.mouth_window
         self._credits = [c for c in self._credits if t - c <= window]
         self._rereads = [r for r in self._rereads if t - r[0] <= window]
         for uid in [u for u, last in self._shoe.items() if t - last > window]:
@@ -324,7 +340,6 @@ class PresenceTracker:
         if len(self._drawn) > _DRAWN_MEMORY:
             for uid in sorted(self._drawn, key=self._drawn.get)[:len(self._drawn) - _DRAWN_MEMORY]:
                 del self._drawn[uid]
-        return events
 
     def _update_shoe(self, t: float, uids: list[str]) -> list[Event]:
         events = []
