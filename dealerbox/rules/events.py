@@ -95,58 +95,9 @@ class Event:
                 raise EventError("an unread shoe event names no card: 'unread' goes without 'card', 'uid' or 'deck'")
             e.unread = True
         elif ev in CARD_EVENTS:
-            card, uid = d.get("card"), d.get("uid")
-            if (card is None) == (uid is None):
-                raise EventError(f"a {ev} event needs exactly one of 'card' or 'uid'")
-            if card is not None:
-                if not isinstance(card, str) or len(card) > 8:
-                    raise EventError(f"'card': {shown(card)} is not a card code (such as 'Ah' or 'joker')",
-                                     key="card")
-                e.card = check_card(card)
-                deck = d.get("deck")
-                if deck is not None and (not isinstance(deck, str) or not deck):
-                    raise EventError(f"'deck' must be a deck name, not {shown(deck)}")
-                e.deck = deck
-            else:
-                if "deck" in d:
-                    raise EventError("'deck' goes with 'card', not with 'uid'")
-                if isinstance(uid, str):
-                    digits = uid.replace(":", "").replace("-", "").replace(" ", "")
-                    if not _HEX_UID.fullmatch(digits):
-                        raise EventError(f"'uid' must be hexadecimal digits, not {shown(uid)}", key="uid")
-                    if len(digits) % 2:
-                        raise EventError(f"'uid' must be whole bytes (an even number of hex digits), "
-                                         f"not {len(digits)} digits in {shown(uid)}", key="uid")
-                    if len(digits) // 2 not in (4, 7, 10):
-                        raise EventError(f"'uid' has {len(digits) // 2} bytes; a tag UID has 4, 7 or 10",
-                                         key="uid")
-                if isinstance(uid, list) and len(uid) > 16:
-                    raise EventError(f"'uid' has {len(uid)} bytes; a tag UID has 4, 7 or 10", key="uid")
-                try:
-                    e.uid = normalize_uid(uid)
-                except RegistryError as exc:
-                    raise EventError(f"'uid': {str(exc)[:120]}", key="uid") from exc
-            if ev in ("zone_on", "zone_off"):
-                zone = d.get("zone")
-                if not _is_one_of(zone, ZONES):
-                    raise EventError(f"'zone' must be burn, muck or seat1..seat10, not {shown(zone)}")
-                e.zone = zone
+            _card_fields(e, d)
         elif ev == "new_hand":
-            players = d.get("players")
-            if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 10:
-                raise EventError(f"'players' must be a whole number 2..10, not {shown(players)}")
-            hole = d.get("hole_cards", 2)
-            if type(hole) is not int or hole not in (2, 4):
-                raise EventError(f"'hole_cards' must be 2 (Hold'em) or 4 (Omaha), not {shown(hole)}")
-            e.players, e.hole_cards = players, hole
-            if "mouth_sensor" in d:
-                e.mouth_sensor = d["mouth_sensor"]
-            seats = d.get("seats")
-            if seats is not None:
-                if (not isinstance(seats, list) or len(seats) != players or len(set(seats)) != players
-                        or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10 for x in seats)):
-                    raise EventError(f"'seats' must list {players} different seat numbers 1..10 in deal order, not {shown(seats)}")
-                e.seats = tuple(seats)
+            _new_hand_fields(e, d)
         elif ev == "button":
             name = d.get("name")
             if not _is_one_of(name, BUTTONS):
@@ -266,3 +217,65 @@ def _stream_lines(fh, name: str, max_line: int):
         except UnicodeDecodeError as exc:
             raise EventError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", line=n, file=name) from exc
         yield text
+
+
+def _card_fields(e: Event, d: dict) -> None:
+    """The card of a card event: ``card`` (with its ``deck``) or ``uid``, and a zone event's ``zone``."""
+    ev, card, uid = e.ev, d.get("card"), d.get("uid")
+    if (card is None) == (uid is None):
+        raise EventError(f"a {ev} event needs exactly one of 'card' or 'uid'")
+    if card is not None:
+        if not isinstance(card, str) or len(card) > 8:
+            raise EventError(f"'card': {shown(card)} is not a card code (such as 'Ah' or 'joker')", key="card")
+        e.card = check_card(card)
+        deck = d.get("deck")
+        if deck is not None and (not isinstance(deck, str) or not deck):
+            raise EventError(f"'deck' must be a deck name, not {shown(deck)}")
+        e.deck = deck
+    else:
+        if "deck" in d:
+            raise EventError("'deck' goes with 'card', not with 'uid'")
+        e.uid = _checked_uid(uid)
+    if ev in ("zone_on", "zone_off"):
+        zone = d.get("zone")
+        if not _is_one_of(zone, ZONES):
+            raise EventError(f"'zone' must be burn, muck or seat1..seat10, not {shown(zone)}")
+        e.zone = zone
+
+
+def _checked_uid(uid) -> str:
+    """A tag UID given as hex text or a list of bytes, normalized; 4, 7 or 10 bytes."""
+    if isinstance(uid, str):
+        digits = uid.replace(":", "").replace("-", "").replace(" ", "")
+        if not _HEX_UID.fullmatch(digits):
+            raise EventError(f"'uid' must be hexadecimal digits, not {shown(uid)}", key="uid")
+        if len(digits) % 2:
+            raise EventError(f"'uid' must be whole bytes (an even number of hex digits), "
+                             f"not {len(digits)} digits in {shown(uid)}", key="uid")
+        if len(digits) // 2 not in (4, 7, 10):
+            raise EventError(f"'uid' has {len(digits) // 2} bytes; a tag UID has 4, 7 or 10", key="uid")
+    if isinstance(uid, list) and len(uid) > 16:
+        raise EventError(f"'uid' has {len(uid)} bytes; a tag UID has 4, 7 or 10", key="uid")
+    try:
+        return normalize_uid(uid)
+    except RegistryError as exc:
+        raise EventError(f"'uid': {str(exc)[:120]}", key="uid") from exc
+
+
+def _new_hand_fields(e: Event, d: dict) -> None:
+    """``players``, ``hole_cards``, ``mouth_sensor`` and ``seats`` of a ``new_hand``."""
+    players = d.get("players")
+    if isinstance(players, bool) or not isinstance(players, int) or not 2 <= players <= 10:
+        raise EventError(f"'players' must be a whole number 2..10, not {shown(players)}")
+    hole = d.get("hole_cards", 2)
+    if type(hole) is not int or hole not in (2, 4):
+        raise EventError(f"'hole_cards' must be 2 (Hold'em) or 4 (Omaha), not {shown(hole)}")
+    e.players, e.hole_cards = players, hole
+    if "mouth_sensor" in d:
+        e.mouth_sensor = d["mouth_sensor"]
+    seats = d.get("seats")
+    if seats is not None:
+        if (not isinstance(seats, list) or len(seats) != players or len(set(seats)) != players
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10 for x in seats)):
+            raise EventError(f"'seats' must list {players} different seat numbers 1..10 in deal order, not {shown(seats)}")
+        e.seats = tuple(seats)
