@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from dealerbox.errors import ReaderError
 from dealerbox.hw import rc522 as driver
 from dealerbox.hw.presence import PresenceTracker
-from dealerbox.hw.rc522 import RC522Reader, crc_a, timer_settings
+from dealerbox.hw.iso14443 import crc_a
+from dealerbox.hw.rc522 import RC522Reader, timer_settings
 from dealerbox.rules.registry import simulated_uid
 from hardware_sim import rc522 as sim
 from hardware_sim.rc522 import RC522Emulator
