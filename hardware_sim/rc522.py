@@ -336,6 +336,84 @@ _READ_COM_IRQ = 0x80 | (COM_IRQ << 1)
 _READ_COM_IRQ_BYTE = bytes([_READ_COM_IRQ])
 
 
+class RfField:
+    """The tags in an antenna's field and what they answer to one reader frame.
+
+    It owns the tags (``tags``, by UID), the ones due to leave after a number of
+    frames, the per-wake dropouts and the random faults (each tag's ``loss`` per
+    frame, *dropout* per wake, ``garble`` and ``collide``); *strict* tags fall back
+    on unexpected frames. The chip (:class:`RC522Emulator`) owns the time, the power
+    and what reaches its registers.
+    """
+
+    def __init__(self, *, strict: bool, dropout: float, rng: random.Random):
+        self.strict = strict
+        self.dropout = dropout
+        self.rng = rng
+        self.tags: dict[bytes, SimulatedTag] = {}
+        self._removals: list[tuple[int, bytes]] = []
+        self._deaf: set[bytes] = set()
+
+    def remove(self, key: bytes) -> None:
+        self.tags.pop(key, None)
+        self._deaf.discard(key)
+
+    def remove_after(self, key: bytes, frame: int) -> None:
+        """The tag leaves once frame number *frame* has been sent."""
+        self._removals.append((frame, key))
+
+    def clear(self) -> None:
+        self.tags.clear()
+        self._deaf.clear()
+        self._removals.clear()
+
+    def hear(self, data: bytes, nbits: int, frame: int, now_us: float) -> list:
+        """(tag, answer bits) of every tag that hears frame number *frame* and answers it."""
+        for _, key in [r for r in self._removals if r[0] < frame]:
+            self.remove(key)
+        self._removals = [r for r in self._removals if r[0] >= frame]
+        rng = self.rng
+        if nbits == 7 and len(data) == 1:
+            self._deaf = {u for u in self.tags if self.dropout and rng.random() < self.dropout}
+        answers = []
+        for uid, tag in self.tags.items():
+            if uid in self._deaf or now_us < tag.ready_at_us:
+                continue
+            if tag.loss and rng.random() < tag.loss:
+                continue       # too little coupling: the tag misses the frame
+            bits = tag.hear(data, nbits, self.strict)
+            if bits is not None:
+                answers.append((tag, bits))
+        return answers
+
+    def superpose(self, answers: list) -> tuple[list[int], int, int | None]:
+        """The bits the receiver gets from *answers* sent at once: (bits, ErrorReg flags,
+        first collision bit or None). A garbled answer breaks a byte's parity or its start."""
+        length = max(len(bits) for _, bits in answers)
+        errors, first_coll = 0, None
+        answers_bits = []
+        for tag, bits in answers:
+            bits = list(bits)
+            if tag.garble and self.rng.random() < tag.garble:
+                where = self.rng.randrange(-1, len(bits))
+                if where < 0:
+                    errors |= ERR_PROTOCOL     # a bad start of frame (9.3.1.7)
+                else:
+                    bits[where] ^= 1
+                    errors |= ERR_PARITY       # the flipped bit breaks its byte's parity
+            if tag.collide and self.rng.random() < tag.collide:
+                hit = self.rng.randrange(len(bits))
+                first_coll = hit if first_coll is None else min(first_coll, hit)
+            answers_bits.append(bits)
+        combined = []
+        for i in range(length):
+            values = {bits[i] for bits in answers_bits if i < len(bits)}
+            if len(values) > 1 and (first_coll is None or i < first_coll):
+                first_coll = i
+            combined.append(1 if 1 in values else 0)
+        return combined, errors, first_coll
+
+
 class RC522Emulator:
     """An MFRC522 on SPI bus *bus*, chip select *device*, with an RF field of tags.
 
@@ -368,18 +446,15 @@ class RC522Emulator:
         self.bus, self.device = bus, device
         self.host = host
         self.transfer_us = host.transfer_us if transfer_us is None else transfer_us
-        self.strict = strict
         self.loss = loss
-        self.dropout = dropout
         self.power_up_us = power_up_us
         self.reset_line = reset_line
         self.clock = clock
         self.pace = pace
         self._clock_origin = clock() if clock is not None else 0.0
         self._rng = random.Random(seed)
-        self.field: dict[bytes, SimulatedTag] = {}
-        self._removals: list[tuple[int, bytes]] = []
-        self._deaf: set[bytes] = set()
+        self.rf = RfField(strict=strict, dropout=dropout, rng=self._rng)
+        self.field = self.rf.tags
         self.history: deque = deque(maxlen=history)
         self.transfers = 0
         self.frames = 0
@@ -400,6 +475,24 @@ class RC522Emulator:
         self._reset_chip()
 
     # -- test-only: the field ------------------------------------------------------
+    @property
+    def strict(self) -> bool:
+        """Tags fall back on unexpected frames, as NTAG21x do."""
+        return self.rf.strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self.rf.strict = value
+
+    @property
+    def dropout(self) -> float:
+        """The chance that a tag misses a REQA/WUPA and everything up to the next one."""
+        return self.rf.dropout
+
+    @dropout.setter
+    def dropout(self, p: float) -> None:
+        self.rf.dropout = p
+
     def place(self, uid, **kwargs) -> SimulatedTag:
         """Put a tag in the field; keyword args as :func:`make_tag` (``loss`` defaults to
         the emulator's). It powers up in IDLE and answers ``power_up_us`` later."""
@@ -423,18 +516,14 @@ class RC522Emulator:
 
     def remove(self, uid) -> None:
         """Take a tag out of the field (it loses power). Unknown UIDs are ignored."""
-        key = self._key(uid)
-        self.field.pop(key, None)
-        self._deaf.discard(key)
+        self.rf.remove(self._key(uid))
 
     def remove_after(self, uid, frames: int) -> None:
         """The tag hears the next *frames* reader frames, then leaves the field (a card leaving mid-read)."""
-        self._removals.append((self.frames + frames, self._key(uid)))
+        self.rf.remove_after(self._key(uid), self.frames + frames)
 
     def clear_field(self) -> None:
-        self.field.clear()
-        self._deaf.clear()
-        self._removals.clear()
+        self.rf.clear()
 
     def tag(self, uid) -> SimulatedTag:
         return self.field[self._key(uid)]
@@ -827,22 +916,9 @@ class RC522Emulator:
         self.error &= ~_RX_ERRORS
         self.awaiting_start_send = False
         self.frames += 1
-        for _, uid in [r for r in self._removals if r[0] < self.frames]:
-            self.remove(uid)
-        self._removals = [r for r in self._removals if r[0] >= self.frames]
         answers = []
         if self.regs[TX_CONTROL] & 0x03:
-            rng = self._rng
-            if nbits == 7 and len(data) == 1:
-                self._deaf = {u for u in self.field if self.dropout and rng.random() < self.dropout}
-            for uid, tag in self.field.items():
-                if uid in self._deaf or self.now_us < tag.ready_at_us:
-                    continue
-                if tag.loss and rng.random() < tag.loss:
-                    continue       # too little coupling: the tag misses the frame
-                bits = tag.hear(data, nbits, self.strict)
-                if bits is not None:
-                    answers.append((tag, bits))
+            answers = self.rf.hear(data, nbits, self.frames, self.now_us)
             if self.regs[COMMAND] & 0x20:
                 answers = []  # RcvOff: the tags heard the frame, the receiver is off
         self.history.append((_frame_name(data, nbits), data.hex().upper(),
@@ -854,28 +930,8 @@ class RC522Emulator:
             self.exchange = _Exchange(tx_end, None, None)
             self._reschedule()
             return
-        length = max(len(bits) for _, bits in answers)
-        errors, first_coll = 0, None
-        answers_bits = []
-        for tag, bits in answers:
-            bits = list(bits)
-            if tag.garble and self._rng.random() < tag.garble:
-                where = self._rng.randrange(-1, len(bits))
-                if where < 0:
-                    errors |= ERR_PROTOCOL     # a bad start of frame (9.3.1.7)
-                else:
-                    bits[where] ^= 1
-                    errors |= ERR_PARITY       # the flipped bit breaks its byte's parity
-            if tag.collide and self._rng.random() < tag.collide:
-                hit = self._rng.randrange(len(bits))
-                first_coll = hit if first_coll is None else min(first_coll, hit)
-            answers_bits.append(bits)
-        combined = []
-        for i in range(length):
-            values = {bits[i] for bits in answers_bits if i < len(bits)}
-            if len(values) > 1 and (first_coll is None or i < first_coll):
-                first_coll = i
-            combined.append(1 if 1 in values else 0)
+        combined, errors, first_coll = self.rf.superpose(answers)
+        length = len(combined)
         coll = None
         if first_coll is not None:
             errors |= ERR_COLL
