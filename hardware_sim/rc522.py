@@ -414,124 +414,38 @@ class RfField:
         return combined, errors, first_coll
 
 
-class RC522Emulator:
-    """An MFRC522 on SPI bus *bus*, chip select *device*, with an RF field of tags.
+class EmulatedSpiDevice:
+    """An SPI device as ``spidev.SpiDev`` shows it, on a host that pays for every transfer.
 
-    It has the ``spidev.SpiDev`` API itself (``open``, ``xfer2``, ``close``,
-    ``max_speed_hz``, ``mode``), so a driver takes it as its SPI device.
+    It owns the spidev API (``open``, ``xfer2``, ``xfer``, ``writebytes``, ``close``,
+    ``max_speed_hz``, ``mode``), the time on the device's clock (``now_us``: each
+    transfer costs ``transfer_us``, then 8 SPI clock periods a byte; with *clock* it
+    also follows real time, and with *pace* it sleeps until real time catches up),
+    the counts (``transfers``, ``bus_us``) and the loose cable (:meth:`unplug`).
 
-    *host* is the SPI cost model (:data:`PI4`, the default, or :data:`PI5`);
-    *transfer_us*, when given, overrides its per-transfer overhead. *strict* tags
-    (the default) fall back on unexpected frames as NTAG21x do. *loss* is the
-    per-frame loss given to tags placed without their own; *dropout* is the older
-    per-wake fault: a tag misses a REQA/WUPA and everything up to the next one.
-    *seed* makes the faults reproducible. *power_up_us* is the default delay of
-    tags placed; left None it is :data:`POWER_UP_US` when the chip follows a
-    *clock* and 0 when it does not: without a clock the host's idle time between
-    polls is invisible to the chip, and a delay counted in bus time alone would
-    last 20 to 30 times longer than it should at a 10 ms poll period. *reset_line*, when given, is a callable returning the NRSTPD pin
-    level: while it is low the chip is powered down, answers 0x00 and forgets its
-    registers. *clock* and *pace*: see the module docstring.
+    A subclass must override :meth:`_transfer_bytes`, which gets the bytes of one
+    transfer (chip select held) and returns what the device shifts out.
     """
 
-    def __init__(self, bus: int = 0, device: int = 0, *, host: HostBus = PI4, transfer_us: float | None = None,
-                 strict: bool = True, loss: float = 0.0, dropout: float = 0.0, seed: int = 0,
-                 power_up_us: float | None = None, reset_line=None, history: int = 1000,
-                 clock=None, pace: bool = False):
-        for name, p in (("dropout", dropout), ("loss", loss)):
-            if not 0.0 <= p <= 1.0:
-                raise ValueError(f"{name} is a probability between 0 and 1, not {p!r}")
+    def __init__(self, bus: int, device: int, *, host: HostBus, transfer_us: float | None, clock, pace: bool):
         if pace and clock is None:
             raise ValueError("pace needs a clock to pace against")
         self.bus, self.device = bus, device
         self.host = host
         self.transfer_us = host.transfer_us if transfer_us is None else transfer_us
-        self.loss = loss
-        self.power_up_us = power_up_us
-        self.reset_line = reset_line
         self.clock = clock
         self.pace = pace
         self._clock_origin = clock() if clock is not None else 0.0
-        self._rng = random.Random(seed)
-        self.rf = RfField(strict=strict, dropout=dropout, rng=self._rng)
-        self.field = self.rf.tags
-        self.history: deque = deque(maxlen=history)
         self.transfers = 0
-        self.frames = 0
-        self.unmodelled_commands = 0
-        self.ignored_start_sends = 0
         self.now_us = 0.0
         self.bus_us = 0.0
-        self.air_us = 0.0
         self.plugged = True
         self.miso_idle = 0x00
-        self.powered = True
-        self._due = _NEVER
         # spidev-like attributes
         self.mode = 0
         self.max_speed_hz = 0
         self.bits_per_word = 0
         self._opened = False
-        self._reset_chip()
-
-    # -- test-only: the field ------------------------------------------------------
-    @property
-    def strict(self) -> bool:
-        """Tags fall back on unexpected frames, as NTAG21x do."""
-        return self.rf.strict
-
-    @strict.setter
-    def strict(self, value: bool) -> None:
-        self.rf.strict = value
-
-    @property
-    def dropout(self) -> float:
-        """The chance that a tag misses a REQA/WUPA and everything up to the next one."""
-        return self.rf.dropout
-
-    @dropout.setter
-    def dropout(self, p: float) -> None:
-        self.rf.dropout = p
-
-    def place(self, uid, **kwargs) -> SimulatedTag:
-        """Put a tag in the field; keyword args as :func:`make_tag` (``loss`` defaults to
-        the emulator's). It powers up in IDLE and answers ``power_up_us`` later."""
-        if isinstance(uid, SimulatedTag):
-            tag = uid
-        else:
-            kwargs.setdefault("loss", self.loss)
-            tag = make_tag(uid, **kwargs)
-        self._follow_clock()
-        tag.power_off()
-        tag.ready_at_us = self.now_us + self._power_up_of(tag)
-        self.field[tag.uid] = tag
-        return tag
-
-    @property
-    def default_power_up_us(self) -> float:
-        """The power-up delay of a tag placed without its own (see the class docstring)."""
-        if self.power_up_us is not None:
-            return self.power_up_us
-        return POWER_UP_US if self.clock is not None else 0.0
-
-    def remove(self, uid) -> None:
-        """Take a tag out of the field (it loses power). Unknown UIDs are ignored."""
-        self.rf.remove(self._key(uid))
-
-    def remove_after(self, uid, frames: int) -> None:
-        """The tag hears the next *frames* reader frames, then leaves the field (a card leaving mid-read)."""
-        self.rf.remove_after(self._key(uid), self.frames + frames)
-
-    def clear_field(self) -> None:
-        self.rf.clear()
-
-    def tag(self, uid) -> SimulatedTag:
-        return self.field[self._key(uid)]
-
-    def advance(self, us: float) -> None:
-        """Let *us* microseconds of chip time pass with the host silent."""
-        self.now_us += us
-        self._settle()
 
     def unplug(self, miso: int = 0x00) -> None:
         """Cut the SPI lines like a loose cable: writes are lost and every byte read is
@@ -541,19 +455,6 @@ class RC522Emulator:
 
     def plug(self) -> None:
         self.plugged = True
-
-    def reset_counters(self) -> None:
-        self.transfers = 0
-        self.frames = 0
-        self.bus_us = 0.0
-        self.air_us = 0.0
-        self.history.clear()
-
-    @staticmethod
-    def _key(uid) -> bytes:
-        if isinstance(uid, SimulatedTag):
-            return uid.uid
-        return bytes.fromhex(uid) if isinstance(uid, str) else bytes(uid)
 
     # -- spidev.SpiDev API ---------------------------------------------------------------
     def open(self, bus: int, device: int) -> None:
@@ -619,6 +520,125 @@ class RC522Emulator:
         self.bus_us += self.transfer_us + len(data) * byte_us
         self.now_us += self.transfer_us
         return self._transfer_bytes(data, byte_us)
+
+    def _transfer_bytes(self, data: bytes, byte_us: float) -> list[int]:
+        raise NotImplementedError
+
+
+class RC522Emulator(EmulatedSpiDevice):
+    """An MFRC522 on SPI bus *bus*, chip select *device*, with an RF field of tags.
+
+    It has the ``spidev.SpiDev`` API itself (``open``, ``xfer2``, ``close``,
+    ``max_speed_hz``, ``mode``), so a driver takes it as its SPI device.
+
+    *host* is the SPI cost model (:data:`PI4`, the default, or :data:`PI5`);
+    *transfer_us*, when given, overrides its per-transfer overhead. *strict* tags
+    (the default) fall back on unexpected frames as NTAG21x do. *loss* is the
+    per-frame loss given to tags placed without their own; *dropout* is the older
+    per-wake fault: a tag misses a REQA/WUPA and everything up to the next one.
+    *seed* makes the faults reproducible. *power_up_us* is the default delay of
+    tags placed; left None it is :data:`POWER_UP_US` when the chip follows a
+    *clock* and 0 when it does not: without a clock the host's idle time between
+    polls is invisible to the chip, and a delay counted in bus time alone would
+    last 20 to 30 times longer than it should at a 10 ms poll period. *reset_line*, when given, is a callable returning the NRSTPD pin
+    level: while it is low the chip is powered down, answers 0x00 and forgets its
+    registers. *clock* and *pace*: see the module docstring.
+    """
+
+    def __init__(self, bus: int = 0, device: int = 0, *, host: HostBus = PI4, transfer_us: float | None = None,
+                 strict: bool = True, loss: float = 0.0, dropout: float = 0.0, seed: int = 0,
+                 power_up_us: float | None = None, reset_line=None, history: int = 1000,
+                 clock=None, pace: bool = False):
+        for name, p in (("dropout", dropout), ("loss", loss)):
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} is a probability between 0 and 1, not {p!r}")
+        super().__init__(bus, device, host=host, transfer_us=transfer_us, clock=clock, pace=pace)
+        self.loss = loss
+        self.power_up_us = power_up_us
+        self.reset_line = reset_line
+        self._rng = random.Random(seed)
+        self.rf = RfField(strict=strict, dropout=dropout, rng=self._rng)
+        self.field = self.rf.tags
+        self.history: deque = deque(maxlen=history)
+        self.frames = 0
+        self.unmodelled_commands = 0
+        self.ignored_start_sends = 0
+        self.air_us = 0.0
+        self.powered = True
+        self._due = _NEVER
+        self._reset_chip()
+
+    # -- test-only: the field ------------------------------------------------------
+    @property
+    def strict(self) -> bool:
+        """Tags fall back on unexpected frames, as NTAG21x do."""
+        return self.rf.strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self.rf.strict = value
+
+    @property
+    def dropout(self) -> float:
+        """The chance that a tag misses a REQA/WUPA and everything up to the next one."""
+        return self.rf.dropout
+
+    @dropout.setter
+    def dropout(self, p: float) -> None:
+        self.rf.dropout = p
+
+    def place(self, uid, **kwargs) -> SimulatedTag:
+        """Put a tag in the field; keyword args as :func:`make_tag` (``loss`` defaults to
+        the emulator's). It powers up in IDLE and answers ``power_up_us`` later."""
+        if isinstance(uid, SimulatedTag):
+            tag = uid
+        else:
+            kwargs.setdefault("loss", self.loss)
+            tag = make_tag(uid, **kwargs)
+        self._follow_clock()
+        tag.power_off()
+        tag.ready_at_us = self.now_us + self._power_up_of(tag)
+        self.field[tag.uid] = tag
+        return tag
+
+    @property
+    def default_power_up_us(self) -> float:
+        """The power-up delay of a tag placed without its own (see the class docstring)."""
+        if self.power_up_us is not None:
+            return self.power_up_us
+        return POWER_UP_US if self.clock is not None else 0.0
+
+    def remove(self, uid) -> None:
+        """Take a tag out of the field (it loses power). Unknown UIDs are ignored."""
+        self.rf.remove(self._key(uid))
+
+    def remove_after(self, uid, frames: int) -> None:
+        """The tag hears the next *frames* reader frames, then leaves the field (a card leaving mid-read)."""
+        self.rf.remove_after(self._key(uid), self.frames + frames)
+
+    def clear_field(self) -> None:
+        self.rf.clear()
+
+    def tag(self, uid) -> SimulatedTag:
+        return self.field[self._key(uid)]
+
+    def advance(self, us: float) -> None:
+        """Let *us* microseconds of chip time pass with the host silent."""
+        self.now_us += us
+        self._settle()
+
+    def reset_counters(self) -> None:
+        self.transfers = 0
+        self.frames = 0
+        self.bus_us = 0.0
+        self.air_us = 0.0
+        self.history.clear()
+
+    @staticmethod
+    def _key(uid) -> bytes:
+        if isinstance(uid, SimulatedTag):
+            return uid.uid
+        return bytes.fromhex(uid) if isinstance(uid, str) else bytes(uid)
 
     def _transfer_bytes(self, data: bytes, byte_us: float) -> list[int]:
         if not self.plugged:
