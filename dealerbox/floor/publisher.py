@@ -30,7 +30,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -262,6 +262,77 @@ class _Link:
     rewind_to: int | None = None
 
 
+class StateBoard:
+    """The floor's ``state`` board of one table: the open irregularity (since when, which
+    step) and the phase, as the box's decisions in the journal say."""
+
+    def __init__(self):
+        self.state: dict = {"open": None, "phase": None}
+
+    def note(self, raw: bytes) -> bool:
+        """Take one journal line into account; whether the board changed."""
+        if b'"decision"' not in raw and b'"new_hand"' not in raw:
+            return False
+        try:
+            d = json.loads(raw)
+        except ValueError:
+            return False
+        if isinstance(d.get("decision"), dict):
+            dec = d["decision"]
+            if dec.get("verdict") in (None, "ok") or not dec.get("irregularity"):
+                new = {"open": None, "phase": dec.get("phase")}
+            else:
+                old = self.state.get("open") or {}
+                since = (old.get("since") if old.get("irregularity") == dec.get("irregularity")
+                         else d.get("wall"))
+                new = {"open": {"irregularity": dec.get("irregularity"), "verdict": dec.get("verdict"),
+                                "seq": d.get("seq"), "since": since, "step": dec.get("step"),
+                                "steps": dec.get("steps")},
+                       "phase": dec.get("phase")}
+        elif isinstance(d.get("event"), dict) and d["event"].get("ev") == "new_hand":
+            new = {"open": None, "phase": "deal"}
+        else:
+            return False
+        if new != self.state:
+            self.state = new
+            return True
+        return False
+
+
+class JournalTail:
+    """The journal's end as the publisher follows it: the newest ``seq`` (``head``, for
+    ``backlog``), the :class:`StateBoard` fed with every new line, and the lines the
+    sender will need soon (``recent``, at most two windows), so it need not read them again."""
+
+    def __init__(self, directory: Path, window: int):
+        self.directory = directory
+        self.window = window
+        self.head = 0
+        self.recent: dict[int, bytes] = {}
+        self.board = StateBoard()
+        self._reader: JournalReader | None = None
+
+    def follow(self, acked: int) -> bool:
+        """Read what was appended since the last call; whether the state board changed."""
+        if self._reader is None:
+            # The board is followed from the cursor on: what is older was seen by the floor already.
+            self._reader = JournalReader(self.directory)
+            self.head = acked
+        changed = False
+        while True:
+            lines = self._reader.read(self.head + 1, 512)
+            if not lines:
+                break
+            for seq, raw in lines:
+                changed |= self.board.note(raw)
+                self.recent[seq] = raw
+            self.head = lines[-1][0]
+        if len(self.recent) > 2 * self.window:
+            floor = self.head - self.window
+            self.recent = {k: v for k, v in self.recent.items() if k > floor}
+        return changed
+
+
 class Publisher:
     """Streams a table's journal to the floor; see the module docstring.
 
@@ -316,13 +387,10 @@ class Publisher:
         self.acked = acked if isinstance(acked, int) and acked >= 0 else 0
         self._saved_acked = self.acked
         self._saved_at = 0.0
-        self._recent: dict[int, bytes] = {}
-        self._head_reader: JournalReader | None = None
+        self._tail = JournalTail(self.directory, settings.window)
         self._oldest: int | None = None
         self._next = self.acked + 1
         self._last_ack_at = monotonic()
-        self.head = 0
-        self.state: dict = {"open": None, "phase": None}
         boot_path = self.directory / BOOT_NAME
         try:
             self.boot = int(boot_path.read_text().strip() or 0) + 1
@@ -332,6 +400,16 @@ class Publisher:
         self.sent_batches = 0
 
     # -- public API
+
+    @property
+    def head(self) -> int:
+        """The newest ``seq`` seen in the journal."""
+        return self._tail.head
+
+    @property
+    def state(self) -> dict:
+        """The ``state`` board: the open irregularity and the phase."""
+        return self._tail.board.state
 
     def keep_from_seq(self) -> int:
         """The oldest ``seq`` the journal must keep: the first one the floor
@@ -547,58 +625,10 @@ class Publisher:
                 time.sleep(1)
 
     def _track_head(self) -> None:
-        """Follow the journal's end for ``backlog`` and the ``state`` board."""
-        reader = self._head_reader
-        if reader is None:
-            # The board is followed from the cursor on: what is older was
-            # seen by the floor already.
-            reader = self._head_reader = JournalReader(self.directory)
-            self.head = self.acked
-        changed = False
-        while True:
-            lines = reader.read(self.head + 1, 512)
-            if not lines:
-                break
-            for seq, raw in lines:
-                changed |= self._note_state(raw)
-                self._recent[seq] = raw
-            self.head = lines[-1][0]
-        # Lines the sender needs soon are kept, so it need not read them again.
-        if len(self._recent) > 2 * self.settings.window:
-            floor = self.head - self.settings.window
-            self._recent = {k: v for k, v in self._recent.items() if k > floor}
-        if changed and self._link.connected:
+        """Follow the journal's end; publish ``state`` when the board changed."""
+        if self._tail.follow(self.acked) and self._link.connected:
             self._client.publish(P.state_topic(self.table), P.encode({"table": self.table, **self.state}),
                                  qos=1, retain=True)
-
-    def _note_state(self, raw: bytes) -> bool:
-        """Keep ``state``: the open irregularity as the box's decisions say."""
-        if b'"decision"' not in raw and b'"new_hand"' not in raw:
-            return False
-        try:
-            d = json.loads(raw)
-        except ValueError:
-            return False
-        if isinstance(d.get("decision"), dict):
-            dec = d["decision"]
-            if dec.get("verdict") in (None, "ok") or not dec.get("irregularity"):
-                new = {"open": None, "phase": dec.get("phase")}
-            else:
-                old = self.state.get("open") or {}
-                since = (old.get("since") if old.get("irregularity") == dec.get("irregularity")
-                         else d.get("wall"))
-                new = {"open": {"irregularity": dec.get("irregularity"), "verdict": dec.get("verdict"),
-                                "seq": d.get("seq"), "since": since, "step": dec.get("step"),
-                                "steps": dec.get("steps")},
-                       "phase": dec.get("phase")}
-        elif isinstance(d.get("event"), dict) and d["event"].get("ev") == "new_hand":
-            new = {"open": None, "phase": "deal"}
-        else:
-            return False
-        if new != self.state:
-            self.state = new
-            return True
-        return False
 
     def _send(self) -> None:
         while True:
@@ -609,9 +639,10 @@ class Publisher:
                 return
             want = min(room, self.settings.batch)
             lines = []
-            while len(lines) < want and (start + len(lines)) in self._recent:
+            recent = self._tail.recent
+            while len(lines) < want and (start + len(lines)) in recent:
                 seq = start + len(lines)
-                lines.append((seq, self._recent[seq]))
+                lines.append((seq, recent[seq]))
             if not lines:
                 lines = self._reader.read(start, want)
             if not lines:
