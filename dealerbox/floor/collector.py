@@ -20,6 +20,10 @@ Per table it checks:
 A Last Will (``status`` with ``online: false``) whose ``(boot, conn)`` is
 older than the table's current life is ignored: it is late, and the table is
 alive.
+
+The checks and the filing are :class:`~dealerbox.floor.filing.Filing`'s; the
+collector owns the MQTT session, the writer thread, the acknowledgements and the
+floor view's events.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ import threading
 import time
 
 from . import protocol as P
-from .client import Identity, PacketTypes, Properties, make_client
-from .store import Store, line_hash
+from .client import Identity, make_client
+from .filing import Batch, Filing
+from .store import Store
 
 __all__ = ["Collector", "COLLECTOR_ID"]
 
@@ -42,7 +47,6 @@ log = logging.getLogger(__name__)
 
 COLLECTOR_ID = "floor-collector"
 FAULT_ENV = "DEALERBOX_FLOOR_FAULT"
-_RESEND_QUIET_S = 2.0
 _BATCH = 2000
 
 
@@ -68,7 +72,6 @@ class Collector:
         self._client = None
         self._listeners: list = []
         self._listen_lock = threading.Lock()
-        self._asked: dict[str, tuple[int, float]] = {}
         self.boot = store.counter("collector_boot")
         self.commits = 0
         #: Set once subscribed to every table (cleared on a lost connection).
@@ -77,7 +80,9 @@ class Collector:
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
         #: Lines received again that were already stored, per table.
-        self.duplicates: dict[str, int] = {}
+        self.filing = Filing(self.store)
+        #: Lines sent again that were already stored, per table.
+        self.duplicates = self.filing.duplicates
         fault = os.environ.get(FAULT_ENV, "")
         self._kill_after_commit = (int(fault.split(":", 1)[1])
                                    if fault.startswith("kill-after-commit:") else None)
@@ -208,174 +213,45 @@ class Collector:
                 log.exception("floor: collector could not store a batch; the tables will send again")
 
     def _handle(self, batch) -> None:
-        acks: dict[str, int] = {}
-        resends: dict[str, int] = {}
-        events: list[dict] = []
-        changed: set[str] = set()
-        refreshed: set[str] = set()
-        last_seqs: dict[str, int] = {}
-        now = time.time()
-        with self.store.lock:
-            self.store.begin()
-            try:
-                for topic, payload, received in batch:
-                    parsed = P.parse_table_topic(topic)
-                    if parsed is None:
-                        continue
-                    table, kind = parsed
-                    if not P.valid_table_id(table):
-                        continue
-                    try:
-                        d = P.decode(payload)
-                    except P.PayloadError as exc:
-                        log.warning("floor: %s: %s", topic, exc)
-                        continue
-                    if kind == "journal":
-                        seq = self._journal(table, d, now, acks, resends, events)
-                        if seq is not None:
-                            last_seqs[table] = seq
-                    elif kind == "status":
-                        self._status(table, d, now, events)
-                        refreshed.add(table)
-                    elif kind in ("state", "health"):
-                        self._retained(table, kind, d, now, events)
-                        refreshed.add(table)
-                    changed.add(table)
-                self.store.commit()
-            except BaseException:
-                self.store.rollback()
-                raise
+        done = self.filing.store_batch(batch, time.time())
         self.commits += 1
-        if self._kill_after_commit is not None and self.commits >= self._kill_after_commit and acks:
+        if self._kill_after_commit is not None and self.commits >= self._kill_after_commit and done.acks:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection: committed, never acknowledged
         # QoS 0: an ack is cumulative and idempotent, so a lost one costs only
         # the table's ack timeout, while QoS 1 would queue every ack behind
         # paho's in-flight limit under load.
-        for table, seq in acks.items():
+        for table, seq in done.acks.items():
             self._client.publish(P.ack_topic(table), P.encode({"acked": seq}), qos=0)
-        for table, seq in resends.items():
+        for table, seq in done.resends.items():
             self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
-        if changed:
-            views = []
-            for t in sorted(changed):
-                view = self._views.get(t)
-                if view is None or t in refreshed:
-                    with self.store.lock:
-                        row = self.store.table(t)
-                    if row is None:
-                        continue
-                    view = self._views[t] = _view_table(row)
-                else:  # only lines came: the rest of the view is as it was
-                    view["last_seq"] = last_seqs.get(t, view["last_seq"])
-                views.append(dict(view))
-            events.insert(0, {"type": "tables", "tables": views, "now": time.time()})
+        events = done.events
+        if done.changed:
+            events.insert(0, {"type": "tables", "tables": self._views_of(done), "now": time.time()})
         if any(e["type"] == "alert" for e in events):
             self._publish_alerts()
         for event in events:
             self._emit(event)
 
+    def _views_of(self, done: Batch) -> list[dict]:
+        """The view rows of the tables *done* changed; a table that only sent lines keeps its row."""
+        views = []
+        for t in sorted(done.changed):
+            view = self._views.get(t)
+            if view is None or t in done.refreshed:
+                with self.store.lock:
+                    row = self.store.table(t)
+                if row is None:
+                    continue
+                view = self._views[t] = _view_table(row)
+            else:
+                view["last_seq"] = done.last_seqs.get(t, view["last_seq"])
+            views.append(dict(view))
+        return views
+
     def _publish_alerts(self) -> None:
         alerts = self.store.alerts()
         if self._client is not None:
             self._client.publish(P.ALERTS_TOPIC, P.encode({"open": alerts}), qos=1, retain=True)
-
-    def _alert(self, events, table, kind, text, seq=None) -> None:
-        alert = self.store.raise_alert(table, kind, text, seq)
-        log.warning("floor: alert %s %s: %s", table, kind, text)
-        events.append({"type": "alert", "alert": alert})
-
-    def _journal(self, table, d, now, acks, resends, events) -> int | None:
-        """Store a batch of lines; returns the table's last stored seq."""
-        lines = d.get("lines")
-        if not isinstance(lines, list):
-            return None
-        row = self.store.ensure_table(table)
-        last_seq, last_hash = row["last_seq"], row["last_hash"]
-        start_seq = last_seq
-        for line in lines:
-            if not isinstance(line, str):
-                break
-            try:
-                rec = json.loads(line)
-                seq, prev = rec["seq"], rec["prev"]
-            except (ValueError, KeyError, TypeError):
-                self._alert(events, table, "chain", f"a line that is not a journal line after seq {last_seq}")
-                break
-            digest = line_hash(line)
-            if seq <= last_seq:
-                stored = self.store.stored_line(table, seq)
-                self.duplicates[table] = self.duplicates.get(table, 0) + 1
-                if stored is not None and stored != line:
-                    self._alert(events, table, "tamper",
-                                f"seq {seq} was sent again with other content", seq)
-                acks[table] = max(acks.get(table, 0), last_seq)
-                continue
-            if seq != last_seq + 1:
-                oldest = d.get("oldest")
-                if last_seq == 0 and seq == oldest:
-                    self._alert(events, table, "chain",
-                                f"the table's journal starts at seq {seq}: earlier lines were "
-                                "deleted before the floor received them", seq)
-                    self.store.update_table(table, first_seq=seq)
-                else:
-                    asked = self._asked.get(table)
-                    if asked is None or asked[0] != last_seq + 1 or now - asked[1] > _RESEND_QUIET_S:
-                        resends[table] = last_seq + 1
-                        self._asked[table] = (last_seq + 1, now)
-                    break
-            if last_seq > 0:
-                chain_ok = prev == last_hash
-            else:  # the first line: seq 1 starts the chain; a later start was alerted above
-                chain_ok = seq != 1 or prev == P.GENESIS
-            if not chain_ok:
-                self._alert(events, table, "chain",
-                            f"seq {seq} does not chain to seq {last_seq}: the table's journal "
-                            "was changed", seq)
-            self.store.add_line(table, seq, line, digest, chain_ok, now)
-            self._decision_alert(table, rec, events)
-            last_seq, last_hash = seq, digest
-        if last_seq != start_seq:
-            self.store.update_table(table, last_seq=last_seq, last_hash=last_hash, seen=now)
-            acks[table] = last_seq
-            self._asked.pop(table, None)
-        elif last_seq > 0 and table not in resends:
-            acks[table] = max(acks.get(table, 0), last_seq)
-        return last_seq
-
-    def _decision_alert(self, table, rec, events) -> None:
-        dec = rec.get("decision")
-        if isinstance(dec, dict) and dec.get("verdict") == "floor" and dec.get("step") in (0, None):
-            what = dec.get("irregularity") or "the dealer called the floor"
-            self._alert(events, table, "floor", f"{what}: the floor is needed at the table",
-                        rec.get("seq"))
-
-    def _status(self, table, d, now, events) -> None:
-        row = self.store.ensure_table(table)
-        # Each connection's birth and Last Will carry the same (boot, conn).
-        life = (_int(d.get("boot")), _int(d.get("conn")))
-        current = (row["boot"], row["conn"])
-        if life < current:
-            log.info("floor: %s: ignoring a status of an earlier life %s (now %s)",
-                     table, life, current)
-            return
-        online = bool(d.get("online"))
-        was_online = bool(row["online"])
-        self.store.update_table(table, boot=life[0], conn=life[1], online=int(online),
-                                status=json.dumps(d), seen=now)
-        if was_online and not online and d.get("why") == "lost":
-            self._alert(events, table, "offline", "the table lost its connection to the floor")
-
-    def _retained(self, table, kind, d, now, events) -> None:
-        row = self.store.ensure_table(table)
-        self.store.update_table(table, **{kind: json.dumps(d)}, seen=now)
-        if kind == "health":
-            old = json.loads(row["health"]) if row["health"] else {}
-            if d.get("clock_ok") is False and old.get("clock_ok", True) is not False:
-                self._alert(events, table, "clock", d.get("clock_problem") or "the clock is wrong")
-
-
-def _int(value) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _view_table(row: dict) -> dict:
