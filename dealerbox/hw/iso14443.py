@@ -58,9 +58,8 @@ class Frame:
     timed_out: bool
     data: bytes = b""
     bits: int = 0              # valid bits in the FIFO, RxAlign offset included
-    errors: int = 0            # ErrorReg
+    errors: int = 0            # the ERR_* flags
     coll_pos: int | None = None  # 1-based FIFO bit position of the first collision
-
 
 
 class Iso14443Protocol:
