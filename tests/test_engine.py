@@ -293,3 +293,136 @@ def test_corrected_hands_raise_only_their_irregularity(kind, seed, players, spre
     assert raised == expected, [(d.t, d.irregularity, d.cards) for d in decisions]
     assert engine.decision.verdict == "ok"
     assert_every_card_in_one_place(engine)
+
+
+# -- ROUND DONE pressed again before the street it opened is shown (issue 19, point 1) ------------
+SENSORS = pytest.mark.parametrize("mouth", [False, True], ids=["no_sensor", "mouth_sensor"])
+PROFILES = pytest.mark.parametrize("profile", ["tda-2019", "cz-c40"])
+
+
+def _not_ok(engine, script):
+    return [(d.verdict, d.irregularity) for d in feed(engine, script) if d.verdict != "ok"]
+
+
+@SENSORS
+@PROFILES
+def test_round_done_pressed_twice_before_the_flop_is_a_repeat(profile, mouth):
+    s = HandScript(seed=3)
+    s.new_hand(4, mouth_sensor=mouth).deal().round_done().round_done()
+    s.flop().round_done().turn().round_done().river().round_done().hand_over()
+    engine = HandEngine(profile)
+    assert _not_ok(engine, s) == []
+    assert engine.phase == "over"
+    assert_every_card_in_one_place(engine)
+
+
+@SENSORS
+@PROFILES
+def test_a_repeated_press_between_the_burn_and_the_street_is_a_repeat(profile, mouth):
+    s = HandScript(seed=5)
+    s.new_hand(6, mouth_sensor=mouth).deal().round_done().draw()
+    s.round_done()
+    s.street(3, burn=False, spread=True)
+    s.round_done().round_done().turn().round_done().river().round_done().hand_over()
+    engine = HandEngine(profile)
+    assert _not_ok(engine, s) == []
+    assert engine.phase == "over"
+
+
+@SENSORS
+@PROFILES
+@pytest.mark.parametrize("ahead", [2, 3, 5])
+def test_an_all_in_run_out_with_round_done_pressed_ahead_raises_nothing(profile, mouth, ahead):
+    # Everyone is all in before the flop: the dealer presses ROUND DONE for the rounds that
+    # will not be played, then runs the board out without pressing again.
+    s = HandScript(seed=8)
+    s.new_hand(3, mouth_sensor=mouth).deal().round_done()
+    for _ in range(ahead):
+        s.round_done()
+    s.flop().turn().river().hand_over()
+    engine = HandEngine(profile)
+    assert _not_ok(engine, s) == []
+    assert engine.phase == "over"
+    assert_every_card_in_one_place(engine)
+
+
+@PROFILES
+def test_pressed_ahead_for_the_flop_round_only_the_river_is_still_premature(profile):
+    # One press ahead announces the flop's round, not the turn's.
+    s = HandScript(seed=8)
+    s.new_hand(3).deal().round_done().round_done().flop().turn().river()
+    raised = [d.irregularity for d in feed(HandEngine(profile), s) if d.verdict != "ok"]
+    assert raised and raised[0] == "PREMATURE_RIVER"
+
+
+@SENSORS
+@PROFILES
+def test_an_all_in_on_the_flop_with_round_done_pressed_ahead_raises_nothing(profile, mouth):
+    s = HandScript(seed=9)
+    s.new_hand(5, mouth_sensor=mouth).deal().round_done().flop(spread=True).round_done()
+    s.round_done().round_done()        # all in on the flop: the turn's and the river's rounds are done
+    s.turn().river().round_done().hand_over()
+    engine = HandEngine(profile)
+    assert _not_ok(engine, s) == []
+    assert engine.phase == "over"
+
+
+@PROFILES
+def test_a_premature_turn_is_still_raised_after_a_single_press(profile):
+    # Pressing ahead is remembered only when pressed while a street is not shown: one press per
+    # round, then a turn before the flop's round is done, is PREMATURE_TURN as before.
+    s = HandScript(seed=3)
+    s.new_hand(4).deal().round_done().flop().turn()
+    raised = {d.irregularity for d in feed(HandEngine(profile), s)}
+    assert "PREMATURE_TURN" in raised
+
+
+@PROFILES
+def test_a_repeat_is_used_up_by_the_round_it_announced(profile):
+    # ROUND DONE twice before the flop, then once after the flop's betting: the repeat stood for
+    # the flop's round, so a river dealt before the turn's round is done is still premature.
+    s = HandScript(seed=3)
+    s.new_hand(4).deal().round_done().round_done().flop().round_done().turn().river()
+    raised = [d.irregularity for d in feed(HandEngine(profile), s) if d.verdict != "ok"]
+    assert raised and raised[0] == "PREMATURE_RIVER"
+
+
+@st.composite
+def hands_with_presses_ahead(draw):
+    """A legal hand in which the dealer presses ROUND DONE again while the street it opened
+    shows no card (a repeat), and may go all in: press ROUND DONE for every round left at once,
+    then run the board out without pressing again."""
+    s = HandScript(seed=draw(st.integers(0, 10_000)), step_s=draw(st.sampled_from([0.05, 0.5])))
+    players = draw(st.integers(2, 10))
+    hole = draw(st.sampled_from([2, 4])) if players <= 8 else 2
+    s.new_hand(players, hole, mouth_sensor=draw(st.booleans())).deal()
+    all_in = False
+    for i, name in enumerate(("flop", "turn", "river")):
+        if not all_in:
+            s.round_done()                      # the round before this street
+            for _ in range(draw(st.integers(0, 2))):
+                s.round_done()                  # again: the street shows no card yet
+            if draw(st.integers(0, 3)) == 0:
+                all_in = True                   # the rounds left will not be played
+                for _ in range(2 - i + draw(st.integers(0, 1))):
+                    s.round_done()
+        n = 3 if name == "flop" else 1
+        burned = draw(st.booleans())
+        if burned:
+            s.draw()
+            if not all_in and draw(st.booleans()):
+                s.round_done()                  # again, between the burn and the first card
+        s.street(n, burn=not burned, spread=n == 3 and draw(st.booleans()))
+    if not all_in and draw(st.booleans()):
+        s.round_done()
+    return s.hand_over()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hands_with_presses_ahead(), st.sampled_from(["tda-2019", "cz-c40"]))
+def test_round_done_pressed_ahead_or_again_never_raises(script, profile):
+    engine = HandEngine(profile)
+    decisions = feed(engine, script)
+    assert [(d.verdict, d.irregularity) for d in decisions if d.verdict != "ok"] == []
+    assert engine.phase == "over"
+    assert_every_card_in_one_place(engine)

@@ -57,13 +57,25 @@ def board_card(eng, seen) -> None:
         st.burns.remove(key)
         hand.double_burn_wait = None
     st.board.append(key)
-    if not st.settled and eng.phase == ROUND_BEFORE[st.name]:
+    if not st.settled and eng.phase == ROUND_BEFORE[st.name] and not round_done_ahead(eng):
         return premature(eng, st)
     if st.complete and len(hand.on_board(st.board)) > st.n:
         return extra_board_card(eng, st, key)
     if st.burn_due and not st.burns and st.drawn[0] == key and not _read_before_its_burn(hand, st, key):
         correct(eng, "MISSED_BURN", [key], street=st)
     street_progress(eng, st)
+
+
+def round_done_ahead(eng) -> bool:
+    """A card of the next street reached the board with its round called done ahead: that round
+    is over now (the hand moves on, as a press would have moved it). False when none was."""
+    hand = eng.hand
+    if not hand.rounds_ahead or eng.phase not in STREETS:
+        return False
+    hand.rounds_ahead -= 1
+    hand.rounds_done += 1
+    eng.next_round()
+    return True
 
 
 def _read_before_its_burn(hand, st: Street, key: str) -> bool:

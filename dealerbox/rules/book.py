@@ -144,6 +144,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_a_few_short"), "short_deal", "SHORT_DEAL"),
     _r("button.round_done", ("deal", "showdown"), (), "nothing"),
     _r("button.round_done", PLAYING, ("skipped_question_open",), "nothing"),
+    _r("button.round_done", STREET_PHASES, ("street_shows_nothing",), "round_called_ahead"),
     _r("button.round_done", PLAYING, (), "next_round", "SEAT_ERROR", "WRONG_CORRECTION", "DOUBLE_BURN"),
     _r("button.ack", PLAYING, ("not mouth_sensor", "missed_burn_unanswered"), "burn_was_unread", "UNREAD_CARD"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "after_first_round"), "late_error", "LATE_ERROR"),
@@ -241,6 +242,8 @@ _SIMPLE_GUARDS = (
     ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
      lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done and c.born != eng.seq
                            for c in eng.corrections)),
+    ("street_shows_nothing", "no card of the street the last round opened is on the board yet",
+     lambda eng, seen: eng.hand.street_shows_nothing(eng.phase)),
     ("closed_deal_open", "later streets are being dealt face down aside (C40)",
      lambda eng, seen: eng.hand.closed is not None),
     ("after_first_round", "the first betting round is done",

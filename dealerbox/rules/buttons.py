@@ -53,10 +53,25 @@ def next_round(eng, seen) -> None:
         elif hand.extra is not None and flop.drawn.count(hand.extra) == 1 and hand.extra in hand.returning:
             # Not yet redrawn: it goes back on top and comes out again as the burn.
             flop.drawn.remove(hand.extra)
+    if eng.phase in STREETS and hand.rounds_ahead:
+        hand.rounds_ahead -= 1      # this round was called done ahead: the press repeats it
     hand.rounds_done += 1
     eng.next_round()
     if eng.phase in STREETS:
         street_progress(eng, hand.streets[eng.phase])
+
+
+#: Rounds that can still be called done ahead from each street: its own and the later ones.
+_ROUNDS_LEFT = {name: len(STREETS) - i for i, name in enumerate(STREETS)}
+
+
+@outcome("round_called_ahead")
+def round_called_ahead(eng, seen) -> None:
+    """ROUND DONE again while the street the last press opened shows no card: no betting round
+    can have been played on it. A repeat, or (all in) a round that will not be played, called
+    done ahead: the next street's card may come without another press."""
+    hand = eng.hand
+    hand.rounds_ahead = min(hand.rounds_ahead + 1, _ROUNDS_LEFT[eng.phase])
 
 
 @outcome("late_error")
@@ -118,6 +133,7 @@ def take_round_back(eng, seen) -> None:
     st = hand.streets[eng.phase]
     on_board = hand.on_board(st.board)
     hand.rounds_done -= 1
+    hand.rounds_ahead = 0           # a round was called done too early: none is done ahead
     eng.take_back()
     if on_board and not st.settled:
         st.complete = False

@@ -100,6 +100,10 @@ class HandTracker:
         self.expect_next: list[str] = []       # the next shoe read must be this card
         self.excluded: set[str] = set()        # burned/mucked/board when the stub was reshuffled
         self.rounds_done = 0
+        #: Rounds called done ahead: ROUND DONE pressed again while the street it opened showed
+        #: no card (a repeat, or an all-in hand whose later rounds will not be played). Each
+        #: is used up by the next round that ends, by a press or by the next street's card.
+        self.rounds_ahead = 0
         self.closed: ClosedDeal | None = None  # C40: turn/river being dealt face down aside
         self.seats = seats
         self.seat_cards: dict[int, set[str]] = {}
@@ -203,6 +207,14 @@ class HandTracker:
         st = self.drawing_street(phase)
         return (st is not None and not st.complete and len(self.on_board(st.board)) < st.n
                 and (phase == st.name or bool(st.drawn)))
+
+    def street_shows_nothing(self, name: str) -> bool:
+        """No card of street *name* lies on the board, nor waits there for its late read (a burn,
+        or cards drawn and not yet laid down, show nothing to bet on). A card a correction took
+        off the street's count while it still lies there (a missed burn) shows."""
+        st = self.streets[name]
+        return (not self.on_board(st.drawn + st.board + st.voided + st.from_aside)
+                and not any(s == name for _, s in self.held.values()))
 
     def on_board(self, cards) -> list:
         """Those of *cards* that lie on the board now."""

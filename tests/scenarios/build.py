@@ -89,6 +89,30 @@ def _(s):
     s.round_done().river().round_done().hand_over()
 
 
+for profile, sensor in (("tda-2019", False), ("cz-c40", True)):
+    prefix = "c40_" if profile == "cz-c40" else ""
+    suffix = "_mouth_sensor" if sensor else ""
+
+    @scenario(f"{prefix}clean_round_done_twice_before_the_flop{suffix}", [], profile=profile, seed=3)
+    def _(s, sensor=sensor):
+        # ROUND DONE pressed twice: no flop card is out yet, so the second press is a repeat.
+        s.new_hand(4, mouth_sensor=sensor).deal().round_done().expect(phase="flop")
+        s.round_done().expect(verdict="ok", phase="flop")
+        s.flop().expect(verdict="ok", phase="flop")
+        s.round_done().expect(phase="turn")
+        s.turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+    @scenario(f"{prefix}clean_all_in_round_done_pressed_ahead{suffix}", [], profile=profile, seed=8)
+    def _(s, sensor=sensor):
+        # All in before the flop: ROUND DONE for every round left, then the board is run out.
+        s.new_hand(3, mouth_sensor=sensor).deal().round_done()
+        s.round_done().round_done().round_done().expect(verdict="ok", phase="flop")
+        s.flop().expect(verdict="ok", phase="flop")
+        s.turn().expect(verdict="ok", phase="turn")
+        s.river().expect(verdict="ok", phase="river")
+        s.hand_over().expect(verdict="ok", phase="over")
+
+
 @scenario("clean_board_card_flickers", [])
 def _(s):
     s.new_hand(3).deal().round_done()
