@@ -28,12 +28,19 @@ HARMLESS = ("double_read", "board_dropout", "hole_over_board", "spread_late", "b
 FORCED = {"board_dropout": 0.3, "clock_jitter": 0.05}
 
 
-def clean_hand(seed: int, players: int = 6, hole: int = 2) -> list[dict]:
+def clean_hand(seed: int, players: int = 6, hole: int = 2, last: str = "river") -> list[dict]:
+    """A clean hand; *last* is the last street dealt (``preflop``: all fold before the flop)."""
     s = HandScript(seed=seed)
     s.new_hand(players, hole).deal()
     s.emit("button", dt=3.0, name="round_done")
+    if last == "preflop":
+        s.emit("button", dt=2.0, name="hand_over")
+        return s.events
     s.flop(spread=seed % 2 == 0)
     s.emit("button", dt=3.0, name="round_done")
+    if last == "flop":
+        s.emit("button", dt=2.0, name="hand_over")
+        return s.events
     s.turn()
     s.emit("button", dt=3.0, name="round_done")
     s.river()
@@ -51,8 +58,9 @@ class Played:
     """One hand acted out, polled, tracked and judged; what the engine decided."""
 
     def __init__(self, events, *, kinds=(), seed=0, mouth=False, profile="tda-2019", alter=None,
-                 answer=("SHORT_DEAL", "MISSED_BURN"), judge=True):
-        model = NoiseModel(only=kinds, rates={k: FORCED.get(k, 1.0) for k in kinds})
+                 answer=("SHORT_DEAL", "MISSED_BURN"), judge=True, model=None):
+        if model is None:
+            model = NoiseModel(only=kinds, rates={k: FORCED.get(k, 1.0) for k in kinds})
         rng = random.Random(seed)
         self.hand = act_out(events, model, rng)
         if alter is not None:
@@ -283,6 +291,37 @@ def test_two_unread_hole_cards_without_a_sensor_are_one_short_deal_prompt_and_no
     played = Played(clean_hand(2), alter=two)
     assert played.alarms == ["SHORT_DEAL"]
     assert "UNREAD_CARD" in played.raised
+
+
+#: What a prompt may be about when a tag was not read: nothing in it moves a card.
+SENSING_PROMPTS = {"SHORT_DEAL", "UNREAD_CARD", "READER_DEGRADED"}
+
+
+@pytest.mark.parametrize("profile", ["tda-2019", "cz-c40"])
+def test_a_dealer_who_never_answers_a_short_deal_and_goes_on_is_answering_it(profile):
+    # Issue 19, point 3: no mouth sensor, a hole card's tag is not read, the box asks to count
+    # the hole cards; the dealer presses nothing and goes on with the burn and the flop. Every
+    # kind of noise at its rate besides; the dealer never answers any prompt.
+    model = NoiseModel()
+    reached_board = 0
+    for seed in range(48):
+        players = 2 + seed % 9
+        hole = 4 if seed % 4 == 3 and players <= 8 else 2
+        last = ("preflop", "flop", "river", "river", "river")[seed % 5]
+        events = clean_hand(seed, players, hole, last)
+        played = Played(events, model=model, seed=seed, profile=profile, alter=unread("hole", seed % (players * hole)),
+                        answer=())
+        missed = {role for _, role in played.hand.missed()}
+        where = (seed, players, hole, last, sorted(missed), played.hand.noise)
+        stops = [(d.verdict, d.irregularity) for d in played.decisions if d.verdict in ("floor", "misdeal", "void")]
+        assert not stops, (stops, where)
+        moves = [d.irregularity for d in played.decisions if d.irregularity not in SENSING_PROMPTS | {None}
+                 and not (d.irregularity == "MISSED_BURN" and "burn" in missed)]   # RULES.md: a burn not read
+        assert not moves, (moves, where)
+        if last != "preflop":
+            reached_board += 1
+            assert "UNREAD_CARD" in played.raised, where
+    assert reached_board > 30
 
 
 def test_round_done_a_whole_lap_short_is_no_short_deal_question():

@@ -123,6 +123,8 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_on", PLAYING, ("in_stub", "not returning", "board_card_due"), "hold_for_late_read"),
     _r("board_on", PLAYING, ("in_stub", "not returning", "premature_deal_goes_on"), "hold_for_late_read"),
     _r("board_on", PLAYING, ("in_stub", "not returning"), "not_from_shoe", "BOARD_NOT_FROM_SHOE"),
+    _r("board_on", PLAYING, ("short_deal_answered_by_the_flop",), "short_deal_was_complete", "UNREAD_CARD",
+       *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("set_aside",), "aside_to_board"),
     _r("board_on", PLAYING, ("in_hand",), "board_card", *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("taken_for_a_fast_pair_burn",), "board_card", "MISSED_BURN"),
@@ -278,6 +280,18 @@ for _name, _doc, _fn in _SIMPLE_GUARDS:
 def _not_from_stub(eng, seen) -> bool:
     """A known card out of the shoe that was not in the stub and was not sent back into it."""
     return seen.kind != "unknown" and _place(eng, seen) != "stub" and seen.key not in eng.hand.returning
+
+
+@guard("short_deal_answered_by_the_flop")
+def _short_deal_answered_by_the_flop(eng, seen) -> bool:
+    """The card is one drawn after SHORT_DEAL's question and given to a short seat, or the one the
+    flop's burn would then be: the cards after the question were the burn and the flop"""
+    from .sensing import short_deal_fill
+    fill = short_deal_fill(eng)
+    if not fill:
+        return False
+    flop = eng.hand.streets["flop"]
+    return seen.key in fill or (eng.phase == "flop" and flop.drawn[:1] == [seen.key])
 
 
 @guard("correction_open")

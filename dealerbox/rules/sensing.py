@@ -167,13 +167,58 @@ def _short_deal_answered(eng, e) -> bool:
 def _short_deal_settled(eng) -> None:
     """Every seat has its cards (``ack``: a hole card was not read), or the short seat got its
     card; either way the round the dealer called done is done."""
-    # Each card still owed is a tag that was not read (two in one deal happen: ~1% of ten-seat
-    # Omaha deals at the measured miss rate).
+    hand = eng.hand
+    if eng.phase != "deal" and hand.short_deal_from is not None:
+        # The cards drawn since the question went to the short seats. A dealer who did not answer
+        # and went on with the burn and the flop drew them too: the flop will tell.
+        hand.short_fill = hand.deal_cards[hand.short_deal_from:]
+    _unread_hole_cards_owed(eng)
+    next_round(eng, None)
+
+
+def _unread_hole_cards_owed(eng) -> None:
+    """Each card the deal still owes is a tag that was not read (two in one deal happen: ~1% of
+    ten-seat Omaha deals at the measured miss rate)."""
     while eng.phase == "deal" and eng.hand.cards_owed():
         key = eng.hand.new_unread()
         deal_card(eng, Seen(None, "unread", key, unread=True))
         _record(eng, key, Step("unread.some_hole_card"))
-    next_round(eng, None)
+
+
+def short_deal_fill(eng) -> list[str]:
+    """The cards drawn after SHORT_DEAL's question and taken as the short seats' cards, while the
+    flop has not yet said what they were (none once it has)."""
+    hand = eng.hand
+    if eng.phase == "deal" and hand.short_deal_from is not None:
+        if any(c.irregularity == "SHORT_DEAL" for c in eng.corrections):
+            return hand.deal_cards[hand.short_deal_from:]
+        return []
+    return hand.short_fill if eng.phase == "flop" and not hand.streets["flop"].complete else []
+
+
+@outcome("short_deal_was_complete")
+def short_deal_was_complete(eng, seen) -> None:
+    """A card reached the board that, were the cards drawn after SHORT_DEAL's question the short
+    seats' cards, would be one of them or the flop's burn. The dealer who went on without an
+    answer was saying the deal was complete: those cards were the burn and the flop, each card the
+    deal lacked was a tag not read. Recorded as UNREAD_CARD; the board card is judged as such."""
+    hand = eng.hand
+    fill = list(short_deal_fill(eng))
+    eng.corrections = [c for c in eng.corrections if c.irregularity != "SHORT_DEAL"]
+    for card in fill:
+        unread = hand.new_unread()
+        hand.where[unread] = hand.where[card]
+        hand.deal_cards[hand.deal_cards.index(card)] = unread
+        hand.where[card] = "hand"
+        _record(eng, unread, Step("unread.some_hole_card"))
+    hand.short_fill = []
+    hand.short_deal_from = None
+    if eng.phase == "deal":
+        _unread_hole_cards_owed(eng)
+        next_round(eng, None)
+    flop = hand.streets["flop"]
+    flop.drawn[:0] = fill
+    board_card(eng, seen)
 
 
 @outcome("short_deal_found")
@@ -191,6 +236,7 @@ def short_deal_found(eng, seen) -> None:
 @outcome("short_deal")
 def short_deal(eng, seen) -> None:
     """round_done with the deal a few cards short and no mouth sensor: reads were missed, or seats are short."""
+    eng.hand.short_deal_from = len(eng.hand.deal_cards)
     correct(eng, "SHORT_DEAL", [])
 
 

@@ -111,6 +111,11 @@ class HandTracker:
         self.unknown: set[str] = set()
         #: The table counts every card at the shoe's mouth: a missed read always shows.
         self.mouth_sensor = mouth_sensor
+        #: SHORT_DEAL: how many hole cards were out when the box asked to count them.
+        self.short_deal_from: int | None = None
+        #: SHORT_DEAL settled by the cards drawn after it (the short seats got them): those cards,
+        #: until the flop says whether they were hole cards or the burn and the flop.
+        self.short_fill: list[str] = []
         #: Cards that left the stub unread, in the order the box learned of them.
         self.unread: list[UnreadCard] = []
         #: Cards seen on the board while still in the stub, waiting for a late shoe read:

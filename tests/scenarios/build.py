@@ -1034,6 +1034,74 @@ def _(s):
     s.flop().round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
 
 
+@scenario("short_deal_a_seat_is_short_spread_flop", ["SHORT_DEAL"])
+def _(s):
+    s.new_hand(4).deal(7).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
+    seat_card = s.draw()  # 002 r37: the short seat gets the next card, before any burn
+    burn = s.stub[0]
+    s.flop(spread=True).expect(verdict="ok", phase="flop", where={seat_card: "seat4", burn: "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+for profile in ("tda-2019", "cz-c40"):
+    prefix = "c40_" if profile == "cz-c40" else ""
+
+    @scenario(f"{prefix}short_deal_unanswered_the_dealer_goes_on_with_the_flop", ["SHORT_DEAL", "UNREAD_CARD"],
+              profile=profile, seed=4)
+    def _(s):
+        # The dealer neither counts nor presses ACK: burn and flop, as if every seat had its cards.
+        # The first flop card on the board says they did: the burn was no hole card (RULES.md).
+        s.new_hand(4).deal(3)
+        unseen(s)
+        s.deal(4).round_done()
+        s.expect(verdict="correct", irregularity="SHORT_DEAL", step_key="short_deal.count", phase="deal")
+        burn = s.draw()
+        s.expect(verdict="ok", phase="flop")
+        first = s.draw()
+        s.on(first).expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.some_hole_card",
+                           where={first: "board"})
+        for _ in range(2):
+            s.on(s.draw())
+        s.expect(verdict="ok", phase="flop", where={burn: "burn"})
+        s.round_done().turn().expect(verdict="ok", phase="turn")
+        s.round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+    @scenario(f"{prefix}short_deal_unanswered_spread_flop", ["SHORT_DEAL", "UNREAD_CARD"], profile=profile, seed=5)
+    def _(s):
+        # Burn and flop drawn as three, spread: the flop's first card drawn is laid down last.
+        s.new_hand(5).deal(6)
+        unseen(s)
+        s.deal(3).round_done()
+        s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
+        burn = s.draw()
+        cards = [s.draw() for _ in range(3)]
+        s.on(cards[2]).on(cards[1]).expect(verdict="ok", phase="flop")
+        s.on(cards[0]).expect(verdict="ok", irregularity="UNREAD_CARD", where={burn: "burn", cards[0]: "board"})
+        s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("short_deal_two_unread_unanswered", ["SHORT_DEAL", "UNREAD_CARD"], seed=6)
+def _(s):
+    # Two hole tags unread: the burn and the first flop card are taken for the short seats' cards
+    # until that flop card reaches the board.
+    s.new_hand(6).deal(4)
+    unseen(s)
+    s.deal(3)
+    unseen(s)
+    s.deal(3).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
+    burn = s.draw()
+    s.expect(phase="deal")
+    first = s.draw()
+    s.expect(verdict="ok", phase="flop")
+    s.on(first).expect(verdict="ok", irregularity="UNREAD_CARD", where={first: "board"})
+    for _ in range(2):
+        s.on(s.draw())
+    s.expect(verdict="ok", phase="flop", where={burn: "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
 @scenario("unread_hole_card_burn_drawn_before_round_done", ["MISSED_BURN", "UNREAD_CARD"])
 def _(s):
     # No mouth sensor: the burn, drawn before round_done, looks like the last hole card.
