@@ -202,7 +202,7 @@ def test_corrections_stay_right_with_an_unread_card(kind, seed, players, spread,
 # -- every shoe read dropped once, no mouth sensor ----------------------------------------
 #: Steps that ask the dealer, answered with ``ack`` when a tag was not read.
 ASKS = {"short_deal.count", "missed_burn.take_off", "exposed.second_or_later", "duplicate.returned_burn",
-        "wrong.expected_card_or_unread"}
+        "duplicate.hole_card_again", "wrong.expected_card_or_unread"}
 INFORMATION = {None, "UNREAD_CARD", "READER_DEGRADED"}
 
 
@@ -278,3 +278,69 @@ def test_the_console_table_view_names_an_unread_card_as_such():
     engine.feed(Event.from_dict({"t": 1, "ev": "shoe", "unread": True}))
     (unread,) = [k for k, p in engine.where.items() if p == "seat1"]
     assert _label(unread) == "(unread)" and _label("Ah") == "Ah"
+
+
+# -- a hole card's tag read again after the round (issue 19, point 5) ----------------------------
+def _hole_card_again(mouth: bool, which: int, gap: float = 3.0):
+    """Four players dealt, ROUND DONE, then hole card *which* (-1: the last) read again *gap*
+    seconds after it was dealt, as the first card after the round."""
+    s = HandScript(seed=7)
+    s.new_hand(4, mouth_sensor=mouth).deal()
+    dealt = [e["card"] for e in s.events if e["ev"] == "shoe"]
+    s.emit("button", dt=gap / 2, name="round_done")
+    again = dealt[which]
+    s.emit("shoe", dt=gap / 2, card=again)
+    engine = HandEngine()
+    decisions = _feed(engine, s.events)
+    return s, engine, decisions, again
+
+
+def test_the_last_hole_card_read_again_without_a_sensor_is_asked_never_played_on():
+    s, engine, decisions, again = _hole_card_again(False, -1)
+    d = decisions[-1]
+    # A clone, or a card too many that was put back (with a hole card's tag not read): the box
+    # cannot tell, so it asks; it does not say "play on".
+    assert (d.verdict, d.irregularity) == ("correct", "DUPLICATE_CARD")
+    assert d.steps[d.step].key == "duplicate.hole_card_again" and d.cards == (again,)
+
+
+def test_the_last_hole_card_read_again_answered_put_back_is_the_burn():
+    s, engine, decisions, again = _hole_card_again(False, -1)
+    out = _feed(engine, [{"t": s.t + 0.5, "ev": "button", "name": "ack"}])
+    assert out[-1].verdict == "ok" and out[-1].irregularity == "UNREAD_CARD"
+    s.t += 0.5
+    s.stub = [c for c in s.stub if c != again]
+    s.events.clear()
+    for _ in range(3):
+        s.on(s.draw())
+    s.round_done().turn().round_done().river().round_done().hand_over()
+    rest = _feed(engine, s.events)
+    assert [d for d in rest if d.verdict != "ok"] == []
+    assert engine.phase == "over"
+
+
+def test_the_last_hole_card_read_again_answered_misdeal_is_a_void_clone():
+    s, engine, decisions, again = _hole_card_again(False, -1)
+    out = _feed(engine, [{"t": s.t + 0.5, "ev": "button", "name": "misdeal"}])
+    assert (out[-1].verdict, out[-1].irregularity, out[-1].cards) == ("void", "DUPLICATE_CARD", (again,))
+    assert engine.phase == "halted"
+
+
+def test_the_last_hole_card_read_again_and_no_answer_keeps_asking():
+    # The dealer goes on with the flop: the question stays on the panel until it is answered.
+    s, engine, decisions, again = _hole_card_again(False, -1)
+    s.events.clear()
+    s.stub = [c for c in s.stub if c != again]
+    for _ in range(3):
+        s.on(s.draw())
+    _feed(engine, s.events)
+    assert (engine.decision.verdict, engine.decision.irregularity) == ("correct", "DUPLICATE_CARD")
+    assert engine.decision.steps[engine.decision.step].key == "duplicate.hole_card_again"
+
+
+@pytest.mark.parametrize("mouth, which", [(True, -1), (False, 0), (True, 0), (False, 3)],
+                         ids=["last_sensor", "first_no_sensor", "first_sensor", "fourth_no_sensor"])
+def test_a_hole_card_read_again_is_a_void_duplicate_where_nothing_explains_it(mouth, which):
+    s, engine, decisions, again = _hole_card_again(mouth, which)
+    assert (decisions[-1].verdict, decisions[-1].irregularity, decisions[-1].cards) == (
+        "void", "DUPLICATE_CARD", (again,))

@@ -221,16 +221,33 @@ def short_deal_was_complete(eng, seen) -> None:
     board_card(eng, seen)
 
 
-@outcome("short_deal_found")
-def short_deal_found(eng, seen) -> None:
-    """No mouth sensor: the last hole card comes out again first after the round. It was an
-    extra card put back on top; the deal was one short because a hole card was not read."""
+@outcome("ask_hole_card_again")
+def ask_hole_card_again(eng, seen) -> None:
+    """No mouth sensor: the last hole card comes out again, first after the round, past the shoe's
+    rearm window (a re-read within it never reaches the box). Nothing the box saw put it back: a
+    cloned tag (void). Or a card too many, put back on top to be burned, whose read made the deal
+    look complete while a hole card's tag was not read. The table cannot tell: ask. Until the answer
+    the card counts as put back, so the hand goes on; ACK records the unread hole card, MISDEAL
+    voids the hand (RULES.md, sensing faults)."""
     hand, key = eng.hand, seen.key
     unread = hand.new_unread()
     hand.where[unread] = hand.where[key]
     hand.deal_cards[-1] = unread
     hand.where[key] = "stub"
-    _record(eng, unread, Step("unread.some_hole_card"))
+
+    def put_back(eng) -> None:
+        _record(eng, unread, Step("unread.some_hole_card"))
+
+    _ask(eng, "DUPLICATE_CARD", [seen.shown], Step("duplicate.hole_card_again", (("card", seen.shown),)),
+         "hole_card_again", put_back)
+
+
+@outcome("hole_card_again_confirmed")
+def hole_card_again_confirmed(eng, seen) -> None:
+    """The dealer answers MISDEAL: the card was not put back, two cards carry its tag (001 r4)."""
+    corr = next(c for c in eng.corrections if c.asks == "hole_card_again")
+    eng.corrections.remove(corr)
+    correct(eng, "DUPLICATE_CARD", corr.cards)
 
 
 @outcome("short_deal")

@@ -265,7 +265,7 @@ def _(s):
 def _(s):
     s.new_hand(9).deal()
     extra = s.draw()
-    s.put_back(extra).round_done()
+    s.put_back(extra).emit("button", dt=3.0, name="round_done")   # seconds later: no card lingers so long
     s.draw(extra)
     cards = [s.draw() for _ in range(3)]
     for c in reversed(cards):
@@ -1100,6 +1100,37 @@ def _(s):
         s.on(s.draw())
     s.expect(verdict="ok", phase="flop", where={burn: "burn"})
     s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("extra_card_put_back_after_an_unread_hole_card_is_asked", ["DUPLICATE_CARD", "UNREAD_CARD"], seed=7)
+def _(s):
+    # No mouth sensor: a hole card's tag is not read and a card too many is dealt, so the box
+    # counts a full deal. The dealer puts the extra card back on top and burns it after the round:
+    # to the box the last hole card comes out again. A clone would look the same: it asks.
+    s.new_hand(4).deal(2)
+    unseen(s)
+    s.deal(5)
+    extra = s.draw()
+    s.put_back(extra).emit("button", dt=3.0, name="round_done")   # seconds later: no card lingers so long
+    s.draw(extra)
+    s.expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.hole_card_again",
+             cards=[extra])
+    s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.some_hole_card")
+    for _ in range(3):
+        s.on(s.draw())
+    s.expect(verdict="ok", phase="flop", where={extra: "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok", phase="over")
+
+
+@scenario("last_hole_card_cloned_no_mouth_sensor", ["DUPLICATE_CARD"], seed=7)
+def _(s):
+    # A clone of the last hole card drawn after the round: the dealer put nothing back.
+    s.new_hand(4).deal()
+    last = s.events[-1]["card"]
+    s.emit("button", dt=3.0, name="round_done").draw(last)
+    s.expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.hole_card_again")
+    s.button("misdeal").expect(verdict="void", irregularity="DUPLICATE_CARD", step_key="halt.void_duplicate",
+                               cards=[last], phase="halted")
 
 
 @scenario("unread_hole_card_burn_drawn_before_round_done", ["MISSED_BURN", "UNREAD_CARD"])
