@@ -344,3 +344,56 @@ def test_a_hole_card_read_again_is_a_void_duplicate_where_nothing_explains_it(mo
     s, engine, decisions, again = _hole_card_again(mouth, which)
     assert (decisions[-1].verdict, decisions[-1].irregularity, decisions[-1].cards) == (
         "void", "DUPLICATE_CARD", (again,))
+
+
+# -- hand_over ends the hand whatever is open (RULES.md, sensing faults) ---------------------------
+def _steps(d):
+    return [s.key for s in d.steps]
+
+
+def test_a_correction_left_open_at_hand_over_is_recorded_with_its_steps_never_done():
+    s = HandScript(seed=2)
+    s.new_hand(3).deal().draw()          # a card too many; everyone folds before it is put back
+    engine = HandEngine()
+    _feed(engine, s.events)
+    assert engine.decision.irregularity == "EXTRA_CARD"
+    open_steps = _steps(engine.decision)[engine.decision.step:]
+    out = _feed(engine, [{"t": s.t + 1, "ev": "button", "name": "hand_over"}])
+    records = [d for d in out if d.irregularity == "EXTRA_CARD"]
+    assert len(records) == 1 and records[0].verdict == "ok" and records[0].phase == "over"
+    assert _steps(records[0]) == ["over.left_open"] + open_steps and records[0].step == 0
+    assert out[-1].verdict == "ok" and out[-1].irregularity is None and engine.phase == "over"
+
+
+def test_a_question_left_open_at_hand_over_is_recorded():
+    s, engine, decisions, again = _hole_card_again(False, -1)
+    out = _feed(engine, [{"t": s.t + 1, "ev": "button", "name": "hand_over"}])
+    (record,) = [d for d in out if d.irregularity == "DUPLICATE_CARD"]
+    assert _steps(record) == ["over.left_open", "duplicate.hole_card_again"] and record.cards == (again,)
+
+
+@pytest.mark.parametrize("pressed", [False, True], ids=["hand_over_in_the_deal", "short_deal_unanswered"])
+def test_a_deal_left_short_by_a_lost_read_is_an_unread_card_after_the_hand(pressed):
+    s = HandScript(seed=4)
+    s.new_hand(4).deal(7)                # one hole card's tag was not read
+    if pressed:
+        s.round_done()                   # SHORT_DEAL, never answered
+    s.hand_over()
+    engine = HandEngine()
+    out = _feed(engine, s.events)
+    assert out[-1].verdict == "ok" and out[-1].irregularity == "UNREAD_CARD" and engine.phase == "over"
+    assert _steps(out[-1]) == ["unread.check_deck"]
+    left = [d for d in out if d.steps and d.steps[0].key == "over.left_open"]
+    assert [d.irregularity for d in left] == (["SHORT_DEAL"] if pressed else [])
+
+
+def test_with_a_mouth_sensor_a_hand_ended_during_the_deal_lost_no_read():
+    s = HandScript(seed=4)
+    s.new_hand(4, mouth_sensor=True).deal(7).hand_over()
+    out = _feed(HandEngine(), s.events)
+    assert all(d.irregularity is None for d in out)
+
+
+def test_a_clean_hand_over_records_nothing():
+    s = HandScript(seed=4).full_hand(5)
+    assert _feed(HandEngine(), s.events) == []

@@ -238,7 +238,7 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: any(st.fast_pair and st.fast_pair[1] == seen.key for st in eng.hand.streets.values())),
     ("deal_a_few_short", "the deal is short by fewer hole cards than there are seats (a whole lap missing is "
      "round_done pressed too early, not unread tags)",
-     lambda eng, seen: 1 <= eng.hand.cards_owed() < max(2, eng.hand.players)),
+     lambda eng, seen: eng.hand.deal_a_few_short()),
     ("last_hole_card_again", "the last hole card comes out again as the first card after the first round",
      lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
                         and not eng.hand.streets["flop"].drawn)),

@@ -17,8 +17,15 @@ raise_for_card("misdeal_boxed_twice", "BOXED_TWICE", "Two boxed cards in one dea
 
 @outcome("end_hand")
 def end_hand(eng, seen) -> None:
-    """The hand is over: every card out of the stub is mucked."""
+    """The hand is over, whatever is open: the cards are mucked, what was left open goes on record.
+
+    A correction still open is recorded with the steps never seen done (a notice, verdict ok); the
+    tags not read, a deal left short by one included, are to be checked after the hand."""
+    from .sensing import after_hand, deal_short_at_the_end  # sensing builds on these buttons
     hand = eng.hand
+    deal_short_at_the_end(eng)
+    left_open = [c for c in eng.corrections
+                 if c.irregularity is not None and c.verdict != "ok" and not c.halting and not c.finished]
     for c, p in hand.where.items():
         if p != "stub":
             hand.where[c] = "muck"
@@ -27,7 +34,9 @@ def end_hand(eng, seen) -> None:
     hand.extra_deadline = hand.seat_deadline = hand.double_burn_wait = None
     hand.held.clear()
     eng.end_hand()
-    from .sensing import after_hand  # sensing builds on these buttons
+    for corr in left_open:
+        undone = tuple(todo.step for todo in corr.todos if not todo.done)
+        eng.record(corr.irregularity, corr.cards, corr.rule, (Step("over.left_open"),) + undone)
     after_hand(eng)
 
 
@@ -67,9 +76,10 @@ _ROUNDS_LEFT = {name: len(STREETS) - i for i, name in enumerate(STREETS)}
 
 @outcome("round_called_ahead")
 def round_called_ahead(eng, seen) -> None:
-    """ROUND DONE again while the street the last press opened shows no card: no betting round
-    can have been played on it. A repeat, or (all in) a round that will not be played, called
-    done ahead: the next street's card may come without another press."""
+    """ROUND DONE again while the street it opened shows no card: a round called done ahead.
+
+    No betting round can have been played on a street that shows nothing. It is a repeat, or (all
+    in) a round that will not be played: the next street's card may come without another press."""
     hand = eng.hand
     hand.rounds_ahead = min(hand.rounds_ahead + 1, _ROUNDS_LEFT[eng.phase])
 

@@ -85,6 +85,8 @@ class HandEngine:
         self.health = ReaderHealth()
         #: Technician notices that came while the hand was stopped: shown at the next hand.
         self.pending_notices: list[Step] = []
+        #: Decisions for the record, made by the event being applied: journaled before the panel's.
+        self.records: list[Decision] = []
 
     # ------------------------------------------------------------ public state
     @property
@@ -227,17 +229,24 @@ class HandEngine:
         if todo.on_done is not None:
             todo.on_done(self)
 
+    def record(self, irregularity: str, cards, rule: str, steps) -> None:
+        """Put a notice on record (verdict ok) that the panel need not keep showing: it is
+        decided with the event being applied, before what the panel shows next."""
+        self.records.append(Decision(self.t, "ok", irregularity, tuple(cards), rule, tuple(steps), 0, self.phase))
+
     def _emit(self, t: float) -> list[Decision]:
+        records, self.records = self.records, []
         if self.corrections:
             top = self.corrections[-1]
             new = Decision(t, top.verdict, top.irregularity, top.cards, top.rule,
                            tuple(todo.step for todo in top.todos), top.current, self.phase)
         else:
             new = Decision(t, "ok", None, (), "", (), 0, self.phase)
-        if new.same_as(self.decision):
+        if new.same_as(self.decision) and not records:
             return []
         self.decision = new
-        return [new]
+        # After a record the panel's decision follows, even unchanged: it is what stays shown.
+        return records + [new]
 
 
 # ---------------------------------------------------------------- the engine's own outcomes

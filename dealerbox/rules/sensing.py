@@ -198,10 +198,11 @@ def short_deal_fill(eng) -> list[str]:
 
 @outcome("short_deal_was_complete")
 def short_deal_was_complete(eng, seen) -> None:
-    """A card reached the board that, were the cards drawn after SHORT_DEAL's question the short
-    seats' cards, would be one of them or the flop's burn. The dealer who went on without an
-    answer was saying the deal was complete: those cards were the burn and the flop, each card the
-    deal lacked was a tag not read. Recorded as UNREAD_CARD; the board card is judged as such."""
+    """A card on the board says the cards drawn after SHORT_DEAL's question were the burn and the flop.
+
+    Were those cards the short seats' cards, this one would be one of them or the flop's burn. The
+    dealer who went on without an answer was saying the deal was complete: each card it lacked was
+    a tag not read, recorded as UNREAD_CARD; the board card is then judged as any other."""
     hand = eng.hand
     fill = list(short_deal_fill(eng))
     eng.corrections = [c for c in eng.corrections if c.irregularity != "SHORT_DEAL"]
@@ -223,12 +224,13 @@ def short_deal_was_complete(eng, seen) -> None:
 
 @outcome("ask_hole_card_again")
 def ask_hole_card_again(eng, seen) -> None:
-    """No mouth sensor: the last hole card comes out again, first after the round, past the shoe's
-    rearm window (a re-read within it never reaches the box). Nothing the box saw put it back: a
-    cloned tag (void). Or a card too many, put back on top to be burned, whose read made the deal
-    look complete while a hole card's tag was not read. The table cannot tell: ask. Until the answer
-    the card counts as put back, so the hand goes on; ACK records the unread hole card, MISDEAL
-    voids the hand (RULES.md, sensing faults)."""
+    """No mouth sensor: the last hole card out again, first after the round, is asked about.
+
+    It comes past the shoe's rearm window (a re-read within it never reaches the box), and nothing
+    the box saw put it back: a cloned tag (void). Or a card too many, put back on top to be burned,
+    whose read made the deal look complete while a hole card's tag was not read. The table cannot
+    tell: ask. Until the answer the card counts as put back, so the hand goes on; ACK records the
+    unread hole card, MISDEAL voids the hand (RULES.md, sensing faults)."""
     hand, key = eng.hand, seen.key
     unread = hand.new_unread()
     hand.where[unread] = hand.where[key]
@@ -407,6 +409,18 @@ def reader_down(eng, seen) -> None:
 
 
 # ---------------------------------------------------------------- after the hand
+def deal_short_at_the_end(eng) -> None:
+    """No mouth sensor, and the hand ends while the deal is a few cards short (SHORT_DEAL's count):
+    each missing card was a tag not read, to be checked after the hand."""
+    hand = eng.hand
+    if hand.mouth_sensor or eng.phase != "deal" or not hand.deal_a_few_short():
+        return
+    for _ in range(hand.cards_owed()):
+        key = hand.new_unread()
+        hand.where[key] = "hand"          # out of the stub: mucked with the hand
+        hand.unread.append(UnreadCard(key, Step("unread.some_hole_card")))
+
+
 def after_hand(eng) -> None:
     """The hand is over: ask for the tags that were not read to be checked."""
     hand = eng.hand

@@ -144,7 +144,8 @@ class HandTracker:
         for record in self.unread:
             if record.key == placeholder:
                 record.key = key
-                record.correction.cards = (key,)
+                if record.correction is not None:
+                    record.correction.cards = (key,)
 
     def deadline(self) -> float | None:
         """The earliest time at which a waiting judgment is due, or None."""
@@ -169,6 +170,11 @@ class HandTracker:
     def cards_owed(self) -> int:
         """How many hole cards the deal still owes."""
         return max(0, self.deal_target - len(self.deal_cards)) + len(self.owed)
+
+    def deal_a_few_short(self) -> bool:
+        """The deal is short by fewer hole cards than there are seats: with no mouth sensor, tags
+        not read (a whole lap missing is a deal not finished)."""
+        return 1 <= self.cards_owed() < max(2, self.players)
 
     def seat_of(self, key: str) -> int:
         """The deal-order seat holding *key* (the card must be at a seat)."""

@@ -1133,6 +1133,17 @@ def _(s):
                                cards=[last], phase="halted")
 
 
+@scenario("short_deal_unanswered_everyone_folds", ["SHORT_DEAL", "UNREAD_CARD"], seed=9)
+def _(s):
+    # HAND OVER ends the hand with the question open: it goes on record, and the tag not read
+    # is to be checked after the hand.
+    s.new_hand(5).deal(4)
+    unseen(s)
+    s.deal(5).round_done()
+    s.expect(verdict="correct", irregularity="SHORT_DEAL", phase="deal")
+    s.hand_over().expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.check_deck", phase="over")
+
+
 @scenario("unread_hole_card_burn_drawn_before_round_done", ["MISSED_BURN", "UNREAD_CARD"])
 def _(s):
     # No mouth sensor: the burn, drawn before round_done, looks like the last hole card.
