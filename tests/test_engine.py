@@ -426,3 +426,14 @@ def test_round_done_pressed_ahead_or_again_never_raises(script, profile):
     assert [(d.verdict, d.irregularity) for d in decisions if d.verdict != "ok"] == []
     assert engine.phase == "over"
     assert_every_card_in_one_place(engine)
+
+
+@PROFILES
+def test_all_in_with_the_turn_dealt_unburned_is_a_missed_burn_not_a_fourth_flop_card(profile):
+    # The flop's round was called done ahead: a card straight after the flop is the turn without
+    # its burn, as after a press (RULES.md: a fourth flop card is one drawn before the round is done).
+    s = HandScript(seed=8)
+    s.new_hand(3).deal().round_done().round_done().round_done().flop()
+    s.turn(burn=False)
+    raised = [d.irregularity for d in feed(HandEngine(profile), s) if d.verdict != "ok"]
+    assert raised[:1] == ["MISSED_BURN"]

@@ -41,9 +41,10 @@ def board_card(eng, seen) -> None:
     i = STREETS.index(st.name)
     prev = hand.streets[STREETS[i - 1]] if i > 0 else None
     # A card drawn straight after the previous street's cards, with no burn
-    # between, belongs to that street: a fourth flop card (RULES.md).
+    # between, belongs to that street: a fourth flop card (RULES.md). Not once that
+    # street's round was called done ahead: then it is the next street, unburned.
     if (prev is not None and prev.complete and st.drawn[0] == key and not st.board
-            and eng.phase == ROUND_BEFORE[st.name] and not st.settled):
+            and eng.phase == ROUND_BEFORE[st.name] and not st.settled and not hand.rounds_ahead):
         st.drawn.remove(key)
         prev.drawn.append(key)
         prev.board.append(key)
