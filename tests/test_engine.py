@@ -437,3 +437,18 @@ def test_all_in_with_the_turn_dealt_unburned_is_a_missed_burn_not_a_fourth_flop_
     s.turn(burn=False)
     raised = [d.irregularity for d in feed(HandEngine(profile), s) if d.verdict != "ok"]
     assert raised[:1] == ["MISSED_BURN"]
+
+
+@PROFILES
+@pytest.mark.parametrize("answer", ["ack", None], ids=["answered", "unanswered"])
+def test_round_done_pressed_twice_on_a_short_deal_is_one_question(profile, answer):
+    # No mouth sensor, a hole card's tag not read: the second press repeats the first, it is
+    # neither a second SHORT_DEAL nor the flop's round.
+    s = HandScript(seed=3)
+    s.new_hand(4).deal(7).round_done().round_done()
+    if answer:
+        s.button(answer)
+    s.flop().round_done().turn().round_done().river().round_done().hand_over()
+    decisions = feed(HandEngine(profile), s)
+    assert {d.irregularity for d in decisions} <= {"SHORT_DEAL", "UNREAD_CARD", None}
+    assert [d.irregularity for d in decisions].count("SHORT_DEAL") == 1

@@ -143,6 +143,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("zone_on", PLAYING, ("is_card", "in_seat_zone"), "seat_zone", "SEAT_ERROR"),
     # -- buttons
     _r("button.hand_over", PLAYING, (), "end_hand"),
+    _r("button.round_done", ("deal",), ("short_deal_open",), "nothing"),
     _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_a_few_short"), "short_deal", "SHORT_DEAL"),
     _r("button.round_done", ("deal", "showdown"), (), "nothing"),
     _r("button.round_done", PLAYING, ("skipped_question_open",), "nothing"),
@@ -257,6 +258,8 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: eng.hand.boxed_count >= 1),
     ("unknown_tag_open", "the floor is being asked about an unknown tag",
      lambda eng, seen: any(c.irregularity == "UNKNOWN_TAG" for c in eng.corrections)),
+    ("short_deal_open", "the box asks to count the hole cards (SHORT_DEAL): a press repeats the one that asked",
+     lambda eng, seen: any(c.irregularity == "SHORT_DEAL" for c in eng.corrections)),
     ("hole_card_question_open", "the box asks whether the last hole card, out again, was put back",
      lambda eng, seen: any(c.asks == "hole_card_again" for c in eng.corrections)),
     ("skipped_question_open", "the skipped player has not answered yet (C40)",
