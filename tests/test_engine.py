@@ -452,3 +452,26 @@ def test_round_done_pressed_twice_on_a_short_deal_is_one_question(profile, answe
     decisions = feed(HandEngine(profile), s)
     assert {d.irregularity for d in decisions} <= {"SHORT_DEAL", "UNREAD_CARD", None}
     assert [d.irregularity for d in decisions].count("SHORT_DEAL") == 1
+
+
+@SENSORS
+@PROFILES
+def test_round_done_before_the_board_reports_the_street_is_that_streets_round(profile, mouth):
+    # The board antenna reports a card once it has lain there for the settle time (0.3 s): a
+    # quick ROUND DONE after the flop was laid comes before its board_on. The flop's cards are
+    # out, so the press is the flop's round, not a repeat.
+    s = HandScript(seed=8, step_s=0.2)
+    s.new_hand(2, mouth_sensor=mouth).deal().round_done()
+    burn, *flop = [s.draw() for _ in range(4)]
+    s.round_done().on(flop[0])
+    s.draw()                            # the turn's burn, before the flop's last board_on
+    s.on(flop[1]).on(flop[2])
+    turn = s.draw()
+    s.round_done()
+    s.draw()                            # the river's burn, before the turn's board_on
+    s.on(turn)
+    river = s.draw()
+    s.round_done().on(river).hand_over()
+    engine = HandEngine(profile)
+    assert _not_ok(engine, s) == []
+    assert engine.phase == "over"

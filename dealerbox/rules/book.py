@@ -246,7 +246,7 @@ _SIMPLE_GUARDS = (
     ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
      lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done and c.born != eng.seq
                            for c in eng.corrections)),
-    ("street_shows_nothing", "no card of the street the last round opened is on the board yet",
+    ("street_shows_nothing", "no card of the street the last round opened is out yet, its burn aside",
      lambda eng, seen: eng.hand.street_shows_nothing(eng.phase)),
     ("closed_deal_open", "later streets are being dealt face down aside (C40)",
      lambda eng, seen: eng.hand.closed is not None),

@@ -220,11 +220,16 @@ class HandTracker:
                 and (phase == st.name or bool(st.drawn)))
 
     def street_shows_nothing(self, name: str) -> bool:
-        """No card of street *name* lies on the board, nor waits there for its late read (a burn,
-        or cards drawn and not yet laid down, show nothing to bet on). A card a correction took
-        off the street's count while it still lies there (a missed burn) shows."""
+        """No card of street *name* is out but its burn: none drawn past the burn, none dealt
+        aside for it, none on the board or waiting there for its late read.
+
+        A card drawn counts although its ``board_on`` may not have come yet: the board antenna
+        reports a card only once it has lain there for the settle time, so a quick ROUND DONE
+        after the street was laid arrives first. A card a correction took off the street's count
+        while it still lies there (a missed burn) counts too."""
         st = self.streets[name]
-        return (not self.on_board(st.drawn + st.board + st.voided + st.from_aside)
+        return (len(st.drawn) <= (1 if st.burn_due else 0) and not st.from_aside
+                and not self.on_board(st.drawn + st.board + st.voided)
                 and not any(s == name for _, s in self.held.values()))
 
     def on_board(self, cards) -> list:
