@@ -68,7 +68,8 @@ class Correction:
     #: A card that must go back on the board (it left it while a reshuffle was due).
     keep_on_board: str | None = None
     #: The question this correction asks when a missed read explains what the box saw as
-    #: well as a dealing error does (``exposed_position``, ``burn_returned``, ``expected_unread``).
+    #: well as a dealing error does (``exposed_position``, ``burn_returned``, ``expected_unread``,
+    #: ``burn_unread``).
     asks: str | None = None
 
     @property
