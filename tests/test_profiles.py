@@ -201,8 +201,11 @@ BAD = [
      "rules.SHUFFLE_ERROR", "irregularity id"),
     (_set(["rules", "FOUR_CARD_FLOP", "procedure"], "shuffle_everything"),
      "rules.FOUR_CARD_FLOP.procedure", "scramble_pick_burn"),
-    (_set(["rules", "JOKER", "procedure"], "misdeal"),
-     "rules.JOKER.procedure", "show_and_replace"),
+    # Another id's own procedure is no choice (misdeal, void and call_floor are everyone's).
+    (_set(["rules", "JOKER", "procedure"], "return_as_first_burn"),
+     "rules.JOKER.procedure", "['show_and_replace', 'misdeal', 'void', 'call_floor']"),
+    (_set(["rules", "UNREAD_CARD", "procedure"], "misdeal"),
+     "rules.UNREAD_CARD.procedure", "['inform']"),
     (_set(["rules", "EXPOSED_EARLY", "verdict"], "correct"),
      "rules.EXPOSED_EARLY.verdict", "for procedure 'misdeal'"),
     (_set(["rules", "FOUR_CARD_FLOP", "verdict"], "misdeal"),

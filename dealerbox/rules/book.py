@@ -132,6 +132,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     # -- a card leaves the board
     _r("board_off", ANY, ("is_card", "on_board", "correction_moves_it"), "take_off_as_told"),
     _r("board_off", PLAYING, ("is_card", "on_board", "reshuffle_pending"), "must_stay_out", "WRONG_CORRECTION"),
+    _r("board_off", PLAYING, ("is_card", "on_board", "returning"), "taken_off_as_ruled"),
     _r("board_off", PLAYING, ("is_card", "held"), "forget_held"),
     # -- side zones
     _r("zone_on", PLAYING, ("is_card", "in_muck_zone", "not in_stub"), "to_muck"),
@@ -244,7 +245,7 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
                         and not eng.hand.streets["flop"].drawn)),
     ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
-     lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done and c.born != eng.seq
+     lambda eng, seen: any(c.asks == "burn_unread" and not c.todos[0].done and c.born != eng.seq
                            for c in eng.corrections)),
     ("street_shows_nothing", "no card of the street the last round opened is out yet, its burn aside",
      lambda eng, seen: eng.hand.street_shows_nothing(eng.phase)),
@@ -257,7 +258,7 @@ _SIMPLE_GUARDS = (
     ("boxed_before", "a card was boxed earlier in this deal",
      lambda eng, seen: eng.hand.boxed_count >= 1),
     ("unknown_tag_open", "the floor is being asked about an unknown tag",
-     lambda eng, seen: any(c.irregularity == "UNKNOWN_TAG" for c in eng.corrections)),
+     lambda eng, seen: any(c.unknown is not None for c in eng.corrections)),
     ("short_deal_open", "the box asks to count the hole cards (SHORT_DEAL): a press repeats the one that asked",
      lambda eng, seen: any(c.irregularity == "SHORT_DEAL" for c in eng.corrections)),
     ("hole_card_question_open", "the box asks whether the last hole card, out again, was put back",

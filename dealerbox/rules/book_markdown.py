@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import engine  # noqa: F401  (loads every outcome into the book)
 from .book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
 from .procedures import BUILDERS
-from .profiles import PROCEDURES, load_profile
+from .profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile, procedures_for
 
 _HEADER = """\
 # The rule book
@@ -61,11 +61,18 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += [f"| `{o}` | {_first_line(OUTCOMES[o])} |" for o in used]
     out += ["", "## Procedures", "", "| procedure | what the dealer is told |", "| --- | --- |"]
     out += [f"| `{name}` | {_first_line(BUILDERS[name])} |" for name in sorted(BUILDERS)]
+    anyone = ", ".join(f"`{p}`" for p in ANY_IRREGULARITY)
+    own_only = ", ".join(f"`{rid}`" for rid in PROCEDURES if rid in OWN_PROCEDURES_ONLY)
     head = " | ".join(f"{p.name}: verdict, procedure" for p in loaded)
     out += ["", "## Irregularities and the profiles' choices", "",
-            f"| RULES.md id | {head} | sources ({loaded[0].name}) |",
-            "| --- | " + "--- | " * len(loaded) + "--- |"]
+            f"A profile may choose, for each id, one of its own procedures or, as a house rule, {anyone}:",
+            "every irregularity of a hand may be ruled a misdeal, a void hand or a floor call, with the steps",
+            "that procedure has where it is native. The sensing faults and the deck check's finding",
+            f"({own_only}) keep their own: they never stop a hand or call the floor.", "",
+            f"| RULES.md id | {head} | its own procedures | sources ({loaded[0].name}) |",
+            "| --- | " + "--- | " * len(loaded) + "--- | --- |"]
     for rid in PROCEDURES:
         cells = " | ".join(f"{p[rid].verdict}, `{p[rid].procedure}`" for p in loaded)
-        out.append(f"| `{rid}` | {cells} | {loaded[0][rid].sources} |")
+        own = ", ".join(f"`{p}`" for p in PROCEDURES[rid])
+        out.append(f"| `{rid}` | {cells} | {own} | {loaded[0][rid].sources} |")
     return "\n".join(out) + "\n"

@@ -69,7 +69,7 @@ class Correction:
     keep_on_board: str | None = None
     #: The question this correction asks when a missed read explains what the box saw as
     #: well as a dealing error does (``exposed_position``, ``burn_returned``, ``expected_unread``,
-    #: ``hole_card_again``).
+    #: ``burn_unread``, ``hole_card_again``).
     asks: str | None = None
 
     @property

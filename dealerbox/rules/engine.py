@@ -173,11 +173,12 @@ class HandEngine:
 
     # ------------------------------------------------------------ corrections
     def open_correction(self, rid: str, cards, todos: list[Todo], *, verdict: str | None = None,
-                        rule: str | None = None) -> Correction:
-        """Show irregularity *rid* with *todos* (a halt when the verdict is misdeal or void)."""
+                        rule: str | None = None, halting: bool | None = None) -> Correction:
+        """Show irregularity *rid* with *todos* (a halt when the verdict is misdeal or void, unless
+        *halting* is False: a question the dealer answers before the hand stops)."""
         choice = self.profile[rid]
         verdict = verdict or choice.verdict
-        halting = verdict in ("misdeal", "void")
+        halting = verdict in ("misdeal", "void") if halting is None else halting
         corr = Correction(rid, verdict, tuple(cards), rule or choice.sources,
                           todos or [Todo(Step(f"halt.{verdict}"))], halting=halting, born=self.seq)
         if halting:

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from . import corrections as obs
+from .book import outcome
 from .corrections import Correction, Todo, VoidedDeal
 from .decisions import Step
-from .profiles import PROCEDURES
+from .profiles import ANY_IRREGULARITY, PROCEDURES
 from .tracker import NEXT_STREET, STREETS, ClosedDeal, Street
 
 if TYPE_CHECKING:
@@ -34,13 +35,21 @@ def procedure(name: str):
 
 
 def correct(eng: "HandEngine", rid: str, cards, **situation) -> "Correction | None":
-    """Open the correction the profile chose for irregularity *rid*."""
+    """Open the correction the profile chose for irregularity *rid*.
+
+    *situation* is what the id's own procedure needs (the seat, the street...); a procedure
+    any irregularity may take (``misdeal``, ``void``, ``call_floor``) uses what it can of it.
+    Once the hand is stopped nothing else is raised: the stop is all the panel shows until
+    the next hand (a house misdeal met halfway through judging a card).
+    """
+    if eng.is_halted:
+        return None
     return BUILDERS[eng.profile[rid].procedure](eng, rid, list(cards), **situation)
 
 
 def missing_builders() -> list[str]:
     """Procedure names profiles may choose that no builder implements (should be none)."""
-    return sorted({p for names in PROCEDURES.values() for p in names} - set(BUILDERS))
+    return sorted(({p for names in PROCEDURES.values() for p in names} | set(ANY_IRREGULARITY)) - set(BUILDERS))
 
 
 def _card(card) -> tuple:
@@ -48,8 +57,12 @@ def _card(card) -> tuple:
 
 
 # ---------------------------------------------------------------- stop the hand
+# ``misdeal``, ``void`` and ``call_floor`` are procedures any irregularity of a hand may
+# take (profiles.ANY_IRREGULARITY): they take the situation the id's own procedure would
+# have had and use only what they can say of it.
+
 @procedure("misdeal")
-def misdeal(eng, rid, cards, *, first: Step | None = None):
+def misdeal(eng, rid, cards, *, first: Step | None = None, **situation):
     """Stop: redeal (002 r35C). *first* says what the box saw, when it helps."""
     todos = [Todo(first), Todo(Step("halt.misdeal"))] if first is not None else []
     return eng.open_correction(rid, cards, todos)
@@ -59,9 +72,11 @@ _VOID_STEP = {"FOREIGN_CARD": "halt.void_foreign", "DUPLICATE_CARD": "halt.void_
 
 
 @procedure("void")
-def void(eng, rid, cards):
+def void(eng, rid, cards, **situation):
     """Stop: the hand is void, chips go back."""
-    return eng.open_correction(rid, cards, [Todo(Step(_VOID_STEP[rid], _card(cards[0])))])
+    if rid in _VOID_STEP and cards:
+        return eng.open_correction(rid, cards, [Todo(Step(_VOID_STEP[rid], _card(cards[0])))])
+    return eng.open_correction(rid, cards, [])  # the verdict's own step: every bet goes back
 
 
 # ---------------------------------------------------------------- floor
@@ -70,19 +85,50 @@ _FLOOR_FIRST = {
     "STUB_CONTAMINATION": lambda cards: Step("contamination.call_floor", _card(cards[0])),
     "BOARD_NOT_FROM_SHOE": lambda cards: Step("notfromshoe.call_floor", _card(cards[0])),
 }
+#: Where the floor's ruling can send a card the box saw out of the stub.
+_OUT_OF_STUB = frozenset({"hand", "board", "burn", "aside", "muck"})
 
 
 @procedure("call_floor")
-def call_floor(eng, rid, cards):
+def call_floor(eng, rid, cards, *, first: Step | None = None, **situation):
     """Say what the box saw, then the floor decides."""
-    return eng.open_correction(rid, cards, [Todo(_FLOOR_FIRST[rid](cards)), Todo(Step("floor.decides"))])
+    if rid in _FLOOR_FIRST:
+        return eng.open_correction(rid, cards, [Todo(_FLOOR_FIRST[rid](cards)), Todo(Step("floor.decides"))])
+    # A house's floor call where the id has a correction of its own. The box cannot know the
+    # ruling: a card of the irregularity may go back into the stub and come out again (no
+    # duplicate), and one the floor has taken off the board leaves its street
+    # (``taken_off_as_ruled``). No card is expected next any more.
+    hand = eng.hand
+    hand.returning.update(c for c in cards if hand.where.get(c) in _OUT_OF_STUB)
+    hand.expect_next = []
+    return eng.open_correction(rid, cards, [Todo(first or Step("floor.house_rule")), Todo(Step("floor.decides"))])
+
+
+@outcome("taken_off_as_ruled")
+def taken_off_as_ruled(eng, seen) -> None:
+    """A card that may go back into the stub left the board, no correction saying where: out of play.
+
+    The floor ruled what the box cannot know (a house's floor call): the card counts as back in
+    the stub, and its street is short of it until another card takes its place."""
+    hand, key = eng.hand, seen.key
+    st = hand.street_of(key)
+    hand.where[key] = "stub"
+    hand.forget(key)
+    if st is not None and len(hand.on_board(st.board)) < st.n:
+        st.complete = False
 
 
 def late(eng, rid, cards):
-    """A deal error reported after the first betting round: substantial action decides (002 r36)."""
+    """A deal error reported after the first betting round: substantial action decides (002 r36);
+    a house may rule it a misdeal or a void hand all the same."""
+    if eng.is_halted:
+        return None
     choice = eng.profile["LATE_ERROR"]
+    rule = f"{eng.profile[rid].sources}; {choice.sources}"
+    if choice.procedure in ("misdeal", "void"):  # the verdict's own step: redeal, or every bet back
+        return eng.open_correction(rid, cards, [], verdict=choice.verdict, rule=rule)
     return eng.open_correction(rid, cards, [Todo(Step("late.substantial_action")), Todo(Step("floor.decides"))],
-                               verdict=choice.verdict, rule=f"{eng.profile[rid].sources}; {choice.sources}")
+                               verdict=choice.verdict, rule=rule)
 
 
 @procedure("floor_confirms")
@@ -154,6 +200,7 @@ def open_burn_next_card_replaces(eng, rid, cards, *, street: Street):
         Todo(Step("missed_burn.next_card", (("street", street.name),)), check=obs.street_complete(street.name)),
     ])
     corr.off_board[key] = "burn"
+    corr.asks = "burn_unread"  # without a mouth sensor, ACK: a card was burned, its tag not read
     return corr
 
 

@@ -2,8 +2,10 @@
 
 A card room chooses the house rules it plays by with a TOML file under
 ``firmware_config/rules/``. The engine only knows procedures by name; a profile
-picks one of the procedures the id allows, so a typo or an impossible choice is
-rejected at load time with the file, the key and what was expected.
+picks one of the procedures the id allows (:func:`procedures_for`: its own, and
+the misdeal, void and floor call every irregularity of a hand may take), so a typo
+or an impossible choice is rejected at load time with the file, the key and what
+was expected.
 """
 
 from __future__ import annotations
@@ -55,6 +57,25 @@ PROCEDURES: dict[str, tuple[str, ...]] = {
 }
 IRREGULARITIES = tuple(k for k in PROCEDURES if k != "LATE_ERROR")
 _HALT_PROCEDURES = {"misdeal", "void"}
+
+#: Procedures any irregularity of a hand may take besides its own: houses rule any exposed
+#: card a misdeal, or any irregularity a floor call. Each keeps the steps it has where it is
+#: native (``misdeal``: EXPOSED_EARLY and the other misdeal rows; ``void``: DUPLICATE_CARD,
+#: FOREIGN_CARD; ``call_floor``: STUB_CONTAMINATION, BOARD_NOT_FROM_SHOE, RABBIT_HUNT).
+ANY_IRREGULARITY: tuple[str, ...] = ("misdeal", "void", "call_floor")
+#: The ids that take only their own procedures. The sensing faults are no dealing errors:
+#: RULES.md forbids them to stop the hand or call the floor. MISSING_CARD is found by a deck
+#: check between hands, where there is no hand to stop.
+OWN_PROCEDURES_ONLY = frozenset({"UNREAD_CARD", "SHORT_DEAL", "READER_DEGRADED", "MISSING_CARD"})
+
+
+def procedures_for(rid: str) -> tuple[str, ...]:
+    """The procedures a profile may choose for *rid*: its own (the first is the default), then
+    those of :data:`ANY_IRREGULARITY` it does not have already."""
+    own = PROCEDURES[rid]
+    if rid in OWN_PROCEDURES_ONLY:
+        return own
+    return own + tuple(p for p in ANY_IRREGULARITY if p not in own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +155,8 @@ def parse_profile(data: dict, path) -> Profile:
             k = sorted(extra)[0]
             raise ConfigError(path, f"{key}.{k}", "only verdict, procedure and sources", body[k])
         procedure = body.get("procedure", PROCEDURES[rid][0])
-        if not isinstance(procedure, str) or procedure not in PROCEDURES[rid]:
-            raise ConfigError(path, f"{key}.procedure", f"one of {list(PROCEDURES[rid])}", procedure)
+        if not isinstance(procedure, str) or procedure not in procedures_for(rid):
+            raise ConfigError(path, f"{key}.procedure", f"one of {list(procedures_for(rid))}", procedure)
         verdict = body.get("verdict")
         allowed = _HALTING if procedure in _HALT_PROCEDURES else _GUIDED
         if not isinstance(verdict, str) or verdict not in allowed:

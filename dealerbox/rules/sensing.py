@@ -280,7 +280,9 @@ def burn_was_unread(eng, seen) -> None:
 # ---------------------------------------------------------------- questions
 # Without a mouth sensor some sights are explained by a missed read as well as by a
 # dealing error. The box then asks instead of correcting: one step, ``ack`` says "a
-# tag was not read", and nothing moves a card before the dealer has answered.
+# tag was not read", and nothing moves a card before the dealer has answered. The
+# verdict is what the box's count says (the dealing error's, as with a mouth sensor);
+# only the hand does not stop before the answer.
 
 def _ask(eng, rid: str, cards, step: Step, asks: str, on_ack):
     """Open the question *asks* under irregularity *rid*: ``ack`` runs *on_ack*."""
@@ -296,7 +298,7 @@ def _ask(eng, rid: str, cards, step: Step, asks: str, on_ack):
         if answer["ack"]:
             on_ack(eng)
 
-    corr = eng.open_correction(rid, cards, [Todo(step, check=answered, on_done=done)], verdict="correct")
+    corr = eng.open_correction(rid, cards, [Todo(step, check=answered, on_done=done)], halting=False)
     corr.asks = asks
     return corr
 

@@ -144,9 +144,10 @@ def _(s):
 
 @scenario("exposed_second_card_no_mouth_sensor_dealer_says_misdeal", ["EXPOSED_EARLY"])
 def _(s):
-    # Without one, card 2 by the box's count is card 3 if a read was missed: the box asks.
+    # Without one, card 2 by the box's count is card 3 if a read was missed. The count says
+    # misdeal; the box does not stop before the dealer answers (ACK: a tag was missed).
     s.new_hand(3).deal(2).button("exposed")
-    s.expect(verdict="correct", irregularity="EXPOSED_EARLY", step_key="exposed.second_or_later", phase="deal")
+    s.expect(verdict="misdeal", irregularity="EXPOSED_EARLY", step_key="exposed.second_or_later", phase="deal")
     s.button("misdeal").expect(verdict="misdeal", irregularity="EXPOSED_EARLY", phase="halted")
 
 
@@ -932,7 +933,7 @@ def _(s):
     unseen(s)
     s.deal(2)
     exposed = s.last[0]
-    s.button("exposed").expect(verdict="correct", irregularity="EXPOSED_EARLY",
+    s.button("exposed").expect(verdict="misdeal", irregularity="EXPOSED_EARLY",
                                step_key="exposed.second_or_later")
     s.button("ack").expect(verdict="correct", irregularity="EXPOSED_DEAL", step_key="exposed.finish_deal",
                            where={exposed: "burn"})
@@ -965,14 +966,14 @@ def _(s):
 @scenario("burn_put_back_after_an_unread_first_burn", ["DUPLICATE_CARD", "UNREAD_CARD"])
 def _(s):
     # No mouth sensor: the flop's first burn is not read, the dealer burns a second card,
-    # sees the double burn and puts it back as the turn's burn. Twice the same card, or a
-    # card put back: the box asks, and never voids the hand on its own.
+    # sees the double burn and puts it back as the turn's burn. By the box's count the same
+    # card came out twice (void); it asks before it stops the hand, and ACK says put back.
     s.new_hand(4).deal().round_done()
     unseen(s)
     second = s.draw()
     s.flop(burn=False).expect(verdict="ok", phase="flop", where={second: "burn"})
     s.put_back(second).round_done()
-    s.take(second).expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.returned_burn")
+    s.take(second).expect(verdict="void", irregularity="DUPLICATE_CARD", step_key="duplicate.returned_burn")
     s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.burn")
     s.street(1, burn=False)
     s.expect(verdict="ok", phase="turn", where={second: "burn"})
