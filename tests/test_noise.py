@@ -202,7 +202,7 @@ def test_the_last_hole_card_read_again_after_the_round_is_asked_without_a_sensor
     events = clean_hand(2, players=4)
     played = Played(events, alter=_hole_tag_again(-1, 3.2, counted=True))
     asked = [d for d in played.decisions if d.irregularity == "DUPLICATE_CARD"]
-    assert asked and asked[0].verdict == "correct" and asked[0].steps[0].key == "duplicate.hole_card_again"
+    assert asked and asked[0].verdict == "void" and asked[0].steps[0].key == "duplicate.hole_card_again"
     assert "UNREAD_CARD" not in played.raised        # nothing is played on before the answer
 
 

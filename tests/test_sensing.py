@@ -299,8 +299,8 @@ def test_the_last_hole_card_read_again_without_a_sensor_is_asked_never_played_on
     s, engine, decisions, again = _hole_card_again(False, -1)
     d = decisions[-1]
     # A clone, or a card too many that was put back (with a hole card's tag not read): the box
-    # cannot tell, so it asks; it does not say "play on".
-    assert (d.verdict, d.irregularity) == ("correct", "DUPLICATE_CARD")
+    # cannot tell, so it asks (the verdict is the count's: void); it does not say "play on".
+    assert (d.verdict, d.irregularity) == ("void", "DUPLICATE_CARD")
     assert d.steps[d.step].key == "duplicate.hole_card_again" and d.cards == (again,)
 
 
@@ -334,7 +334,7 @@ def test_the_last_hole_card_read_again_and_no_answer_keeps_asking():
     for _ in range(3):
         s.on(s.draw())
     _feed(engine, s.events)
-    assert (engine.decision.verdict, engine.decision.irregularity) == ("correct", "DUPLICATE_CARD")
+    assert (engine.decision.verdict, engine.decision.irregularity) == ("void", "DUPLICATE_CARD")
     assert engine.decision.steps[engine.decision.step].key == "duplicate.hole_card_again"
 
 

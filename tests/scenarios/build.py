@@ -1114,7 +1114,7 @@ def _(s):
     extra = s.draw()
     s.put_back(extra).emit("button", dt=3.0, name="round_done")   # seconds later: no card lingers so long
     s.draw(extra)
-    s.expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.hole_card_again",
+    s.expect(verdict="void", irregularity="DUPLICATE_CARD", step_key="duplicate.hole_card_again",
              cards=[extra])
     s.button("ack").expect(verdict="ok", irregularity="UNREAD_CARD", step_key="unread.some_hole_card")
     for _ in range(3):
@@ -1129,7 +1129,7 @@ def _(s):
     s.new_hand(4).deal()
     last = s.events[-1]["card"]
     s.emit("button", dt=3.0, name="round_done").draw(last)
-    s.expect(verdict="correct", irregularity="DUPLICATE_CARD", step_key="duplicate.hole_card_again")
+    s.expect(verdict="void", irregularity="DUPLICATE_CARD", step_key="duplicate.hole_card_again")
     s.button("misdeal").expect(verdict="void", irregularity="DUPLICATE_CARD", step_key="halt.void_duplicate",
                                cards=[last], phase="halted")
 
