@@ -385,6 +385,32 @@ def test_decisions_cut_off_by_a_stop_are_journaled_on_restart(tmp_path):
         box.close()
 
 
+def test_a_failing_decision_callback_keeps_the_decision_on_record(tmp_path, caplog):
+    # The box prints a decision before it journals it (so one on record was given
+    # out): a print that fails, stdout closed, must not keep it from the journal.
+    from dealerbox.service.journal import read_decisions
+
+    config = load_config(table_config(tmp_path))
+    s = HandScript(seed=5)
+    s.new_hand(4).deal(5).button("exposed")
+    events = [Event.from_dict(e) for e in s.events]
+
+    def closed_stdout(_decision):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with SimulatedTable(config) as table:
+        daemon = Daemon(config, table=table, input_events=events, on_decision=closed_stdout)
+        daemon.start()
+        try:
+            wait_for(lambda: daemon.engine.decision.irregularity == "EXPOSED_DEAL", what="EXPOSED_DEAL")
+        finally:
+            daemon.close()
+    recorded = [d for _seq, _wall, d in read_decisions(config.state_dir / "journal")]
+    assert [d["irregularity"] for d in recorded] == ["EXPOSED_DEAL"]
+    assert any("could not give out decision" in r.getMessage() and "Broken pipe" in r.getMessage()
+               for r in caplog.records)
+
+
 def test_a_faulted_readers_backoff_runs_on_the_daemons_clock(tmp_path):
     # Event times and the reopening backoff share one clock: on a simulated table's
     # virtual clock, a reader plugged back in comes back when event time has passed the
