@@ -272,14 +272,17 @@ def cmd_check_config(args) -> int:
     nodes that appear after the pending reboot, is listed as left to do and
     does not fail the check.
     """
-    from .service.config import check_config
+    from .service.config import check_config, load_config
 
     path = config_path(args.config)
-    errors = check_config(path, check_devices=not (args.no_devices or args.fresh_install))
+    errors = check_config(path, check_devices=not (args.no_devices or args.fresh_install or args.deck_reader))
     for err in errors:
         print(err, file=sys.stderr)
     if errors:
         return 2
+    if args.deck_reader:
+        print(load_config(path, check_devices=False).deck_reader)
+        return 0
     if args.fresh_install:
         pending = check_config(path, check_devices=True)
         if not pending:
@@ -291,7 +294,8 @@ def cmd_check_config(args) -> int:
         if len(registry) < len(pending):
             print("to do: reboot, so the boot config's SPI/I2C/UART settings make the device nodes")
         if registry:
-            print("to do: register the first deck: dealerbox deck register --reader board --deck A")
+            reader = load_config(path, check_devices=False).deck_reader
+            print(f"to do: register the first deck: dealerbox deck register --reader {reader} --deck A")
     return 0
 
 
@@ -521,6 +525,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-devices", action="store_true", help="do not require the device nodes to exist")
     sp.add_argument("--fresh-install", action="store_true",
                     help="the file must be valid; a missing deck registry or device node is listed as left to do")
+    sp.add_argument("--deck-reader", action="store_true",
+                    help="print the name of the reader decks are registered on (the board's), as the installer asks")
     sp.set_defaults(func=cmd_check_config)
 
     sp = sub.add_parser("journal", help="journal tools")

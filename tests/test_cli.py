@@ -582,6 +582,31 @@ def test_check_config_knows_a_fresh_install(capsys):
     assert "to do: reboot" in out and "to do: register the first deck" in out
 
 
+@pytest.mark.parametrize("table, reader", [("pi4-rc522.toml", "board"), ("pi5-pepper.toml", "c1"),
+                                           ("sim.toml", "board")])
+def test_the_deck_step_names_the_tables_own_reader(table, reader, capsys):
+    # The reader under the board takes a deck card by card; the Pi 5's one C1 serves
+    # shoe, board and burn, and is named c1.
+    from dealerbox.service.config import TABLES_DIR
+
+    assert main(["check-config", "--deck-reader", str(TABLES_DIR / table)]) == 0
+    assert capsys.readouterr().out == f"{reader}\n"
+    if table != "sim.toml":
+        assert main(["check-config", "--fresh-install", str(TABLES_DIR / table)]) == 0
+        out = capsys.readouterr().out
+        assert f"to do: register the first deck: dealerbox deck register --reader {reader} --deck A" in out
+
+
+def test_the_deck_reader_of_a_bad_file_is_its_errors(tmp_path, capsys):
+    from dealerbox.service.config import TABLES_DIR
+
+    bad = tmp_path / "pi5.toml"
+    bad.write_text((TABLES_DIR / "pi5-pepper.toml").read_text().replace('profile = "tda-2019"', 'profile = "nope"'))
+    assert main(["check-config", "--deck-reader", str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "profile" in err
+
+
 def test_check_config_fresh_install_still_refuses_a_bad_file(tmp_path, capsys):
     from dealerbox.service.config import TABLES_DIR
 

@@ -396,6 +396,12 @@ class TableConfig:
         """Zone -> name of the reader serving it."""
         return {z: r.name for r in self.readers.values() for z in r.zones}
 
+    @property
+    def deck_reader(self) -> str:
+        """The reader ``deck register`` and ``deck check`` use on this table: the one
+        serving the board, where a deck is laid card by card (every valid table has one)."""
+        return self.zone_readers()["board"]
+
 
 # -- collecting errors --------------------------------------------------------------
 
