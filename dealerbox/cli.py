@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -11,7 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import DealerboxError, EventError, UsageError
-from .resources import demo_session, installed_config, is_inside_package, user_state_dir
+from .resources import demo_session, installed_config
 
 DEMO_SESSION = demo_session()
 _GLYPH_TEXT = {"\x00": "\u2663", "\x01": "\u2666", "\x02": "\u2665", "\x03": "\u2660"}
@@ -156,18 +155,11 @@ def config_path(given=None) -> Path:
 
 
 def load_table_config(given=None, *, check_devices: bool = True):
-    """Load the config :func:`config_path` names.
-
-    A shipped config's relative ``state_dir`` points into the installed package,
-    where nothing may be written; its state goes to the user's state folder
-    (:func:`dealerbox.resources.user_state_dir`) instead.
-    """
+    """Load the config :func:`config_path` names. (A shipped config's state goes where
+    :func:`dealerbox.service.config.writable_state_dir` says: never among the shipped files.)"""
     from .service.config import load_config
 
-    config = load_config(config_path(given), check_devices=check_devices)
-    if is_inside_package(config.state_dir):
-        config = dataclasses.replace(config, state_dir=user_state_dir())
-    return config
+    return load_config(config_path(given), check_devices=check_devices)
 
 
 def _require_rc522_driver(config, command: str) -> None:

@@ -560,6 +560,21 @@ def test_the_default_config_is_the_environment_then_etc_then_the_shipped_one(tmp
     assert config_path("given.toml") == Path("given.toml")
 
 
+def test_run_and_sim_without_a_config_keep_their_state_in_the_checkouts_state_folder(tmp_path, monkeypatch):
+    # make run (run --demo) and dealerbox sim take the shipped sim.toml: its state is the
+    # checkout's state/, as the README says, whatever the working folder.
+    from dealerbox import resources
+    from dealerbox.cli import load_table_config
+    from dealerbox.service.config import TABLES_DIR
+
+    monkeypatch.delenv("DEALERBOX_CONFIG", raising=False)
+    monkeypatch.setattr(resources, "INSTALLED_CONFIG", tmp_path / "etc" / "table.toml")
+    monkeypatch.chdir(tmp_path)
+    checkout = Path(__file__).resolve().parent.parent
+    assert TABLES_DIR.resolve() == checkout / "firmware_config" / "tables"
+    assert load_table_config().state_dir == checkout / "state"
+
+
 def test_commands_without_config_use_dealerbox_config(tmp_path, monkeypatch, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text(sim_config(tmp_path).read_text().replace("tick_s = 0.25", "tick_s = 9"))
