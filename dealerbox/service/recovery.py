@@ -51,7 +51,8 @@ class StartupRecovery:
             for entry in self.journal.entries(skip_damaged=True):
                 last = entry
         self.stats.recovered_events = replayed
-        if replayed:
+        # (Reading the record back costs a pass over the day's file: only when something may be owed.)
+        if last_decisions or replayed == 1:
             try:
                 self._journal_lost_decisions(last, last_decisions, messages, alone=replayed == 1)
             except OSError as exc:
