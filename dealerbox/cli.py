@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -11,7 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import DealerboxError, EventError, UsageError
-from .resources import demo_session, installed_config, is_inside_package, user_state_dir
+from .resources import demo_session, installed_config
 
 DEMO_SESSION = demo_session()
 _GLYPH_TEXT = {"\x00": "\u2663", "\x01": "\u2666", "\x02": "\u2665", "\x03": "\u2660"}
@@ -156,18 +155,11 @@ def config_path(given=None) -> Path:
 
 
 def load_table_config(given=None, *, check_devices: bool = True):
-    """Load the config :func:`config_path` names.
-
-    A shipped config's relative ``state_dir`` points into the installed package,
-    where nothing may be written; its state goes to the user's state folder
-    (:func:`dealerbox.resources.user_state_dir`) instead.
-    """
+    """Load the config :func:`config_path` names. (A shipped config's state goes where
+    :func:`dealerbox.service.config.writable_state_dir` says: never among the shipped files.)"""
     from .service.config import load_config
 
-    config = load_config(config_path(given), check_devices=check_devices)
-    if is_inside_package(config.state_dir):
-        config = dataclasses.replace(config, state_dir=user_state_dir())
-    return config
+    return load_config(config_path(given), check_devices=check_devices)
 
 
 def _require_rc522_driver(config, command: str) -> None:
@@ -272,14 +264,17 @@ def cmd_check_config(args) -> int:
     nodes that appear after the pending reboot, is listed as left to do and
     does not fail the check.
     """
-    from .service.config import check_config
+    from .service.config import check_config, load_config
 
     path = config_path(args.config)
-    errors = check_config(path, check_devices=not (args.no_devices or args.fresh_install))
+    errors = check_config(path, check_devices=not (args.no_devices or args.fresh_install or args.deck_reader))
     for err in errors:
         print(err, file=sys.stderr)
     if errors:
         return 2
+    if args.deck_reader:
+        print(load_config(path, check_devices=False).deck_reader)
+        return 0
     if args.fresh_install:
         pending = check_config(path, check_devices=True)
         if not pending:
@@ -291,7 +286,8 @@ def cmd_check_config(args) -> int:
         if len(registry) < len(pending):
             print("to do: reboot, so the boot config's SPI/I2C/UART settings make the device nodes")
         if registry:
-            print("to do: register the first deck: dealerbox deck register --reader board --deck A")
+            reader = load_config(path, check_devices=False).deck_reader
+            print(f"to do: register the first deck: dealerbox deck register --reader {reader} --deck A")
     return 0
 
 
@@ -521,6 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-devices", action="store_true", help="do not require the device nodes to exist")
     sp.add_argument("--fresh-install", action="store_true",
                     help="the file must be valid; a missing deck registry or device node is listed as left to do")
+    sp.add_argument("--deck-reader", action="store_true",
+                    help="print the name of the reader decks are registered on (the board's), as the installer asks")
     sp.set_defaults(func=cmd_check_config)
 
     sp = sub.add_parser("journal", help="journal tools")

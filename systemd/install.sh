@@ -351,3 +351,11 @@ elif ((REBOOT_NEEDED)); then
 else
     say "done; $UNIT starts at boot (or now: systemctl start $UNIT)"
 fi
+# The deck step names the installed table's own reader (c1 on a Pi 5, board on a Pi 4).
+if [[ -x $CURRENT/bin/dealerbox ]] &&
+    DECK_READER=$("$CURRENT/bin/dealerbox" check-config --deck-reader "$CONF_DIR/table.toml"); then
+    say "decks are registered on reader $DECK_READER, the first one with:"
+    say "  sudo ${CURRENT#"$R"}/bin/dealerbox deck register --reader $DECK_READER --deck A"
+else
+    say "then register a deck on the board's reader (dealerbox check-config --deck-reader names it)"
+fi

@@ -560,6 +560,21 @@ def test_the_default_config_is_the_environment_then_etc_then_the_shipped_one(tmp
     assert config_path("given.toml") == Path("given.toml")
 
 
+def test_run_and_sim_without_a_config_keep_their_state_in_the_checkouts_state_folder(tmp_path, monkeypatch):
+    # make run (run --demo) and dealerbox sim take the shipped sim.toml: its state is the
+    # checkout's state/, as the README says, whatever the working folder.
+    from dealerbox import resources
+    from dealerbox.cli import load_table_config
+    from dealerbox.service.config import TABLES_DIR
+
+    monkeypatch.delenv("DEALERBOX_CONFIG", raising=False)
+    monkeypatch.setattr(resources, "INSTALLED_CONFIG", tmp_path / "etc" / "table.toml")
+    monkeypatch.chdir(tmp_path)
+    checkout = Path(__file__).resolve().parent.parent
+    assert TABLES_DIR.resolve() == checkout / "firmware_config" / "tables"
+    assert load_table_config().state_dir == checkout / "state"
+
+
 def test_commands_without_config_use_dealerbox_config(tmp_path, monkeypatch, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text(sim_config(tmp_path).read_text().replace("tick_s = 0.25", "tick_s = 9"))
@@ -580,6 +595,31 @@ def test_check_config_knows_a_fresh_install(capsys):
     assert err == ""
     assert "not there yet" in out and "decks.toml" in out and "/dev/spidev1.0" in out
     assert "to do: reboot" in out and "to do: register the first deck" in out
+
+
+@pytest.mark.parametrize("table, reader", [("pi4-rc522.toml", "board"), ("pi5-pepper.toml", "c1"),
+                                           ("sim.toml", "board")])
+def test_the_deck_step_names_the_tables_own_reader(table, reader, capsys):
+    # The reader under the board takes a deck card by card; the Pi 5's one C1 serves
+    # shoe, board and burn, and is named c1.
+    from dealerbox.service.config import TABLES_DIR
+
+    assert main(["check-config", "--deck-reader", str(TABLES_DIR / table)]) == 0
+    assert capsys.readouterr().out == f"{reader}\n"
+    if table != "sim.toml":
+        assert main(["check-config", "--fresh-install", str(TABLES_DIR / table)]) == 0
+        out = capsys.readouterr().out
+        assert f"to do: register the first deck: dealerbox deck register --reader {reader} --deck A" in out
+
+
+def test_the_deck_reader_of_a_bad_file_is_its_errors(tmp_path, capsys):
+    from dealerbox.service.config import TABLES_DIR
+
+    bad = tmp_path / "pi5.toml"
+    bad.write_text((TABLES_DIR / "pi5-pepper.toml").read_text().replace('profile = "tda-2019"', 'profile = "nope"'))
+    assert main(["check-config", "--deck-reader", str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "profile" in err
 
 
 def test_check_config_fresh_install_still_refuses_a_bad_file(tmp_path, capsys):

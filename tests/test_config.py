@@ -499,6 +499,30 @@ def test_state_dir_is_relative_to_the_config_file(tmp_path):
     assert cfg.state_dir == (tmp_path / "var" / "state").resolve()
 
 
+def test_a_copy_of_the_sim_table_keeps_its_state_beside_it(tmp_path, monkeypatch):
+    # Wherever the copy sits and whatever the working folder, its state is the
+    # state/ folder beside it: never two folders up, as "../../state" put it.
+    copy = tmp_path / "home" / "tables" / "mine.toml"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(SIM.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert load_config(copy).state_dir == copy.parent.resolve() / "state"
+
+
+def test_the_sim_table_as_shipped_keeps_its_state_in_the_checkouts_state_folder():
+    # Nothing is written among the shipped files: in a checkout the shipped table's
+    # state goes to the checkout's state/ (README; ignored by git).
+    checkout = TABLES_DIR.resolve().parents[1]
+    assert (checkout / "pyproject.toml").is_file(), "these tests run from a checkout"
+    assert load_config(SIM).state_dir == checkout / "state"
+    assert "/state/" in (checkout / ".gitignore").read_text().splitlines()
+
+
+def test_the_reference_says_where_relative_paths_start():
+    head = " ".join(config_module.reference_markdown().split("## `[table]`")[0].split())
+    assert "relative path" in head and "folder of the config file" in head and "working folder" in head
+
+
 def test_a_real_serial_reader_needs_a_url(tmp_path):
     def change(d):
         d["readers"]["c1"] = {"kind": "shoe_line", "backend": "real", "antennas": {"1": "burn"}}

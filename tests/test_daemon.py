@@ -341,6 +341,38 @@ def test_watchdog_only_while_the_engine_loop_lives(tmp_path, monkeypatch):
         server.close()
 
 
+def test_watchdog_pings_go_on_once_an_input_has_run_dry(tmp_path):
+    # With --input no ticks are sent (the input carries its own time); once it is
+    # fed, nothing comes through the queue, and the healthy loop must still pet.
+    sock_path = str(tmp_path / "notify.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(sock_path)
+    server.settimeout(5)
+    notifier = Notifier({"NOTIFY_SOCKET": sock_path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": str(os.getpid())})
+    s = HandScript(seed=5)
+    s.new_hand(4).deal(5).button("exposed")
+    events = [Event.from_dict(e) for e in s.events]
+    decisions: list[dict] = []
+    config = load_config(table_config(tmp_path))
+    with SimulatedTable(config) as table:
+        daemon = Daemon(config, table=table, input_events=events, notifier=notifier, on_decision=decisions.append)
+        daemon.start()
+        try:
+            wait_for(lambda: decisions and daemon.queue.empty(), what="the input fed")
+            # Every ping from here on is one the loop sent with nothing to do: they must go on.
+            pings = 0
+            while pings < 5:
+                try:
+                    message = server.recv(4096).decode()
+                except TimeoutError:
+                    raise AssertionError(f"the watchdog went quiet after {pings} ping(s) once the input was fed")
+                pings += "WATCHDOG=1" in message
+            assert daemon.stats.events == len(events)
+        finally:
+            daemon.close()
+            server.close()
+
+
 def test_reload_applies_a_good_config_and_refuses_a_bad_one(tmp_path):
     path = table_config(tmp_path)
     box = Box(path)
@@ -383,6 +415,32 @@ def test_decisions_cut_off_by_a_stop_are_journaled_on_restart(tmp_path):
         assert len(list(read_decisions(config.state_dir / "journal"))) == 1
     finally:
         box.close()
+
+
+def test_a_failing_decision_callback_keeps_the_decision_on_record(tmp_path, caplog):
+    # The box prints a decision before it journals it (so one on record was given
+    # out): a print that fails, stdout closed, must not keep it from the journal.
+    from dealerbox.service.journal import read_decisions
+
+    config = load_config(table_config(tmp_path))
+    s = HandScript(seed=5)
+    s.new_hand(4).deal(5).button("exposed")
+    events = [Event.from_dict(e) for e in s.events]
+
+    def closed_stdout(_decision):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with SimulatedTable(config) as table:
+        daemon = Daemon(config, table=table, input_events=events, on_decision=closed_stdout)
+        daemon.start()
+        try:
+            wait_for(lambda: daemon.engine.decision.irregularity == "EXPOSED_DEAL", what="EXPOSED_DEAL")
+        finally:
+            daemon.close()
+    recorded = [d for _seq, _wall, d in read_decisions(config.state_dir / "journal")]
+    assert [d["irregularity"] for d in recorded] == ["EXPOSED_DEAL"]
+    assert any("could not give out decision" in r.getMessage() and "Broken pipe" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_a_faulted_readers_backoff_runs_on_the_daemons_clock(tmp_path):

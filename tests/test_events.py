@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dealerbox.errors import DealerboxError, EventError
-from dealerbox.rules.events import BUTTONS, EVENT_KINDS, ZONES, Event, read_events
+from dealerbox.rules.events import BUTTONS, EVENT_KINDS, ZONES, Event, EventFile, read_events
 
 UID = "04A3C6CAE26180"
 
@@ -333,10 +333,49 @@ def test_lists_elsewhere_are_event_errors(data):
         Event.from_dict(data)
 
 
-@pytest.mark.parametrize("t", [10**400, -10**400, 10**13])
-def test_a_huge_whole_number_t_is_an_event_error(t):
-    with pytest.raises(EventError, match="'t' must be a non-negative number"):
+@pytest.mark.parametrize("t", [10**400, -10**400, 10**13, 1e29, 1e12 + 1, -0.5, 10**12 + 1],
+                         ids=["1e400", "-1e400", "int-1e13", "1e29", "1e12+1", "-0.5", "int-1e12+1"])
+def test_t_past_its_limit_says_the_limit(t):
+    with pytest.raises(EventError) as err:
         Event.from_dict({"t": t, "ev": "tick"})
+    assert err.value.key == "t"
+    assert "'t' must be" in str(err.value) and "from 0 to 1e12" in str(err.value)
+
+
+@pytest.mark.parametrize("t", [0, 1e12, 10**12, 1_700_000_000.25])
+def test_t_up_to_its_limit_is_valid(t):
+    assert Event.from_dict({"t": t, "ev": "tick"}).t == float(t)
+
+
+@pytest.mark.parametrize("line, key", [
+    ('{"t": 1%s, "ev": "tick"}' % ("0" * 5000), "'t'"),
+    ('{"t": -1%s, "ev": "tick"}' % ("0" * 5000), "'t'"),
+    ('{"t": 1, "ev": "new_hand", "players": 2%s}' % ("0" * 4300), "'players'"),
+    ('{"t": 1, "ev": "new_hand", "players": 2, "hole_cards": 4%s}' % ("0" * 4300), "'hole_cards'"),
+    ('{"t": 1, "ev": "tick", "id": 9%s}' % ("9" * 4300), "'id'"),
+    ('{"t": 1, "ev": "new_hand", "players": 2, "seats": [1, 2%s]}' % ("0" * 4300), "'seats'"),
+], ids=["t", "negative-t", "players", "hole_cards", "id", "seats"])
+def test_an_integer_too_long_for_python_names_its_key(line, key):
+    # Python refuses to convert an integer of more than 4,300 digits; that is a bad
+    # value of one key, not a line that is not JSON.
+    with pytest.raises(EventError) as err:
+        Event.from_json(line)
+    assert key in str(err.value) and "not JSON" not in str(err.value)
+    assert "digits" in str(err.value) and len(str(err.value)) < 300
+
+
+def test_a_too_long_integer_before_deep_nesting_is_still_one_event_error():
+    with pytest.raises(EventError, match="nested too deeply"):
+        Event.from_json("[1%s, %s" % ("0" * 5000, "[" * 100000))
+
+
+def test_an_event_file_with_a_too_long_integer_names_the_file_line_and_key(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"t": 0, "ev": "tick"}\n{"t": 1%s, "ev": "tick"}\n' % ("0" * 5000), encoding="utf-8")
+    with pytest.raises(EventError) as err:
+        list(EventFile(path))
+    assert (err.value.file, err.value.line, err.value.key) == (str(path), 2, "t")
+    assert str(err.value).startswith(f"{path}: line 2: 't' must be")
 
 
 @pytest.mark.parametrize("field, value", [("uid", "AB" * 5_000_000), ("card", "x" * 1_000_000),

@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import re
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,8 @@ import pytest
 from dealerbox import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALL = ROOT / "systemd" / "install.sh"
+#: What install.sh reads from its checkout ($REPO), beside itself.
+INSTALLER_PARTS = ("systemd", "docs", "firmware_config/tables", "README.md", "pyproject.toml")
 SYSTEM_PYTHON = "/usr/bin/python3"
 TIMEOUT = 300
 NOBODY = 65534
@@ -67,6 +70,27 @@ def wheel_of(version: str, where: Path, *, drop_profile: str | None = None) -> P
     return wheel
 
 
+def readable_by_all(top: Path) -> None:
+    """Every file under *top* readable, every folder open, for ``nobody``."""
+    for path in [top, *top.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o044 | (0o011 if path.is_dir() else 0))
+
+
+def installer_copy(checkout: Path, dest: Path) -> Path:
+    """The installer and what it reads from *checkout*, copied to *dest* for all to
+    read; returns the script. The tests run the copy: ``nobody`` cannot reach a
+    checkout under a private folder (``mktemp -d``, a home of mode 0700)."""
+    for part in INSTALLER_PARTS:
+        src, target = checkout / part, dest / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, target)
+    readable_by_all(dest)
+    return dest / "systemd" / "install.sh"
+
+
 @pytest.fixture(scope="module")
 def kit():
     """Wheels, a wheelhouse and recorders in a folder ``nobody`` can read."""
@@ -93,10 +117,10 @@ def kit():
         code = 2 if name == "getent" else 0
         (recorders / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "$DEALERBOX_TEST_CALLS"\nexit {code}\n')
         (recorders / name).chmod(0o755)
-    for path in top.rglob("*"):
-        path.chmod(path.stat().st_mode | 0o044 | (0o011 if path.is_dir() else 0))
+    install = installer_copy(ROOT, top / "checkout")
+    readable_by_all(top)
     yield {"top": top, "current": current, "newer": newer, "broken": broken, "house": house,
-           "recorders": recorders, "as_root": as_root}
+           "recorders": recorders, "as_root": as_root, "install": install}
     shutil.rmtree(top, ignore_errors=True)
 
 
@@ -148,7 +172,8 @@ class Box:
         env = {"PATH": f"{self.path_dir}:/usr/bin:/bin", "HOME": str(self.kit["top"] / f"{self.root.name}-home"),
                "LANG": "C.UTF-8", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1",
                "DEALERBOX_PYTHON": SYSTEM_PYTHON, "DEALERBOX_TEST_CALLS": str(self.calls)}
-        argv = ["bash", str(INSTALL), "--root", str(self.root), "--wheelhouse", str(self.kit["house"]), *args]
+        argv = ["bash", str(self.kit["install"]), "--root", str(self.root), "--wheelhouse", str(self.kit["house"]),
+                *args]
         if self.kit["as_root"]:
             argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
         result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=TIMEOUT,
@@ -281,12 +306,55 @@ def test_each_board_gets_its_overlay_lines_once(kit, model, lines):
         assert "raspi-config nonint do_spi 0" in ran
     table = (box.root / "etc/dealerbox/table.toml").read_text()
     assert table == (ROOT / "firmware_config/tables" / ("pi4-rc522.toml" if pi4 else "pi5-pepper.toml")).read_text()
+    # The deck step names a reader the installed table has: the Pi 5's only one is c1.
+    reader = "board" if pi4 else "c1"
+    assert f"sudo /opt/dealerbox/.venv/bin/dealerbox deck register --reader {reader} --deck A" in out
+    assert "--reader board" not in out if not pi4 else "--reader c1" not in out
 
 
 def test_the_installer_refuses_the_real_root_to_a_normal_user(kit):
-    argv = ["bash", str(INSTALL), "--wheelhouse", str(kit["house"])]
+    argv = ["bash", str(kit["install"]), "--wheelhouse", str(kit["house"])]
     if kit["as_root"]:
         argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert result.returncode != 0
     assert result.stderr == "install.sh: run as root (sudo), or use --dry-run or --root DIR\n"
+
+
+def test_install_md_names_no_reader_a_shipped_pi_table_lacks():
+    # The guide serves every Pi table: a deck command names READER (the installer
+    # prints it filled in), never one table's reader name.
+    named = re.findall(r"deck (?:register|check) --reader (\w+)", (ROOT / "docs" / "INSTALL.md").read_text())
+    assert named
+    for table in ("pi4-rc522.toml", "pi5-pepper.toml"):
+        readers = tomllib.loads((ROOT / "firmware_config" / "tables" / table).read_text())["readers"]
+        assert {name for name in named if name != "READER"} <= set(readers), table
+
+
+def test_the_installer_runs_from_a_checkout_under_a_private_directory(kit, tmp_path):
+    # A checkout under `mktemp -d` or a 0700 home: nobody, the user the tests run the
+    # installer as, cannot reach it; the copy the tests run can be reached.
+    if not kit["as_root"]:
+        pytest.skip("only root can run the installer as nobody")
+    private = tmp_path / "home"
+    private.mkdir(mode=0o700)
+    checkout = private / "checkout"
+    for part in INSTALLER_PARTS:
+        src, dest = ROOT / part, checkout / part
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dest) if src.is_dir() else shutil.copy(src, dest)
+    as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "bash"]
+    fake_root = kit["top"] / "private-dry-run"
+    fake_root.mkdir()
+    args = ["--dry-run", "--root", str(fake_root), "--wheelhouse", str(kit["house"])]
+
+    def dry_run(script: Path):
+        return subprocess.run([*as_nobody, str(script), *args], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+
+    assert dry_run(checkout / "systemd" / "install.sh").returncode != 0        # out of nobody's reach
+    copy = kit["top"] / "private-copy"
+    script = installer_copy(checkout, copy)
+    result = dry_run(script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"install -D -m 0644 {copy}/firmware_config/tables/pi4-rc522.toml" in result.stdout

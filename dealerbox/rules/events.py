@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,9 @@ ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
 _KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "mouth_sensor", "seats", "zone",
          "name", "reader", "id")
 _ALLOWED = frozenset(_KEYS)
+#: The largest ``t``, in seconds (some 31,700 years): room for any clock's seconds,
+#: and a float still holds such a ``t`` to the millisecond.
+MAX_T = 10**12
 #: The longest line an event file may have, in bytes (a real event is under 300).
 MAX_LINE_BYTES = 64 * 1024
 _SHOWN = 40   # characters of a bad value quoted in an error message
@@ -73,9 +75,9 @@ class Event:
             key = sorted(extra, key=str)[0]
             raise EventError(f"unknown key {shown(key)}", key=key if len(key) <= _SHOWN else None)
         t = d.get("t")
-        if (isinstance(t, bool) or not isinstance(t, (int, float)) or (isinstance(t, int) and abs(t) > 10**12)
-                or not math.isfinite(t) or t < 0):
-            raise EventError(f"'t' must be a non-negative number of seconds, not {shown(t)}", key="t")
+        # The comparison is false for NaN, so NaN is refused with the rest.
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_T:
+            raise EventError(f"'t' must be a number of seconds from 0 to 1e12, not {shown(t)}", key="t")
         ev = d.get("ev")
         if not _is_one_of(ev, EVENT_KINDS):
             raise EventError(f"'ev' must be one of {sorted(EVENT_KINDS)}, not {shown(ev)}")
@@ -113,7 +115,7 @@ class Event:
     @classmethod
     def from_json(cls, line: str) -> "Event":
         try:
-            d = json.loads(line)
+            d = _decoded(line)
         except ValueError as exc:
             raise EventError(f"not JSON ({getattr(exc, 'msg', exc)})") from exc
         except RecursionError as exc:
@@ -133,6 +135,43 @@ class Event:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), separators=(", ", ": "))
+
+
+class _LongInteger:
+    """A JSON integer with more digits than Python converts (``sys.get_int_max_str_digits``).
+
+    No key takes one, so it stays a value of its key and is refused there, with the
+    key's own message, instead of failing the whole line as "not JSON".
+    """
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
+
+
+def _parse_int(text: str):
+    try:
+        return int(text)
+    except ValueError:  # only Python's digit limit makes int() refuse what the JSON scanner matched
+        return _LongInteger(len(text.lstrip("-")))
+
+
+#: Decodes a line that ``json.loads`` refused for a too long integer only (the
+#: common line keeps the faster plain decoder).
+_LONG_INTEGER_DECODER = json.JSONDecoder(parse_int=_parse_int)
+
+
+def _decoded(line: str):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # JSON, with an integer past Python's digit limit: a bad value of its key
+        return _LONG_INTEGER_DECODER.decode(line)
 
 
 def _is_one_of(value, allowed) -> bool:

@@ -84,7 +84,7 @@ from ..hw.presence import SETTLE_S, SHOE_REARM_S
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
 from ..rules.registry import DeckRegistry, simulation_registry
-from ..resources import data_dir
+from ..resources import data_dir, is_inside_package, user_state_dir
 from ..tomlfile import read_toml
 from ..floor.publisher import FloorSettings
 from .journal import SYNC_POLICIES
@@ -396,6 +396,12 @@ class TableConfig:
         """Zone -> name of the reader serving it."""
         return {z: r.name for r in self.readers.values() for z in r.zones}
 
+    @property
+    def deck_reader(self) -> str:
+        """The reader ``deck register`` and ``deck check`` use on this table: the one
+        serving the board, where a deck is laid card by card (every valid table has one)."""
+        return self.zone_readers()["board"]
+
 
 # -- collecting errors --------------------------------------------------------------
 
@@ -427,10 +433,25 @@ def load_config(path=DEFAULT_CONFIG, *, check_devices: bool = True) -> TableConf
     """Read and validate a table config; raise the first :class:`ConfigError`.
 
     Relative paths inside the file (``state_dir``, ``registry``, a profile file)
-    are relative to the file's folder. ``check_devices=False`` skips the checks of
-    what exists only on the box (device nodes; a registry file not there yet).
+    are relative to the file's folder, wherever the command runs; a ``state_dir``
+    among the shipped files is moved (:func:`writable_state_dir`).
+    ``check_devices=False`` skips the checks of what exists only on the box
+    (device nodes; a registry file not there yet).
     """
     return _Loader(Path(path), collect=False, check_devices=check_devices).run()
+
+
+def writable_state_dir(state_dir: Path) -> Path:
+    """*state_dir* (resolved), unless it lies among the shipped files, where nothing
+    is written: a shipped table's ``state_dir = "state"`` goes to the checkout's
+    ``state/`` when run from a checkout, and to the user's state folder
+    (:func:`dealerbox.resources.user_state_dir`) when the package is installed."""
+    if is_inside_package(state_dir):
+        return user_state_dir()
+    shipped = TABLES_DIR.resolve()
+    if state_dir.is_relative_to(shipped):
+        return shipped.parents[1] / "state"     # the checkout's top folder: firmware_config/tables/../..
+    return state_dir
 
 
 def check_config(path, *, check_devices: bool = True) -> list[ConfigError]:
@@ -549,7 +570,8 @@ class _Loader:
         t = sections["table"]
         return TableConfig(
             path=self.path.resolve(), name=t.name, profile=profile, language=t.language, registry=registry,
-            registry_source=table["registry_source"], state_dir=self.resolve(t.state_dir), tick_s=t.tick_s,
+            registry_source=table["registry_source"], state_dir=writable_state_dir(self.resolve(t.state_dir)),
+            tick_s=t.tick_s,
             gpio_factory=gpio_factory, readers=readers, sections=sections)
 
     # -- sections ------------------------------------------------------------------------
@@ -740,6 +762,13 @@ dotted key, the value found and what was expected; an unknown key is a typo and 
 closest known key is suggested. Durations end in `_s` and are seconds; "req." means
 required (no default). Nothing is simulated unless the file says so: `backend` has
 no default on any device.
+
+A relative path (`state_dir`, `registry`, a profile file) starts from the folder of
+the config file, never from the working folder: `state_dir = "state"` is the folder
+`state/` beside the file, wherever the file is copied. Nothing is written among the
+shipped files: a shipped table's relative `state_dir` (`sim.toml`'s `"state"`) goes
+to the checkout's `state/` when run from a checkout, and to
+`$XDG_STATE_HOME/dealerbox` (by default `~/.local/state/dealerbox`) when installed.
 """
 
 _REFERENCE_TAIL = """## Zones

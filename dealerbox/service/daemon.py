@@ -97,7 +97,7 @@ class Daemon:
         self.polling = ReaderPolling(self.stats, clock=clock)
         self.output = DecisionOutput(self.engine, self.journal, self.devices, self.stats, self._stop,
                                      on_decision=on_decision)
-        self.recovery = StartupRecovery(self.engine, self.journal, self.stats)
+        self.recovery = StartupRecovery(self.engine, self.journal, self.stats, on_decision=on_decision)
         self.input = None if input_events is None else InputFeed(input_events, input_pace_s, self.journal)
         self.loop = EngineLoop(self.engine, self.journal, self.output, self.health, live=self.input is None)
         #: The events' queue; a ``tick`` or any event put here is judged in turn.

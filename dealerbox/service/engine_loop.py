@@ -21,7 +21,8 @@ class EngineLoop:
     :class:`~dealerbox.service.output.DecisionOutput`. The loop keeps event
     time from going back (live sources only: an input carries its own time),
     redraws when the journal starts or stops failing, and pets the watchdog
-    after every item, so a hung loop stops petting it.
+    after every item and whenever it has waited a petting interval for one
+    (an input that ran dry sends nothing), so only a hung loop stops petting it.
 
     :param live: True when events come from the devices and the tick thread;
         False for an input of recorded events.
@@ -48,8 +49,16 @@ class EngineLoop:
 
     def run(self) -> None:
         """Take items until :meth:`stop`; any single one that fails is logged and the loop goes on."""
+        idle_s = self.health.notifier.watchdog_interval
+        if idle_s is not None:
+            idle_s = min(idle_s, 1.0)     # BoxHealth.pet_watchdog's own pace
         while True:
-            item = self.queue.get()
+            try:
+                item = self.queue.get(timeout=idle_s)
+            except queue.Empty:
+                # Nothing to take (no ticks with --input): the loop is alive all the same.
+                self.health.pet_watchdog()
+                continue
             if item is _STOP:
                 return
             try:

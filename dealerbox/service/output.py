@@ -24,6 +24,17 @@ def decision_record(decision, messages, seq: int, event: Event) -> dict:
     return out
 
 
+def give_out(on_decision, out: dict) -> None:
+    """Hand *out* to the ``on_decision`` callback, if any. A callback that fails (a
+    closed stdout) is logged: the decision still goes to the journal after it."""
+    if on_decision is None:
+        return
+    try:
+        on_decision(out)
+    except Exception as exc:
+        log.error("could not give out decision %s: %s", out.get("seq"), exc)
+
+
 class DecisionOutput:
     """Owns what the box shows and records for each decision.
 
@@ -31,8 +42,11 @@ class DecisionOutput:
     fault, dead readers, the note of a recovered or damaged start), the LEDs
     are lit at once, and the LCD gets the frame on its own thread
     (:meth:`lcd_loop`, latest frame wins) so a slow LCD never delays
-    detection. The record: each decision goes to the journal's writer beside
-    its event, to the log, and to the ``on_decision`` callback.
+    detection. The record: each decision goes to the ``on_decision`` callback
+    (``run --decisions`` prints it), to the log, and to the journal's writer
+    beside its event: the journal last, so that a decision on record was given
+    out, and one a crash kept from the record is given out again on restart
+    (:class:`~.recovery.StartupRecovery`).
     """
 
     def __init__(self, engine, journal, devices, stats, stop: threading.Event, *, on_decision=None):
@@ -67,10 +81,9 @@ class DecisionOutput:
             self.stats.decisions += 1
             self.show(d)
             out = decision_record(d, self.messages, seq, event)
-            self.journal.submit_record("decision", out)
+            give_out(self._on_decision, out)
             log.info("decision %s", json.dumps(out, ensure_ascii=False))
-            if self._on_decision is not None:
-                self._on_decision(out)
+            self.journal.submit_record("decision", out)
 
     def show(self, decision, *, initial: bool = False, refresh: bool = False) -> None:
         """Render *decision*, light the LEDs and hand the frame to the LCD's thread.

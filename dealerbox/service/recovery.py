@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 
 from ..rules.engine import decision_to_dict
-from .output import decision_record
+from .journal_lines import journal_files, parse_line, raw_lines
+from .output import decision_record, give_out
 
 log = logging.getLogger("dealerbox")
 
@@ -16,16 +18,18 @@ class StartupRecovery:
 
     :meth:`replay` feeds the engine the open hand (only the lines the hash
     chain vouches for, so a duplicated or forged line never puts the engine in
-    a state the table was not in) and journals the decisions a stop cut off;
+    a state the table was not in) and gives out the decisions a stop cut off:
+    to ``on_decision`` (what ``run --decisions`` prints), then to the journal;
     :meth:`record_damage` puts the damage the journal found on opening on
     record, for the floor. :attr:`note` is what the first frame tells the
     technician about it.
     """
 
-    def __init__(self, engine, journal, stats):
+    def __init__(self, engine, journal, stats, *, on_decision=None):
         self.engine = engine
         self.journal = journal
         self.stats = stats
+        self._on_decision = on_decision
         self._recovered_note: str | None = None
         self._damage_note: str | None = None
 
@@ -47,9 +51,10 @@ class StartupRecovery:
             for entry in self.journal.entries(skip_damaged=True):
                 last = entry
         self.stats.recovered_events = replayed
-        if last_decisions:
+        # (Reading the record back costs a pass over the day's file: only when something may be owed.)
+        if last_decisions or replayed == 1:
             try:
-                self._journal_lost_decisions(last, last_decisions, messages)
+                self._journal_lost_decisions(last, last_decisions, messages, alone=replayed == 1)
             except OSError as exc:
                 self.stats.journal_errors += 1
                 log.error("could not journal the decisions a stop had cut off: %s", exc.strerror or exc)
@@ -60,15 +65,34 @@ class StartupRecovery:
                      json.dumps(decision_to_dict(self.engine.decision, messages), ensure_ascii=False))
         return last.event.t if last else 0.0
 
-    def _journal_lost_decisions(self, entry, decisions, messages) -> None:
-        """A stop between an event's line and its decisions' lines left them out: write them now."""
+    def _journal_lost_decisions(self, entry, decisions, messages, *, alone: bool) -> None:
+        """A stop between an event's line and its decisions' lines left them (or the
+        last of them) out: give them out now, as :class:`~.output.DecisionOutput` does.
+
+        The box gives a decision out before it journals it, so one that is not
+        on record may not have been printed either: it is printed now (perhaps a
+        second time, with the same ``seq``), and never missed. *alone*: *entry*
+        is the open hand's ``new_hand`` and nothing came after it.
+        """
         from .journal import read_decisions
 
-        if any(d.get("seq") == entry.seq for _seq, _wall, d in read_decisions(self.journal.directory, entry.seq)):
-            return
-        for d in decisions:
-            self.journal.append_decision(decision_record(d, messages, entry.seq, entry.event))
-        log.info("journaled %d decision(s) of event %d that a stop had cut off", len(decisions), entry.seq)
+        done = sum(d.get("seq") == entry.seq for _seq, _wall, d in read_decisions(self.journal.directory, entry.seq))
+        if alone and not done and not decisions:
+            # A fresh engine cannot tell whether starting this hand changed the panel
+            # (it does after a misdeal): the decision on record before it can.
+            shown = _decision_before(self.journal.directory, entry.seq)
+            now = decision_to_dict(self.engine.decision, messages)
+            if shown is not None and any(shown.get(k) != now[k] for k in _PANEL_KEYS):
+                # The engine kept its decision from before the hand (it looked the same):
+                # what it gives out carries the new_hand's time and phase.
+                decisions = [dataclasses.replace(self.engine.decision, t=entry.event.t, phase=self.engine.phase)]
+        lost = decisions[done:]
+        for d in lost:
+            out = decision_record(d, messages, entry.seq, entry.event)
+            give_out(self._on_decision, out)
+            self.journal.append_decision(out)
+        if lost:
+            log.info("journaled %d decision(s) of event %d that a stop had cut off", len(lost), entry.seq)
 
     def record_damage(self) -> None:
         """Damage the journal found on opening goes on record, and to the floor."""
@@ -82,3 +106,35 @@ class StartupRecovery:
         log.error("floor notice: the journal was damaged: %d line(s), the first at %s:%d (%s); "
                   "quarantined, the table runs on (run dealerbox journal verify)",
                   record["count"], first["file"], first["line"], first["kind"])
+
+
+#: What a decision shows on the panel (its time and phase aside), as :meth:`Decision.same_as` compares.
+_PANEL_KEYS = ("verdict", "irregularity", "cards", "steps", "step")
+
+
+def _decision_before(directory, seq: int) -> dict | None:
+    """The decision the panel showed just before journal line *seq*, a ``new_hand``: the
+    last decision on record since the ``new_hand`` before it; None when there is none
+    (the panel showed what a fresh hand shows, as after a fresh start).
+
+    Only decision and ``new_hand`` lines are parsed, from the newest day file back.
+    """
+    files = journal_files(directory)
+    for i in range(len(files) - 1, -1, -1):
+        path = files[i][1]
+        shown, hand_before = None, False
+        for n, raw in raw_lines(path, newest=i == len(files) - 1):
+            if b'"decision":' not in raw and b"new_hand" not in raw:
+                continue
+            rec = parse_line(path.name, n, raw)
+            if rec.error is not None or rec.seq is None:
+                continue
+            if rec.seq >= seq:
+                break
+            if rec.decision is not None:
+                shown = rec.decision
+            elif rec.event is not None and rec.event.get("ev") == "new_hand":
+                shown, hand_before = None, True
+        if shown is not None or hand_before:
+            return shown
+    return None
