@@ -111,3 +111,32 @@ def test_journal_md_lists_the_journal_config_keys():
     listed = re.search(r"The table config's `\[journal\]` section sets these: (.*?) \(", text, re.S).group(1)
     assert re.findall(r"`(\w+)`", listed) == [key for key, _opt, _default in options_of(JournalSection)]
     assert "may add to `[journal]`" not in text
+
+
+def _commented_mouth_sensor(config_text: str) -> str:
+    """The config's commented-out ``[mouth_sensor]`` section, uncommented."""
+    lines = config_text.splitlines()
+    start = lines.index("# [mouth_sensor]")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("# ") or (block and line.startswith("# [")):
+            break
+        block.append(line[2:])
+    return "\n".join(block) + "\n"
+
+
+@pytest.mark.parametrize("name", ["pi4-rc522.toml", "pi5-pepper.toml", "sim.toml"])
+def test_each_table_file_carries_the_mouth_sensor_its_readme_wires(name, tmp_path):
+    """Uncommented, the shipped file's [mouth_sensor] loads (its pin is free in that wiring)
+    and says the pin and level of firmware_config/tables/README.md's wiring table."""
+    from dealerbox.service.config import TABLES_DIR, load_config
+
+    text = (TABLES_DIR / name).read_text(encoding="utf-8")
+    (tmp_path / name).write_text(text + "\n" + _commented_mouth_sensor(text), encoding="utf-8")
+    sensor = load_config(tmp_path / name, check_devices=False).mouth_sensor
+    readme = (TABLES_DIR / "README.md").read_text(encoding="utf-8")
+    row = re.search(rf"^\| `{re.escape(name)}` \| BCM (\d+) .*\| `(\w+)` \|$", readme, re.M)
+    assert row, f"no wiring row for {name}"
+    assert (sensor.pin, sensor.blocked_level) == (int(row.group(1)), row.group(2))
+    assert sensor.backend == ("sim" if name == "sim.toml" else "real")
+    assert load_config(TABLES_DIR / name, check_devices=False).mouth_sensor.pin is None   # shipped commented out
