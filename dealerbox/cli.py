@@ -335,6 +335,8 @@ def _config_reader(args):
     """
     from .service.daemon import make_reader
 
+    if args.simulated and not args.pace >= 0:
+        raise UsageError(f"dealerbox deck: --pace is seconds between two cards, 0 or more, not {args.pace:g}")
     config = load_table_config(args.config, check_devices=False)
     if args.reader not in config.readers:
         raise UsageError(f"dealerbox deck: no reader {args.reader!r} in {config.path} "

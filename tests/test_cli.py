@@ -663,3 +663,10 @@ def test_deck_register_simulated_writes_the_registry_named(tmp_path, monkeypatch
     assert code == 0 and str(mine) in capsys.readouterr().out
     assert len(DeckRegistry.load(mine).cards_of("Q")) == 54
     assert not (tmp_path / "xdg").exists()          # no rehearsal file when a registry is named
+
+
+def test_deck_simulated_refuses_a_negative_pace(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    code = main(["deck", "check", "--simulated", "--config", str(sim_config(tmp_path)), "--reader", "board",
+                 "--pace", "-1"])
+    assert code == 2 and "--pace is seconds between two cards, 0 or more, not -1" in capsys.readouterr().err
