@@ -637,7 +637,7 @@ def test_a_technician_rehearses_register_and_check_without_hardware(tmp_path, mo
     lines = out.splitlines()
     assert lines[0].startswith("rehearsal: reader 'shoe'") and str(rehearsal) in lines[0]
     assert lines[1] == "[--------------------] 0/54 next: 2c (two of clubs)"
-    assert "[########------------] 23/54 next: Jd (jack of diamonds)" in lines
+    assert "[########------------] 22/54 next: Jd (jack of diamonds)" in lines
     assert lines[-1] == f"[####################] 54/54 deck R registered: 54 tags written to {rehearsal}"
     registry = DeckRegistry.load(rehearsal)
     assert registry.active == "R" and registry.backs["R"] == "blue"

@@ -5,7 +5,7 @@ Two technician tools sit on top of :class:`~dealerbox.hw.reader.TagReader`:
 - :func:`register_deck` walks a technician through a new deck, one card at a
   time, in a fixed order (the 52 cards of :data:`~dealerbox.rules.cards.DECK_52`, then
   2 jokers). It names the card to show next with a progress bar
-  (``[########------------] 23/54 next: Jd (jack of diamonds)``), refuses a tag
+  (``[########------------] 22/54 next: Jd (jack of diamonds)``), refuses a tag
   already taken in this registration or registered to another deck, and writes
   the registry file atomically at the end. A cancel (Ctrl-C) writes nothing.
 - :func:`check_deck_with_reader` collects every tag of a deck passed over a
