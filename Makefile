@@ -35,7 +35,7 @@ run: $(STAMP)
 test: $(STAMP) system-deps
 	$(PY) -m pytest
 
-bench: $(STAMP)
+bench: $(STAMP) system-deps
 	$(PY) -m bench
 
 # The sdist and the wheel built from it, in dist/ (python -m build).

@@ -128,7 +128,7 @@ def undetectable(events: list[dict], header: dict, mouth: bool, rearm: float) ->
       ``BOARD_NOT_FROM_SHOE``).
     - Without a mouth sensor, one tag read twice within the shoe's rearm window is one
       draw (a card lingering at the mouth): a clone (``DUPLICATE_CARD``) drawn that soon
-      after its twin is not seen (issue 14).
+      after its twin is not seen.
     - A board card lifted and put back within the board's dropout window
       (:data:`BOARD_DROPOUT_S`) is, to the antenna, a card that dropped out for a moment.
     """

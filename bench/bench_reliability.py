@@ -21,7 +21,7 @@
   hundred through ``dealerbox replay`` as a process: anything but one clear
   error line counts. Goal: 0.
 
-Baseline (main before issue 12): 0 of 16 decisions on a full disk; a damaged
+Baseline (before storage faults and damage were handled): 0 of 16 decisions on a full disk; a damaged
 line stopped the start; a 401-digit ``t`` was a traceback.
 """
 

@@ -331,10 +331,16 @@ def _config_reader(args):
     """
     from .service.daemon import make_reader
 
+    if args.simulated and not args.pace >= 0:
+        raise UsageError(f"dealerbox deck: --pace is seconds between two cards, 0 or more, not {args.pace:g}")
     config = load_table_config(args.config, check_devices=False)
     if args.reader not in config.readers:
         raise UsageError(f"dealerbox deck: no reader {args.reader!r} in {config.path} "
                          f"(readers: {', '.join(config.readers)})")
+    if args.simulated:
+        # A rehearsal: this reader, whatever the file says, is its chip's emulator.
+        rc = dataclasses.replace(config.readers[args.reader], backend="sim")
+        config = dataclasses.replace(config, readers={**config.readers, args.reader: rc})
     from .hw.buses import RealBuses, buses_for
 
     table = None
@@ -367,25 +373,49 @@ class _Reopener:
             reader.close()
 
 
+def _rehearsal_registry() -> Path:
+    """Where ``deck register --simulated`` writes when no --registry is named: never the table's own registry."""
+    return user_state_dir() / "rehearsal-decks.toml"
+
+
+def _rehearsal_hand(args, config, table, registry_path):
+    """The simulated hand of a ``--simulated`` deck command, or None; says what the rehearsal is."""
+    if not args.simulated:
+        return None
+    from .tools.decks import RehearsalHand
+
+    zone = config.readers[args.reader].zones[0]
+    print(f"rehearsal: reader {args.reader!r} is its chip's emulator, and a simulated hand lays the cards "
+          f"on its {zone} antenna; the registry is {registry_path}")
+    return RehearsalHand(table, zone, pace_s=args.pace)
+
+
 def cmd_deck_register(args) -> int:
     from .tools.decks import DeckTimeout, register_deck
     from .rules.registry import DeckRegistry
 
     config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
+    if args.simulated and not args.registry:
+        path = str(_rehearsal_registry())
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     if path is None:
         raise UsageError("dealerbox deck register: the config uses the built-in decks; name a --registry file")
     registry = DeckRegistry.load(path) if Path(path).exists() else DeckRegistry()
+    hand = _rehearsal_hand(args, config, table, path)
     try:
         with reader:
             register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
-                          activate=args.activate, timeout_s=args.timeout, reopen=reopen)
+                          activate=args.activate, timeout_s=args.timeout, reopen=reopen,
+                          on_ask=hand.registering(args.deck) if hand is not None else None)
     except KeyboardInterrupt:
         return 130
     except DeckTimeout as exc:
         print(f"dealerbox deck register: {exc}", file=sys.stderr)
         return 1
     finally:
+        if hand is not None:
+            hand.close()
         reopen.close()
         if table is not None:
             table.close()
@@ -394,20 +424,34 @@ def cmd_deck_register(args) -> int:
 
 def cmd_deck_check(args) -> int:
     from .tools.decks import check_deck_with_reader, exit_status, format_report
+    from .rules.cards import JOKER
     from .rules.registry import DeckRegistry
 
     config, table, reader, reopen = _config_reader(args)
-    registry = DeckRegistry.load(args.registry) if args.registry else config.registry
+    source = args.registry
+    if args.simulated and not source and _rehearsal_registry().exists():
+        source = str(_rehearsal_registry())
+    registry = DeckRegistry.load(source) if source else config.registry
+    hand = _rehearsal_hand(args, config, table, source or config.registry_source)
     try:
         with reader:
             if registry is None:
                 raise UsageError(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
                                  f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
+            sleep = time.sleep
+            if hand is not None:
+                deck = args.deck or registry.active
+                tags = [uid for uid, tag in registry.cards_of(deck).items()
+                        if tag.card != JOKER] if registry.has_deck(deck or "") else []
+                sleep = hand.passing(tags)
             report = check_deck_with_reader(reader, registry, args.deck, quiet_s=args.quiet,
-                                            start_timeout_s=args.timeout, profile=config.profile, reopen=reopen)
+                                            start_timeout_s=args.timeout, profile=config.profile, reopen=reopen,
+                                            sleep=sleep)
     except KeyboardInterrupt:
         return 130
     finally:
+        if hand is not None:
+            hand.close()
         reopen.close()
         if table is not None:
             table.close()
@@ -529,6 +573,13 @@ def build_parser() -> argparse.ArgumentParser:
     jp.add_argument("--head", help="SEQ:HASH of the journal's head recorded elsewhere: the end is checked too")
     jp.set_defaults(func=cmd_journal_verify)
 
+    def simulated_opts(dp, what_the_hand_does: str):
+        dp.add_argument("--simulated", action="store_true",
+                        help="a rehearsal without hardware: the reader is its chip's emulator, whatever the config "
+                             f"says, and a simulated hand {what_the_hand_does}")
+        dp.add_argument("--pace", type=float, default=0.25,
+                        help="with --simulated: seconds the hand takes to reach for the next card (default 0.25)")
+
     sp = sub.add_parser("deck", help="register or check a deck on a reader")
     dsub = sp.add_subparsers(dest="deck_command", required=True, metavar="ACTION")
     dp = dsub.add_parser("register", help="pass a new deck over a reader, card by card")
@@ -540,6 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--config", help=CONFIG_HELP)
     dp.add_argument("--registry", help="registry file to write, created if missing (default: the config's)")
     dp.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each card")
+    simulated_opts(dp, "shows each card asked for; the registry goes to the rehearsal file "
+                       "(default: $XDG_STATE_HOME/dealerbox/rehearsal-decks.toml) unless --registry names one")
     dp.set_defaults(func=cmd_deck_register)
     dp = dsub.add_parser("check", help="pass a deck over a reader; report missing, duplicate, foreign cards")
     dp.add_argument("--reader", required=True, help="the config's reader to read from")
@@ -550,6 +603,8 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--json", action="store_true", help="the report as JSON")
     dp.add_argument("--config", help=CONFIG_HELP)
     dp.add_argument("--registry", help="deck registry file (default: the config's)")
+    simulated_opts(dp, "passes each card of the deck once (jokers left out); the registry is --registry, else "
+                       "the rehearsal file when there is one, else the config's")
     dp.set_defaults(func=cmd_deck_check)
 
     sp = sub.add_parser("history", help="hands from the journal (its hash chain checked first)")

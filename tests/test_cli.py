@@ -10,7 +10,7 @@ import pytest
 
 from dealerbox.cli import DEMO_SESSION, main
 from dealerbox.rules.messages import MESSAGES_DIR
-from dealerbox.rules.registry import DeckRegistry, simulation_registry
+from dealerbox.rules.registry import DeckRegistry, simulated_uid, simulation_registry
 from hardware_sim.script import HandScript
 
 DECISION_KEYS = {"t", "verdict", "irregularity", "cards", "rule", "steps", "step", "phase"}
@@ -497,7 +497,7 @@ def test_demo_in_every_language(capsys, tmp_path, lang):
     assert all(len(row) == 20 for box in boxes for row in box)
 
 
-# -- --version, help texts, the default config, fresh installs, deck commands (issue 11) --
+# -- --version, help texts, the default config, fresh installs, deck commands --
 
 def test_version_names_the_data_it_reads(capsys):
     from dealerbox import __version__
@@ -656,3 +656,57 @@ def test_deck_check_without_a_registry_says_register_first(tmp_path, capsys):
     config = sim_config(tmp_path, registry=f'"{tmp_path / "decks.toml"}"')
     assert main(["deck", "check", "--config", str(config), "--reader", "board", "--timeout", "0.3"]) == 2
     assert "register a deck first" in capsys.readouterr().err
+
+
+# -- deck register/check --simulated: a rehearsal on a laptop ---------------------------------------
+
+def test_a_technician_rehearses_register_and_check_without_hardware(tmp_path, monkeypatch, capsys):
+    """The Pi 4 table's shoe reader (backend "real") becomes its chip's emulator; a simulated
+    hand shows each card asked for; the progress and the guidance are the real command's; the
+    deck goes to the rehearsal registry, never to the table's. Then the Pi 5 table's Pepper C1,
+    emulated the same way, checks that deck from the rehearsal registry."""
+    from dealerbox.rules.cards import DECK_52, JOKER
+    from dealerbox.service.config import TABLES_DIR
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    rehearsal = tmp_path / "state" / "dealerbox" / "rehearsal-decks.toml"
+    code = main(["deck", "register", "--simulated", "--config", str(TABLES_DIR / "pi4-rc522.toml"),
+                 "--reader", "shoe", "--deck", "R", "--back", "blue", "--pace", "0"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("rehearsal: reader 'shoe'") and str(rehearsal) in lines[0]
+    assert lines[1] == "[--------------------] 0/54 next: 2c (two of clubs)"
+    assert "[########------------] 22/54 next: Jd (jack of diamonds)" in lines
+    assert lines[-1] == f"[####################] 54/54 deck R registered: 54 tags written to {rehearsal}"
+    registry = DeckRegistry.load(rehearsal)
+    assert registry.active == "R" and registry.backs["R"] == "blue"
+    assert [registry.lookup(simulated_uid("R", card)).card for card in DECK_52] == list(DECK_52)
+    assert len(registry.uids_of("R", JOKER)) == 2
+    assert not Path("/var/lib/dealerbox/decks.toml").exists() or "R" not in DeckRegistry.load(
+        "/var/lib/dealerbox/decks.toml").decks
+
+    code = main(["deck", "check", "--simulated", "--config", str(TABLES_DIR / "pi5-pepper.toml"),
+                 "--reader", "c1", "--pace", "0", "--quiet", "1"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert out.startswith("rehearsal: reader 'c1'") and "52 tags read" in out
+    assert out.splitlines()[-2:] == ["Deck check of deck R: 52 tag reads, 52 of 52 cards seen", "FIT FOR PLAY"]
+
+
+def test_deck_register_simulated_writes_the_registry_named(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    mine = tmp_path / "mine.toml"
+    config = sim_config(tmp_path)
+    code = main(["deck", "register", "--simulated", "--config", str(config), "--reader", "board",
+                 "--deck", "Q", "--pace", "0", "--registry", str(mine)])
+    assert code == 0 and str(mine) in capsys.readouterr().out
+    assert len(DeckRegistry.load(mine).cards_of("Q")) == 54
+    assert not (tmp_path / "xdg").exists()          # no rehearsal file when a registry is named
+
+
+def test_deck_simulated_refuses_a_negative_pace(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    code = main(["deck", "check", "--simulated", "--config", str(sim_config(tmp_path)), "--reader", "board",
+                 "--pace", "-1"])
+    assert code == 2 and "--pace is seconds between two cards, 0 or more, not -1" in capsys.readouterr().err

@@ -12,8 +12,8 @@ import re
 import pytest
 
 from dealerbox.rules.cards import DECK_52, JOKER
-from dealerbox.tools.decks import (REGISTRATION_ORDER, DeckTimeout, check_deck_with_reader, exit_status,
-                             format_report, progress_bar, register_deck)
+from dealerbox.tools.decks import (REGISTRATION_ORDER, DeckTimeout, RehearsalHand, check_deck_with_reader,
+                                   exit_status, format_report, progress_bar, register_deck)
 from dealerbox.errors import RegistryError
 from dealerbox.hw.rc522 import RC522Reader
 from dealerbox.rules.registry import DeckRegistry, simulated_uid, simulation_registry
@@ -394,3 +394,92 @@ def test_a_reader_pulled_out_mid_registration_is_reopened_and_no_card_is_lost_or
     finally:
         for r in opened:
             r.close()
+
+
+# -- the rehearsal hand (deck register/check --simulated) -----------------------------------------
+class ChipTable:
+    """The part of a SimulatedTable a RehearsalHand uses (place and lift by zone), on one chip."""
+
+    def __init__(self, chip, zone="board"):
+        self.chip, self.zone = chip, zone
+        self.moves: list[tuple[str, str]] = []
+
+    def place(self, *, zone, uid):
+        assert zone == self.zone
+        self.chip.place(uid)
+        self.moves.append(("place", uid))
+
+    def lift(self, *, zone, uid):
+        assert zone == self.zone
+        self.chip.remove(uid)
+        self.moves.append(("lift", uid))
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_rehearsal_hand_shows_each_card_asked_for_and_the_deck_registers(reader, chip, tmp_path):
+    table, time_ = ChipTable(chip), FakeClock()
+    hand = RehearsalHand(table, "board", pace_s=0.3, sleep=time_.sleep)
+    screen = Screen()
+    path = tmp_path / "decks.toml"
+    register_deck(reader, DeckRegistry(), "R", path, prompt=screen, clock=time_.clock, sleep=time_.sleep,
+                  poll_s=0.02, timeout_s=30.0, on_ask=hand.registering("R"))
+    hand.close()
+    deck_r = [simulated_uid("R", c) for c in DECK_52] + [simulated_uid("R", JOKER, i) for i in range(2)]
+    assert hand.shown == deck_r                     # each card once, the two jokers as two tags
+    assert screen.asked() == [c if c != JOKER else "joker" for c in REGISTRATION_ORDER]
+    assert not [ln for ln in screen.lines if ln.startswith("refused")]
+    loaded = DeckRegistry.load(path)
+    assert [loaded.lookup(uid).card for uid in deck_r] == list(REGISTRATION_ORDER)
+    assert table.moves[-1] == ("lift", deck_r[-1]) and not chip.field     # nothing left on the pad
+
+
+def test_a_card_refused_is_put_aside_and_another_one_shown(reader, chip, tmp_path):
+    # The registry already has the hand's first 2c under deck S: refused, asked again, another 2c shown.
+    table, time_ = ChipTable(chip), FakeClock()
+    hand = RehearsalHand(table, "board", pace_s=0.0, sleep=time_.sleep)
+    registry = DeckRegistry()
+    registry.add(simulated_uid("R", "2c"), "S", "2c")
+    asked = []
+    on_ask = hand.registering("R")
+
+    def ask_until_the_second_card(index):
+        asked.append(index)
+        if index > 0:
+            raise KeyboardInterrupt
+        on_ask(index)
+
+    screen = Screen()
+    with pytest.raises(KeyboardInterrupt):
+        register_deck(reader, registry, "R", tmp_path / "r.toml", prompt=screen, clock=time_.clock,
+                      sleep=time_.sleep, poll_s=0.02, timeout_s=5.0, on_ask=ask_until_the_second_card)
+    other_2c = simulated_uid("R", "2c", 1)
+    assert asked == [0, 0, 1] and hand.shown == [simulated_uid("R", "2c"), other_2c]
+    assert any(ln.startswith("refused: this tag") and "deck S" in ln for ln in screen.lines)
+    assert f"2c registered as tag {other_2c}" in screen.lines
+
+
+def test_a_rehearsal_hand_passes_a_deck_between_polls_and_it_is_fit_for_play(reader, chip):
+    table, time_ = ChipTable(chip), FakeClock()
+    hand = RehearsalHand(table, "board", pace_s=0.1, sleep=time_.sleep)
+    shuffled = DECK_A[13:] + DECK_A[:13]
+    report = check_deck_with_reader(reader, simulation_registry(), "A", prompt=Screen(), clock=time_.clock,
+                                    sleep=hand.passing(shuffled, hold_polls=3), quiet_s=2.0)
+    assert report.fit_for_play and report.seen == 52 and set(report.passes.values()) == {1}
+    assert hand.shown == shuffled and hand.lying is None
+
+
+def test_a_rehearsal_hand_refuses_a_nonsense_pace(chip):
+    with pytest.raises(ValueError, match="pace_s"):
+        RehearsalHand(ChipTable(chip), "board", pace_s=-1)
+    with pytest.raises(ValueError, match="hold_polls"):
+        RehearsalHand(ChipTable(chip), "board").passing([], hold_polls=0)

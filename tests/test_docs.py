@@ -82,3 +82,61 @@ def test_the_rule_catalog_covers_every_profile_id():
     for name in available_profiles():
         for rule_id in load_profile(name).rules:
             assert f"`{rule_id}`" in catalog, (name, rule_id)
+
+
+# -- what the documents say about the rest of the repository -----------------------------------------
+def test_no_document_cites_the_trackers_issue_numbers():
+    """A reader of a clone has no tracker: a doc says what was found, not which issue said so."""
+    cites = re.compile(r"\bissues?\s*#?\d+", re.I)
+    found = [f"{md.relative_to(ROOT)}:{n}" for md in shipped_markdown()
+             for n, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1) if cites.search(line)]
+    assert found == []
+
+
+def test_the_readme_names_every_debian_package_make_installs():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    tools = re.search(r"^SYSTEM_TOOLS\s*:=\s*(.*)$", makefile, re.M).group(1).split()
+    packages = {pair.split(":")[1] for pair in tools}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = re.search(r"`make test` and `make bench` also install.*?\n\n", readme, re.S).group(0)
+    assert {p for p in packages if f"`{p}`" not in paragraph} == set()
+
+
+def test_journal_md_lists_the_journal_config_keys():
+    """docs/JOURNAL.md's list of the `[journal]` keys is the declared section's."""
+    from dealerbox.service.config import JournalSection
+    from dealerbox.service.schema import options_of
+
+    text = (ROOT / "docs" / "JOURNAL.md").read_text(encoding="utf-8")
+    listed = re.search(r"The table config's `\[journal\]` section sets these: (.*?) \(", text, re.S).group(1)
+    assert re.findall(r"`(\w+)`", listed) == [key for key, _opt, _default in options_of(JournalSection)]
+    assert "may add to `[journal]`" not in text
+
+
+def _commented_mouth_sensor(config_text: str) -> str:
+    """The config's commented-out ``[mouth_sensor]`` section, uncommented."""
+    lines = config_text.splitlines()
+    start = lines.index("# [mouth_sensor]")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("# ") or (block and line.startswith("# [")):
+            break
+        block.append(line[2:])
+    return "\n".join(block) + "\n"
+
+
+@pytest.mark.parametrize("name", ["pi4-rc522.toml", "pi5-pepper.toml", "sim.toml"])
+def test_each_table_file_carries_the_mouth_sensor_its_readme_wires(name, tmp_path):
+    """Uncommented, the shipped file's [mouth_sensor] loads (its pin is free in that wiring)
+    and says the pin and level of firmware_config/tables/README.md's wiring table."""
+    from dealerbox.service.config import TABLES_DIR, load_config
+
+    text = (TABLES_DIR / name).read_text(encoding="utf-8")
+    (tmp_path / name).write_text(text + "\n" + _commented_mouth_sensor(text), encoding="utf-8")
+    sensor = load_config(tmp_path / name, check_devices=False).mouth_sensor
+    readme = (TABLES_DIR / "README.md").read_text(encoding="utf-8")
+    row = re.search(rf"^\| `{re.escape(name)}` \| BCM (\d+) .*\| `(\w+)` \|$", readme, re.M)
+    assert row, f"no wiring row for {name}"
+    assert (sensor.pin, sensor.blocked_level) == (int(row.group(1)), row.group(2))
+    assert sensor.backend == ("sim" if name == "sim.toml" else "real")
+    assert load_config(TABLES_DIR / name, check_devices=False).mouth_sensor.pin is None   # shipped commented out

@@ -161,6 +161,17 @@ def test_the_config_says_whether_a_table_has_a_mouth_sensor(tmp_path):
         _config(tmp_path, MOUTH_SECTION.replace("0.15", "3"))
 
 
+def test_a_mouth_sensor_on_a_pin_must_say_its_backend(tmp_path):
+    """Nothing is simulated unless the file says so: a sensor wired on a pin with no
+    backend is refused, never quietly put on a mock pin that counts nothing."""
+    from dealerbox.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"mouth_sensor\.backend is missing: expected sim or real"):
+        _config(tmp_path, "\n[mouth_sensor]\npin = 1\n")
+    assert _config(tmp_path, '\n[mouth_sensor]\npin = "none"\n').mouth_sensor.pin is None   # no sensor, no backend
+    assert _config(tmp_path, '\n[mouth_sensor]\nbackend = "real"\npin = 1\n').mouth_sensor.backend == "real"
+
+
 def test_the_daemon_counts_cards_and_reports_an_unread_one(tmp_path):
     from dealerbox.service.daemon import Daemon
     from hardware_sim.script import HandScript, TableDealer, VirtualClock

@@ -207,14 +207,22 @@ class PresenceSection:
 @dataclass(frozen=True, kw_only=True)
 class MouthSensorSection:
     """[mouth_sensor]: the photo-interrupter counting cards at the shoe's mouth (dealerbox/hw/mouth.py;
-    none when the section is left out or its pin is "none")."""
+    none when the section is left out or its pin is "none"). A sensor on a pin says its `backend`, as
+    every device does. Wiring: firmware_config/tables/README.md."""
 
-    backend: str = option(Choice(doc="gpiozero MockFactory or `gpio.factory`", choices=BACKENDS), "sim")
+    backend: str | None = option(Choice(doc="gpiozero MockFactory or `gpio.factory`; required with a `pin`",
+                                        choices=BACKENDS), None)
     pin: int | None = option(Pin(doc="the sensor's output", none_word="none", none_means="no sensor"), None)
     read_window_s: float = option(Number(doc="a tag read belongs to a count this close; none: `unread`",
                                          lo=0.02, hi=1.0), 0.15)
     blocked_level: str = option(Choice(doc="the output's level while a card breaks the beam",
                                        choices=("low", "high")), "low")
+
+    @staticmethod
+    def validate(values: dict, fail) -> None:
+        # Nothing is simulated unless the file says so: a sensor with no backend is never taken as "sim".
+        if values.get("pin") is not None and values.get("backend") is None:
+            fail("backend", f"{' or '.join(BACKENDS)}: a mouth sensor on a pin says which", found=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -598,7 +606,7 @@ class _Loader:
         before = len(self.errors.found)
         validate = getattr(cls, "validate", None)
         if validate is not None:
-            validate(good, lambda key, expected, value=None: self.fail(f"{prefix}.{key}", expected, value))
+            validate(good, lambda key, expected, value=None, **kw: self.fail(f"{prefix}.{key}", expected, value, **kw))
         if not pins_ok or len(good) < len(values) or len(self.errors.found) > before:
             return BAD
         return cls(**values)
@@ -761,7 +769,7 @@ One TOML file per table says what is wired where (`firmware_config/tables/*.toml
 dotted key, the value found and what was expected; an unknown key is a typo and the
 closest known key is suggested. Durations end in `_s` and are seconds; "req." means
 required (no default). Nothing is simulated unless the file says so: `backend` has
-no default on any device.
+no default on any device (the mouth sensor's is required once it has a `pin`).
 
 A relative path (`state_dir`, `registry`, a profile file) starts from the folder of
 the config file, never from the working folder: `state_dir = "state"` is the folder

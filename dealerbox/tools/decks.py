@@ -5,7 +5,7 @@ Two technician tools sit on top of :class:`~dealerbox.hw.reader.TagReader`:
 - :func:`register_deck` walks a technician through a new deck, one card at a
   time, in a fixed order (the 52 cards of :data:`~dealerbox.rules.cards.DECK_52`, then
   2 jokers). It names the card to show next with a progress bar
-  (``[########------------] 23/54 next: Jd (jack of diamonds)``), refuses a tag
+  (``[########------------] 22/54 next: Jd (jack of diamonds)``), refuses a tag
   already taken in this registration or registered to another deck, and writes
   the registry file atomically at the end. A cancel (Ctrl-C) writes nothing.
 - :func:`check_deck_with_reader` collects every tag of a deck passed over a
@@ -25,6 +25,16 @@ polls see it, and a card lifted and put back is two.
 Time and waiting are injected (``clock``, ``sleep``) and every wait is bounded
 (``timeout_s``, ``quiet_s``, ``start_timeout_s``), so tests drive the loops with
 a fake clock and a chip emulator, never with real time.
+
+A rehearsal without hardware
+----------------------------
+:class:`RehearsalHand` is a technician's hand at an emulated reader (a reader of
+:class:`hardware_sim.table.SimulatedTable`): it lays each card's tag on the
+antenna when :func:`register_deck` asks for it (``on_ask``), or passes a deck's
+tags over it one by one between the polls of :func:`check_deck_with_reader`
+(:meth:`RehearsalHand.passing`). The reader, its driver and everything above are
+the real ones; ``dealerbox deck register --simulated`` and ``deck check
+--simulated`` use it.
 """
 
 from __future__ import annotations
@@ -39,12 +49,12 @@ from ..rules.deckcheck import DeckReport, check_deck
 from ..errors import DealerboxError, RegistryError
 from ..hw.presence import BOARD, PresenceTracker
 from ..hw.reader import ReaderSupervisor, TagReader
-from ..rules.registry import DeckRegistry
+from ..rules.registry import DeckRegistry, simulated_uid
 
 __all__ = [
     "REGISTRATION_ORDER", "JOKERS_PER_DECK", "DeckTimeout", "ReaderDeckReport",
     "register_deck", "check_deck_with_reader", "format_report", "exit_status",
-    "progress_bar", "card_name",
+    "progress_bar", "card_name", "RehearsalHand",
 ]
 
 log = logging.getLogger(__name__)
@@ -183,8 +193,9 @@ class _Registration:
     """
 
     def __init__(self, registry: DeckRegistry, new: DeckRegistry, deck: str, order: tuple[str, ...],
-                 prompt: Prompt):
+                 prompt: Prompt, on_ask: Callable[[int], None] | None = None):
         self.registry, self.new, self.deck, self.order, self.prompt = registry, new, deck, order, prompt
+        self.on_ask = on_ask
         self.taken: dict[str, str] = {}          # uid -> card, in this run
         self.done = 0
 
@@ -199,6 +210,8 @@ class _Registration:
 
     def ask(self) -> None:
         self.prompt(_ask_text(self.done, self.order))
+        if self.on_ask is not None:
+            self.on_ask(self.done)
 
     def take(self, appeared: list[str]) -> bool:
         """Judge the tags that appeared in one poll; True when one was registered."""
@@ -251,7 +264,8 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
                   timeout_s: float = 300.0, retry_s: float = 0.5, settle_s: float = 0.1,
                   dropout_s: float = 0.5, zones: Iterable[str] | None = None,
                   reopen: Callable[[], TagReader] | None = None,
-                  order: tuple[str, ...] = REGISTRATION_ORDER) -> DeckRegistry:
+                  order: tuple[str, ...] = REGISTRATION_ORDER,
+                  on_ask: Callable[[int], None] | None = None) -> DeckRegistry:
     """Register a new deck card by card from *reader*; write it to *path*; return the new registry.
 
     :param registry: the registry as it is now (other decks' tags are refused;
@@ -276,6 +290,9 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
     :param reopen: makes a fresh reader after a fault (the failed one is closed);
         without it the same reader is polled again.
     :param order: the cards to ask for (default :data:`REGISTRATION_ORDER`).
+    :param on_ask: called with the index in *order* of the card asked for, each
+        time it is asked for (after *prompt*): what a simulated hand
+        (:meth:`RehearsalHand.registering`) acts on.
 
     A tag read again that was registered earlier in this run, or that is
     registered to another deck, is refused with a message saying what it is,
@@ -289,7 +306,7 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
     new = _copy_without(registry, deck)
     watcher = _Watcher(reader, prompt=prompt, clock=clock, sleep=sleep, poll_s=poll_s, retry_s=retry_s,
                        settle_s=settle_s, dropout_s=dropout_s, zones=zones, reopen=reopen)
-    run = _Registration(registry, new, deck, order, prompt)
+    run = _Registration(registry, new, deck, order, prompt, on_ask)
     try:
         run.ask()
         last_progress = clock()
@@ -448,6 +465,91 @@ def format_report(report: DeckReport, registry: DeckRegistry | None = None) -> s
         lines.append(f"  rule {d.irregularity}: {d.rule}")
     lines.append("FIT FOR PLAY" if report.fit_for_play else "NOT FIT FOR PLAY")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# A rehearsal without hardware
+
+
+class RehearsalHand:
+    """A simulated technician's hand at an emulated reader's antenna.
+
+    *table* is a :class:`hardware_sim.table.SimulatedTable` whose emulators serve
+    *zone* (it has ``place`` and ``lift`` by zone and UID); the tags the hand lays
+    down are read by the real driver through the chip emulator, as a card laid
+    on the pad would be. *pace_s* is how long the hand takes to reach for the
+    next card. The cards are tags of :func:`~dealerbox.rules.registry.simulated_uid`
+    (a new deck) or a registry's tags (a deck check). :meth:`close` lifts
+    whatever still lies on the antenna.
+    """
+
+    def __init__(self, table, zone: str, *, pace_s: float = 0.25, sleep: Callable[[float], None] = time.sleep):
+        if not pace_s >= 0:
+            raise ValueError(f"pace_s must be >= 0 seconds, not {pace_s!r}")
+        self.table, self.zone, self.pace_s, self._sleep = table, zone, float(pace_s), sleep
+        self.lying: str | None = None
+        #: Every tag the hand laid down, in order.
+        self.shown: list[str] = []
+
+    def show(self, uid: str) -> None:
+        """Lift the card lying on the antenna, reach for the next one and lay *uid* down."""
+        self.lift()
+        self._sleep(self.pace_s)
+        self.table.place(zone=self.zone, uid=uid)
+        self.lying = uid
+        self.shown.append(uid)
+
+    def lift(self) -> None:
+        """Take the card lying on the antenna away (if one does)."""
+        if self.lying is not None:
+            self.table.lift(zone=self.zone, uid=self.lying)
+            self.lying = None
+
+    def registering(self, deck: str, order: tuple[str, ...] = REGISTRATION_ORDER) -> Callable[[int], None]:
+        """The ``on_ask`` of :func:`register_deck`: show the new deck's tag of the card asked for.
+
+        A card asked for again was refused: as the technician is told, the hand
+        puts it aside and shows another card of that rank and suit (another tag).
+        """
+        asked: dict[int, int] = {}
+
+        def on_ask(index: int) -> None:
+            card = order[index]
+            again = asked.get(index, 0)
+            asked[index] = again + 1
+            # Copies 0..n-1 are the deck's own (two jokers: two copies); a card shown
+            # again after a refusal takes the copies past them.
+            self.show(simulated_uid(deck, card, again * order.count(card) + order[:index].count(card)))
+        return on_ask
+
+    def passing(self, uids: Iterable[str], *, hold_polls: int = 3) -> Callable[[float], None]:
+        """The ``sleep`` of :func:`check_deck_with_reader`: between polls, pass *uids* over the antenna.
+
+        Each tag lies there for *hold_polls* polls, then the hand takes it away and
+        lays the next one down; after the last one the antenna stays empty, and the
+        check ends when it has been quiet long enough. Counting polls, not seconds,
+        keeps every card seen however slowly the machine runs.
+        """
+        if hold_polls < 1:
+            raise ValueError(f"hold_polls must be at least 1, not {hold_polls!r}")
+        queue = list(uids)
+        polls = 0
+
+        def sleep(seconds: float) -> None:
+            nonlocal polls
+            polls += 1
+            if self.lying is None or polls >= hold_polls:
+                # Before the wait, so a tag laid down has a whole poll period to power up.
+                polls = 0
+                if queue:
+                    self.show(queue.pop(0))
+                else:
+                    self.lift()
+            self._sleep(seconds)
+        return sleep
+
+    def close(self) -> None:
+        self.lift()
 
 
 _MALFORMED = object()
