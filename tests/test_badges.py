@@ -427,6 +427,21 @@ def test_a_badge_during_a_hand_waits_for_its_end_and_twice_is_the_same():
     assert [e.dealer for e in sign_in.due(s.t + 1)] == [None]
 
 
+def test_a_new_hand_without_hand_over_ends_the_hand_for_a_badge_held_during_it():
+    engine = HandEngine()
+    sign_in = DealerSignIn(engine)
+    _sign_in(engine, sign_in, 0.0, "1042")
+    s = HandScript(seed=4, t0=1.0)
+    s.new_hand(3).deal(2)
+    feed(engine, s.events)
+    assert _sign_in(engine, sign_in, 5.0, "2077") == [] and sign_in.due(6.0) == []
+    (before,) = sign_in.due(7.0, new_hand=True)        # the loop journals it before the new_hand
+    engine.feed(before)
+    assert engine.dealer == "1042"
+    engine.feed(Event(7.0, "new_hand", players=4))
+    assert engine.dealer == "2077" and sign_in.due(7.5, new_hand=True) == []
+
+
 # -- badge register, list, remove ------------------------------------------------------------
 
 @pytest.fixture

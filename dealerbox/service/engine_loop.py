@@ -75,6 +75,9 @@ class EngineLoop:
         if event.ev == "tick" and not self.engine.has_deadline:
             # A tick judges nothing unless a grace period is running: not worth a journal line.
             return
+        if event.ev == "new_hand" and self.sign_in is not None:
+            for dealer_event in self.sign_in.due(event.t, new_hand=True):   # the new hand is the new dealer's
+                self._handle(dealer_event)
         # Queued, not written: the writer thread commits it (one fsync for all
         # queued meanwhile) while the engine judges and the panel shows.
         seq = self.journal.submit(event)

@@ -91,7 +91,8 @@ class DealerSignIn:
     it changes who deals, the ``dealer`` event is made, so the journal holds
     ``dealer`` events between hands only and every hand belongs to the dealer
     who began it. A badge held during a hand is kept in memory only: a restart
-    before the hand ends forgets it (the dealer holds it again).
+    before the hand ends forgets it (the dealer holds it again). A NEW HAND pressed
+    with no HAND OVER ends the hand too: the ``dealer`` event goes before it.
 
     :param engine: the box's :class:`~dealerbox.rules.engine.HandEngine` (read only).
     """
@@ -114,9 +115,10 @@ class DealerSignIn:
         self.waiting = NOBODY_WAITS
         return [Event(badge.t, "dealer", dealer=dealer)]
 
-    def due(self, t: float) -> list[Event]:
-        """The ``dealer`` event a badge held during the hand makes once the hand is over (at *t*)."""
-        if self.waiting is NOBODY_WAITS or self.engine.phase not in NOT_PLAYING:
+    def due(self, t: float, *, new_hand: bool = False) -> list[Event]:
+        """The ``dealer`` event a badge held during the hand makes once the hand is over (at *t*),
+        or, with *new_hand*, before a new hand that ends it without HAND OVER."""
+        if self.waiting is NOBODY_WAITS or (self.engine.phase not in NOT_PLAYING and not new_hand):
             return []
         dealer, self.waiting = self.waiting, NOBODY_WAITS
         if dealer == self.engine.dealer:
