@@ -436,9 +436,11 @@ def cmd_badge_register(args) -> int:
     from .rules.badges import BadgeRegistry
     from .tools.badges import BadgeTimeout, register_badge
 
-    if args.reader is None:
-        shoe = load_table_config(args.config, check_devices=False).zone_readers().get("shoe")
-        args.reader = shoe
+    config = load_table_config(args.config, check_devices=False)
+    args.reader = args.reader or config.zone_readers().get("shoe")
+    if args.reader not in config.readers:
+        raise UsageError(f"dealerbox badge register: no reader {args.reader!r} in {config.path} "
+                         f"(readers: {', '.join(config.readers)})")
     config, table, reader, reopen = _config_reader(args)
     try:
         path = _badge_file(args, config, "register")

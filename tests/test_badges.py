@@ -539,6 +539,16 @@ def test_remove_and_list(tmp_path, capsys):
     assert "built-in badges; name a --registry file" in capsys.readouterr().err
 
 
+def test_badge_register_on_the_simulated_shoe_times_out_when_nobody_holds_a_badge(tmp_path, capsys):
+    path = tmp_path / "b.toml"
+    assert cli.main(["badge", "register", "3999", "--registry", str(path), "--timeout", "0.5"]) == 1
+    captured = capsys.readouterr()
+    assert "0/1 next: the badge of dealer 3999" in captured.out
+    assert "no badge shown for 0.5 s" in captured.err and not path.exists()
+    assert cli.main(["badge", "register", "Jana Novakova", "--registry", str(path)]) == 2
+    assert "dealer id" in capsys.readouterr().err
+
+
 def test_replay_takes_dealer_events(tmp_path, capsys):
     s = HandScript(seed=9)
     _during_a_correction(s)
@@ -690,6 +700,28 @@ def test_with_a_mouth_sensor_a_badge_at_the_shoe_counts_no_card(tmp_path):
         assert len(shoe) == len([e for e in s.events if e["ev"] == "shoe"]) and not any(e.unread for e in shoe)
     finally:
         b.close()
+
+
+def test_a_badge_registered_while_the_box_runs_signs_in_after_a_reload(tmp_path):
+    path = table_config(tmp_path)
+    path.write_text(re.sub(r'\[badges\]\nregistry = "[^"]*"', '[badges]\nregistry = "staff.toml"', path.read_text()))
+    b = Box(path)
+    try:
+        assert len(b.daemon.config.badge_registry) == 0          # no badges.toml yet: nobody can sign in
+        staff = BadgeRegistry()
+        staff.add(BADGE_1042, "1042")
+        staff.save(tmp_path / "staff.toml")                       # what `dealerbox badge register 1042` writes
+        assert (tmp_path / "staff.toml").stat().st_mode & 0o777 == 0o640
+        assert b.daemon.reload()                                  # SIGHUP
+        b.table.hold_badge("1042")
+        wait_for(lambda: b.daemon.engine.dealer == "1042", what="the sign-in after the reload")
+        b.settle()
+        assert dealer_events(b) == ["1042"] and b.decisions == []
+    finally:
+        b.close()
+    (tmp_path / "staff.toml").chmod(0o600)
+    staff.save(tmp_path / "staff.toml")
+    assert (tmp_path / "staff.toml").stat().st_mode & 0o777 == 0o600, "a rewrite keeps the file's mode"
 
 
 # -- recovery, the demo and the console --------------------------------------------------------

@@ -126,11 +126,22 @@ class BadgeRegistry:
         return head + tomli_w.dumps({"badges": badges})
 
     def save(self, path) -> None:
-        """Write the registry atomically: a crash leaves the old file or the new one."""
+        """Write the registry atomically: a crash leaves the old file or the new one.
+
+        The new file keeps the old one's mode and owner; a first file gets its folder's
+        owner and mode 0640. A technician registers badges as root while the box runs as
+        its own user, and the box must still read the file on its next reload.
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        like = path if path.exists() else path.parent
+        st = like.stat()
+        mode = st.st_mode & 0o777 if like is path else 0o640
         fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
         try:
+            os.fchmod(fd, mode)
+            if os.geteuid() == 0:
+                os.fchown(fd, st.st_uid, st.st_gid)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(self.to_toml())
                 fh.flush()
