@@ -49,7 +49,6 @@ from test_mouth import MOUTH_SECTION
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.jsonl"))
 PROFILES = ("tda-2019", "cz-c40")
 BADGE_1042 = simulated_badge_uid("1042")
-BADGE_2077 = simulated_badge_uid("2077")
 
 
 # -- the dealer event ------------------------------------------------------------------------
@@ -122,6 +121,9 @@ def test_during_a_hand_the_dealer_changes_when_the_hand_is_over():
     seen = dealers_seen(s.events)
     assert set(seen[1:before_over]) == {"1042"}, "a hand keeps the dealer who began it"
     assert seen[before_over] == "3115", "the last dealer event of the hand counts, once it is over"
+    engine = HandEngine()
+    feed(engine, s.events[:before_over])
+    assert (engine.dealer, engine.dealer_after_hand) == ("1042", "3115")
 
 
 def test_a_misdeal_ends_the_hand_for_who_deals_and_a_new_hand_ends_it_too():
