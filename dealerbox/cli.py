@@ -85,7 +85,11 @@ def cmd_demo(args) -> int:
         if event.ev == "new_hand":
             hands += 1
             print(f"\n=== hand {hands}: {event.players} players, {event.hole_cards} hole cards ===")
+        dealer = engine.dealer
         decisions = engine.feed(event)
+        if engine.dealer != dealer:
+            print(f"t={event.t:7.2f}  dealer {engine.dealer} signs in" if engine.dealer else
+                  f"t={event.t:7.2f}  dealer {dealer} signs out")
         if event.ev == "button" and event.name == "hand_over" and not decisions:
             print(f"t={event.t:7.2f}  hand over; the panel shows {engine.decision.verdict.upper()}")
         for d in decisions:
@@ -459,6 +463,72 @@ def cmd_deck_check(args) -> int:
     return exit_status(report)
 
 
+def _badge_file(args, config, action: str) -> str:
+    """The badge registry file a ``badge`` command reads and writes: --registry, else the config's."""
+    if args.registry:
+        return args.registry
+    if config.badge_source.startswith("builtin:"):
+        raise UsageError(f"dealerbox badge {action}: the config uses the built-in badges; name a --registry file")
+    return config.badge_source
+
+
+def cmd_badge_register(args) -> int:
+    from .rules.badges import BadgeRegistry
+    from .tools.badges import BadgeTimeout, register_badge
+
+    config = load_table_config(args.config, check_devices=False)
+    args.reader = args.reader or config.zone_readers().get("shoe")
+    if args.reader not in config.readers:
+        raise UsageError(f"dealerbox badge register: no reader {args.reader!r} in {config.path} "
+                         f"(readers: {', '.join(config.readers)})")
+    config, table, reader, reopen = _config_reader(args)
+    try:
+        path = _badge_file(args, config, "register")
+        badges = BadgeRegistry.load(path) if Path(path).exists() else BadgeRegistry()
+        zones = ("shoe",) if "shoe" in config.readers[args.reader].zones else None
+        with reader:
+            register_badge(reader, badges, args.dealer, path, decks=config.registry, replace=args.replace,
+                           timeout_s=args.timeout, zones=zones, reopen=reopen)
+    except KeyboardInterrupt:
+        return 130
+    except BadgeTimeout as exc:
+        print(f"dealerbox badge register: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        reopen.close()
+        if table is not None:
+            table.close()
+    return 0
+
+
+def cmd_badge_list(args) -> int:
+    from .rules.badges import BadgeRegistry
+    from .tools.badges import format_badges
+
+    config = load_table_config(args.config, check_devices=False)
+    if args.registry:
+        badges, source = BadgeRegistry.load(args.registry), args.registry
+    else:
+        badges, source = config.badge_registry, config.badge_source
+    if args.json:
+        print(json.dumps({d: badges.badges_of(d) for d in badges.dealers}, indent=2))
+    else:
+        print(format_badges(badges, source))
+    return 0
+
+
+def cmd_badge_remove(args) -> int:
+    from .rules.badges import BadgeRegistry
+    from .tools.badges import remove_badges
+
+    config = load_table_config(args.config, check_devices=False)
+    path = _badge_file(args, config, "remove")
+    badges = BadgeRegistry.load(path) if Path(path).exists() else BadgeRegistry()
+    gone = remove_badges(badges, args.dealer, path)
+    print(f"dealer {args.dealer}: badge {', '.join(gone)} removed from {path}; it signs nobody in any more")
+    return 0
+
+
 def cmd_history(args) -> int:
     from .tools.history import run_history
     from .rules.registry import DeckRegistry
@@ -606,6 +676,27 @@ def build_parser() -> argparse.ArgumentParser:
     simulated_opts(dp, "passes each card of the deck once (jokers left out); the registry is --registry, else "
                        "the rehearsal file when there is one, else the config's")
     dp.set_defaults(func=cmd_deck_check)
+
+    sp = sub.add_parser("badge", help="register, list or remove the dealers' badges (held to the shoe to sign in)")
+    bsub = sp.add_subparsers(dest="badge_command", required=True, metavar="ACTION")
+    bp = bsub.add_parser("register", help="read a dealer's badge on the shoe reader")
+    bp.add_argument("dealer", metavar="ID", help="the dealer's id: an employee number, never a name")
+    bp.add_argument("--reader", help="the config's reader to read from (default: the one serving the shoe)")
+    bp.add_argument("--replace", action="store_true", help="this badge instead of the dealer's old ones")
+    bp.add_argument("--config", help=CONFIG_HELP)
+    bp.add_argument("--registry", help="badge registry file to write, created if missing (default: the config's)")
+    bp.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the badge")
+    bp.set_defaults(func=cmd_badge_register)
+    bp = bsub.add_parser("list", help="the dealers with a badge, and their badges' UIDs")
+    bp.add_argument("--json", action="store_true", help="dealer id -> badge UIDs, as JSON")
+    bp.add_argument("--config", help=CONFIG_HELP)
+    bp.add_argument("--registry", help="badge registry file (default: the config's)")
+    bp.set_defaults(func=cmd_badge_list)
+    bp = bsub.add_parser("remove", help="take a dealer's badges out of the registry")
+    bp.add_argument("dealer", metavar="ID", help="the dealer's id")
+    bp.add_argument("--config", help=CONFIG_HELP)
+    bp.add_argument("--registry", help="badge registry file (default: the config's)")
+    bp.set_defaults(func=cmd_badge_remove)
 
     sp = sub.add_parser("history", help="hands from the journal (its hash chain checked first)")
     which = sp.add_mutually_exclusive_group()

@@ -1,4 +1,5 @@
-"""The demo session ``make run`` plays: a clean hand, then hands with irregularities.
+"""The demo session ``make run`` plays: a clean hand, then hands with irregularities,
+dealt by two dealers who sign in with their badges at the shoe and take turns.
 
 ``python -m hardware_sim.demo`` rewrites ``demo_session.jsonl`` beside this file.
 """
@@ -15,6 +16,8 @@ SESSION_FILE = demo_session()
 
 def demo_script(seed: int = 40) -> HandScript:
     s = HandScript(seed=seed, step_s=0.4)
+    # Dealer 1042 holds a badge to the shoe: the LCD greets them, the LED stays as it was.
+    s.dealer("1042")
     # 1. A clean hand, six players, the flop dealt one card at a time.
     s.full_hand(6)
     # 2. The dealer exposes the fifth hole card: it becomes the burn, the flop comes with no burn.
@@ -27,6 +30,8 @@ def demo_script(seed: int = 40) -> HandScript:
     c1 = s.draw()
     s.on(c1).off(c1).put_back(c1, top=False).button("ack").reshuffle_stub()
     s.round_done().flop(burn=False).round_done().turn().round_done().river().round_done().hand_over()
+    # Dealer 2077 takes over the table between hands (no sign-out needed).
+    s.dealer("2077")
     # 4. Four cards on the flop: the floor picks the turn's burn.
     s.new_hand(8).deal().round_done()
     s.draw()
@@ -40,6 +45,8 @@ def demo_script(seed: int = 40) -> HandScript:
     t = s.draw()
     s.on(t).off(t)
     s.turn(burn=False).round_done().river().round_done().hand_over()
+    # Dealer 1042 is back from the break.
+    s.dealer("1042")
     # 6. A card of the red-backed deck B turns up: the hand is void.
     s.new_hand(5).deal(6).emit("shoe", card="9c", deck="B")
     s.new_hand(5)

@@ -82,6 +82,10 @@ class HandScript:
     def button(self, name: str) -> "HandScript":
         return self.emit("button", name=name)
 
+    def dealer(self, dealer: str | None) -> "HandScript":
+        """A dealer signs in with a badge at the shoe (None: the dealer signs out)."""
+        return self.emit("dealer", dealer=dealer)
+
     def tick(self, dt: float = 0.25) -> "HandScript":
         return self.emit("tick", dt=dt)
 
@@ -249,13 +253,14 @@ class TableDealer:
             self._next_tick = round(self._next_tick + self.tick_s, 6)
         self.clock.advance(target - self.clock())
 
-    def until_reported(self, reader: str, more: int = 1) -> None:
-        """Let event time run in small steps until *reader* has emitted *more* events."""
-        start = self._counts("events")[reader]
+    def until_reported(self, reader: str, more: int = 1, what: str = "events") -> None:
+        """Let event time run in small steps until *reader* has emitted *more* events
+        (*what* = ``"badges"``: reported *more* badges held to it)."""
+        start = self._counts(what)[reader]
         waited = 0.0
         while not self.stop.is_set():
             self.wait_polls()
-            if self._counts("events")[reader] - start >= more:
+            if self._counts(what)[reader] - start >= more:
                 return
             if waited >= self.GIVE_UP_S:
                 self.given_up += 1
@@ -297,6 +302,18 @@ class TableDealer:
         self.table.lift(card, zone, uid=uid, deck=deck)
         self.until_reported(self.zone_reader[zone])
 
+    def hold_badge(self, dealer: str | None) -> None:
+        """*dealer* holds their badge to the shoe; None: the dealer who deals holds theirs again (signs out)."""
+        dealer = dealer if dealer is not None else self.daemon.engine.dealer
+        if dealer is None:
+            return                        # nobody to sign out
+        uid = self.table.badge_uid(dealer)
+        self.table.place(uid=uid, zone="shoe")
+        self.until_reported(self.zone_reader["shoe"], what="badges")
+        self.table.lift(uid=uid, zone="shoe")
+        self.table.badge_holder = dealer
+        self.wait_polls()
+
     def sweep(self) -> None:
         """Gather every card lying on an antenna (the end of a hand)."""
         for zone, uids in list(self.table.in_field.items()):
@@ -334,6 +351,8 @@ class TableDealer:
                 self.press(e["name"])
                 if e["name"] == "hand_over":
                     self.sweep()
+            elif ev == "dealer":
+                self.hold_badge(e["dealer"])
             elif ev == "tick":
                 self.advance(e.get("dt", 0.0))
             if self.pace_s:

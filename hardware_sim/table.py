@@ -6,7 +6,8 @@ for LEDs and buttons, an I2C bus with an HD44780 glass) and hands them out throu
 :attr:`SimulatedTable.buses`, as :mod:`dealerbox.hw.buses` says. The daemon's real
 drivers talk to those emulators exactly as to the chips. The table's methods
 are what a dealer does: a card leaves the shoe (:meth:`draw`), lands on the board
-(:meth:`place`), a button is pressed (:meth:`press`); and what a technician does:
+(:meth:`place`), a button is pressed (:meth:`press`), a badge is held to the shoe
+to sign in (:meth:`hold_badge`); and what a technician does:
 unplug a reader (:meth:`unplug`). What the dealer sees comes back from the glass
 (:meth:`glass`) and the LED pins (:meth:`leds`).
 
@@ -22,6 +23,7 @@ import time
 from dealerbox.errors import HardwareError, ReaderError
 from dealerbox.hw.buses import Buses
 from dealerbox.hw.kinds import reader_kind
+from dealerbox.rules.badges import simulated_badge_uid
 from dealerbox.rules.registry import simulated_uid
 
 from .rc522 import RC522Emulator
@@ -137,6 +139,8 @@ class SimulatedTable:
             self.i2c = SimulatedI2cBus.with_lcd(config.lcd.cols, config.lcd.rows, address=config.lcd.address,
                                                 port=config.lcd.port)
         self.players = config.panel.players
+        #: The dealer whose badge was held to the shoe last (a ``"dealer": null`` event holds it again).
+        self.badge_holder: str | None = None
         self.in_field: dict[str, set[str]] = {}   # zone -> UIDs lying on its antenna
         self.mouth = None                          # the emulated photo-interrupter, if the table has one
         ms = getattr(config, "mouth_sensor", None)
@@ -207,6 +211,19 @@ class SimulatedTable:
              deck: str | None = None) -> None:
         self._put(zone, uid or self.uid_of(card, deck), False)
 
+    def badge_uid(self, dealer: str) -> str:
+        """The UID of *dealer*'s badge: the config's badge registry, else the simulated badge."""
+        badges = self.config.badge_registry.badges_of(dealer)
+        return badges[0] if badges else simulated_badge_uid(dealer)
+
+    def hold_badge(self, dealer: str | None = None, *, uid: str | None = None, hold_s: float = 0.3) -> None:
+        """A dealer holds a badge (*dealer*'s, or the tag *uid*) to the shoe reader, then takes it away."""
+        uid = uid or self.badge_uid(dealer)
+        self._put("shoe", uid, True)
+        time.sleep(hold_s)
+        self._put("shoe", uid, False)
+        self.badge_holder = dealer if dealer is not None else self.config.badge_registry.dealer_of(uid)
+
     def sweep(self) -> None:
         """The dealer gathers every card lying on the board and the other antennas (end of a hand)."""
         for zone in list(self.in_field):
@@ -265,6 +282,12 @@ class SimulatedTable:
                 self.press(e["name"])
                 if e["name"] == "hand_over":
                     self.sweep()
+            elif ev == "dealer":
+                # Signing out is holding one's own badge again.
+                dealer = e["dealer"] if e["dealer"] is not None else self.badge_holder
+                if dealer is None:
+                    continue
+                self.hold_badge(dealer)
             else:
                 continue
             time.sleep(pace_s)

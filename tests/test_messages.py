@@ -19,6 +19,7 @@ WORST = {
     "seat": 10,
     "street": "river",
     "streets": ("turn", "river"),
+    "dealer": "E123456789",     # the longest dealer id (CONTRACT.md, the dealer event)
 }
 RULES_SOURCES = (MESSAGES_DIR.parent.parent / "dealerbox" / "rules").glob("*.py")
 ENGINE_KEYS = {key for path in RULES_SOURCES for key in re.findall(r'Step\(\s*"([a-z_0-9.]+)"', path.read_text())}

@@ -174,7 +174,7 @@ def test_manual_misdeal_and_floor_call_have_titles(messages):
 def test_every_step_renders_on_both_glasses(messages):
     # Every message key with plausible values: the frame always has the right shape.
     values = {"card": "Td", "got": "joker", "cards": ("Ah", "Kd", "Qs"), "seat": 10,
-              "street": "river", "streets": ("turn", "river")}
+              "street": "river", "streets": ("turn", "river"), "dealer": "E123456789"}
     for key, forms in messages.steps.items():
         names = sorted(set(re.findall(r"{(\w+)}", forms["text"] + forms["lcd"] + forms["lcd16"])))
         step = Step(key, tuple((n, values[n]) for n in names))

@@ -387,3 +387,71 @@ class PresenceTracker:
                 state.on = True
                 ons.append(Event(t, on_kind, uid=uid, zone=extra))
                 self.counters[on_kind] += 1
+
+
+class BadgeReads:
+    """Takes the dealers' badges out of a reader's polls, before presence tracking sees them.
+
+    A badge is never a card: on any antenna it is dropped from the poll, so it can
+    raise nothing (no unknown tag, no duplicate, no board card). Held to the shoe's
+    antenna it is a sign-in: :meth:`split` returns it once per holding. A badge
+    read again within *rearm* seconds of its last read is the same holding (a
+    badge lingering in the field, or held still while the reader re-reads it),
+    the rule the shoe uses for a card lingering at the mouth.
+
+    :param badges: normalised UID -> dealer id (``BadgeRegistry.by_uid()``).
+    """
+
+    def __init__(self, badges: Mapping[str, str], *, rearm: float = SHOE_REARM_S):
+        self.badges = dict(badges)
+        self.rearm = float(rearm)
+        self.counters: Counter = Counter()
+        self._last: dict[str, float] = {}       # badge UID -> its latest read at the shoe
+        self._clean: dict = {}                  # raw UID -> normalised (None: not a UID)
+
+    def _dealer(self, uid) -> str | None:
+        if isinstance(uid, str) and uid in self._clean:
+            clean = self._clean[uid]
+        else:
+            try:
+                clean = normalize_uid(uid)
+            except RegistryError:
+                clean = None
+            if isinstance(uid, str) and len(self._clean) < _DRAWN_MEMORY:
+                self._clean[uid] = clean
+        return None if clean is None else self.badges.get(clean)
+
+    def split(self, t: float, seen: Mapping[str, Iterable]) -> tuple[Mapping[str, Iterable], list[tuple[str, str]]]:
+        """(*seen* without the badges, ``(UID, dealer)`` of each badge newly held to the shoe).
+
+        Each zone's value keeps its kind (a mapping, a list or tuple, a set), so
+        the order the reader saw the cards in is kept.
+        """
+        if not self.badges or not any(seen.values()):
+            return seen, []
+        held: list[tuple[str, str]] = []
+        out: dict = {}
+        for zone, uids in seen.items():
+            found = [u for u in (uids or ()) if self._dealer(u) is not None]
+            if not found:
+                out[zone] = uids
+                continue
+            if isinstance(uids, Mapping):
+                out[zone] = {u: v for u, v in uids.items() if u not in found}
+            elif isinstance(uids, (list, tuple)):
+                out[zone] = type(uids)(u for u in uids if u not in found)
+            else:
+                out[zone] = frozenset(u for u in uids if u not in found)
+            for uid in found:
+                if zone != SHOE:
+                    self.counters[f"badge_on_{zone}"] += 1
+                    continue
+                key = normalize_uid(uid)
+                last = self._last.get(key)
+                if last is None or t - last > self.rearm:
+                    held.append((key, self.badges[key]))
+                    self.counters["badge_held"] += 1
+                self._last[key] = t
+        for uid in [u for u, last in self._last.items() if t - last > self.rearm]:
+            del self._last[uid]
+        return out, held

@@ -18,7 +18,7 @@ from __future__ import annotations
 from transitions import Machine
 
 from . import board, buttons, dealing, sensing  # noqa: F401  (their outcomes register in the rule book)
-from .book import PHASES, compile_book, outcome, run
+from .book import NOT_PLAYING, PHASES, compile_book, outcome, run
 from .cards import JOKER
 from .corrections import Correction, Todo
 from .decisions import Decision, Step, decision_to_dict
@@ -49,6 +49,7 @@ PHASE_TRANSITIONS = [
     {"trigger": "halt", "source": "*", "dest": "halted"},
 ]
 _CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
+_NO_CHANGE = object()   # no dealer event waits for the hand to end
 
 
 class HandEngine:
@@ -61,7 +62,7 @@ class HandEngine:
     Public state, for display and history (read it, never change it):
     :attr:`phase`, :attr:`decision`, :attr:`where` (card -> place),
     :attr:`streets`, :attr:`deal_cards`, :attr:`players`, :attr:`corrections`
-    (the open ones, newest last) and :attr:`faulted_readers`.
+    (the open ones, newest last), :attr:`faulted_readers` and :attr:`dealer`.
     """
 
     def __init__(self, profile: Profile | str = "tda-2019", registry: DeckRegistry | None = None):
@@ -87,6 +88,9 @@ class HandEngine:
         self.pending_notices: list[Step] = []
         #: Decisions for the record, made by the event being applied: journaled before the panel's.
         self.records: list[Decision] = []
+        #: The id of the dealer who deals at this table (``dealer`` events), or None.
+        self.dealer: str | None = None
+        self._dealer_next = _NO_CHANGE
 
     # ------------------------------------------------------------ public state
     @property
@@ -117,6 +121,11 @@ class HandEngine:
         return self.phase == "halted"
 
     @property
+    def dealer_after_hand(self) -> str | None:
+        """Who deals once the hand in play is over: a ``dealer`` event read during it takes effect then."""
+        return self.dealer if self._dealer_next is _NO_CHANGE else self._dealer_next
+
+    @property
     def has_deadline(self) -> bool:
         """True while a grace period runs, i.e. while a ``tick`` can change a judgment."""
         return self.hand.deadline() is not None
@@ -124,6 +133,12 @@ class HandEngine:
     # ------------------------------------------------------------ feeding
     def feed(self, event: Event) -> list[Decision]:
         """Apply one event; return the decisions it caused (usually none or one)."""
+        if event.ev == "dealer":
+            # Who deals is no card and no step: it touches neither the hand, nor its time, nor
+            # the decision. During a hand it waits for the hand to be over (CONTRACT.md).
+            self._dealer_next = event.dealer
+            self._dealer_takes_over(event)
+            return []
         self.seq += 1
         self.t = event.t
         self._check_deadlines(event)
@@ -144,6 +159,8 @@ class HandEngine:
         run(_INDEX, trigger, self, seen)
         if self.corrections:
             self._advance(event)
+        if self._dealer_next is not _NO_CHANGE:
+            self._dealer_takes_over(event)
         return self._emit(event.t)
 
     def feed_all(self, events) -> list[Decision]:
@@ -152,6 +169,11 @@ class HandEngine:
         for e in events:
             out.extend(self.feed(e))
         return out
+
+    def _dealer_takes_over(self, event: Event) -> None:
+        """The dealer waiting takes over once no hand is in play (a new hand ends the last one too)."""
+        if self.phase in NOT_PLAYING or event.ev == "new_hand":
+            self.dealer, self._dealer_next = self._dealer_next, _NO_CHANGE
 
     def _check_deadlines(self, event: Event) -> None:
         hand, t = self.hand, event.t

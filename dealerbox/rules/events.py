@@ -13,7 +13,7 @@ from .registry import normalize_uid
 
 EVENT_KINDS = frozenset({
     "new_hand", "shoe", "board_on", "board_off", "zone_on", "zone_off",
-    "button", "reader_fault", "reader_ok", "tick",
+    "button", "reader_fault", "reader_ok", "dealer", "tick",
 })
 BUTTONS = frozenset({
     "new_hand", "round_done", "exposed", "boxed", "ack", "reshuffled", "premature",
@@ -22,7 +22,7 @@ BUTTONS = frozenset({
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
 _KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "mouth_sensor", "seats", "zone",
-         "name", "reader", "id")
+         "name", "reader", "dealer", "id")
 _ALLOWED = frozenset(_KEYS)
 #: The largest ``t``, in seconds (some 31,700 years): room for any clock's seconds,
 #: and a float still holds such a ``t`` to the millisecond.
@@ -31,6 +31,9 @@ MAX_T = 10**12
 MAX_LINE_BYTES = 64 * 1024
 _SHOWN = 40   # characters of a bad value quoted in an error message
 _HEX_UID = re.compile(r"[0-9A-Fa-f]*")
+#: A dealer's id as the badge registry holds it: an employee number of up to 10 letters,
+#: digits, '-' or '_' (short enough for the LCD's greeting; a name never fits the pattern's intent).
+DEALER_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,9}")
 
 
 def shown(value, limit: int = _SHOWN) -> str:
@@ -61,6 +64,8 @@ class Event:
     zone: str | None = None
     name: str | None = None
     reader: str | None = None
+    #: ``dealer`` only: the id of the dealer who deals from now on; None signs the dealer out.
+    dealer: str | None = None
     #: Optional, any kind: the source's own number for the event, so a source that
     #: delivers twice (MQTT QoS 1, an input file after a restart) can be deduplicated.
     id: int | str | None = None
@@ -110,6 +115,16 @@ class Event:
             if not isinstance(reader, str) or not reader:
                 raise EventError(f"'reader' must name a reader, not {shown(reader)}")
             e.reader = reader
+        if "dealer" in d and ev != "dealer":
+            raise EventError(f"'dealer' belongs to dealer events, not to {ev}")
+        if ev == "dealer":
+            if "dealer" not in d:
+                raise EventError("a dealer event needs 'dealer': the dealer's id, or null to sign out")
+            dealer = d["dealer"]
+            if dealer is not None and not (isinstance(dealer, str) and DEALER_ID.fullmatch(dealer)):
+                raise EventError(f"'dealer' must be null or a dealer id (1-10 letters, digits, '-' or '_'), "
+                                 f"not {shown(dealer)}", key="dealer")
+            e.dealer = dealer
         return e
 
     @classmethod
@@ -129,7 +144,7 @@ class Event:
         out = {"t": self.t, "ev": self.ev}
         for k in _KEYS[2:]:
             v = getattr(self, k)
-            if v is not None:
+            if v is not None or (k == "dealer" and self.ev == "dealer"):   # null: signed out
                 out[k] = list(v) if k == "seats" else v
         return out
 

@@ -83,6 +83,7 @@ from ..hw.kinds import READER_KINDS as _KINDS, reader_kind
 from ..hw.presence import SETTLE_S, SHOE_REARM_S
 from ..rules.messages import LANGUAGES, load_messages
 from ..rules.profiles import Profile, available_profiles, load_profile
+from ..rules.badges import BadgeRegistry, simulation_badges
 from ..rules.registry import DeckRegistry, simulation_registry
 from ..resources import data_dir, is_inside_package, user_state_dir
 from ..tomlfile import read_toml
@@ -343,6 +344,21 @@ register_section("panel", PanelConfig, required=True)
 register_section("floor", FloorSettings)  # floor reporting: docs/FLOOR.md
 
 
+@dataclass(frozen=True, kw_only=True)
+class BadgesSection:
+    """[badges]: the dealers' badges, which sign a dealer in when held to the shoe reader between hands
+    (`dealerbox badge register`)."""
+
+    registry: str = option(Text(doc="the badge registry: a file (relative to the config's folder; while it does "
+                                    "not exist no badge is known, and the first `dealerbox badge register` makes "
+                                    f"it), or `{BUILTIN_SIM_REGISTRY}`, the simulated table's badges",
+                                expect=f"{BUILTIN_SIM_REGISTRY!r} or a path to a badge registry file",
+                                bounds_doc=f'"{BUILTIN_SIM_REGISTRY}" or a path'), "badges.toml")
+
+
+register_section("badges", BadgesSection)
+
+
 def _top_sections() -> tuple[str, ...]:
     names = list(SECTIONS)
     names.insert(names.index("gpio") + 1, "readers")
@@ -366,6 +382,9 @@ class TableConfig:
     gpio_factory: str
     readers: dict[str, ReaderConfig]
     sections: dict[str, Any] = field(repr=False)
+    #: The dealers' badges ([badges]); empty while the registry file does not exist.
+    badge_registry: BadgeRegistry = field(default_factory=BadgeRegistry, repr=False)
+    badge_source: str = BUILTIN_SIM_REGISTRY   # "builtin:sim" or the badge registry file's absolute path
 
     def __getattr__(self, name: str):
         sections = self.__dict__.get("sections")
@@ -574,13 +593,14 @@ class _Loader:
         # Files outside this one last: their errors name their own file.
         profile = self.load_profile(table["profile"]) if table["profile"] is not BAD else None
         registry = self.load_registry(table) if table["registry_source"] is not BAD else None
+        badges = self.load_badges(sections["badges"], registry) if sections["badges"] is not BAD else None
         self.stop()
         t = sections["table"]
         return TableConfig(
             path=self.path.resolve(), name=t.name, profile=profile, language=t.language, registry=registry,
             registry_source=table["registry_source"], state_dir=writable_state_dir(self.resolve(t.state_dir)),
-            tick_s=t.tick_s,
-            gpio_factory=gpio_factory, readers=readers, sections=sections)
+            tick_s=t.tick_s, gpio_factory=gpio_factory, readers=readers, sections=sections,
+            badge_registry=badges[0], badge_source=badges[1])
 
     # -- sections ------------------------------------------------------------------------
     def read_section(self, data: dict, reg: _Registered):
@@ -757,6 +777,31 @@ class _Loader:
         return registry
 
 
+    def load_badges(self, section, decks: DeckRegistry | None):
+        """(the badge registry, where it comes from); a tag both a badge and a card is refused."""
+        value = section.registry
+        if value == BUILTIN_SIM_REGISTRY:
+            return simulation_badges(), value
+        if value.startswith("builtin:"):
+            self.fail("badges.registry", f"the only built-in badges are {BUILTIN_SIM_REGISTRY!r}, or a path to a "
+                      "badge registry file", value)
+            return BadgeRegistry(), value
+        source = self.resolve(value)
+        badges = BadgeRegistry()
+        if source.exists():
+            try:
+                badges = BadgeRegistry.load(source)
+            except ConfigError as exc:
+                self.errors.add(exc)
+        for uid in badges.by_uid():
+            tag = decks.lookup(uid) if decks is not None else None
+            if tag is not None:
+                self.fail("badges.registry", f"badges that are no cards (badge {uid} of dealer "
+                          f"{badges.dealer_of(uid)} is {tag.card} of deck {tag.deck} in the deck registry)", value)
+                break
+        return badges, str(source)
+
+
 # -- the reference --------------------------------------------------------------------------
 
 _REFERENCE_HEAD = """# Table config reference
@@ -798,6 +843,7 @@ only, and some reader must serve `shoe` and `board`.
   `backend = "sim"` always run on the simulated table's gpiozero `MockFactory`.
 - Device nodes of `real` devices exist (unless checked with `check_devices=False`),
   and a GPIO chip when a real device drives GPIO pins.
+- No tag is both a dealer's badge (`[badges]`) and a card of the deck registry.
 """
 
 

@@ -43,7 +43,7 @@ from .output import DecisionOutput
 from .polling import ReaderPolling
 from .recovery import StartupRecovery
 from .sdnotify import Notifier
-from .sources import InputFeed
+from .sources import BadgeRead, DealerSignIn, InputFeed
 
 log = logging.getLogger("dealerbox")
 
@@ -100,6 +100,7 @@ class Daemon:
         self.recovery = StartupRecovery(self.engine, self.journal, self.stats, on_decision=on_decision)
         self.input = None if input_events is None else InputFeed(input_events, input_pace_s, self.journal)
         self.loop = EngineLoop(self.engine, self.journal, self.output, self.health, live=self.input is None)
+        self.loop.sign_in = DealerSignIn(self.engine)
         #: The events' queue; a ``tick`` or any event put here is judged in turn.
         self.queue = self.loop.queue
         self._apply_table_settings(config)
@@ -241,7 +242,8 @@ class Daemon:
 
     def _open_devices(self) -> None:
         self.devices.open(self.config, sink=self._put, clock=self.now)
-        self.polling.start(self.config, self.devices, sink=self._put, now=self.now)
+        self.polling.start(self.config, self.devices, sink=self._put, now=self.now,
+                           badge_sink=lambda t, dealer: self.queue.put(BadgeRead(t, dealer)))
 
     def _close_devices(self) -> None:
         self.polling.stop()

@@ -38,6 +38,9 @@ class EngineLoop:
         self.live = live
         #: The latest event time taken; a live event older than this is moved up to it.
         self.last_t = 0.0
+        #: Turns badges held to the shoe (:class:`~dealerbox.service.sources.BadgeRead` items) into
+        #: ``dealer`` events, in the engine's order; None: the box reads no badges.
+        self.sign_in = None
 
     def stop(self) -> None:
         """Make :meth:`run` return once it has taken everything queued before."""
@@ -71,12 +74,19 @@ class EngineLoop:
                 log.exception("event %s could not be handled", item)
             self.health.pet_watchdog()
 
-    def _handle(self, event: Event) -> None:
+    def _handle(self, event) -> None:
+        if not isinstance(event, Event):          # a badge held to the shoe
+            for dealer_event in self.sign_in.read(event) if self.sign_in is not None else ():
+                self._handle(dealer_event)
+            return
         if self.live and event.t < self.last_t:
             event.t = self.last_t
         if event.ev == "tick" and not self.engine.has_deadline:
             # A tick judges nothing unless a grace period is running: not worth a journal line.
             return
+        if event.ev == "new_hand" and self.sign_in is not None:
+            for dealer_event in self.sign_in.due(event.t, new_hand=True):   # the new hand is the new dealer's
+                self._handle(dealer_event)
         # Queued, not written: the writer thread commits it (one fsync for all
         # queued meanwhile) while the engine judges and the panel shows.
         seq = self.journal.submit(event)
@@ -85,6 +95,9 @@ class EngineLoop:
         self.output.publish(self.engine.feed(event), seq, event)
         if self.journal.fault is not None or self.stats.storage_fault is not None:
             self.stats.take_storage(self.journal)
+        if self.sign_in is not None:
+            for dealer_event in self.sign_in.due(event.t):   # the hand is over: a badge held during it
+                self._handle(dealer_event)
 
     def _storage_refresh(self) -> None:
         """The journal's writer started or stopped failing: the glass, the LED

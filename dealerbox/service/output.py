@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 
-from ..rules.engine import decision_to_dict
+from ..rules.engine import Step, decision_to_dict
 from ..rules.events import Event
 from .panel import PanelView, render, technician_line
 
@@ -64,6 +64,12 @@ class DecisionOutput:
         self.start_note: str | None = None
         self._last_decision = None
         self._shown_phase = None
+        # Who deals, as the glass last said; a change greets the dealer on the technician's line
+        # until the next decision or phase, and leaves the LED as it is.
+        self._dealer = engine.dealer
+        self._greeting: Step | None = None
+        self._greeting_phase: str | None = None
+        self._greeting_new = False
         self._lcd_frame: PanelView | None = None
         self._lcd_wake = threading.Condition()
 
@@ -74,7 +80,9 @@ class DecisionOutput:
 
     def publish(self, decisions, seq: int, event: Event) -> None:
         """Show and record the *decisions* the engine made on *event* (journal line *seq*)."""
-        if not decisions and (event.ev in ("reader_fault", "reader_ok") or self.engine.phase != self._shown_phase):
+        self._greeting_new = self._follow_dealer()
+        if not decisions and (self._greeting_new or event.ev in ("reader_fault", "reader_ok")
+                              or self.engine.phase != self._shown_phase):
             # No new decision, but the glass must follow: a dead reader, or "OK flop" becoming "OK turn".
             self.show(self.engine.decision, refresh=True)
         for d in decisions:
@@ -84,6 +92,21 @@ class DecisionOutput:
             give_out(self._on_decision, out)
             log.info("decision %s", json.dumps(out, ensure_ascii=False))
             self.journal.submit_record("decision", out)
+        self._greeting_new = False
+
+    def _follow_dealer(self) -> bool:
+        """True when who deals changed since the glass last said: the greeting to show is set."""
+        dealer = self.engine.dealer
+        if dealer == self._dealer:
+            return False
+        if dealer is not None:
+            self._greeting = Step("dealer.signed_in", (("dealer", dealer),))
+        else:
+            self._greeting = Step("dealer.signed_out", (("dealer", self._dealer),))
+        log.info("dealer %s", f"{dealer} signed in" if dealer is not None else f"{self._dealer} signed out")
+        self._dealer = dealer
+        self._greeting_phase = self.engine.phase
+        return True
 
     def show(self, decision, *, initial: bool = False, refresh: bool = False) -> None:
         """Render *decision*, light the LEDs and hand the frame to the LCD's thread.
@@ -92,6 +115,11 @@ class DecisionOutput:
         note); *refresh*: the same decision again, because the box's state changed.
         """
         lc = self.lcd_config
+        if initial:
+            self._dealer, self._greeting = self.engine.dealer, None    # a start or reload greets nobody
+        elif self._greeting is not None and not self._greeting_new and (
+                not refresh or self.engine.phase != self._greeting_phase):
+            self._greeting = None                                      # a new decision or phase: it has been read
         view = render(decision, self.messages, cols=lc.cols, rows=lc.rows,
                       previous=None if initial or refresh else self._last_decision, phase=self.engine.phase)
         storage = self.journal.fault is not None
@@ -114,7 +142,11 @@ class DecisionOutput:
         if self.engine.faulted_readers:
             # No RULES.md row covers a dead reader, but the dealer must know the box is half blind.
             return "READER DOWN: " + ",".join(sorted(self.engine.faulted_readers))
-        return self.start_note if initial else None
+        if initial:
+            return self.start_note
+        if self._greeting is not None:
+            return self.messages.lcd(self._greeting, self.lcd_config.cols)
+        return None
 
     def lcd_loop(self) -> None:
         """The LCD's thread: write the latest frame until the box stops."""

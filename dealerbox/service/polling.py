@@ -18,8 +18,10 @@ class ReaderPolling:
     (:class:`~dealerbox.hw.reader.PollSchedule`) through a
     :class:`~dealerbox.hw.reader.ReaderSupervisor`, which owns faults and
     reopening; its ``reader_fault``/``reader_ok`` reports become events. Good
-    polls go through the reader's presence tracker, which pairs the shoe's
-    reads with the mouth sensor's counts (a card that left the stub unread).
+    polls lose the dealers' badges first (a badge is never a card; one held to
+    the shoe goes to *badge_sink*), then go through the reader's presence
+    tracker, which pairs the shoe's reads with the mouth sensor's counts (a card
+    that left the stub unread).
     It counts polls, events, faults, restarts and skipped slots per reader in
     ``stats.per_reader`` and keeps each open reader object in :attr:`readers`.
     """
@@ -33,10 +35,13 @@ class ReaderPolling:
         self.readers: dict = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.badge_sink = None
 
-    def start(self, config, devices, *, sink, now) -> None:
-        """Start a thread per reader of *config*, on *devices*' buses; events go to *sink*, timed by *now*."""
+    def start(self, config, devices, *, sink, now, badge_sink=None) -> None:
+        """Start a thread per reader of *config*, on *devices*' buses; events go to *sink*, timed by *now*,
+        and each badge held to the shoe to ``badge_sink(t, dealer)``."""
         self._stop.clear()
+        self.badge_sink = badge_sink
         for name in config.readers:
             t = threading.Thread(target=self._loop, args=(config, name, devices, sink, now),
                                  name=f"reader-{name}", daemon=True)
@@ -85,6 +90,10 @@ class _PolledReader:
         self.mouth = devices.mouth if ms.pin is not None and "shoe" in rc.zones else None
         self.tracker = config.presence.tracker(mouth_window=ms.read_window_s if self.mouth is not None else None,
                                                max_tags=getattr(rc.options, "max_tags", None))
+        from ..hw.presence import BadgeReads
+
+        self.badges = BadgeReads(config.badge_registry.by_uid(), rearm=config.presence.shoe_rearm_s)
+        self.badge_sink = polling.badge_sink
         self.supervisor = supervise(rc, devices.buses_of(rc.backend, f"readers.{name}.backend"),
                                     clock=polling.clock)
 
@@ -108,6 +117,11 @@ class _PolledReader:
         if polled is not None:
             counts["polls"] += 1
             counts["last_ok"] = time.monotonic()
+            polled, held = self.badges.split(t, polled)
+            for _uid, dealer in held:
+                counts["badges"] = counts.get("badges", 0) + 1
+                if self.badge_sink is not None:
+                    self.badge_sink(t, dealer)
             if self.mouth is not None:
                 for count_t in self.mouth.take():
                     self.tracker.count(count_t)

@@ -6,8 +6,11 @@ import dataclasses
 import json
 import logging
 
+from ..errors import JournalError
 from ..rules.engine import decision_to_dict
-from .journal_lines import journal_files, parse_line, raw_lines
+from ..rules.events import Event
+from .journal_lines import journal_files, parse_line, raw_lines, read_anchor
+from .journal_read import check_recent
 from .output import decision_record, give_out
 
 log = logging.getLogger("dealerbox")
@@ -43,7 +46,11 @@ class StartupRecovery:
         replayed = 0
         last = None
         last_decisions: list = []
-        for entry in self.journal.open_hand():
+        open_hand = list(self.journal.open_hand())
+        dealer = last_dealer_event(self.journal.directory, before=open_hand[0].seq if open_hand else None)
+        if dealer is not None:
+            self.engine.feed(dealer)          # who deals is older than the open hand; it changes no decision
+        for entry in open_hand:
             last_decisions = self.engine.feed(entry.event)
             replayed += 1
             last = entry
@@ -138,3 +145,44 @@ def _decision_before(directory, seq: int) -> dict | None:
         if shown is not None or hand_before:
             return shown
     return None
+
+
+#: Day files searched for the last sign-in at a start (see :func:`last_dealer_event`).
+SIGN_IN_FILES = 2
+
+
+def last_dealer_event(directory, *, before: int | None = None) -> Event | None:
+    """The last ``dealer`` event the hash chain vouches for with ``seq`` below *before*
+    (anywhere when None): who deals at the table, which may be hands older than the open one.
+
+    The newest day file holding such a line is found by its bytes; the chain is then
+    followed from there to the end, so a forged or changed line is never believed.
+    Only the newest :data:`SIGN_IN_FILES` day files are searched: a shift is shorter
+    than that, and a start must not read months of journal on a table that never
+    saw a badge.
+    """
+    files = journal_files(directory)
+    start = None
+    for i in range(len(files) - 1, max(-1, len(files) - 1 - SIGN_IN_FILES), -1):
+        for n, raw in raw_lines(files[i][1], newest=i == len(files) - 1):
+            if b'"ev":"dealer"' in raw:
+                rec = parse_line(files[i][1].name, n, raw)
+                if rec.error is None and rec.event is not None and (before is None or rec.seq < before):
+                    start = i
+                    break
+        if start is not None:
+            break
+    if start is None:
+        return None
+    try:
+        anchor = read_anchor(directory)
+    except JournalError:
+        anchor = None
+    kept, _problems, _start = check_recent(directory, files, start, anchor)
+    found = None
+    for rec in kept:
+        if before is not None and rec.seq >= before:
+            break
+        if rec.event is not None and rec.event.get("ev") == "dealer":
+            found = rec.event
+    return None if found is None else Event.from_dict(found)

@@ -1,12 +1,15 @@
-"""Recorded events fed into a live box, resuming where its journal ends."""
+"""Event sources beside the devices: recorded events fed into a live box, resuming
+where its journal ends, and the dealers' badges held to the shoe."""
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 
 from ..errors import EventError
-from ..rules.events import EventFile
+from ..rules.book import NOT_PLAYING
+from ..rules.events import Event, EventFile
 
 log = logging.getLogger("dealerbox")
 
@@ -64,3 +67,60 @@ class InputFeed:
                 if event.id == last.id and event.to_dict() == last.to_dict():
                     start = i + 1
         return start
+
+
+#: :attr:`DealerSignIn.waiting` when no badge held during the hand waits for its end.
+NOBODY_WAITS = object()
+
+
+@dataclass(frozen=True, slots=True)
+class BadgeRead:
+    """A dealer's badge held to the shoe reader at event time *t*: queued for the engine
+    loop, which turns it into a ``dealer`` event (:class:`DealerSignIn`)."""
+
+    t: float
+    dealer: str
+
+
+class DealerSignIn:
+    """Turns badges held to the shoe into ``dealer`` events (CONTRACT.md), in the engine loop.
+
+    Between hands a badge signs its dealer in, or out when that dealer deals
+    already. During a hand the badge is judged against the dealer of that hand
+    and kept (the last one held wins) until the hand is over: then, and only if
+    it changes who deals, the ``dealer`` event is made, so the journal holds
+    ``dealer`` events between hands only and every hand belongs to the dealer
+    who began it. A badge held during a hand is kept in memory only: a restart
+    before the hand ends forgets it (the dealer holds it again). A NEW HAND pressed
+    with no HAND OVER ends the hand too: the ``dealer`` event goes before it.
+
+    :param engine: the box's :class:`~dealerbox.rules.engine.HandEngine` (read only).
+    """
+
+    def __init__(self, engine):
+        self.engine = engine
+        #: The dealer a badge held during the hand asks for (None: sign out), or :data:`NOBODY_WAITS`.
+        self.waiting = NOBODY_WAITS
+
+    def read(self, badge: BadgeRead) -> list[Event]:
+        """The ``dealer`` event *badge* makes now: none during a hand."""
+        engine = self.engine
+        # Held by the dealer who deals: a sign-out. During a hand that is the hand's dealer, so a
+        # badge held twice during one hand asks for the same thing twice, never flips back.
+        dealer = None if badge.dealer == engine.dealer else badge.dealer
+        if engine.phase not in NOT_PLAYING:
+            self.waiting = dealer
+            log.info("badge of dealer %s held during the hand: takes effect when the hand is over", badge.dealer)
+            return []
+        self.waiting = NOBODY_WAITS
+        return [Event(badge.t, "dealer", dealer=dealer)]
+
+    def due(self, t: float, *, new_hand: bool = False) -> list[Event]:
+        """The ``dealer`` event a badge held during the hand makes once the hand is over (at *t*),
+        or, with *new_hand*, before a new hand that ends it without HAND OVER."""
+        if self.waiting is NOBODY_WAITS or (self.engine.phase not in NOT_PLAYING and not new_hand):
+            return []
+        dealer, self.waiting = self.waiting, NOBODY_WAITS
+        if dealer == self.engine.dealer:
+            return []
+        return [Event(t, "dealer", dealer=dealer)]

@@ -3,7 +3,7 @@
 :class:`DealerHands` acts on the chip emulators of a
 :class:`hardware_sim.table.SimulatedTable` as a dealer's hands would: a card
 crosses the shoe reader's field, is laid on or lifted off the board antenna, a
-panel button is pressed, a reader's cable is pulled. It never feeds the engine;
+panel button is pressed, a dealer's badge is held to the shoe, a reader's cable is pulled. It never feeds the engine;
 the daemon reads what the hands did through the real drivers.
 
 :class:`TagChoice` and :func:`parse_tag` turn what the technician types at a
@@ -110,7 +110,7 @@ class DealerHands:
         self._recent: dict[str, float] = {}
         self.actions = {name: getattr(self, "do_" + name) for name in (
             "deal", "burn", "board_card", "place", "lift", "foreign", "joker", "unknown", "button",
-            "players", "toggle_reader", "noise")}
+            "players", "toggle_reader", "noise", "badge")}
 
     # -- the shoe ---------------------------------------------------------------------------
     def wait_for_rearm(self, uid: str) -> None:
@@ -289,6 +289,22 @@ class DealerHands:
             return
         self.table.set_players(players)
         self.note(f"players set to {players}")
+
+    def do_badge(self, text: str | None = None) -> None:
+        """A dealer holds a badge to the shoe: signs in (between hands, or once the hand is over),
+        or out when that dealer deals already."""
+        badges = self.config.badge_registry
+        dealer = (text or "").strip() or next(iter(badges.dealers), None)
+        if dealer is None:
+            self.note("badge: the badge registry holds no badge (dealerbox badge register ID)")
+            return
+        uids = badges.badges_of(dealer)
+        if not uids:
+            self.note(f"badge: dealer {dealer!r} has no badge (dealers with one: {', '.join(badges.dealers)})")
+            return
+        # The same badge held again must leave the reader time to forget it, or it is one holding.
+        self.cross_shoe(uids[0], lambda: self.table.hold_badge(dealer))
+        self.note(f"held the badge of dealer {dealer} to the shoe")
 
     def do_toggle_reader(self, zone: str) -> None:
         """Unplug the reader serving *zone*, or plug it back."""

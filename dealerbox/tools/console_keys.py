@@ -48,6 +48,8 @@ PROMPTS = {
     "lift": Prompt("take which card off the board?", "Enter: the last card placed", "lift"),
     "unknown": Prompt("draw which unknown tag?", f"Enter: {DEFAULT_UNKNOWN_UID}", "unknown"),
     "players": Prompt("how many players?", "2..10", "players", raw=True),
+    "badge": Prompt("hold whose badge to the shoe?", "a dealer id: signs in, or out when they deal already "
+                    "(Enter: the first dealer with a badge)", "badge", raw=True),
     "noise": Prompt("inject which noise kind?", "burn_cross, unread_hole, linger, … (docs/NOISE.md)", "noise",
                     raw=True),
 }
@@ -74,6 +76,7 @@ _ACTION_KEYS: tuple[Key, ...] = (
     Key("j", "submit('joker')", "joker"),                      # a joker of the active deck
     Key("i", "ask('unknown')", "unknown tag…"),                # Enter alone: DEFAULT_UNKNOWN_UID
     Key("l", "ask('players')", "players…"),                    # 2..10; steps the PLAYERS button
+    Key("b", "ask('badge')", "badge…"),                        # a dealer's badge held to the shoe
     Key("u", "submit('toggle_reader', 'board')", "board reader"),   # unplug it, or plug it back
     Key("U", "submit('toggle_reader', 'shoe')", "shoe reader"),
     Key("s", "submit('scenario_step')", "scenario step"),

@@ -174,6 +174,10 @@ class _Watcher:
         self.sleep(max(self.poll_s, self.supervisor.wait_s))
 
 
+#: The same watcher for the other tools that read one tag at a time (``dealerbox badge register``).
+TagWatcher = _Watcher
+
+
 def _check_new_deck(registry: DeckRegistry, deck: str, replace: bool) -> None:
     """Refuse a deck name that is not one, or a deck already registered unless it is replaced."""
     if not isinstance(deck, str) or not deck or not deck.replace("-", "").replace("_", "").isalnum():
