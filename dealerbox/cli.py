@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import DealerboxError, EventError, UsageError
-from .resources import demo_session, installed_config
+from .resources import demo_session, installed_config, user_state_dir
 
 DEMO_SESSION = demo_session()
 _GLYPH_TEXT = {"\x00": "\u2663", "\x01": "\u2666", "\x02": "\u2665", "\x03": "\u2660"}
@@ -686,7 +687,8 @@ def build_parser() -> argparse.ArgumentParser:
     bp.add_argument("--config", help=CONFIG_HELP)
     bp.add_argument("--registry", help="badge registry file to write, created if missing (default: the config's)")
     bp.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the badge")
-    bp.set_defaults(func=cmd_badge_register)
+    # The shoe reader as the file has it: a badge is not rehearsed with a simulated hand.
+    bp.set_defaults(func=cmd_badge_register, simulated=False, pace=0.0)
     bp = bsub.add_parser("list", help="the dealers with a badge, and their badges' UIDs")
     bp.add_argument("--json", action="store_true", help="dealer id -> badge UIDs, as JSON")
     bp.add_argument("--config", help=CONFIG_HELP)

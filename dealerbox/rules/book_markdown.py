@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import engine  # noqa: F401  (loads every outcome into the book)
 from .book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
 from .procedures import BUILDERS
-from .profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile, procedures_for
+from .profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
 
 _HEADER = """\
 # The rule book
