@@ -187,8 +187,9 @@ class Gate:
         unsafe = request.method in UNSAFE
         if unsafe:
             self.check_origin(request, client)
-            await self.check_body_type(request, body)
         if permission is None:
+            if unsafe:
+                await self.check_body_type(request, body)
             return client, None, None
         session, new_token = await run_in_threadpool(self.authenticate, request, client)
         if session is None:
@@ -196,6 +197,7 @@ class Gate:
         if not may(session.role, permission):
             raise Refused(403, f"{session.user} ({session.role}) may not do this")
         if unsafe:
+            await self.check_body_type(request, body)
             await self.check_csrf(request, session.csrf, body)
         return client, session, new_token
 
