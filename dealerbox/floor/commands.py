@@ -37,13 +37,14 @@ def collect(config: Path, *, ready=None) -> int:
     return 0
 
 
-def _floor_extra():
+def _floor_extra(module: str = "web"):
+    """``dealerbox.floor.<module>``, or one line saying which extra to install."""
+    import importlib
     try:
-        from . import web
+        return importlib.import_module(f"{__package__}.{module}")
     except ImportError as exc:
         raise FloorError(f"the floor web view needs the 'floor' extra ({exc.name} is missing): "
                          "pip install 'dealerbox[floor]'") from None
-    return web
 
 
 def web(config: Path) -> int:
@@ -68,10 +69,10 @@ def _new_password(name: str) -> str:
 
 def user(config: Path, action: str, name: str | None = None, role: str | None = None) -> int:
     """``floor user add|remove|passwd|list``: the web view's users, in the store."""
+    _floor_extra("accounts")  # argon2-cffi, or one line saying what to install
     from .accounts import AccountError, Accounts, check_name, check_role
     from .store import Store
 
-    _floor_extra()
     settings = load_web(config)
     with Store(settings.store) as store:
         accounts = Accounts(store)

@@ -41,7 +41,7 @@ PASSWORD_ENV = "DEALERBOX_FLOOR_PASSWORD"
 
 
 class SigninError(DealerboxError, PermissionError):
-    """The web view refused to sign in, or a session ended."""
+    """The web view refused to sign in, a session ended, or the role may not do that."""
 
 
 class FloorClient:
