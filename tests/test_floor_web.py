@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from test_floor_support import broker, identity, need, pki, wait_for  # noqa: F401
+from test_floor_support import broker, identity, pki, wait_for  # noqa: F401
 from dealerbox.errors import ConfigError
 from dealerbox.floor.accounts import Accounts
 from dealerbox.floor.broker import MAKE_CA, free_port, stop_process
