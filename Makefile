@@ -26,7 +26,7 @@ system-deps:
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[pi,dev,tui]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[pi,dev,tui,floor]'
 	touch $@
 
 run: $(STAMP)

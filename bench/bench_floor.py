@@ -13,8 +13,9 @@ simulated table here writes 10 lines a second (one in five a decision) for
 - ``floor_ms_p99``: from the decision (the line appended) to committed in the
   store (the collector acknowledges only after its commit, so the ack's
   arrival at the table bounds the commit from above). Goal: at most 500 ms.
-- ``floor_ms_p99_to_view``: from the decision to shown in the view (the
-  collector's server-sent events, as the web page receives them).
+- ``floor_ms_p99_to_view``: from the decision to shown in the view (the web
+  view's server-sent events, as a signed-in page receives them: ``floor web``
+  is a process of its own that polls the store for the collector's commits).
 - ``floor_ms_p50``: the median of the same.
 - ``floor_lines_per_s``: lines committed per second over the run.
 - ``floor_load_avg_1min``: the machine's load at the end (the latencies
@@ -115,7 +116,8 @@ def run() -> dict:
 
     from dealerbox.floor.broker import Broker, free_port, make_pki
     from dealerbox.floor.store import Store
-    from dealerbox.floor.view import sse_events
+    from dealerbox.floor.accounts import Accounts
+    from dealerbox.floor.view import FloorClient
 
     names = [f"T{i:03d}" for i in range(1, TABLES + 1)]
     with tempfile.TemporaryDirectory(prefix="bench_floor_") as tmp:
@@ -130,17 +132,23 @@ def run() -> dict:
             f'[broker]\nhost = "localhost"\nport = {broker.port}\nca = "{pki / "ca.crt"}"\n'
             f'cert = "{pki / "floor-collector.crt"}"\nkey = "{pki / "floor-collector.key"}"\n'
             f'[store]\npath = "{db}"\n[web]\nhost = "127.0.0.1"\nport = {web_port}\n')
+        with Store(db) as store:
+            Accounts(store).add("bench", "viewer", "bench viewer password")
         collector = subprocess.Popen([sys.executable, "-m", "dealerbox.cli", "floor", "collect",
                                       "--config", str(config)], stderr=subprocess.DEVNULL)
+        web = subprocess.Popen([sys.executable, "-m", "dealerbox.cli", "floor", "web",
+                                "--config", str(config)], stderr=subprocess.DEVNULL)
         viewed: dict[str, dict[int, float]] = {n: {} for n in names}
         stop = threading.Event()
         workers = []
         try:
-            # The view: the collector's SSE stream, as the page gets it.
+            # The view: the web view's SSE stream, signed in, as the page gets it.
             def watch():
                 while not stop.is_set():
                     try:
-                        for name, data in sse_events(f"http://127.0.0.1:{web_port}/events", stop):
+                        client = FloorClient(f"http://127.0.0.1:{web_port}/")
+                        client.sign_in("bench", "bench viewer password")
+                        for name, data in client.events(stop):
                             if name == "tables":
                                 now = time.time()
                                 for t in data["tables"]:
@@ -164,11 +172,12 @@ def run() -> dict:
             for proc, _out in workers:
                 if proc.is_alive():
                     proc.kill()
-            collector.send_signal(signal.SIGTERM)
-            try:
-                collector.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                collector.kill()
+            for proc in (collector, web):
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
             broker.stop()
         results = [json.loads(out.read_text()) for _p, out in workers]
         lines, decided, committed = {}, {}, {}

@@ -589,7 +589,12 @@ def cmd_floor(args) -> int:
     if args.floor_command == "publish":
         return commands.publish(args.config, args.journal)
     if args.floor_command == "view":
-        return commands.view(args.url)
+        return commands.view(args.url, args.user, args.ca)
+    if args.floor_command == "web":
+        return commands.web(args.config)
+    if args.floor_command == "user":
+        return commands.user(args.config, args.user_command, getattr(args, "name", None),
+                             getattr(args, "role", None))
     return commands.verify(args.store)
 
 
@@ -723,7 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("floor", help="floor reporting over MQTT v5 (docs/FLOOR.md)")
     fsub = sp.add_subparsers(dest="floor_command", required=True)
-    fp = fsub.add_parser("collect", help="the floor's collector: commit every table's journal, serve the view")
+    fp = fsub.add_parser("collect", help="the floor's collector: commit every table's journal")
     fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
                     help="the collector's floor.toml (default: %(default)s)")
     fp.set_defaults(func=cmd_floor)
@@ -731,8 +736,30 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--config", type=Path, required=True, help="the table config with a [floor] section")
     fp.add_argument("--journal", type=Path, required=True, help="the journal directory")
     fp.set_defaults(func=cmd_floor)
-    fp = fsub.add_parser("view", help="the floor view in the terminal")
-    fp.add_argument("--url", default="http://127.0.0.1:8080/", help="the collector's web view")
+    fp = fsub.add_parser("web", help="the floor view on the web (sign-in, TLS): reads the collector's store")
+    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                    help="the floor's floor.toml, its [store] and [web] (default: %(default)s)")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("user", help="the web view's users: add, remove, passwd, list")
+    usub = fp.add_subparsers(dest="user_command", required=True, metavar="ACTION")
+    for action, text in (("add", "a new user; the password is asked for, or read from stdin"),
+                         ("passwd", "a new password (asked for, or read from stdin); their sessions end"),
+                         ("remove", "remove a user; their sessions end"), ("list", "every user and role")):
+        up = usub.add_parser(action, help=text)
+        if action != "list":
+            up.add_argument("name", help="the user name")
+        if action == "add":
+            up.add_argument("--role", required=True, choices=["viewer", "supervisor", "admin"],
+                            help="viewer: sees the floor; supervisor: also clears alerts; admin: also manages users")
+        up.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        up.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("view", help="the floor view in the terminal, signed in to the web view")
+    fp.add_argument("--url", default="http://127.0.0.1:8080/", help="the web view (default: %(default)s)")
+    fp.add_argument("--user", help="the user to sign in as (default: $DEALERBOX_FLOOR_USER, else your login "
+                                   "name); the password comes from $DEALERBOX_FLOOR_PASSWORD or a prompt")
+    fp.add_argument("--ca", type=Path, help="the casino CA certificate that signed the web view's "
+                                            "(default: the system's trusted certificates)")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
     fp.add_argument("--store", type=Path, required=True, help="the collector's SQLite store")

@@ -115,6 +115,8 @@ def test_the_wheel_holds_every_module_and_data_file(dist):
         if data.is_file() and data.suffix in (".toml", ".py", ".md"):
             assert f"dealerbox/{data.relative_to(ROOT).as_posix()}" in wheel, f"{data} is not in the wheel"
     assert "hardware_sim/demo_session.jsonl" in wheel
+    for template in (ROOT / "dealerbox" / "floor" / "templates").iterdir():
+        assert template.relative_to(ROOT).as_posix() in wheel, f"{template} is not in the wheel"
     assert not [n for n in wheel if n.startswith(("tests/", "bench/", "firmware_config/"))]
 
 

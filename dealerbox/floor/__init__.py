@@ -6,7 +6,8 @@
 - :mod:`.collector` and :mod:`.store`: the floor's side, committing each line
   to SQLite before acknowledging it.
 - :mod:`.web` and :mod:`.view`: the floor view, as a web page with
-  server-sent events and as a Textual screen.
+  server-sent events (``floor web``, a process of its own over the store) and
+  as a Textual screen; :mod:`.accounts`: its users, roles and sessions.
 - :mod:`.broker`: run a mosquitto with the shipped config (tests, bench).
 """
 

@@ -193,8 +193,19 @@ class Collector:
     # -- the writer thread
 
     def _writer(self) -> None:
+        # The web view, another process, counts its clears in the store's meta
+        # "alerts_cleared": when it moved, the retained open alerts are republished.
+        cleared = self.store.meta("alerts_cleared")
         while not self._stop.is_set():
-            first = self._queue.get()
+            try:
+                first = self._queue.get(timeout=1.0)
+            except queue.Empty:
+                first = ...
+            if self.store.meta("alerts_cleared") != cleared:
+                cleared = self.store.meta("alerts_cleared")
+                self._publish_alerts()
+            if first is ...:
+                continue
             if first is None:
                 return
             batch = [first]

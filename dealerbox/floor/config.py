@@ -7,7 +7,8 @@ what was expected.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ipaddress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
@@ -17,15 +18,51 @@ from . import protocol as P
 from .client import Identity
 from .publisher import FloorSettings
 
-__all__ = ["CollectorSettings", "load_collector", "load_table_floor", "floor_settings"]
+__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_table_floor",
+           "floor_settings"]
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """``[web]`` of ``floor.toml``: the floor view (``dealerbox floor web``)."""
+    store: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: TLS: the web view's certificate and key from the casino CA (both or neither).
+    cert: Path | None = None
+    key: Path | None = None
+    #: Addresses (or networks) of reverse proxies whose user header is believed.
+    trusted_proxies: tuple = ()
+    proxy_user_header: str = "X-Remote-User"
+    #: Other origins a browser may post from (a proxy serving the view under another name).
+    origins: tuple = ()
+    session_idle_s: float = 1800.0
+    session_max_s: float = 43200.0
+    signin_limit_user: int = 5
+    signin_limit_address: int = 20
+    signin_window_s: float = 300.0
+    #: A request's head (and body) must arrive within this; an idle connection is closed after it.
+    request_timeout_s: float = 10.0
+    config: Path | None = field(default=None, compare=False)
+
+    @property
+    def tls(self) -> bool:
+        return self.cert is not None
 
 
 @dataclass(frozen=True)
 class CollectorSettings:
     identity: Identity
     store: Path
-    web_host: str = "127.0.0.1"
-    web_port: int = 8080
+    web: WebSettings | None = None
+
+    @property
+    def web_host(self) -> str:
+        return self.web.host if self.web else "127.0.0.1"
+
+    @property
+    def web_port(self) -> int:
+        return self.web.port if self.web else 8080
 
 
 class _Section:
@@ -90,23 +127,88 @@ def load_table_floor(path) -> FloorSettings:
     return floor_settings(path, read_toml(path, "a table config").get("floor"))
 
 
-def load_collector(path) -> CollectorSettings:
-    """The collector's ``floor.toml``."""
-    path = Path(path)
-    data = read_toml(path, "a floor collector config")
+def _floor_toml(path: Path, what: str) -> dict:
+    data = read_toml(path, what)
     extra = sorted(set(data) - {"broker", "store", "web"})
     if extra:
         raise ConfigError(path, f"[{extra[0]}]", "one of [broker], [store], [web]")
+    return data
+
+
+def load_collector(path) -> CollectorSettings:
+    """The collector's ``floor.toml`` (its ``[web]`` is checked too: one file, two services)."""
+    path = Path(path)
+    data = _floor_toml(path, "a floor collector config")
     b = _Section(path, "broker", data.get("broker"))
     b.unknown(("host", "port", "ca", "cert", "key"))
     identity = Identity(b.get("host", str, "127.0.0.1", check=bool, expected="a host name"),
                         b.get("port", int, 8883, check=_port, expected="a port 1..65535"),
                         b.path_of("ca"), b.path_of("cert"), b.path_of("key"))
+    return CollectorSettings(identity, _store_path(path, data), _web(path, data))
+
+
+def load_web(path) -> WebSettings:
+    """The web view's settings from ``floor.toml``: ``[store]`` and ``[web]``."""
+    path = Path(path)
+    return _web(path, _floor_toml(path, "a floor config"))
+
+
+def _store_path(path: Path, data: dict) -> Path:
     st = _Section(path, "store", data.get("store"))
     st.unknown(("path",))
+    return st.path_of("path")
+
+
+def _web(path: Path, data: dict) -> WebSettings:
     w = _Section(path, "web", data.get("web"))
-    w.unknown(("host", "port"))
-    return CollectorSettings(identity, st.path_of("path"),
-                             w.get("host", str, "127.0.0.1", check=bool, expected="an address"),
-                             w.get("port", int, 8080, check=lambda v: 0 <= v <= 65535,
-                                   expected="a port 0..65535 (0: any free port)"))
+    w.unknown(tuple(f.name for f in WebSettings.__dataclass_fields__.values()
+                    if f.name not in ("store", "config")))
+    d = WebSettings
+    cert = w.path_of("cert", None) if "cert" in w.data else None
+    key = w.path_of("key", None) if "key" in w.data else None
+    if (cert is None) != (key is None):
+        missing = "key" if key is None else "cert"
+        raise ConfigError(path, f"web.{missing}", "the certificate and its key together (TLS), or neither",
+                          found=False)
+
+    def addresses(key, parse, expected):
+        value = w.get(key, list, [], expected=expected)
+        out = []
+        for item in value:
+            try:
+                out.append(parse(item))
+            except (TypeError, ValueError):
+                raise ConfigError(path, f"web.{key}", expected, item) from None
+        return tuple(out)
+
+    def origin(value):
+        if not isinstance(value, str) or not value.startswith(("http://", "https://")) \
+                or value.count("/") != 2:
+            raise ValueError(value)
+        return value.lower()
+
+    positive = {"check": lambda v: v > 0, "expected": "a number of seconds > 0"}
+    count = {"check": lambda v: 1 <= v <= 1000, "expected": "a count 1..1000"}
+    idle = w.get("session_idle_s", float, d.session_idle_s, **positive)
+    longest = w.get("session_max_s", float, d.session_max_s, **positive)
+    if longest < idle:
+        raise ConfigError(path, "web.session_max_s", f"at least session_idle_s ({idle:g})", longest)
+    header = w.get("proxy_user_header", str, d.proxy_user_header,
+                   check=lambda v: v.replace("-", "").isalnum(), expected="an HTTP header name")
+    return WebSettings(
+        store=_store_path(path, data),
+        host=w.get("host", str, d.host, check=bool, expected="an address"),
+        port=w.get("port", int, d.port, check=lambda v: 0 <= v <= 65535,
+                   expected="a port 0..65535 (0: any free port)"),
+        cert=cert, key=key,
+        trusted_proxies=addresses("trusted_proxies", lambda v: ipaddress.ip_network(v, strict=False),
+                                  "a list of proxy addresses or networks (\"10.0.0.5\", \"10.1.0.0/24\")"),
+        proxy_user_header=header,
+        origins=addresses("origins", origin, "a list of origins (\"https://floor.example\")"),
+        session_idle_s=idle, session_max_s=longest,
+        signin_limit_user=w.get("signin_limit_user", int, d.signin_limit_user, **count),
+        signin_limit_address=w.get("signin_limit_address", int, d.signin_limit_address, **count),
+        signin_window_s=w.get("signin_window_s", float, d.signin_window_s, **positive),
+        request_timeout_s=w.get("request_timeout_s", float, d.request_timeout_s,
+                                check=lambda v: 0 < v <= 300, expected="seconds, more than 0 and at most 300"),
+        config=path)

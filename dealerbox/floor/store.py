@@ -76,7 +76,7 @@ class Store:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
+        self._db.executescript(SCHEMA + ACCOUNTS_SCHEMA)
         self.lock = threading.RLock()
 
     def close(self) -> None:
@@ -223,6 +223,132 @@ class Store:
                 problems.append(f"row {seq} holds a line with seq {d.get('seq')}")
             prev_seq, prev_hash = seq, line_hash(line)
         return problems
+
+    # -- users and sessions of the web view (dealerbox/floor/accounts.py decides; these store)
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: changes whenever another connection
+        (another process too) commits. The web view polls it to notice changes cheaply."""
+        with self.lock:
+            return self._db.execute("PRAGMA data_version").fetchone()[0]
+
+    def bump(self, key: str) -> None:
+        """Add one to the counter *key* in one statement (safe across processes)."""
+        with self.lock:
+            self._db.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) "
+                             "DO UPDATE SET value = CAST(value AS INTEGER) + 1", (key,))
+
+    def meta(self, key: str) -> str | None:
+        with self.lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def add_user(self, name: str, role: str, password_hash: str, now: float) -> bool:
+        """False when *name* exists already."""
+        with self.lock:
+            try:
+                self._db.execute("INSERT INTO users VALUES (?, ?, ?, ?, ?)",
+                                 (name, role, password_hash, now, now))
+            except sqlite3.IntegrityError:
+                return False
+            return True
+
+    def user(self, name: str) -> dict | None:
+        with self.lock:
+            row = self._db.execute("SELECT name, role, hash, created, changed FROM users "
+                                   "WHERE name=?", (name,)).fetchone()
+        return dict(zip(("name", "role", "hash", "created", "changed"), row)) if row else None
+
+    def users(self) -> list[dict]:
+        """Every user (no hashes), with how many sessions each has open."""
+        with self.lock:
+            rows = self._db.execute(
+                "SELECT name, role, created, changed, "
+                "(SELECT COUNT(*) FROM sessions s WHERE s.user = u.name) "
+                "FROM users u ORDER BY name").fetchall()
+        return [dict(zip(("name", "role", "created", "changed", "sessions"), r)) for r in rows]
+
+    def set_password_hash(self, name: str, password_hash: str, now: float, *,
+                          end_sessions: bool = True) -> bool:
+        """A new hash for *name* (False if no such user); ends the user's sessions
+        unless told otherwise (a rehash of the same password at sign-in)."""
+        with self.lock, self._transaction():
+            cur = self._db.execute("UPDATE users SET hash=?, changed=? WHERE name=?",
+                                   (password_hash, now, name))
+            if cur.rowcount and end_sessions:
+                self._db.execute("DELETE FROM sessions WHERE user=?", (name,))
+            return cur.rowcount > 0
+
+    def remove_user(self, name: str) -> bool:
+        """Remove *name* and its sessions; False if no such user."""
+        with self.lock, self._transaction():
+            self._db.execute("DELETE FROM sessions WHERE user=?", (name,))
+            return self._db.execute("DELETE FROM users WHERE name=?", (name,)).rowcount > 0
+
+    def add_session(self, key: str, user: str, csrf: str, now: float, address: str) -> None:
+        with self.lock:
+            self._db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+                             (key, user, csrf, now, now, address))
+
+    def session(self, key: str) -> dict | None:
+        """The session stored under *key* with its user's current role, or None."""
+        with self.lock:
+            row = self._db.execute(
+                "SELECT s.key, s.user, u.role, s.csrf, s.created, s.seen, s.address "
+                "FROM sessions s JOIN users u ON u.name = s.user WHERE s.key=?", (key,)).fetchone()
+        return dict(zip(("key", "user", "role", "csrf", "created", "seen", "address"), row)) if row else None
+
+    def touch_session(self, key: str, now: float) -> None:
+        with self.lock:
+            self._db.execute("UPDATE sessions SET seen=? WHERE key=?", (now, key))
+
+    def drop_session(self, key: str) -> bool:
+        with self.lock:
+            return self._db.execute("DELETE FROM sessions WHERE key=?", (key,)).rowcount > 0
+
+    def drop_stale_sessions(self, seen_before: float, created_before: float) -> int:
+        """Delete the sessions idle since *seen_before* or opened before *created_before*."""
+        with self.lock:
+            return self._db.execute("DELETE FROM sessions WHERE seen < ? OR created < ?",
+                                    (seen_before, created_before)).rowcount
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception)."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, *_):
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+# The web view's users and their sessions. A session's key is the SHA-256 of the
+# random id in the cookie: a copy of the store signs no one in.
+ACCOUNTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created REAL NOT NULL,
+    changed REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    key TEXT PRIMARY KEY,
+    user TEXT NOT NULL,
+    csrf TEXT NOT NULL,
+    created REAL NOT NULL,
+    seen REAL NOT NULL,
+    address TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user);
+"""
 
 
 def _alert(row) -> dict:

@@ -1,31 +1,117 @@
-"""The floor view in a terminal (Textual), fed by the collector's web view.
+"""The floor view in a terminal (Textual), signed in to the floor's web view.
 
 A grid of tables: red (blinking) when an open irregularity needs the floor,
 amber while the dealer corrects one, green when clean, grey when offline;
 each with its open irregularity, its age and its backlog. Below, the alerts
-that stay until someone clears them (select one, press ``c``).
+that stay until someone clears them (select one, press ``c``, write the note).
+
+It signs in as a user of the web view (``dealerbox floor user``): the user
+from ``--user`` or ``$DEALERBOX_FLOOR_USER`` (else the login name), the
+password from ``$DEALERBOX_FLOOR_PASSWORD`` or a prompt. :class:`FloorClient`
+is the session it then uses (cookie and CSRF token), for anything that talks
+to the web view.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import getpass
+import http.cookiejar
 import json
+import os
+import ssl
 import threading
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import urljoin
 
 from textual.app import App, ComposeResult
 from textual.containers import Grid
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-__all__ = ["FloorView", "run_view", "sse_events"]
+from ..errors import DealerboxError
+
+__all__ = ["FloorClient", "SigninError", "FloorView", "run_view", "sse_events",
+           "USER_ENV", "PASSWORD_ENV"]
+
+USER_ENV = "DEALERBOX_FLOOR_USER"
+PASSWORD_ENV = "DEALERBOX_FLOOR_PASSWORD"
 
 
-def sse_events(url: str, stop: threading.Event, timeout: float = 30.0):
+class SigninError(DealerboxError, PermissionError):
+    """The web view refused to sign in, a session ended, or the role may not do that."""
+
+
+class FloorClient:
+    """A signed-in session with the floor's web view.
+
+    :param url: the web view (``https://floor:8443/``).
+    :param cafile: the casino CA's certificate, when the system does not trust it.
+    """
+
+    def __init__(self, url: str, cafile=None):
+        self.url = url if url.endswith("/") else url + "/"
+        self.jar = http.cookiejar.CookieJar()
+        handlers = [urllib.request.HTTPCookieProcessor(self.jar)]
+        if self.url.startswith("https:"):
+            context = ssl.create_default_context(cafile=str(cafile) if cafile else None)
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self.opener = urllib.request.build_opener(*handlers)
+        self.user: str | None = None
+        self.role: str | None = None
+        self.csrf: str | None = None
+
+    def _request(self, method: str, path: str, body=None, timeout: float = 30.0):
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if method != "GET" and self.csrf:
+            headers["X-CSRF-Token"] = self.csrf
+        req = urllib.request.Request(urljoin(self.url, path), method=method, headers=headers,
+                                     data=None if body is None else json.dumps(body).encode())
+        try:
+            with self.opener.open(req, timeout=timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as err:
+            with err:
+                try:
+                    why = json.loads(err.read()).get("error", err.reason)
+                except ValueError:
+                    why = err.reason
+            if err.code in (401, 403, 429):
+                raise SigninError(f"{method} {path}: {err.code} {why}") from None
+            raise OSError(f"{method} {path}: {err.code} {why}") from None
+        return json.loads(raw) if raw else None
+
+    def sign_in(self, user: str, password: str) -> dict:
+        me = self._request("POST", "api/session", {"user": user, "password": password})
+        self.user, self.role, self.csrf = me["user"], me["role"], me["csrf"]
+        return me
+
+    def sign_out(self) -> None:
+        self._request("DELETE", "api/session")
+        self.csrf = None
+
+    def get(self, path: str):
+        return self._request("GET", path)
+
+    def post(self, path: str, body: dict):
+        return self._request("POST", path, body)
+
+    def clear(self, alert_id, note: str) -> dict:
+        return self.post(f"api/alerts/{alert_id}/clear", {"note": note})
+
+    def events(self, stop: threading.Event, timeout: float = 30.0):
+        """``(event, data)`` from the JSON event stream until *stop*."""
+        return sse_events(urljoin(self.url, "events"), stop, timeout, opener=self.opener)
+
+
+def sse_events(url: str, stop: threading.Event, timeout: float = 30.0, opener=None):
     """Yield ``(event, data)`` from a server-sent events stream until ``stop``."""
-    with urllib.request.urlopen(url, timeout=timeout) as resp:
+    req = urllib.request.Request(url, headers={"Accept": "text/event-stream"})
+    with (opener or urllib.request.build_opener()).open(req, timeout=timeout) as resp:
         name, data = "message", []
         for raw in resp:
             if stop.is_set():
@@ -78,8 +164,34 @@ class TableTile(Static):
         self.update(f"[b]{t['table']}[/b]\n{what}\nseq {t['last_seq']} {backlog}{clock}")
 
 
+class NoteScreen(ModalScreen[str | None]):
+    """Asks why an alert is cleared: Enter clears with the note, Escape does not."""
+
+    DEFAULT_CSS = """
+    NoteScreen { align: center middle; }
+    NoteScreen > Label, NoteScreen > Input { width: 70; }
+    """
+    BINDINGS = [("escape", "cancel", "Do not clear")]
+
+    def __init__(self, alert: dict):
+        super().__init__()
+        self.alert = alert
+
+    def compose(self) -> ComposeResult:
+        a = self.alert
+        yield Label(f"Clear alert {a['id']} ({a['table']} {a['kind']}): why?")
+        yield Input(placeholder="note (Enter clears, Escape does not)", max_length=500, id="note")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class FloorView(App):
-    """The floor supervisor's screen."""
+    """The floor supervisor's screen, over a signed-in :class:`FloorClient`."""
 
     TITLE = "dealerbox floor"
     CSS = """
@@ -88,14 +200,15 @@ class FloorView(App):
     """
     BINDINGS = [("c", "clear_alert", "Clear the selected alert"), ("q", "quit", "Quit")]
 
-    def __init__(self, url: str, who: str | None = None):
+    def __init__(self, client: FloorClient):
         super().__init__()
-        self.url = url if url.endswith("/") else url + "/"
-        self.who = who or getpass.getuser()
+        self.client = client
+        self.sub_title = f"{client.user} ({client.role})"
         self.tables: dict[str, dict] = {}
         self.alerts: dict[int, dict] = {}
         self._stop = threading.Event()
         self.live = threading.Event()
+        self.signed_out = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,11 +228,27 @@ class FloorView(App):
     def _feed(self) -> None:
         while not self._stop.is_set():
             try:
-                for name, data in sse_events(urljoin(self.url, "events"), self._stop):
+                for name, data in self.client.events(self._stop):
+                    if name == "signedout":
+                        raise SigninError("the session ended")
                     self.call_from_thread(self._apply, name, data)
+            except (SigninError, urllib.error.HTTPError) as exc:
+                if isinstance(exc, urllib.error.HTTPError):
+                    exc.close()
+                    if exc.code not in (401, 403):
+                        self._stop.wait(2.0)
+                        continue
+                self.live.clear()
+                self.signed_out.set()
+                self.call_from_thread(self._signed_out)
+                return
             except (OSError, ValueError):
                 self.live.clear()
                 self._stop.wait(2.0)
+
+    def _signed_out(self) -> None:
+        self.sub_title = f"{self.client.user}: signed out (start again to sign in)"
+        self.notify("The session ended: start the view again to sign in.", severity="error", timeout=30)
 
     def _apply(self, name: str, data: dict) -> None:
         if name == "snapshot":
@@ -159,16 +288,41 @@ class FloorView(App):
         table = self.query_one("#alerts", DataTable)
         if not table.row_count:
             return
-        alert_id = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        req = urllib.request.Request(urljoin(self.url, f"api/alerts/{alert_id}/clear"),
-                                     data=json.dumps({"who": self.who}).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+        alert_id = int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        alert = self.alerts.get(alert_id)
+        if alert is None:
+            return
+
+        def cleared(note: str | None) -> None:
+            if note is None:
+                return
+            try:
+                self.client.clear(alert_id, note)
+            except OSError as exc:
+                self.notify(f"could not clear alert {alert_id}: {exc}", severity="error")
+        self.push_screen(NoteScreen(alert), cleared)
+
+
+def sign_in(url: str, user: str | None = None, cafile=None, password: str | None = None) -> FloorClient:
+    """A :class:`FloorClient` signed in as *user* (else ``$DEALERBOX_FLOOR_USER``, else
+    the login name) with *password* (else ``$DEALERBOX_FLOOR_PASSWORD``, else a prompt)."""
+    user = user or os.environ.get(USER_ENV) or getpass.getuser()
+    if password is None:
+        password = os.environ.get(PASSWORD_ENV)
+    if password is None:
+        password = getpass.getpass(f"password for {user} at {url}: ")
+    client = FloorClient(url, cafile)
+    client.sign_in(user, password)
+    return client
+
+
+def run_view(url: str, user: str | None = None, cafile=None) -> int:
+    client = sign_in(url, user, cafile)
+    try:
+        FloorView(client).run()
+    finally:
         try:
-            urllib.request.urlopen(req, timeout=10).close()
-        except OSError as exc:
-            self.notify(f"could not clear alert {alert_id}: {exc}", severity="error")
-
-
-def run_view(url: str, who: str | None = None) -> int:
-    FloorView(url, who).run()
+            client.sign_out()
+        except OSError:
+            pass  # the session had ended already
     return 0

@@ -4,6 +4,8 @@
 #   make-ca.sh DIR init                   a new CA (ca.key, ca.crt) and an empty CRL
 #   make-ca.sh DIR broker NAME [IP...]    the broker's server certificate, broker.crt and
 #                                         broker.key (CN and SAN: NAME, and the IPs)
+#   make-ca.sh DIR web NAME [IP...]       the floor web view's server certificate,
+#                                         floor-web.crt and floor-web.key (as broker)
 #   make-ca.sh DIR client CN [CN...]      one client certificate per CN: a table id,
 #                                         floor-collector, or floor-view
 #   make-ca.sh DIR revoke CN              revoke CN's certificate and rewrite ca.crl
@@ -17,7 +19,7 @@
 set -eu
 
 usage() {
-    echo "usage: $0 DIR init | broker NAME [IP...] | client CN [CN...] | revoke CN | crl" >&2
+    echo "usage: $0 DIR init | broker NAME [IP...] | web NAME [IP...] | client CN [CN...] | revoke CN | crl" >&2
     exit 2
 }
 
@@ -101,7 +103,7 @@ init)
         -addext "keyUsage=critical,keyCertSign,cRLSign" -out "$dir/ca.crt"
     FLOOR_SAN=DNS:unused write_crl
     ;;
-broker)
+broker|web)
     [ $# -ge 1 ] || usage
     dir=$(cd "$dir" && pwd)
     name=$1
@@ -109,7 +111,9 @@ broker)
     valid_cn "$name"
     san="DNS:$name"
     for ip in "$@"; do san="$san,IP:$ip"; done
-    FLOOR_SAN=$san sign "$name" server_ext broker
+    file=broker
+    [ "$command" = broker ] || file=floor-web
+    FLOOR_SAN=$san sign "$name" server_ext $file
     ;;
 client)
     [ $# -ge 1 ] || usage

@@ -1,0 +1,388 @@
+"""The floor view's ASGI application (Starlette): its routes as one table.
+
+Every route names the permission it needs (:data:`~dealerbox.floor.accounts.PERMISSIONS`;
+``None``: anyone, which only the sign-in and the health check are) and the
+body it takes; :class:`~.auth.Gate` enforces both before the handler runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import json
+import logging
+import secrets
+import time
+
+import anyio
+import jinja2
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from .. import protocol as P
+from ..accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
+from ..config import WebSettings
+from ..store import Store
+from .auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
+from .live import Floor
+
+__all__ = ["FloorApp", "create_app"]
+
+log = logging.getLogger(__name__)
+
+#: How often an open event stream checks that its session still holds.
+SESSION_CHECK_S = 5.0
+#: argon2id takes 64 MiB and a few tenths of a second: at most this many at once.
+HASHING_AT_ONCE = 2
+NOTE_MAX = 500
+
+
+class FloorApp:
+    """The web view over one store. :meth:`asgi` is the application."""
+
+    def __init__(self, settings: WebSettings):
+        self.settings = settings
+        self.store = Store(settings.store)
+        self.accounts = Accounts(self.store)
+        self.sessions = Sessions(self.store, settings.session_idle_s, settings.session_max_s)
+        self.limiter = SigninLimiter(settings.signin_limit_user, settings.signin_limit_address,
+                                     settings.signin_window_s)
+        self.gate = Gate(settings, self.store, self.sessions)
+        self.floor = Floor(settings.store)
+        self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
+        self.templates = jinja2.Environment(
+            loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
+            autoescape=jinja2.select_autoescape(["html"]))
+        self.templates.filters.update(clock=_clock, age=_age)
+
+    # -- the table of routes
+
+    def routes(self) -> list[tuple[str, str, object, str | None, str | None]]:
+        """``(path, method, handler, permission, body)``: who may do what, in one place."""
+        return [
+            ("/healthz", "GET", self.healthz, None, None),
+            ("/login", "GET", self.signin_page, None, None),
+            ("/login", "POST", self.signin_form, None, "form"),
+            ("/logout", "POST", self.signout_form, "view", "form"),
+            ("/", "GET", self.floor_page, "view", None),
+            ("/audit", "GET", self.audit_page, "view", None),
+            ("/events", "GET", self.events_json, "view", None),
+            ("/events/page", "GET", self.events_page, "view", None),
+            ("/api/session", "POST", self.signin_json, None, "json"),
+            ("/api/session", "GET", self.session_json, "view", None),
+            ("/api/session", "DELETE", self.signout_json, "view", None),
+            ("/api/floor", "GET", self.api_floor, "view", None),
+            ("/api/audit", "GET", self.api_audit, "view", None),
+            ("/api/alerts/{alert_id:int}/clear", "POST", self.api_clear, "clear", "json"),
+            ("/api/users", "GET", self.api_users, "manage_users", None),
+            ("/api/users", "POST", self.api_user_add, "manage_users", "json"),
+            ("/api/users/{name}", "DELETE", self.api_user_remove, "manage_users", None),
+        ]
+
+    def asgi(self) -> Starlette:
+        routes = [Route(path, self._endpoint(handler, permission, body), methods=[method])
+                  for path, method, handler, permission, body in self.routes()]
+        return Starlette(routes=routes, lifespan=self._lifespan,
+                         middleware=[Middleware(SecurityHeaders, tls=self.settings.tls)])
+
+    def _endpoint(self, handler, permission, body):
+        async def endpoint(request: Request) -> Response:
+            try:
+                client, session, new_token = await self.gate.guard(request, permission, body)
+                response = await handler(request, client, session)
+            except Refused as refused:
+                return unauthenticated(request, refused)
+            if new_token is not None:
+                self.gate.set_cookie(response, client, new_token)
+            return response
+        endpoint.__name__ = handler.__name__
+        return endpoint
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _app):
+        await self.floor.start()
+        try:
+            yield
+        finally:
+            await self.floor.stop()
+            await run_in_threadpool(self.store.close)
+
+    def close_streams(self) -> None:
+        """End every event stream (the server is stopping)."""
+        self.floor.close_streams()
+
+    # -- pages
+
+    def render(self, request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
+        context.setdefault("session", None)
+        html = self.templates.get_template(name).render(nonce=request.state.nonce, roles=ROLES,
+                                                        may=may, **context)
+        return HTMLResponse(html, status)
+
+    async def healthz(self, request, client, session):
+        return JSONResponse({"ok": True})
+
+    async def signin_page(self, request, client, session, *, error: str = "", status: int = 200,
+                          headers: dict | None = None):
+        token = self.gate.signin_token()
+        response = self.render(request, "signin.html", status, token=token, error=error)
+        self.gate.set_cookie(response, client, token, base=SIGNIN_COOKIE, max_age=3600)
+        response.headers.update(headers or {})
+        return response
+
+    async def signin_form(self, request, client, session):
+        fields = await form(request, self.settings.request_timeout_s)
+        expected = request.cookies.get(self.gate.cookie_name(client, SIGNIN_COOKIE), "")
+        given = fields.get("csrf", "")
+        if not expected or not secrets.compare_digest(given.encode(), expected.encode()):
+            return await self.signin_page(request, client, None, status=403,
+                                          error="The sign-in form had expired: sign in again.")
+        try:
+            token, new = await self.signin(fields.get("user", ""), fields.get("password", ""), client,
+                                           request)
+        except Refused as refused:
+            return await self.signin_page(request, client, None, status=refused.status,
+                                          error=refused.reason, headers=refused.headers)
+        response = RedirectResponse("/", 303)
+        self.gate.set_cookie(response, client, token)
+        self.gate.drop_cookie(response, client, SIGNIN_COOKIE)
+        return response
+
+    async def signout_form(self, request, client, session):
+        await run_in_threadpool(self.sessions.end, session)
+        log.info("floor web: %s signed out", session.user)
+        response = RedirectResponse("/login", 303)
+        self.gate.drop_cookie(response, client)
+        return response
+
+    async def floor_page(self, request, client, session):
+        snap = self.floor.snapshot()
+        return self.render(request, "floor.html", session=session, tables=snap["tables"],
+                           alerts=snap["alerts"], now=snap["now"])
+
+    async def audit_page(self, request, client, session):
+        audit, alerts = await run_in_threadpool(self._audit)
+        return self.render(request, "audit.html", session=session, audit=audit[::-1],
+                           alerts=[a for a in alerts if a["cleared_at"] is not None][::-1])
+
+    # -- signing in and out (JSON)
+
+    async def signin(self, name, password, client: Client, request: Request) -> tuple[str, Session]:
+        if not isinstance(name, str) or not isinstance(password, str) or not name \
+                or len(name) > 100 or len(password) > PASSWORD_MAX:
+            raise Refused(400, "expected a user name and a password")
+        old = self.gate.session_token(request, client)
+        return await anyio.to_thread.run_sync(self._signin, name, password, client, old,
+                                              limiter=self.hashing)
+
+    def _signin(self, name: str, password: str, client: Client, old: str | None):
+        wait = self.limiter.retry_after(name, client.address)
+        if wait is not None:
+            log.warning("floor web: sign-in for %r from %s refused: too many failures", name, client.address)
+            raise Refused(429, f"too many failed sign-ins: try again in {wait:.0f} s",
+                          {"Retry-After": str(max(1, round(wait)))})
+        user = self.accounts.verify(name, password)
+        if user is None:
+            self.limiter.failed(name, client.address)
+            log.warning("floor web: failed sign-in for %r from %s", name, client.address)
+            raise Refused(401, "wrong user name or password")
+        self.limiter.succeeded(name)
+        # A session id the browser had before (perhaps planted) never becomes this one.
+        self.sessions.end_token(old)
+        token, session = self.sessions.open(user["name"], client.address)
+        log.info("floor web: %s (%s) signed in from %s", session.user, session.role, client.address)
+        return token, session
+
+    async def signin_json(self, request, client, session):
+        data = await json_object(request, self.settings.request_timeout_s)
+        token, new = await self.signin(data.get("user"), data.get("password"), client, request)
+        response = JSONResponse(_whoami(new))
+        self.gate.set_cookie(response, client, token)
+        return response
+
+    async def session_json(self, request, client, session):
+        return JSONResponse(_whoami(session))
+
+    async def signout_json(self, request, client, session):
+        await run_in_threadpool(self.sessions.end, session)
+        log.info("floor web: %s signed out", session.user)
+        response = Response(status_code=204)
+        self.gate.drop_cookie(response, client)
+        return response
+
+    # -- the floor (JSON)
+
+    async def api_floor(self, request, client, session):
+        return JSONResponse({"v": P.SCHEMA_VERSION, **self.floor.snapshot()})
+
+    def _audit(self):
+        return self.store.audit(), self.store.alerts(open_only=False)
+
+    async def api_audit(self, request, client, session):
+        audit, alerts = await run_in_threadpool(self._audit)
+        return JSONResponse({"audit": audit, "alerts": alerts})
+
+    async def api_clear(self, request, client, session):
+        data = await json_object(request, self.settings.request_timeout_s)
+        extra = sorted(set(data) - {"note"})
+        if extra:
+            raise Refused(400, f"unknown key {extra[0]!r}: only 'note' (the audit names who is signed in)")
+        note = data.get("note")
+        if not isinstance(note, str) or not note.strip() or len(note) > NOTE_MAX:
+            raise Refused(400, f"a note of 1 to {NOTE_MAX} characters says why the alert is cleared")
+        alert = await run_in_threadpool(self._clear, request.path_params["alert_id"], session.user,
+                                        note.strip())
+        if alert is None:
+            raise Refused(404, "no such open alert")
+        return JSONResponse(alert)
+
+    def _clear(self, alert_id: int, user: str, note: str) -> dict | None:
+        alert = self.store.clear_alert(alert_id, user, note)
+        if alert is not None:
+            # The collector republishes the retained open alerts when this moves.
+            self.store.bump("alerts_cleared")
+            log.info("floor web: %s cleared alert %d (%s)", user, alert_id, note)
+        return alert
+
+    # -- users (admins)
+
+    async def api_users(self, request, client, session):
+        return JSONResponse({"users": await run_in_threadpool(self.accounts.list)})
+
+    async def api_user_add(self, request, client, session):
+        data = await json_object(request, self.settings.request_timeout_s)
+        name, role, password = data.get("name"), data.get("role"), data.get("password")
+        try:
+            await anyio.to_thread.run_sync(self.accounts.add, name, role, password, limiter=self.hashing)
+        except AccountError as exc:
+            raise Refused(400, str(exc)) from None
+        log.info("floor web: %s added the user %s (%s)", session.user, name, role)
+        return JSONResponse({"name": name, "role": role}, 201)
+
+    async def api_user_remove(self, request, client, session):
+        name = request.path_params["name"]
+        try:
+            await run_in_threadpool(self.accounts.remove, name)
+        except AccountError as exc:
+            raise Refused(404, str(exc)) from None
+        log.info("floor web: %s removed the user %s", session.user, name)
+        return Response(status_code=204)
+
+    # -- event streams
+
+    async def events_json(self, request, client, session):
+        """``snapshot``, then ``tables``, ``alert`` and ``cleared`` as JSON."""
+        def render(name, data):
+            if name == "snapshot":
+                data = {"v": P.SCHEMA_VERSION, **data}
+            yield {"event": name, "data": json.dumps(data)}
+        return EventSourceResponse(self._stream(session, render), send_timeout=30)
+
+    async def events_page(self, request, client, session):
+        """The page's stream: the same changes as HTML rendered here, by id."""
+        can_clear = may(session.role, "clear")
+        tile = self.templates.get_template("_tile.html")
+        alert = self.templates.get_template("_alert.html")
+
+        def render(name, data):
+            if name == "snapshot":
+                yield {"event": "snapshot", "data": json.dumps({
+                    "grid": "".join(tile.render(t=t) for t in data["tables"]),
+                    "alerts": "".join(alert.render(a=a, can_clear=can_clear) for a in data["alerts"])})}
+            elif name == "tables":
+                for t in data["tables"]:
+                    yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}",
+                                                                 "key": t["table"], "html": tile.render(t=t)})}
+            elif name == "alert":
+                a = data["alert"]
+                yield {"event": "alert", "data": json.dumps({"id": f"alert-{a['id']}", "key": a["id"],
+                                                              "html": alert.render(a=a, can_clear=can_clear)})}
+            elif name == "cleared":
+                yield {"event": "cleared", "data": json.dumps({"id": f"alert-{data['alert']['id']}"})}
+        return EventSourceResponse(self._stream(session, render), send_timeout=30)
+
+    async def _stream(self, session: Session, render):
+        sub, snap = self.floor.subscribe()
+        try:
+            for item in render("snapshot", snap):
+                yield item
+            check_at = time.monotonic() + SESSION_CHECK_S
+            while True:
+                try:
+                    event = await asyncio.wait_for(sub.queue.get(), max(0.0, check_at - time.monotonic()))
+                except TimeoutError:
+                    event = ...
+                if event is None or sub.overrun:
+                    return  # the server stops, or this client fell behind: it reconnects
+                if time.monotonic() >= check_at:
+                    if await run_in_threadpool(self.sessions.still, session) is None:
+                        yield {"event": "signedout", "data": "{}"}
+                        return
+                    check_at = time.monotonic() + SESSION_CHECK_S
+                if event is not ...:
+                    for item in render(event["type"], event):
+                        yield item
+        finally:
+            self.floor.unsubscribe(sub)
+
+
+def create_app(settings: WebSettings) -> Starlette:
+    return FloorApp(settings).asgi()
+
+
+def _whoami(session: Session) -> dict:
+    return {"user": session.user, "role": session.role, "csrf": session.csrf,
+            "may_clear": may(session.role, "clear")}
+
+
+class SecurityHeaders:
+    """ASGI middleware: a fresh CSP nonce per request (the pages' only script and
+    style carry it) and the headers every answer gets."""
+
+    def __init__(self, app, tls: bool):
+        self.app, self.tls = app, tls
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        nonce = secrets.token_urlsafe(16)
+        scope.setdefault("state", {})["nonce"] = nonce
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = (
+                    f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
+                    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+                headers["X-Content-Type-Options"] = "nosniff"
+                headers["Referrer-Policy"] = "same-origin"
+                headers["Cross-Origin-Opener-Policy"] = "same-origin"
+                headers["Cross-Origin-Resource-Policy"] = "same-origin"
+                headers.setdefault("Cache-Control", "no-store")
+                if self.tls:
+                    headers["Strict-Transport-Security"] = "max-age=31536000"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _clock(ts) -> str:
+    return _dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
+
+
+def _age(since) -> str:
+    if not since:
+        return ""
+    try:
+        t = _dt.datetime.fromisoformat(str(since).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return ""
+    s = max(0.0, time.time() - t)
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"

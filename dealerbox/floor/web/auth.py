@@ -1,0 +1,233 @@
+"""Who is asking, and may they: the web view's gate.
+
+Every route of :mod:`.app` goes through :meth:`Gate.guard`, which
+
+- finds the session from the cookie (or, from a trusted reverse proxy, from
+  its user header, for a known local user only, whose role is the local one);
+- answers 401 (a page: the sign-in page) without one, 403 without the role;
+- for a request that changes something: refuses another site (``Origin``,
+  ``Referer``, ``Sec-Fetch-Site``), a body that is not the route's content
+  type (so a ``text/plain`` form from anywhere is refused before it is read),
+  and a missing or wrong CSRF token (``X-CSRF-Token`` or the form's ``csrf``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import secrets
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from ..accounts import Session, Sessions, may
+from ..config import WebSettings
+from ..store import Store
+
+__all__ = ["Gate", "Refused", "Client", "read_body", "BODY_LIMIT"]
+
+log = logging.getLogger(__name__)
+
+BODY_LIMIT = 64 * 1024
+SESSION_COOKIE = "dealerbox-session"
+SIGNIN_COOKIE = "dealerbox-signin"
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+CONTENT_TYPES = {"json": "application/json", "form": "application/x-www-form-urlencoded"}
+
+
+class Refused(Exception):
+    """A request answered with an error: *status* and a one-line *reason*."""
+
+    def __init__(self, status: int, reason: str, headers: dict | None = None):
+        super().__init__(reason)
+        self.status, self.reason, self.headers = status, reason, headers or {}
+
+    def response(self) -> Response:
+        return JSONResponse({"error": self.reason}, self.status, headers=self.headers)
+
+
+@dataclass(frozen=True)
+class Client:
+    """Where a request comes from."""
+    peer: str               # the address that connected
+    address: str            # the browser's address (a trusted proxy's X-Forwarded-For)
+    secure: bool            # TLS here, or at a trusted proxy
+    proxy_user: str | None  # the trusted proxy's user header
+    host: str               # the Host the browser asked for
+
+
+async def read_body(request: Request, timeout: float, limit: int = BODY_LIMIT) -> bytes:
+    """The request's body, at most *limit* bytes, all of it within *timeout*
+    (a body sent slowly ends in 408 and the connection closes)."""
+    if hasattr(request.state, "body"):
+        return request.state.body
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > limit):
+        raise Refused(413, f"a body of at most {limit} bytes", {"Connection": "close"})
+    chunks, size = [], 0
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise Refused(413, f"a body of at most {limit} bytes", {"Connection": "close"})
+                chunks.append(chunk)
+    except TimeoutError:
+        raise Refused(408, "the body did not arrive in time", {"Connection": "close"}) from None
+    request.state.body = b"".join(chunks)
+    return request.state.body
+
+
+class Gate:
+    def __init__(self, settings: WebSettings, store: Store, sessions: Sessions):
+        self.settings, self.store, self.sessions = settings, store, sessions
+        self.header = settings.proxy_user_header.lower()
+
+    # -- who
+
+    def client(self, request: Request) -> Client:
+        peer = request.client.host if request.client else ""
+        secure = request.url.scheme == "https"
+        host = request.headers.get("host", "")
+        trusted = self.trusted(peer)
+        if trusted:
+            forwarded = request.headers.get("x-forwarded-for", "")
+            address = forwarded.rsplit(",", 1)[-1].strip() or peer
+            secure = secure or request.headers.get("x-forwarded-proto", "").strip().lower() == "https"
+            host = request.headers.get("x-forwarded-host", host).split(",")[0].strip()
+            user = request.headers.get(self.header) or None
+        else:
+            address, user = peer, None
+            if request.headers.get(self.header):
+                log.warning("floor web: ignored %s from %s, which is not a trusted proxy",
+                            self.settings.proxy_user_header, peer)
+        return Client(peer, address[:64], secure, user, host.lower())
+
+    def trusted(self, peer: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(ip in net for net in self.settings.trusted_proxies)
+
+    def cookie_name(self, client: Client, base: str = SESSION_COOKIE) -> str:
+        # __Host-: only over TLS, only from this host, path / (a sibling host cannot plant it).
+        return f"__Host-{base}" if client.secure else base
+
+    def set_cookie(self, response: Response, client: Client, value: str, *, base: str = SESSION_COOKIE,
+                   max_age: int | None = None) -> None:
+        response.set_cookie(self.cookie_name(client, base), value, max_age=max_age, path="/",
+                            secure=client.secure, httponly=True, samesite="strict")
+
+    def drop_cookie(self, response: Response, client: Client, base: str = SESSION_COOKIE) -> None:
+        response.delete_cookie(self.cookie_name(client, base), path="/", secure=client.secure,
+                               httponly=True, samesite="strict")
+
+    def session_token(self, request: Request, client: Client) -> str | None:
+        return request.cookies.get(self.cookie_name(client))
+
+    def authenticate(self, request: Request, client: Client) -> tuple[Session | None, str | None]:
+        """``(session, new cookie id)`` (runs in a worker thread: it reads the store)."""
+        token = self.session_token(request, client)
+        session = self.sessions.get(token)
+        if client.proxy_user is None:
+            return session, None
+        user = self.store.user(client.proxy_user)
+        if user is None:
+            log.warning("floor web: the proxy at %s named %r, who is no local user", client.peer,
+                        client.proxy_user)
+            raise Refused(403, "the proxy's user is not a user of the floor view")
+        if session is not None and session.user == user["name"]:
+            return session, None
+        if session is not None:
+            self.sessions.end(session)
+        new_token, session = self.sessions.open(user["name"], client.address)
+        log.info("floor web: %s signed in through the proxy at %s", user["name"], client.peer)
+        return session, new_token
+
+    # -- may they
+
+    def check_origin(self, request: Request, client: Client) -> None:
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            raise Refused(403, "a request from another site")
+        origin = request.headers.get("origin")
+        if origin is None and request.headers.get("referer"):
+            parts = urlsplit(request.headers["referer"])
+            origin = f"{parts.scheme}://{parts.netloc}"
+        if origin is None:
+            return  # not a browser: the CSRF token decides
+        own = f"{'https' if client.secure else 'http'}://{client.host}"
+        if origin.lower() != own and origin.lower() not in self.settings.origins:
+            raise Refused(403, f"origin {origin[:100]} is not this site")
+
+    async def check_body_type(self, request: Request, kind: str | None) -> None:
+        if kind is None:
+            return
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != CONTENT_TYPES[kind]:
+            raise Refused(415, f"expected {CONTENT_TYPES[kind]}")
+
+    async def check_csrf(self, request: Request, expected: str, kind: str | None) -> None:
+        given = request.headers.get("x-csrf-token")
+        if given is None and kind == "form":
+            given = (await form(request, self.settings.request_timeout_s)).get("csrf")
+        if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+            raise Refused(403, "missing or wrong CSRF token")
+
+    async def guard(self, request: Request, permission: str | None, body: str | None):
+        """``(client, session, new cookie id)`` or :class:`Refused`."""
+        client = self.client(request)
+        unsafe = request.method in UNSAFE
+        if unsafe:
+            self.check_origin(request, client)
+        if permission is None:
+            if unsafe:
+                await self.check_body_type(request, body)
+            return client, None, None
+        session, new_token = await run_in_threadpool(self.authenticate, request, client)
+        if session is None:
+            raise Refused(401, "sign in first")
+        if not may(session.role, permission):
+            raise Refused(403, f"{session.user} ({session.role}) may not do this")
+        if unsafe:
+            await self.check_body_type(request, body)
+            await self.check_csrf(request, session.csrf, body)
+        return client, session, new_token
+
+    def signin_token(self) -> str:
+        return secrets.token_urlsafe(32)
+
+
+async def form(request: Request, timeout: float) -> dict[str, str]:
+    """A urlencoded form's fields (the first value of each)."""
+    raw = await read_body(request, timeout)
+    try:
+        fields = parse_qs(raw.decode("utf-8"), max_num_fields=20, strict_parsing=False)
+    except (UnicodeDecodeError, ValueError):
+        raise Refused(400, "a form that cannot be read") from None
+    return {k: v[0] for k, v in fields.items()}
+
+
+async def json_object(request: Request, timeout: float) -> dict:
+    raw = await read_body(request, timeout)
+    try:
+        data = json.loads(raw or b"{}")
+    except (UnicodeDecodeError, ValueError):
+        raise Refused(400, "a body that is not JSON") from None
+    if not isinstance(data, dict):
+        raise Refused(400, "expected a JSON object")
+    return data
+
+
+def unauthenticated(request: Request, refused: Refused) -> Response:
+    """A browser asking for a page goes to the sign-in page; anything else gets the error."""
+    if refused.status == 401 and request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        return RedirectResponse("/login", 303)
+    return refused.response()

@@ -1,0 +1,137 @@
+"""What changed in the store, for the event streams.
+
+The collector is another process: the web view learns of its commits by
+polling SQLite's ``PRAGMA data_version`` (one read of the WAL index, no query)
+every :data:`POLL_S`. Only when it moved are the tables and the open alerts
+read again, compared with what the streams were last told, and the
+differences sent to every stream as ``tables``, ``alert`` and ``cleared``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from anyio import to_thread
+
+from ..collector import _view_table as view_table
+from ..store import Store
+
+__all__ = ["Floor", "Subscriber", "POLL_S"]
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.2
+#: Events a stream may fall behind by before it is ended (the client reconnects
+#: and starts again from a snapshot).
+QUEUE = 1000
+
+
+class Subscriber:
+    """One event stream's queue of events."""
+
+    def __init__(self):
+        self.queue: asyncio.Queue = asyncio.Queue(QUEUE)
+        self.overrun = False
+
+    def put(self, event: dict) -> None:
+        if self.overrun:
+            return
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.overrun = True  # the stream ends once it has read what it holds
+
+
+class Floor:
+    """The floor as the streams know it, kept up to date from the store.
+
+    :param path: the store's file; the watcher opens its own connection.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.tables: dict[str, dict] = {}
+        self.alerts: dict[int, dict] = {}
+        self.subscribers: set[Subscriber] = set()
+        self._store: Store | None = None
+        self._version: int | None = None
+        self._task: asyncio.Task | None = None
+        self.refreshes = 0
+
+    async def start(self) -> None:
+        self._store = await to_thread.run_sync(Store, self.path)
+        await self._refresh(announce=False)
+        self._task = asyncio.create_task(self._watch(), name="floor-watch")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        if self._store is not None:
+            await to_thread.run_sync(self._store.close)
+
+    def snapshot(self) -> dict:
+        return {"tables": [self.tables[t] for t in sorted(self.tables)],
+                "alerts": [self.alerts[i] for i in sorted(self.alerts)], "now": time.time()}
+
+    def subscribe(self) -> tuple[Subscriber, dict]:
+        """A new stream and the snapshot it starts from (no event is lost or
+        repeated between them: both happen in one step of the event loop)."""
+        sub = Subscriber()
+        self.subscribers.add(sub)
+        return sub, self.snapshot()
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    def close_streams(self) -> None:
+        """End every stream (the server stops): each reads ``None`` and returns."""
+        for sub in list(self.subscribers):
+            sub.overrun = True
+            try:
+                sub.queue.put_nowait(None)
+            except asyncio.QueueFull:
+                pass
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_S)
+            try:
+                if self._store.data_version() != self._version:
+                    await self._refresh()
+            except Exception:  # a locked or damaged store: say so, keep watching
+                log.exception("floor web: could not read the store")
+                await asyncio.sleep(1.0)
+
+    async def _refresh(self, announce: bool = True) -> None:
+        version, tables, alerts = await to_thread.run_sync(self._read)
+        self._version = version
+        self.refreshes += 1
+        events = []
+        changed = [view for name, view in sorted(tables.items()) if self.tables.get(name) != view]
+        if changed:
+            events.append({"type": "tables", "tables": changed, "now": time.time()})
+        for alert_id in sorted(set(alerts) - set(self.alerts)):
+            events.append({"type": "alert", "alert": alerts[alert_id]})
+        gone = sorted(set(self.alerts) - set(alerts))
+        if gone:
+            cleared = await to_thread.run_sync(lambda: [self._store.alert(i) for i in gone])
+            for alert_id, row in zip(gone, cleared):
+                events.append({"type": "cleared", "alert": row or self.alerts[alert_id]})
+        self.tables, self.alerts = tables, alerts
+        if announce:
+            for event in events:
+                for sub in list(self.subscribers):
+                    sub.put(event)
+
+    def _read(self):
+        store = self._store
+        version = store.data_version()  # before the reads: a commit after it is seen next time
+        tables = {row["table_id"]: view_table(row) for row in store.tables()}
+        alerts = {a["id"]: a for a in store.alerts()}
+        return version, tables, alerts
