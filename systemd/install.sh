@@ -282,8 +282,9 @@ fi
 # A table that reports to the floor needs paho-mqtt, the mqtt extra (check-config refuses it without).
 FLOOR_ON=0
 FLOOR_CONFIG=$CONF_DIR/table.toml; [[ -f $FLOOR_CONFIG ]] || FLOOR_CONFIG=$TABLE
-if "$PYTHON" -c 'import sys, tomllib; f = tomllib.load(open(sys.argv[1], "rb")).get("floor")
-sys.exit(not (isinstance(f, dict) and f.get("enabled") is True))' "$FLOOR_CONFIG" 2>/dev/null; then
+# (Read with awk, not TOML: a form it misses is refused by check-config, saying what to install.)
+if [[ -f $FLOOR_CONFIG ]] && awk '/^[ \t]*\[/ { on = ($0 ~ /^[ \t]*\[[ \t]*floor[ \t]*\][ \t]*(#.*)?$/) }
+    on && /^[ \t]*enabled[ \t]*=[ \t]*true[ \t]*(#.*)?$/ { found = 1 } END { exit !found }' "$FLOOR_CONFIG"; then
     FLOOR_ON=1
     [[ ,$EXTRAS, == *,mqtt,* ]] || EXTRAS=${EXTRAS:+$EXTRAS,}mqtt
     say "[floor] is enabled in $FLOOR_CONFIG: with the mqtt extra"
