@@ -309,3 +309,56 @@ def test_a_kick_that_did_not_happen_says_so(own_pki, own_broker, tmp_path):
     assert refused.returncode == 1 and "refused to kick T05" in refused.stderr
     missing = _make_ca(tmp_path, "kick", "T05", port=own_broker.port)
     assert missing.returncode == 1 and "floor-admin" in missing.stderr
+
+
+def test_a_table_says_why_the_floor_will_not_have_it(own_pki, own_broker, tmp_path, caplog):
+    import logging
+
+    from test_floor_support import append_lines, open_journal
+    from dealerbox.floor.publisher import FloorSettings, Publisher
+
+    caplog.set_level(logging.WARNING)
+
+    def table(name: str, cert: str, port: int) -> FloorSettings:
+        return FloorSettings(enabled=True, table=name, host="127.0.0.1", port=port, ca=str(own_pki / "ca.crt"),
+                             cert=str(own_pki / f"{cert}.crt"), key=str(own_pki / f"{cert}.key"),
+                             keepalive_s=5, ack_timeout_s=3.0, health_interval_s=1.0)
+
+    def said(text: str) -> bool:
+        return any(text in r.getMessage() for r in caplog.records)
+
+    with open_journal(tmp_path / "j") as journal:
+        append_lines(journal, 1)
+        # Another table's certificate: the ACL refuses what it publishes as T01.
+        with Publisher(table("T01", "T05", own_broker.port), tmp_path / "j"):
+            wait_for(lambda: said("the broker refused a message of T01 (Not authorized)"), "the ACL refusal said")
+        # Nothing listens there.
+        nowhere = free_port()
+        with Publisher(table("T01", "T01", nowhere), tmp_path / "j"):
+            wait_for(lambda: said(f"cannot reach the broker at 127.0.0.1:{nowhere}"), "the unreachable broker said")
+        # A revoked certificate.
+        assert _make_ca(own_pki, "revoke", "T05").returncode == 0
+        own_broker.reload()
+        wait_for(lambda: _refused(_ident(own_pki, own_broker.port, own_pki / "T05.crt", own_pki / "T05.key"),
+                                  own_broker.port), "T05 refused", 60)
+        with Publisher(table("T05", "T05", own_broker.port), tmp_path / "j"):
+            wait_for(lambda: said("closed the connection before accepting T05") or said("ended the TLS handshake"),
+                     "the refused certificate said")
+
+
+def test_a_complaint_is_said_once_while_it_lasts(caplog):
+    import logging
+
+    from dealerbox.floor.client import Complaints
+
+    now = [0.0]
+    complaints = Complaints(repeat_s=300.0, clock=lambda: now[0])
+    caplog.set_level(logging.WARNING)
+    for _ in range(10):
+        complaints.say("floor: cannot reach the broker")
+        now[0] += 5.0
+    complaints.say("floor: another problem")
+    now[0] += 300.0
+    complaints.say("floor: another problem")
+    assert [r.getMessage() for r in caplog.records] == [
+        "floor: cannot reach the broker", "floor: another problem", "floor: another problem"]

@@ -575,9 +575,9 @@ class Publisher:
             # Closed before the broker accepted us: with TLS 1.3 the broker's verdict on
             # our certificate comes after the handshake, as this.
             self._refusals.say(f"floor: the broker at {self.settings.host}:{self.settings.port} closed the "
-                               f"connection before accepting {self.table} ({reason_code}): it refused the "
-                               "certificate (revoked, expired, not from the casino CA), or its CRL expired "
-                               "(docs/FLOOR.md, Troubleshooting)")
+                               f"connection before accepting {self.table} ({reason_code}): most often it "
+                               "refused the certificate (revoked, expired, not from the casino CA), or its CRL "
+                               "expired (docs/FLOOR.md, Troubleshooting)")
         elif getattr(reason_code, "value", None) == 152:  # MQTT v5: administrative action
             log.warning("floor: the broker ended %s's session (administrative action): a revoked table "
                         "is kicked so (docs/FLOOR.md, Revoking a table)", self.table)
