@@ -279,6 +279,16 @@ else
     run install -D -m 0644 "$TABLE" "$CONF_DIR/table.toml"
 fi
 [[ -d $STATE_DIR ]] || run install -d -m 0750 "$STATE_DIR"
+# A table that reports to the floor needs paho-mqtt, the mqtt extra (check-config refuses it without).
+FLOOR_ON=0
+FLOOR_CONFIG=$CONF_DIR/table.toml; [[ -f $FLOOR_CONFIG ]] || FLOOR_CONFIG=$TABLE
+# (Read with awk, not TOML: a form it misses is refused by check-config, saying what to install.)
+if [[ -f $FLOOR_CONFIG ]] && awk '/^[ \t]*\[/ { on = ($0 ~ /^[ \t]*\[[ \t]*floor[ \t]*\][ \t]*(#.*)?$/) }
+    on && /^[ \t]*enabled[ \t]*=[ \t]*true[ \t]*(#.*)?$/ { found = 1 } END { exit !found }' "$FLOOR_CONFIG"; then
+    FLOOR_ON=1
+    [[ ,$EXTRAS, == *,mqtt,* ]] || EXTRAS=${EXTRAS:+$EXTRAS,}mqtt
+    say "[floor] is enabled in $FLOOR_CONFIG: with the mqtt extra"
+fi
 
 # -- the code: a venv per version, switched by a symlink --------------------------------
 pip_install() {
@@ -292,6 +302,9 @@ with_extras() { if [[ -n $2 ]]; then printf '%s[%s]' "$1" "$2"; else printf '%s'
 CODE_CHANGED=0
 if [[ $INSTALLED == "$VERSION" ]]; then
     say "dealerbox $VERSION is installed in $CURRENT: kept"
+    if ((FLOOR_ON)) && ! "$CURRENT/bin/python" -c 'import paho.mqtt' 2>/dev/null; then
+        pip_install "$CURRENT/bin/python" "$(with_extras "$SOURCE" mqtt)"
+    fi
 else
     NEW=$VENVS/$VERSION
     say "virtual environment $NEW with extras [$EXTRAS]"

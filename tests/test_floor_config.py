@@ -56,3 +56,21 @@ def test_a_collector_config_without_a_store_names_it(tmp_path):
     path.write_text('[broker]\nca = "a"\ncert = "b"\nkey = "c"\n')
     with pytest.raises(ConfigError, match="store.path"):
         load_collector(path)
+
+
+def test_will_delay_s_was_removed_and_says_so(tmp_path):
+    from dealerbox.floor.publisher import FloorSettings
+    from dealerbox.service.config import DEFAULT_CONFIG, check_config
+    path = tmp_path / "table.toml"
+    path.write_text('[floor]\nenabled = true\ntable = "T1"\nwill_delay_s = 10\n')
+    with pytest.raises(ConfigError) as err:
+        load_table_floor(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: floor.will_delay_s = 10: expected no such key any more: removed")
+    assert "Delete the line" in text
+    # The table config's own check says the same, once, as its only error.
+    path.write_text(DEFAULT_CONFIG.read_text() + '\n[floor]\nenabled = true\ntable = "T1"\nwill_delay_s = 10\n')
+    (only,) = check_config(path, check_devices=False)
+    assert only.key == "floor.will_delay_s" and "removed" in str(only)
+    with pytest.raises(ValueError, match="will_delay_s was removed"):
+        FloorSettings(enabled=True, table="T1", will_delay_s=10)

@@ -38,7 +38,7 @@ def test_a_sigkilled_daemon_resumes_reporting_from_its_cursor(broker, pki, tmp_p
     with open(config, "a") as f:
         f.write(f'\n[floor]\nenabled = true\ntable = "T01"\nhost = "localhost"\nport = {broker.port}\n'
                 f'ca = "{pki / "ca.crt"}"\ncert = "{pki / "T01.crt"}"\nkey = "{pki / "T01.key"}"\n'
-                f"keepalive_s = 5\nwill_delay_s = 1\nack_timeout_s = 3\nhealth_interval_s = 1\n"
+                f"keepalive_s = 5\nack_timeout_s = 3\nhealth_interval_s = 1\n"
                 f"window = 20\nbatch = 5\n")
     jdir = tmp_path / "state" / "journal"
     with Store(tmp_path / "floor.sqlite") as store, \

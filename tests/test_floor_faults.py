@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 
 from test_floor_support import (  # noqa: F401
-    TcpProxy, append_lines, broker, identity, open_journal, pki, settings, wait_for,
+    TABLES, TcpProxy, append_lines, broker, identity, open_journal, pki, settings, wait_for,
     write_collector_config, write_table_config)
 from dealerbox.floor.collector import FAULT_ENV, Collector
 from dealerbox.floor.publisher import CURSOR_NAME, Publisher
@@ -147,7 +149,7 @@ def test_a_partition_shows_the_table_offline_then_flushes_the_backlog_in_order(b
     try:
         with open_journal(jdir) as journal, Store(tmp_path / "floor.sqlite") as store, \
                 Collector(identity(pki, broker, "floor-collector"), store):
-            s = settings(pki, broker, "T01", port=proxy.port, keepalive_s=5, will_delay_s=1)
+            s = settings(pki, broker, "T01", port=proxy.port, keepalive_s=5)
             with Publisher(s, jdir) as pub:
                 append_lines(journal, 20)
                 wait_for(lambda: pub.acked == 20, "20 lines before the partition")
@@ -183,7 +185,7 @@ def test_a_late_last_will_does_not_mark_a_live_table_offline(broker, pki, tmp_pa
     try:
         with open_journal(jdir) as journal, Store(tmp_path / "floor.sqlite") as store, \
                 Collector(identity(pki, broker, "floor-collector"), store):
-            s = settings(pki, broker, "T01", port=proxy.port, keepalive_s=5, will_delay_s=2)
+            s = settings(pki, broker, "T01", port=proxy.port, keepalive_s=5)
             with Publisher(s, jdir) as pub:
                 append_lines(journal, 5)
                 wait_for(lambda: pub.acked == 5, "5 lines")
@@ -220,3 +222,84 @@ def test_the_clock_jumping_back_to_1970_keeps_the_order_and_health_flags_it(brok
         assert store.verify("T01") == []
         walls = [json.loads(line)["wall"] for _s, line in store.lines("T01")]
         assert walls[10].startswith("1970-01-01") and not walls[9].startswith("1970")
+
+
+class CuttingProxy(TcpProxy):
+    """A relay whose :meth:`cut` ends every connection through it at once: both
+    sides see the TCP connection close, and the broker gets no MQTT DISCONNECT
+    (as when a table loses power or its switch restarts)."""
+
+    def cut(self) -> None:
+        for link in list(self._links):
+            for s in link["socks"]:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
+RELOADS = 200
+
+
+def test_two_hundred_reloads_while_tables_come_and_go_keep_the_broker_up_and_lose_nothing(broker, pki, tmp_path):
+    """Debian's logrotate reloads mosquitto (SIGHUP) every day. Debian's mosquitto
+    2.0.11 crashed on reloads that met the sessions of tables that had just gone,
+    when the publisher asked the broker to keep them (session expiry and a will
+    delay): with that publisher this test killed it (SIGSEGV) or left it refusing
+    the tables. With no broker-side session it stays up, nothing is lost, and the
+    wills still come, at once."""
+    proxies = {t: CuttingProxy(broker.port) for t in TABLES}
+    journals = {t: open_journal(tmp_path / t) for t in TABLES}
+    rng = random.Random(20)
+
+    def publisher(t: str) -> Publisher:
+        return Publisher(settings(pki, broker, t, port=proxies[t].port, batch=8, window=32), tmp_path / t).start()
+
+    def broker_alive() -> bool:
+        assert broker.proc.poll() is None, \
+            f"mosquitto died ({broker.proc.returncode}): {broker.log.read_text(errors='replace')[-2000:]}"
+        return True
+
+    try:
+        with Store(tmp_path / "floor.sqlite") as store, \
+                Collector(identity(pki, broker, "floor-collector"), store):
+            pubs = {t: publisher(t) for t in TABLES}
+            wait_for(lambda: all(p.connected for p in pubs.values()), "every table connected")
+            with Dealer(journals["T01"], 300, 0.02), Dealer(journals["T02"], 300, 0.02), \
+                    Dealer(journals["T03"], 300, 0.02):
+                for i in range(RELOADS):
+                    broker.reload()
+                    # A table drops off (and reconnects a second later)...
+                    proxies[rng.choice(TABLES)].cut()
+                    if i % 4 == 0:
+                        # ...or its daemon restarts: a clean stop and a new connection.
+                        t = rng.choice(TABLES)
+                        pubs[t].close()
+                        pubs[t] = publisher(t)
+                    # The reloads' pace, not a wait for anything: they come while lines flow.
+                    time.sleep(0.02)
+                    broker_alive()
+            wait_for(lambda: broker_alive() and all(p.acked == 300 for p in pubs.values()),
+                     "every line acknowledged", 120)
+            # The Last Will: a cut connection is reported lost (an offline alert)...
+            assert any(a["kind"] == "offline" for a in store.alerts()), "no Last Will reached the floor"
+            # ...and each table is back online.
+            wait_for(lambda: all(t["online"] for t in store.tables()), "every table online again")
+
+            # Killed and started again, with lines written meanwhile: nothing lost either.
+            broker.kill()
+            for t in TABLES:
+                append_lines(journals[t], 50)
+            broker.start()
+            wait_for(lambda: broker_alive() and all(p.acked == 350 for p in pubs.values()),
+                     "every line after the restart", 120)
+            for p in pubs.values():
+                p.close()
+            for t in TABLES:
+                assert seqs(store, t) == list(range(1, 351)), t
+                assert store.verify(t) == []
+    finally:
+        for proxy in proxies.values():
+            proxy.close()
+        for j in journals.values():
+            j.close()

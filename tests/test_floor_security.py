@@ -3,6 +3,7 @@ tested against a real mosquitto with TLS on a loopback port."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 
@@ -10,7 +11,7 @@ import pytest
 
 from test_floor_support import Client, broker, identity, need, pki, wait_for  # noqa: F401
 from dealerbox.floor import protocol as P
-from dealerbox.floor.broker import MAKE_CA, make_pki
+from dealerbox.floor.broker import MAKE_CA, Broker, free_port, make_pki
 from dealerbox.floor.client import Identity
 
 
@@ -108,6 +109,14 @@ def _refused(ident: Identity, port: int) -> bool:
         c.client.loop_stop()
 
 
+def _accepted(ident: Identity, port: int) -> bool:
+    c = Client(ident, "T01")
+    try:
+        return c.connect(port, timeout=10)
+    finally:
+        c.close()
+
+
 def test_no_certificate_cannot_connect(broker, pki):
     import ssl
 
@@ -135,17 +144,17 @@ def test_a_foreign_ca_cannot_connect(broker, pki, tmp_path):
     assert _refused(ident, broker.port)
 
 
-def test_a_revoked_certificate_cannot_connect(broker, pki):
+def test_a_revoked_certificate_cannot_connect_after_a_reload(broker, pki):
     ident = identity(pki, broker, "floor-revoked")
     before = Client(ident, "floor-revoked")
     assert before.connect(broker.port)
     before.close()
     subprocess.run(["sh", str(MAKE_CA), str(pki), "revoke", "floor-revoked"], check=True,
                    capture_output=True)
-    broker.stop()
-    broker.start()  # mosquitto reads the CRL when it starts a listener
-    assert _refused(ident, broker.port)
-    assert Client(identity(pki, broker, "T01"), "T01").connect(broker.port)
+    broker.reload()  # SIGHUP: mosquitto reads the CRL again for new connections
+    wait_for(lambda: _refused(ident, broker.port), "the revoked certificate refused after the reload", 60)
+    assert broker.proc.poll() is None
+    assert _accepted(identity(pki, broker, "T01"), broker.port)
 
 
 def test_a_floor_role_publishing_as_a_table_is_ignored_by_the_collector(broker, pki, tmp_path):
@@ -172,3 +181,184 @@ def test_a_floor_role_publishing_as_a_table_is_ignored_by_the_collector(broker, 
             assert [t["table_id"] for t in store.tables()] == ["T01"]
         finally:
             view.close()
+
+
+# -- revocation that holds: one valid certificate per CN, all of them revoked, the open session ended
+#
+# Each of these tests has a CA of its own: what they revoke must not touch the session's.
+
+
+def _make_ca(pki, *args, port: int | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **({"FLOOR_BROKER_PORT": str(port)} if port else {})}
+    return subprocess.run(["sh", str(MAKE_CA), str(pki), *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def _valid(pki, cn: str) -> list[str]:
+    return [line.split("\t")[3] for line in (pki / "index.txt").read_text().splitlines()
+            if line.startswith("V\t") and line.endswith(f"/CN={cn}")]
+
+
+@pytest.fixture
+def own_pki(tmp_path):
+    need("openssl", "openssl")
+    return make_pki(tmp_path / "pki", ["T01", "T05", "floor-admin"])
+
+
+@pytest.fixture
+def own_broker(tmp_path, own_pki):
+    need("mosquitto", "mosquitto")
+    b = Broker(tmp_path / "broker", own_pki)
+    b.directory.mkdir()
+    with b:
+        yield b
+
+
+def _ident(pki, port: int, cert, key) -> Identity:
+    return Identity("127.0.0.1", port, pki / "ca.crt", cert, key)
+
+
+def test_a_second_certificate_for_a_cn_is_refused(own_pki):
+    first = (own_pki / "T05.crt").read_bytes()
+    again = _make_ca(own_pki, "client", "T05")
+    assert again.returncode == 1
+    assert "T05 has a valid certificate already" in again.stderr and "client --replace T05" in again.stderr
+    assert (own_pki / "T05.crt").read_bytes() == first and len(_valid(own_pki, "T05")) == 1
+    # All or nothing: a new CN named beside a taken one is not issued either.
+    assert _make_ca(own_pki, "client", "T06", "T05").returncode == 1
+    assert not (own_pki / "T06.crt").exists()
+
+
+def test_replacing_a_certificate_revokes_the_old_one(own_pki, own_broker, tmp_path):
+    old_cert, old_key = tmp_path / "old.crt", tmp_path / "old.key"
+    old_cert.write_bytes((own_pki / "T05.crt").read_bytes())
+    old_key.write_bytes((own_pki / "T05.key").read_bytes())
+    old = _ident(own_pki, own_broker.port, old_cert, old_key)
+    assert _accepted(old, own_broker.port)
+    replaced = _make_ca(own_pki, "client", "--replace", "T05")
+    assert replaced.returncode == 0, replaced.stderr
+    assert "reload mosquitto" in replaced.stderr
+    assert len(_valid(own_pki, "T05")) == 1
+    own_broker.reload()
+    wait_for(lambda: _refused(old, own_broker.port), "the replaced certificate refused", 60)
+    assert _accepted(_ident(own_pki, own_broker.port, own_pki / "T05.crt", own_pki / "T05.key"), own_broker.port)
+
+
+def test_revoke_revokes_every_certificate_of_the_cn(own_pki, own_broker, tmp_path):
+    # A second valid T05, as make-ca.sh issued it before it refused to (openssl ca, the CA's own config).
+    key, csr, cert = tmp_path / "second.key", tmp_path / "second.csr", tmp_path / "second.crt"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-out", str(key)], check=True, capture_output=True)
+    subprocess.run(["openssl", "req", "-new", "-key", str(key), "-subj", "/CN=T05", "-out", str(csr)],
+                   check=True, capture_output=True)
+    subprocess.run(["openssl", "ca", "-batch", "-notext", "-config", str(own_pki / "openssl.cnf"),
+                    "-extensions", "client_ext", "-in", str(csr), "-out", str(cert)],
+                   check=True, capture_output=True, env={**os.environ, "FLOOR_SAN": "DNS:unused"})
+    devices = [_ident(own_pki, own_broker.port, own_pki / "T05.crt", own_pki / "T05.key"),
+               _ident(own_pki, own_broker.port, cert, key)]
+    assert len(_valid(own_pki, "T05")) == 2
+    assert all(_accepted(d, own_broker.port) for d in devices)
+    revoked = _make_ca(own_pki, "revoke", "T05")
+    assert revoked.returncode == 0, revoked.stderr
+    assert "revoked 2 certificate(s) of T05" in revoked.stderr
+    assert _valid(own_pki, "T05") == []
+    own_broker.reload()
+    for device in devices:
+        wait_for(lambda: _refused(device, own_broker.port), "every certificate of T05 refused", 60)
+    assert _accepted(_ident(own_pki, own_broker.port, own_pki / "T01.crt", own_pki / "T01.key"),
+                     own_broker.port)
+    # Nothing left to revoke is said, not done silently.
+    again = _make_ca(own_pki, "revoke", "T05")
+    assert again.returncode == 1 and "no valid certificate" in again.stderr
+
+
+def test_a_revoked_tables_open_session_ends_with_the_kick(own_pki, own_broker):
+    port = own_broker.port
+    t05 = Client(_ident(own_pki, port, own_pki / "T05.crt", own_pki / "T05.key"), "T05")
+    t01 = Client(_ident(own_pki, port, own_pki / "T01.crt", own_pki / "T01.key"), "T01")
+    try:
+        assert t05.connect(port) and t01.connect(port)
+        assert _make_ca(own_pki, "revoke", "T05").returncode == 0
+        own_broker.reload()
+        # The reload alone leaves the open session as it is: mosquitto checks the CRL at the handshake.
+        assert not t05.publish(P.status_topic("T05"), P.encode({"online": True})).is_failure
+        kicked = _make_ca(own_pki, "kick", "T05", port=port)
+        assert kicked.returncode == 0, kicked.stderr
+        wait_for(lambda: t05.disconnects, "T05's session ended", 20)
+        assert t05.disconnects[0].value == 152  # MQTT v5: administrative action
+        # It cannot come back with its certificate; the other table never noticed.
+        assert _refused(_ident(own_pki, port, own_pki / "T05.crt", own_pki / "T05.key"), port)
+        assert t01.disconnects == []
+        assert not t01.publish(P.status_topic("T01"), P.encode({"online": True})).is_failure
+        assert own_broker.proc.poll() is None
+    finally:
+        t05.client.loop_stop()
+        t01.close()
+
+
+def test_a_kick_that_did_not_happen_says_so(own_pki, own_broker, tmp_path):
+    unreachable = _make_ca(own_pki, "kick", "T05", port=free_port())
+    assert unreachable.returncode == 1 and "mosquitto_ctrl" in unreachable.stderr
+    # A certificate that is not floor-admin's: the broker's ACL refuses the command.
+    impostor = tmp_path / "impostor"
+    impostor.mkdir()
+    (impostor / "ca.crt").write_bytes((own_pki / "ca.crt").read_bytes())
+    (impostor / "floor-admin.crt").write_bytes((own_pki / "T01.crt").read_bytes())
+    (impostor / "floor-admin.key").write_bytes((own_pki / "T01.key").read_bytes())
+    refused = _make_ca(impostor, "kick", "T05", port=own_broker.port)
+    assert refused.returncode == 1 and "refused to kick T05" in refused.stderr
+    missing = _make_ca(tmp_path, "kick", "T05", port=own_broker.port)
+    assert missing.returncode == 1 and "floor-admin" in missing.stderr
+
+
+def test_a_table_says_why_the_floor_will_not_have_it(own_pki, own_broker, tmp_path, caplog):
+    import logging
+
+    from test_floor_support import append_lines, open_journal
+    from dealerbox.floor.publisher import FloorSettings, Publisher
+
+    caplog.set_level(logging.WARNING)
+
+    def table(name: str, cert: str, port: int) -> FloorSettings:
+        return FloorSettings(enabled=True, table=name, host="127.0.0.1", port=port, ca=str(own_pki / "ca.crt"),
+                             cert=str(own_pki / f"{cert}.crt"), key=str(own_pki / f"{cert}.key"),
+                             keepalive_s=5, ack_timeout_s=3.0, health_interval_s=1.0)
+
+    def said(text: str) -> bool:
+        return any(text in r.getMessage() for r in caplog.records)
+
+    with open_journal(tmp_path / "j") as journal:
+        append_lines(journal, 1)
+        # Another table's certificate: the ACL refuses what it publishes as T01.
+        with Publisher(table("T01", "T05", own_broker.port), tmp_path / "j"):
+            wait_for(lambda: said("the broker refused a message of T01 (Not authorized)"), "the ACL refusal said")
+        # Nothing listens there.
+        nowhere = free_port()
+        with Publisher(table("T01", "T01", nowhere), tmp_path / "j"):
+            wait_for(lambda: said(f"cannot reach the broker at 127.0.0.1:{nowhere}"), "the unreachable broker said")
+        # A revoked certificate.
+        assert _make_ca(own_pki, "revoke", "T05").returncode == 0
+        own_broker.reload()
+        wait_for(lambda: _refused(_ident(own_pki, own_broker.port, own_pki / "T05.crt", own_pki / "T05.key"),
+                                  own_broker.port), "T05 refused", 60)
+        with Publisher(table("T05", "T05", own_broker.port), tmp_path / "j"):
+            wait_for(lambda: said("closed the connection before accepting T05") or said("ended the TLS handshake"),
+                     "the refused certificate said")
+
+
+def test_a_complaint_is_said_once_while_it_lasts(caplog):
+    import logging
+
+    from dealerbox.floor.client import Complaints
+
+    now = [0.0]
+    complaints = Complaints(repeat_s=300.0, clock=lambda: now[0])
+    caplog.set_level(logging.WARNING)
+    for _ in range(10):
+        complaints.say("floor: cannot reach the broker")
+        now[0] += 5.0
+    complaints.say("floor: another problem")
+    now[0] += 300.0
+    complaints.say("floor: another problem")
+    assert [r.getMessage() for r in caplog.records] == [
+        "floor: cannot reach the broker", "floor: another problem", "floor: another problem"]

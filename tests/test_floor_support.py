@@ -59,7 +59,7 @@ def identity(pki: Path, broker: Broker, name: str) -> Identity:
 def settings(pki: Path, broker: Broker, table: str, **kw) -> FloorSettings:
     base = dict(enabled=True, table=table, host="127.0.0.1", port=broker.port, ca=pki / "ca.crt",
                 cert=pki / f"{table}.crt", key=pki / f"{table}.key", keepalive_s=5,
-                will_delay_s=1, ack_timeout_s=3.0, health_interval_s=1.0)
+                ack_timeout_s=3.0, health_interval_s=1.0)
     base.update(kw)
     return FloorSettings(**base)
 
@@ -158,7 +158,7 @@ port = {web_port}
 def write_table_config(path: Path, pki: Path, port: int, table: str, **extra) -> Path:
     lines = ["[floor]", "enabled = true", f'table = "{table}"', 'host = "localhost"', f"port = {port}",
              f'ca = "{pki / "ca.crt"}"', f'cert = "{pki / (table + ".crt")}"',
-             f'key = "{pki / (table + ".key")}"', "keepalive_s = 5", "will_delay_s = 1",
+             f'key = "{pki / (table + ".key")}"', "keepalive_s = 5",
              "ack_timeout_s = 3", "health_interval_s = 1"]
     lines += [f"{k} = {v}" for k, v in extra.items()]
     path.write_text("\n".join(lines) + "\n")

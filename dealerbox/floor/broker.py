@@ -1,16 +1,21 @@
 """Run a mosquitto with the shipped floor configuration, for tests, the bench
 and a technician's bench setup.
 
-The shipped ``firmware_config/floor/mosquitto.conf`` and ``acl`` are what a
-casino installs. :func:`render_config` keeps every line of that file and
-changes only what must differ on this machine: the listener port (bound to
-127.0.0.1), the PKI and ACL paths and the persistence directory. So whatever
-the tests prove about refusals is proved of the shipped settings.
+The shipped ``firmware_config/floor/mosquitto.conf`` (a ``conf.d`` snippet)
+and ``acl`` are what a casino installs. :func:`render_config` puts first what
+Debian's stock ``mosquitto.conf`` says before it includes ``conf.d``
+(persistence on, and where), then keeps every line of the snippet and changes
+only what must differ on this machine: the listener port (bound to
+127.0.0.1), the PKI, ACL and dynamic security paths, the plugin's path and the
+persistence directory. So whatever the tests prove about refusals is proved of
+the shipped settings. (tests/test_floor_install.py runs the stock file itself,
+with mosquitto dropping to its own user, as Debian starts it.)
 """
 
 from __future__ import annotations
 
 import getpass
+import glob
 import os
 import shutil
 import signal
@@ -22,12 +27,25 @@ from pathlib import Path
 from ..resources import data_dir
 from . import FloorError
 
-__all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "free_port", "make_pki"]
+__all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "free_port", "make_pki",
+           "dynsec_plugin"]
 
 FLOOR_CONFIG_DIR = data_dir("floor")
 MAKE_CA = FLOOR_CONFIG_DIR / "make-ca.sh"
 SHIPPED_CONF = FLOOR_CONFIG_DIR / "mosquitto.conf"
 SHIPPED_ACL = FLOOR_CONFIG_DIR / "acl"
+SHIPPED_DYNSEC = FLOOR_CONFIG_DIR / "dynamic-security.json"
+DYNSEC_NAME = "dealerbox-dynsec.json"
+
+
+def dynsec_plugin() -> str:
+    """The path of mosquitto's dynamic security plugin on this machine (Debian
+    puts it under ``/usr/lib/<multiarch>/``), as install-floor.sh finds it."""
+    found = sorted(glob.glob("/usr/lib/*/mosquitto_dynamic_security.so"))
+    if not found:
+        raise FloorError("mosquitto's dynamic security plugin is not installed "
+                         "(/usr/lib/*/mosquitto_dynamic_security.so; Debian package: mosquitto)")
+    return found[0]
 
 
 def free_port() -> int:
@@ -44,7 +62,8 @@ def make_pki(directory, clients=(), *, broker_name: str = "localhost") -> Path:
     if not (directory / "ca.key").exists():
         _ca(directory, "init")
         _ca(directory, "broker", broker_name, "127.0.0.1")
-    clients = list(clients)
+    # make-ca.sh refuses a second certificate for a CN: issue only the missing ones.
+    clients = [c for c in clients if not (directory / f"{c}.crt").exists()]
     for i in range(0, len(clients), 50):
         _ca(directory, "client", *clients[i:i + 50])
     return directory
@@ -65,8 +84,9 @@ _PATH_KEYS = {
 def render_config(*, port: int, pki: Path, acl: Path, persistence: Path,
                   shipped: Path = SHIPPED_CONF,
                   autosave_interval: int | None = None) -> str:
-    """The shipped mosquitto.conf with this machine's port and paths."""
-    out = []
+    """Debian's stock settings and the shipped snippet, with this machine's port and paths."""
+    # What Debian's /etc/mosquitto/mosquitto.conf sets before including conf.d/.
+    out = ["persistence true", f"persistence_location {persistence}/"]
     for raw in shipped.read_text().splitlines():
         key = raw.split(None, 1)[0] if raw.strip() and not raw.lstrip().startswith("#") else ""
         if key == "listener":
@@ -75,8 +95,10 @@ def render_config(*, port: int, pki: Path, acl: Path, persistence: Path,
             out.append(f"{key} {pki / _PATH_KEYS[key]}")
         elif key == "acl_file":
             out.append(f"acl_file {acl}")
-        elif key == "persistence_location":
-            out.append(f"persistence_location {persistence}/")
+        elif key == "plugin":
+            out.append(f"plugin {dynsec_plugin()}")
+        elif key == "plugin_opt_config_file":
+            out.append(f"plugin_opt_config_file {persistence / DYNSEC_NAME}")
         elif key == "autosave_interval" and autosave_interval is not None:
             out.append(f"autosave_interval {autosave_interval}")
         else:
@@ -115,6 +137,8 @@ class Broker:
             raise FloorError("mosquitto is not installed (Debian package: mosquitto)")
         persistence = self.directory / "persist"
         persistence.mkdir(parents=True, exist_ok=True)
+        if not (persistence / DYNSEC_NAME).exists():  # the plugin rewrites it: kept across restarts
+            shutil.copyfile(SHIPPED_DYNSEC, persistence / DYNSEC_NAME)
         self.conf.write_text(render_config(port=self.port, pki=self.pki, acl=self.acl,
                                            persistence=persistence))
         with open(self.log, "ab") as log:

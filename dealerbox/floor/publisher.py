@@ -20,6 +20,11 @@ the floor's last acknowledged ``seq``.
   :meth:`Publisher.keep_from_seq` and keeps every line not yet acknowledged.
 - Retained ``status`` (birth; the Last Will says the same ``boot`` and
   ``conn``), ``state`` and ``health`` are published on every connect.
+- The broker keeps no session for the table: every connection starts clean
+  and its session ends with it (session expiry 0), and the Last Will has no
+  delay. What a session would keep, the journal and the acknowledgements
+  keep already; and a session that outlives its connection is what Debian's
+  mosquitto 2.0.11 mishandles on a reload (SIGHUP), until it crashes.
 """
 
 from __future__ import annotations
@@ -35,9 +40,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..service.journal import journal_files
-from ..service.schema import Flag, Integer, Number, Text, option
+from ..service.schema import Flag, Integer, Number, Option, Text, option
 from . import protocol as P
-from .client import Identity, PacketTypes, Properties, make_client, mqtt
+from .client import Complaints, Identity, make_client, mqtt
 
 __all__ = ["FloorSettings", "Publisher", "JournalReader", "clock_problem"]
 
@@ -51,6 +56,26 @@ _SEQ_RE = re.compile(rb'^\{"seq":(\d+),')
 #: Before this (2020-01-01) a wall clock is certainly wrong: a Pi without an
 #: RTC that has not synchronised yet starts near 1970.
 PLAUSIBLE_EPOCH = 1577836800.0
+
+
+@dataclass(frozen=True)
+class _Removed(Option):
+    """A key that was taken out: any value is refused, saying why and what to do (the doc)."""
+
+    def convert(self, ctx, key, value):
+        return ctx.fail(key, f"no such key any more: {self.doc}", value)
+
+    def expected(self) -> str:
+        return "nothing (the key was removed)"
+
+    def type_name(self) -> str:
+        return "removed"
+
+
+#: What ``check-config`` says when ``[floor]`` is on and paho-mqtt cannot be imported.
+MQTT_MISSING = ("paho-mqtt installed, which reporting to the floor needs: install dealerbox's mqtt extra "
+                "(systemd/install.sh adds it when [floor] is enabled: run it again; or by hand: "
+                "/opt/dealerbox/.venv/bin/pip install 'paho-mqtt>=2.0')")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,13 +92,19 @@ class FloorSettings:
     key: str = option(Text(doc="the table's private key (absolute path)"), "/etc/dealerbox/floor/table.key")
     keepalive_s: int = option(Integer(doc="MQTT keepalive; the broker declares the table lost after 1.5x",
                                       lo=5, hi=600), 30)
-    will_delay_s: int = option(Integer(doc="the Last Will waits this long after a lost connection",
-                                       lo=0, hi=3600), 10)
+    will_delay_s: None = option(_Removed(
+        doc="removed: the broker keeps no session for a table (Debian's mosquitto 2.0.11 crashes on a reload "
+            "that meets one), so its Last Will cannot wait: a lost table shows offline at once. Delete the line"),
+        None)
     window: int = option(Integer(doc="journal lines in flight at most", lo=1, hi=10000), 256)
     batch: int = option(Integer(doc="journal lines per message at most", lo=1, hi=1000), 64)
     ack_timeout_s: float = option(Number(doc="send again from the cursor when no ack came this long",
                                          lo=1.0, hi=600.0), 15.0)
     health_interval_s: float = option(Number(doc="how often health is published", lo=1.0, hi=3600.0), 30.0)
+
+    def __post_init__(self):
+        if self.will_delay_s is not None:
+            raise ValueError("floor: will_delay_s was removed (the broker keeps no session for a table)")
 
     @staticmethod
     def validate(values: dict, fail) -> None:
@@ -81,6 +112,8 @@ class FloorSettings:
         if values.get("enabled") and table is not None and not P.valid_table_id(table):
             fail("table", "the table id, as the CN of its certificate (letters, digits, _ . -; "
                           "not starting with floor-)", table)
+        if values.get("enabled") and mqtt is None:
+            fail("enabled", MQTT_MISSING, True)
 
     @property
     def identity(self) -> Identity:
@@ -378,6 +411,7 @@ class Publisher:
         self._kick = False
         self._thread: threading.Thread | None = None
         self._client = None
+        self._refusals = Complaints(logger=log)
         self._started = monotonic()
         self._last_wall = clock()
         self._last_mono = self._started
@@ -428,16 +462,14 @@ class Publisher:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
+        client.on_publish = self._on_publish
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         self._client = client
         self._set_will(1)
-        props = Properties(PacketTypes.CONNECT)
-        # The will waits will_delay_s after a lost connection; a table that
-        # comes back within it never shows offline.
-        props.SessionExpiryInterval = self.settings.will_delay_s
+        # A clean start and no session expiry property (0: the session ends
+        # with the connection): see the module docstring.
         client.connect_async(self.settings.host, self.settings.port,
-                             keepalive=self.settings.keepalive_s, clean_start=True,
-                             properties=props)
+                             keepalive=self.settings.keepalive_s, clean_start=True)
         client.loop_start()
         self._thread = threading.Thread(target=self._run, name=f"floor-{self.table}", daemon=True)
         self._thread.start()
@@ -483,10 +515,9 @@ class Publisher:
                          "wall": self._clock()})
 
     def _set_will(self, conn: int) -> None:
-        props = Properties(PacketTypes.WILLMESSAGE)
-        props.WillDelayInterval = self.settings.will_delay_s
+        # No will delay: the broker sends it as soon as it knows the connection is gone.
         self._client.will_set(P.status_topic(self.table), self._status(False, "lost", conn),
-                              qos=1, retain=True, properties=props)
+                              qos=1, retain=True)
 
     def health(self) -> dict:
         wall, mono = self._clock(), self._monotonic()
@@ -531,10 +562,27 @@ class Publisher:
             self._lock.notify()
         log.info("floor: %s connected (boot %d, connection %d)", self.table, self.boot, conn)
 
+    def _on_publish(self, _client, _userdata, _mid, reason_code, _properties):
+        if reason_code.is_failure:
+            # The ACL refused it: a certificate whose CN is not this table's id (reason 135).
+            self._refusals.say(f"floor: the broker refused a message of {self.table} ({reason_code}): "
+                               f"the certificate in use must be {self.table}'s (its CN is the table id)")
+
     def _on_disconnect(self, _client, _userdata, _flags, reason_code, _properties):
         with self._lock:
-            self._link.connected = False
-        log.info("floor: %s disconnected: %s", self.table, reason_code)
+            accepted, self._link.connected = self._link.connected, False
+        if not accepted and not self._stop:
+            # Closed before the broker accepted us: with TLS 1.3 the broker's verdict on
+            # our certificate comes after the handshake, as this.
+            self._refusals.say(f"floor: the broker at {self.settings.host}:{self.settings.port} closed the "
+                               f"connection before accepting {self.table} ({reason_code}): most often it "
+                               "refused the certificate (revoked, expired, not from the casino CA), or its CRL "
+                               "expired (docs/FLOOR.md, Troubleshooting)")
+        elif getattr(reason_code, "value", None) == 152:  # MQTT v5: administrative action
+            log.warning("floor: the broker ended %s's session (administrative action): a revoked table "
+                        "is kicked so (docs/FLOOR.md, Revoking a table)", self.table)
+        else:
+            log.info("floor: %s disconnected: %s", self.table, reason_code)
 
     def _on_message(self, _client, _userdata, msg):
         try:

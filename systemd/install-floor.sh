@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# Set up the floor server on Debian (bookworm or later): mosquitto with the
+# floor's conf.d snippet, the casino CA, the collector and the web view as
+# services. docs/FLOOR.md is the guide; --help lists the options.
+#
+# Safe to run again: every step checks before it changes anything, a second run
+# with the same arguments changes no file, and the CA, the certificates and
+# floor.toml are never overwritten. Each dealerbox version lives in a venv of its
+# own (/opt/dealerbox/venvs/VERSION); /opt/dealerbox/.venv is a symlink to the
+# one in use, switched only once the new version has read floor.toml.
+set -euo pipefail
+umask 022
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FLOOR_FILES=$REPO/firmware_config/floor
+SERVICE_USER=dealerbox-floor
+BROKER_USER=mosquitto
+UNITS=(dealerbox-floor.service dealerbox-floor-web.service)
+PYTHON=${DEALERBOX_PYTHON:-python3}
+
+ROOT=/
+DRY_RUN=0
+START=0
+EXTRAS=floor
+WHEEL=
+WHEELHOUSE=
+BROKER_NAME=
+BROKER_IPS=()
+
+usage() {
+    cat <<'EOF'
+Usage: install-floor.sh --broker-name NAME [options]   the first time
+       install-floor.sh [options]                       again, or to upgrade
+
+  --broker-name NAME the DNS name the tables reach this server by: the broker's
+                     certificate names it, and 127.0.0.1 for the collector
+                     (needed while there is no broker certificate yet)
+  --broker-ip IP     an address the tables may use instead of the name (repeat it)
+  -n, --dry-run      print what would be done, change nothing
+  --wheel FILE       install this dealerbox wheel (default: the checkout this
+                     script is in, or the newest dealerbox wheel of --wheelhouse)
+  --wheelhouse DIR   install with no package index, only from the wheels in DIR;
+                     apt-get is not run (mosquitto and openssl must be installed)
+  --extras LIST      pip extras to install (default: floor)
+  --start            (re)start mosquitto, the collector and the web view at the end
+  --root DIR         write every file under DIR instead of / (tests, images);
+                     system commands (apt-get, systemctl, useradd...) still run:
+                     put recorders first on PATH to keep them off the system
+
+The CA and its certificates are in /etc/mosquitto/dealerbox (make a table's with
+dealerbox-floor-ca client T07); the collector's in /etc/dealerbox/floor.
+EOF
+}
+
+die() { printf 'install-floor.sh: %s\n' "$*" >&2; exit 1; }
+say() { printf '==> %s\n' "$*"; }
+
+# Run a command, or only show it with --dry-run.
+run() {
+    if ((DRY_RUN)); then
+        local arg
+        printf '+'
+        for arg in "$@"; do
+            if [[ $arg =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then printf ' %s' "$arg"
+            else printf ' %q' "$arg"; fi
+        done
+        printf '\n'
+    else
+        "$@"
+    fi
+}
+
+# Copy SRC to DEST with MODE (and OWNER:GROUP, default root's) unless DEST already
+# has the same bytes; true when copied. Never a moment with a wider mode.
+install_file() {
+    local src=$1 dest=$2 mode=$3 owner=${4:-root:root}
+    if [[ -f $dest ]] && cmp -s "$src" "$dest"; then
+        say "$dest is up to date"
+        return 1
+    fi
+    run install -D -o "${owner%%:*}" -g "${owner##*:}" -m "$mode" "$src" "$dest"
+}
+
+# Give PATH the owner OWNER:GROUP and MODE (octal, e.g. 0640) unless it has them.
+ensure_mode() {
+    local path=$1 owner=$2 mode=$3
+    if [[ ! -e $path ]]; then
+        ((DRY_RUN)) && return 0
+        die "no $path"
+    fi
+    [[ $(stat -c '%U:%G %a' "$path") == "$owner ${mode#0}" ]] && return 0
+    run chown "$owner" "$path"
+    run chmod "$mode" "$path"
+}
+
+# A directory with its owner and mode, made if missing.
+ensure_dir() {
+    local path=$1 owner=$2 mode=$3
+    if [[ -d $path ]]; then
+        ensure_mode "$path" "$owner" "$mode"
+    else
+        run install -d -o "${owner%%:*}" -g "${owner##*:}" -m "$mode" "$path"
+    fi
+}
+
+while (($#)); do
+    case $1 in
+        -n | --dry-run) DRY_RUN=1 ;;
+        --start) START=1 ;;
+        --broker-name) BROKER_NAME=${2:?--broker-name needs a name}; shift ;;
+        --broker-ip) BROKER_IPS+=("${2:?--broker-ip needs an address}"); shift ;;
+        --extras) EXTRAS=${2?--extras needs a list}; shift ;;
+        --wheel) WHEEL=${2:?--wheel needs a file}; shift ;;
+        --wheelhouse) WHEELHOUSE=${2:?--wheelhouse needs a directory}; shift ;;
+        --root) ROOT=${2:?--root needs a directory}; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+    shift
+done
+
+[[ -d $ROOT ]] || die "--root $ROOT is not a directory"
+ROOT=$(cd "$ROOT" && pwd)
+R=${ROOT%/}   # prefix of every path written: empty for the real root
+if ((!DRY_RUN)) && ((EUID != 0)); then
+    die "run as root (sudo): the keys belong to root and the groups $BROKER_USER and $SERVICE_USER; or use --dry-run"
+fi
+((DRY_RUN)) && say "dry run: nothing will be changed"
+[[ -n $R ]] && say "root: $ROOT"
+
+PREFIX=$R/opt/dealerbox
+VENVS=$PREFIX/venvs
+CURRENT=$PREFIX/.venv
+CA_DIR=$R/etc/mosquitto/dealerbox
+SNIPPET=$R/etc/mosquitto/conf.d/dealerbox.conf
+BROKER_STATE=$R/var/lib/mosquitto
+DYNSEC_FILE=$BROKER_STATE/dealerbox-dynsec.json
+CONF_DIR=$R/etc/dealerbox
+IDENTITY_DIR=$CONF_DIR/floor
+UNIT_DIR=$R/etc/systemd/system
+CA_TOOL=$R/usr/local/sbin/dealerbox-floor-ca
+MAKE_CA=$PREFIX/floor/make-ca.sh
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$SCRATCH"' EXIT
+
+# -- what to install -----------------------------------------------------------------
+current_version() {
+    local target
+    target=$(readlink "$CURRENT" 2>/dev/null) || return 0
+    [[ -x $CURRENT/bin/dealerbox ]] && basename "$target"
+}
+if [[ -z $WHEEL && -n $WHEELHOUSE ]]; then
+    WHEEL=$(find "$WHEELHOUSE" -maxdepth 1 -name 'dealerbox-*.whl' | sort -V | tail -n 1)
+    [[ -n $WHEEL ]] || die "no dealerbox wheel in $WHEELHOUSE (make wheelhouse puts one there)"
+fi
+if [[ -n $WHEEL ]]; then
+    [[ -f $WHEEL ]] || die "no wheel at $WHEEL"
+    WHEEL=$(cd "$(dirname "$WHEEL")" && pwd)/$(basename "$WHEEL")
+    SOURCE=$WHEEL
+    VERSION=${WHEEL##*/dealerbox-}
+    VERSION=${VERSION%%-*}
+else
+    SOURCE=$REPO
+    VERSION=
+    while IFS= read -r line; do
+        if [[ $line =~ ^version\ =\ \"([^\"]+)\" ]]; then VERSION=${BASH_REMATCH[1]}; break; fi
+    done <"$REPO/pyproject.toml"
+fi
+[[ $VERSION =~ ^[0-9A-Za-z.+_]+$ ]] || die "cannot tell the version of $SOURCE"
+INSTALLED=$(current_version)
+say "dealerbox $VERSION from $SOURCE${INSTALLED:+ (installed: $INSTALLED)}"
+
+# -- the system ----------------------------------------------------------------------
+if [[ -n $WHEELHOUSE ]]; then
+    say "offline (--wheelhouse): no apt-get; mosquitto, openssl and python3-venv must be installed"
+else
+    say "system packages"
+    run apt-get update
+    run apt-get install -y --no-install-recommends mosquitto openssl python3-venv
+fi
+if ((!DRY_RUN)); then
+    for tool in mosquitto mosquitto_ctrl openssl; do
+        command -v "$tool" >/dev/null || [[ -x /usr/sbin/$tool ]] \
+            || die "$tool is not installed (Debian packages mosquitto, openssl)"
+    done
+fi
+# Debian puts the plugin under /usr/lib/<multiarch>/: the snippet names it for this machine.
+DYNSEC_PLUGIN=$(compgen -G '/usr/lib/*/mosquitto_dynamic_security.so' | head -n 1 || true)
+if [[ -z $DYNSEC_PLUGIN ]]; then
+    ((DRY_RUN)) || die "mosquitto's dynamic security plugin is missing (/usr/lib/*/mosquitto_dynamic_security.so, Debian package mosquitto 2.0 or later)"
+    DYNSEC_PLUGIN=/usr/lib/MULTIARCH/mosquitto_dynamic_security.so
+fi
+MULTIARCH=$(basename "$(dirname "$DYNSEC_PLUGIN")")
+
+if ! getent group "$BROKER_USER" >/dev/null; then
+    ((DRY_RUN)) || die "no group $BROKER_USER: the mosquitto package makes it (apt-get install mosquitto)"
+    say "no group $BROKER_USER yet (the mosquitto package makes it)"
+fi
+say "service user $SERVICE_USER"
+if getent passwd "$SERVICE_USER" >/dev/null; then
+    say "user $SERVICE_USER exists"
+else
+    run useradd --system --user-group --home-dir /var/lib/dealerbox-floor --no-create-home \
+        --shell /usr/sbin/nologin "$SERVICE_USER"
+fi
+
+# -- the CA and the broker's files -----------------------------------------------------
+# One directory: the CA (ca.key, the index, every certificate issued, the tables' keys
+# until they are copied to the tables) and what the broker reads. mosquitto starts as
+# root and reads its files after dropping to the user mosquitto: the directory and
+# broker.key are the group mosquitto's; every other key is root's alone.
+say "the CA and the broker's certificate in $CA_DIR"
+install_file "$FLOOR_FILES/make-ca.sh" "$MAKE_CA" 0755 || true
+cat >"$SCRATCH/dealerbox-floor-ca" <<'EOF'
+#!/bin/sh
+# The floor's CA (written by install-floor.sh): make-ca.sh on /etc/mosquitto/dealerbox.
+exec /opt/dealerbox/floor/make-ca.sh /etc/mosquitto/dealerbox "$@"
+EOF
+install_file "$SCRATCH/dealerbox-floor-ca" "$CA_TOOL" 0755 || true
+make_ca() { run sh "$FLOOR_FILES/make-ca.sh" "$CA_DIR" "$@"; }
+
+ensure_dir "$CA_DIR" "root:$BROKER_USER" 0750
+BROKER_KEY_NEW=0
+[[ -f $CA_DIR/ca.key ]] || make_ca init
+if [[ -f $CA_DIR/broker.crt ]]; then
+    [[ -n $BROKER_NAME ]] && say "$CA_DIR/broker.crt exists: kept (docs/FLOOR.md says how to reissue it)"
+else
+    [[ -n $BROKER_NAME ]] || die "--broker-name NAME: the name the tables reach this server by (there is no broker certificate yet)"
+    make_ca broker "$BROKER_NAME" 127.0.0.1 "${BROKER_IPS[@]}"
+    BROKER_KEY_NEW=1
+fi
+for role in floor-collector floor-admin; do
+    [[ -f $CA_DIR/$role.crt ]] || make_ca client "$role"
+done
+ensure_mode "$CA_DIR/broker.key" "root:$BROKER_USER" 0640
+for public in ca.crt broker.crt ca.crl; do
+    ensure_mode "$CA_DIR/$public" root:root 0644
+done
+for key in ca.key floor-collector.key floor-admin.key; do
+    ensure_mode "$CA_DIR/$key" root:root 0600
+done
+if [[ -f $CA_DIR/broker.crt ]] &&
+    ! openssl x509 -in "$CA_DIR/broker.crt" -noout -ext subjectAltName 2>/dev/null | grep -q 'IP Address:127\.0\.0\.1'; then
+    say "warning: $CA_DIR/broker.crt does not name 127.0.0.1, where the collector connects (floor.toml [broker] host)"
+fi
+ACL_CHANGED=0
+install_file "$FLOOR_FILES/acl" "$CA_DIR/acl" 0644 && ACL_CHANGED=1
+
+say "mosquitto: $SNIPPET (Debian's mosquitto.conf includes conf.d/)"
+sed "s|@MULTIARCH@|$MULTIARCH|" "$FLOOR_FILES/mosquitto.conf" >"$SCRATCH/dealerbox.conf"
+SNIPPET_CHANGED=0
+install_file "$SCRATCH/dealerbox.conf" "$SNIPPET" 0644 && SNIPPET_CHANGED=1
+# The dynamic security plugin rewrites its file: it is the broker's, made once.
+# (/var/lib/mosquitto is the package's; made here only in a fresh --root.)
+[[ -d $BROKER_STATE ]] || run install -d -o "$BROKER_USER" -g root -m 0755 "$BROKER_STATE"
+if [[ -f $DYNSEC_FILE ]]; then
+    say "$DYNSEC_FILE exists: kept"
+else
+    run install -o "$BROKER_USER" -g "$BROKER_USER" -m 0600 "$FLOOR_FILES/dynamic-security.json" "$DYNSEC_FILE"
+fi
+
+# -- the collector's identity and floor.toml ------------------------------------------
+say "the collector's certificate in $IDENTITY_DIR, its config in $CONF_DIR/floor.toml"
+[[ -d $CONF_DIR ]] || run install -d -m 0755 "$CONF_DIR"
+ensure_dir "$IDENTITY_DIR" "root:$SERVICE_USER" 0750
+if [[ -f $CA_DIR/ca.key ]] || ((!DRY_RUN)); then
+    install_file "$CA_DIR/ca.crt" "$IDENTITY_DIR/ca.crt" 0644 || true
+    install_file "$CA_DIR/floor-collector.crt" "$IDENTITY_DIR/floor-collector.crt" 0644 || true
+    install_file "$CA_DIR/floor-collector.key" "$IDENTITY_DIR/floor-collector.key" 0640 "root:$SERVICE_USER" || true
+fi
+ensure_mode "$IDENTITY_DIR/floor-collector.key" "root:$SERVICE_USER" 0640
+if [[ -e $CONF_DIR/floor.toml ]]; then
+    say "$CONF_DIR/floor.toml exists: kept as it is"
+else
+    run install -m 0644 "$FLOOR_FILES/floor.toml" "$CONF_DIR/floor.toml"
+fi
+
+# -- the code: a venv per version, switched by a symlink --------------------------------
+pip_install() {
+    local python=$1; shift
+    local offline=()
+    [[ -n $WHEELHOUSE ]] && offline=(--no-index --find-links "$WHEELHOUSE")
+    run "$python" -m pip install --quiet --disable-pip-version-check "${offline[@]}" "$@"
+}
+with_extras() { if [[ -n $2 ]]; then printf '%s[%s]' "$1" "$2"; else printf '%s' "$1"; fi; }
+
+CODE_CHANGED=0
+if [[ $INSTALLED == "$VERSION" ]]; then
+    say "dealerbox $VERSION is installed in $CURRENT: kept"
+else
+    NEW=$VENVS/$VERSION
+    say "virtual environment $NEW with extras [$EXTRAS]"
+    [[ -e $NEW ]] && run rm -rf "$NEW"
+    run install -d -m 0755 "$VENVS"
+    run "$PYTHON" -m venv "$NEW"
+    pip_install "$NEW/bin/python" "$(with_extras "$SOURCE" "$EXTRAS")"
+    say "dealerbox $VERSION reads $CONF_DIR/floor.toml"
+    if ! run "$NEW/bin/python" -c 'import sys; from dealerbox.floor.config import load_collector; load_collector(sys.argv[1])' \
+        "$CONF_DIR/floor.toml"; then
+        run rm -rf "$NEW"
+        die "dealerbox $VERSION refuses $CONF_DIR/floor.toml (above)${INSTALLED:+: dealerbox $INSTALLED stays in use}"
+    fi
+    [[ -d $CURRENT && ! -L $CURRENT ]] && run rm -rf "$CURRENT"
+    run ln -sfn "venvs/$VERSION" "$CURRENT.new"
+    run mv -T "$CURRENT.new" "$CURRENT"
+    CODE_CHANGED=1
+    if ((!DRY_RUN)); then
+        for old in "$VENVS"/*; do
+            name=$(basename "$old")
+            [[ $name == "$VERSION" || $name == "$INSTALLED" ]] && continue
+            run rm -rf "$old"
+        done
+    fi
+fi
+install_file "$REPO/README.md" "$PREFIX/README.md" 0644 || true
+for doc in "$REPO"/docs/*.md; do
+    [[ -f $doc ]] && { install_file "$doc" "$PREFIX/docs/$(basename "$doc")" 0644 || true; }
+done
+
+# -- the units -------------------------------------------------------------------------
+say "systemd units ${UNITS[*]}"
+UNITS_EXISTED=1
+UNITS_CHANGED=0
+for unit in "${UNITS[@]}"; do
+    [[ -f $UNIT_DIR/$unit ]] || UNITS_EXISTED=0
+    install_file "$REPO/systemd/$unit" "$UNIT_DIR/$unit" 0644 && UNITS_CHANGED=1
+done
+((UNITS_CHANGED)) && run systemctl daemon-reload
+run systemctl enable mosquitto.service "${UNITS[@]}"
+
+# A new listener or key needs a restart: every table reconnects, and each shows
+# offline once (the broker sends every Last Will when it stops). A new ACL only a
+# reload. try-: only when mosquitto runs (--start starts it).
+if ((START)); then
+    run systemctl restart mosquitto.service
+elif ((SNIPPET_CHANGED || BROKER_KEY_NEW)); then
+    say "restarting mosquitto for the new listener (every table reconnects)"
+    run systemctl try-restart mosquitto.service
+elif ((ACL_CHANGED)); then
+    run systemctl try-reload-or-restart mosquitto.service
+fi
+if ((START)) || { ((CODE_CHANGED)) && ((UNITS_EXISTED)); }; then
+    say "restarting ${UNITS[*]} on dealerbox $VERSION"
+    run systemctl restart "${UNITS[@]}"
+else
+    say "done; the collector and the web view start at boot (or now: systemctl start ${UNITS[*]})"
+fi
+say "next: a certificate per table (dealerbox-floor-ca client T01) and a first web user (docs/FLOOR.md)"
