@@ -9,10 +9,12 @@ STAMP  := $(VENV)/.installed
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
-# tests start their own broker on loopback) and chromium (the floor's web view,
-# headless). Installed when missing and we may; otherwise those tests say what
-# is missing.
-SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck mosquitto:mosquitto chromium:chromium
+# tests start their own broker on loopback), chromium (the floor's web view,
+# headless) and the PostgreSQL server (the group store's tests start a throwaway
+# cluster; Debian keeps its binaries off PATH, hence the path glob). Installed
+# when missing and we may; otherwise those tests say what is missing.
+SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck mosquitto:mosquitto chromium:chromium \
+  /usr/lib/postgresql/*/bin/initdb:postgresql
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
 	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
