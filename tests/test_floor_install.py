@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from test_floor_support import Client, append_lines, need, open_journal, wait_for
-from test_install import Box, missing, sh
+from test_install import Box, installer_copy, missing, sh
 from dealerbox.floor.client import Identity
 from dealerbox.floor.config import floor_settings, load_table_floor
 from dealerbox.floor.publisher import Publisher
@@ -99,9 +99,11 @@ def kit():
         code = 2 if name == "getent" else 0
         (recorders / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "$DEALERBOX_TEST_CALLS"\nexit {code}\n')
         (recorders / name).chmod(0o755)
+    # The table installer runs as a copy every user can reach (as in test_install).
+    install = installer_copy(ROOT, top / "checkout")
     for path in top.rglob("*"):
         path.chmod(path.stat().st_mode | 0o044 | (0o011 if path.is_dir() else 0))
-    yield {"top": top, "house": house, "recorders": recorders, "as_root": os.geteuid() == 0}
+    yield {"top": top, "house": house, "recorders": recorders, "as_root": os.geteuid() == 0, "install": install}
     shutil.rmtree(top, ignore_errors=True)
 
 
