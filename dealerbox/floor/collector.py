@@ -21,6 +21,18 @@ A Last Will (``status`` with ``online: false``) whose ``(boot, conn)`` is
 older than the table's current life is ignored: it is late, and the table is
 alive.
 
+No table can slow down or silence another: messages wait in one queue per
+table and each batch takes at most :attr:`CollectorLimits.share` of each
+table's (round robin), so a table flooding the floor delays no other table's
+lines past the batch being filed; a table's queue that is full drops that
+table's messages alone (a ``protocol`` alert; its journal is sent again).
+A message the floor cannot use is refused for its table alone (see
+:mod:`~dealerbox.floor.filing`). ``floor/alerts`` is bounded by
+:attr:`CollectorLimits.max_message_bytes`: the newest open alerts and counts
+per table and kind. A collector that cannot keep a session with the broker
+for :attr:`CollectorLimits.broker_lost_s` gives up (:attr:`Collector.failed`),
+so that ``dealerbox floor collect`` exits non-zero and systemd restarts it.
+
 The checks and the filing are :class:`~dealerbox.floor.filing.Filing`'s; the
 collector owns the MQTT session, the writer thread, the acknowledgements and the
 floor view's events.
@@ -31,23 +43,118 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import signal
 import threading
 import time
+from collections import deque
+from dataclasses import dataclass
 
 from . import protocol as P
 from .client import Identity, make_client
 from .filing import Batch, Filing
 from .store import Store
 
-__all__ = ["Collector", "COLLECTOR_ID"]
+__all__ = ["Collector", "CollectorLimits", "COLLECTOR_ID"]
 
 log = logging.getLogger(__name__)
 
 COLLECTOR_ID = "floor-collector"
 FAULT_ENV = "DEALERBOX_FLOOR_FAULT"
 _BATCH = 2000
+#: The writer wakes at least this often (alerts to publish, the broker session to watch).
+_TICK_S = 0.25
+#: ``floor/alerts`` is published at most this often, and checked against the store
+#: this often even when nothing was raised here (an alert cleared elsewhere).
+_ALERTS_EVERY_S = 1.0
+_ALERTS_CHECK_S = 5.0
+
+
+@dataclass(frozen=True)
+class CollectorLimits:
+    """What bounds the collector (``[collector]`` in floor.toml)."""
+
+    #: Nothing the collector publishes is larger (the broker's limit is 1 MiB).
+    max_message_bytes: int = 256 * 1024
+    #: The newest open alerts ``floor/alerts`` carries (fewer if they would not fit).
+    alerts_shown: int = 100
+    #: Give up (exit non-zero) after this long without a session that lasted.
+    broker_lost_s: float = 120.0
+    #: A session lasted when it stayed up this long (or ``broker_lost_s / 3``, if shorter).
+    session_kept_s: float = 10.0
+    #: Messages (and bytes) of one table that may wait; past it its messages are dropped.
+    table_queue: int = 1000
+    table_queue_bytes: int = 16 * 1024 * 1024
+    #: Messages (and bytes, at least one message) of one table filed per batch.
+    share: int = 16
+    share_bytes: int = 1024 * 1024
+
+
+class _Inbox:
+    """Messages waiting to be filed: one queue per table, taken in turns."""
+
+    def __init__(self, limits: CollectorLimits):
+        self.limits = limits
+        self._cond = threading.Condition()
+        self._queues: dict[str, deque] = {}
+        self._bytes: dict[str, int] = {}
+        self._turns: deque[str] = deque()
+        self._closed = False
+        self._dropped: dict[str, int] = {}
+
+    def put(self, table: str, item: tuple) -> bool:
+        """Queue *item* (topic, payload, ...) of *table*; False if its queue is full."""
+        size = len(item[1])
+        with self._cond:
+            q = self._queues.get(table)
+            if q is None:
+                q = self._queues[table] = deque()
+                self._bytes[table] = 0
+            elif (len(q) >= self.limits.table_queue
+                  or self._bytes[table] + size > self.limits.table_queue_bytes):
+                self._dropped[table] = self._dropped.get(table, 0) + 1
+                return False
+            if not q:
+                self._turns.append(table)
+            q.append(item)
+            self._bytes[table] += size
+            self._cond.notify()
+            return True
+
+    def take(self, timeout: float) -> tuple[list, dict[str, int]] | None:
+        """One batch: up to ``share`` messages of each waiting table, in turn; and
+        the messages dropped per table since the last batch. None once closed."""
+        with self._cond:
+            if not self._turns and not self._closed:
+                self._cond.wait(timeout)
+            if self._closed:
+                return None
+            batch: list = []
+            for _ in range(len(self._turns)):
+                if len(batch) >= _BATCH:
+                    break
+                table = self._turns.popleft()
+                q = self._queues[table]
+                taken = budget = 0
+                while q and taken < self.limits.share and len(batch) < _BATCH:
+                    size = len(q[0][1])
+                    if taken and budget + size > self.limits.share_bytes:
+                        break
+                    batch.append(q.popleft())
+                    taken += 1
+                    budget += size
+                self._bytes[table] -= budget
+                if q:
+                    self._turns.append(table)
+                else:
+                    del self._queues[table]
+                    del self._bytes[table]
+            dropped, self._dropped = self._dropped, {}
+            return batch, dropped
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
 
 
 class Collector:
@@ -62,11 +169,13 @@ class Collector:
     the web view turns them into server-sent events.
     """
 
-    def __init__(self, identity: Identity, store: Store, *, keepalive_s: int = 10):
+    def __init__(self, identity: Identity, store: Store, *, keepalive_s: int = 10,
+                 limits: CollectorLimits | None = None):
         self.identity = identity
         self.store = store
         self.keepalive_s = keepalive_s
-        self._queue: queue.Queue = queue.Queue()
+        self.limits = limits or CollectorLimits()
+        self._inbox = _Inbox(self.limits)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._client = None
@@ -76,6 +185,29 @@ class Collector:
         self.commits = 0
         #: Set once subscribed to every table (cleared on a lost connection).
         self.connected = threading.Event()
+        #: Sessions with the broker so far (subscribed), and disconnections.
+        self.sessions = 0
+        self.disconnects = 0
+        #: Set when the collector gave up on the broker; :attr:`failure` says why.
+        self.failed = threading.Event()
+        self.failure: str | None = None
+        #: Per table, the most batches one of its messages waited for before the
+        #: batch that filed it (1: only the batch being filed when it came), and
+        #: the longest it took from arrival to commit, in seconds.
+        self.waited_batches: dict[str, int] = {}
+        self.waited_s: dict[str, float] = {}
+        #: Messages dropped per table because its queue was full.
+        self.dropped: dict[str, int] = {}
+        #: ``floor/alerts`` payloads published, and the largest one's size in bytes.
+        self.alerts_published = 0
+        self.alerts_largest = 0
+        self._session_since: float | None = None
+        self._last_kept = time.monotonic()
+        self._last_disconnect = "never connected"
+        self._alerts_dirty = True
+        self._alerts_sent_at = float("-inf")
+        self._alerts_checked_at = float("-inf")
+        self._alerts_last: bytes | None = None
         # What the view shows of each table, kept so that lines arriving
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
@@ -116,7 +248,7 @@ class Collector:
         alert = self.store.clear_alert(alert_id, who, note)
         if alert is not None:
             self._emit({"type": "cleared", "alert": alert})
-            self._publish_alerts()
+            self._alerts_dirty = True  # the writer publishes it within a tick
         return alert
 
     # -- running
@@ -124,14 +256,15 @@ class Collector:
     def start(self) -> "Collector":
         client = make_client(self.identity, COLLECTOR_ID)
         client.on_connect = self._on_connect
-        client.on_disconnect = lambda *a: self.connected.clear()
+        client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
-        client.on_subscribe = lambda *_: self.connected.set()
+        client.on_subscribe = self._on_subscribe
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         client.max_inflight_messages_set(1000)
         client.will_set(P.COLLECTOR_TOPIC, P.encode({"online": False, "boot": self.boot}),
                         qos=1, retain=True)
         self._client = client
+        self._last_kept = time.monotonic()
         client.connect_async(self.identity.host, self.identity.port, keepalive=self.keepalive_s,
                              clean_start=True)
         self._thread = threading.Thread(target=self._writer, name="floor-collector", daemon=True)
@@ -143,7 +276,7 @@ class Collector:
         if self._stop.is_set():
             return
         self._stop.set()
-        self._queue.put(None)
+        self._inbox.close()
         if self._thread is not None:
             self._thread.join(timeout=10)
         if self._client is not None:
@@ -187,8 +320,33 @@ class Collector:
                        qos=1, retain=True)
         log.info("floor: collector connected (boot %d)", self.boot)
 
+    def _on_subscribe(self, *_args) -> None:
+        self.sessions += 1
+        self._session_since = time.monotonic()
+        self._alerts_dirty = True  # the broker may hold an older floor/alerts
+        self.connected.set()
+
+    def _on_disconnect(self, _client, _userdata, _flags, reason_code, _properties) -> None:
+        self.connected.clear()
+        self._session_since = None
+        self.disconnects += 1
+        self._last_disconnect = str(reason_code)
+        if not self._stop.is_set():
+            log.warning("floor: the collector lost the broker: %s", reason_code)
+
     def _on_message(self, _client, _userdata, msg):
-        self._queue.put((msg.topic, msg.payload, time.time()))
+        # paho's network thread: only queue it, so the broker never waits for the store.
+        try:
+            topic = msg.topic
+        except UnicodeDecodeError:
+            log.warning("floor: ignoring a message on a topic that is not UTF-8")
+            return
+        parsed = P.parse_table_topic(topic)
+        if parsed is None:
+            return
+        if not self._inbox.put(parsed[0], (topic, msg.payload, time.time(), self.commits)):
+            table = parsed[0]
+            self.dropped[table] = self.dropped.get(table, 0) + 1
 
     # -- the writer thread
 
@@ -197,34 +355,25 @@ class Collector:
         # "alerts_cleared": when it moved, the retained open alerts are republished.
         cleared = self.store.meta("alerts_cleared")
         while not self._stop.is_set():
-            try:
-                first = self._queue.get(timeout=1.0)
-            except queue.Empty:
-                first = ...
+            taken = self._inbox.take(_TICK_S)
             if self.store.meta("alerts_cleared") != cleared:
                 cleared = self.store.meta("alerts_cleared")
-                self._publish_alerts()
-            if first is ...:
-                continue
-            if first is None:
+                self._alerts_dirty = True  # published by the tick below
+            if taken is None:
                 return
-            batch = [first]
-            while len(batch) < _BATCH:
+            batch, dropped = taken
+            if batch or dropped:
                 try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self._stop.set()
-                    break
-                batch.append(item)
+                    self._handle(batch, dropped)
+                except Exception:
+                    log.exception("floor: collector could not store a batch; the tables will send again")
             try:
-                self._handle(batch)
+                self._tick()
             except Exception:
-                log.exception("floor: collector could not store a batch; the tables will send again")
+                log.exception("floor: collector housekeeping failed")
 
-    def _handle(self, batch) -> None:
-        done = self.filing.store_batch(batch, time.time())
+    def _handle(self, batch, dropped: dict[str, int] | None = None) -> None:
+        done = self.filing.store_batch([item[:3] for item in batch], time.time(), dropped=dropped)
         self.commits += 1
         if self._kill_after_commit is not None and self.commits >= self._kill_after_commit and done.acks:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection: committed, never acknowledged
@@ -235,13 +384,51 @@ class Collector:
             self._client.publish(P.ack_topic(table), P.encode({"acked": seq}), qos=0)
         for table, seq in done.resends.items():
             self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
+        self._measure(batch)
+        if done.alerts:
+            self._alerts_dirty = True
         events = done.events
         if done.changed:
-            events.insert(0, {"type": "tables", "tables": self._views_of(done), "now": time.time()})
-        if any(e["type"] == "alert" for e in events):
-            self._publish_alerts()
+            try:
+                events.insert(0, {"type": "tables", "tables": self._views_of(done), "now": time.time()})
+            except Exception:  # a row the view cannot show must not cost the others their events
+                log.exception("floor: cannot show the tables %s", sorted(done.changed))
         for event in events:
             self._emit(event)
+
+    def _measure(self, batch) -> None:
+        """How long each table's messages waited (see :attr:`waited_batches`)."""
+        committed = time.time()
+        before = self.commits - 1  # batches done before this one
+        for topic, _payload, received, arrived in batch:
+            table = P.parse_table_topic(topic)[0]
+            waited = before - arrived
+            if waited > self.waited_batches.get(table, -1):
+                self.waited_batches[table] = waited
+            seconds = committed - received
+            if seconds > self.waited_s.get(table, -1.0):
+                self.waited_s[table] = seconds
+
+    def _tick(self) -> None:
+        """Between batches: publish ``floor/alerts`` when due, and watch the broker session."""
+        mono = time.monotonic()
+        if self.connected.is_set():
+            if not self._alerts_dirty and mono - self._alerts_checked_at >= _ALERTS_CHECK_S:
+                self._alerts_checked_at = mono
+                self._alerts_dirty = self._alerts_payload() != self._alerts_last
+            if self._alerts_dirty and mono - self._alerts_sent_at >= _ALERTS_EVERY_S:
+                self._publish_alerts()
+        since = self._session_since
+        kept_s = min(self.limits.session_kept_s, self.limits.broker_lost_s / 3)
+        if since is not None and mono - since >= kept_s:
+            self._last_kept = mono
+        elif mono - self._last_kept > self.limits.broker_lost_s and not self.failed.is_set():
+            self.failure = (f"no session with the broker {self.identity.host}:{self.identity.port} "
+                            f"that lasted {kept_s:g} s in the last {self.limits.broker_lost_s:g} s "
+                            f"({self.sessions} sessions, {self.disconnects} lost; last: "
+                            f"{self._last_disconnect}); giving up so that the service restarts")
+            log.error("floor: %s", self.failure)
+            self.failed.set()
 
     def _views_of(self, done: Batch) -> list[dict]:
         """The view rows of the tables *done* changed; a table that only sent lines keeps its row."""
@@ -259,10 +446,47 @@ class Collector:
             views.append(dict(view))
         return views
 
+    def _alerts_payload(self) -> bytes:
+        """``floor/alerts``: the newest open alerts that fit in ``max_message_bytes``,
+        how many are open and how often each table raised each kind."""
+        limit = self.limits.max_message_bytes
+        summary = self.store.alert_summary(self.limits.alerts_shown)
+        shown = summary["open"]
+        while True:
+            payload = P.encode({"open": shown, "total": summary["total"], "shown": len(shown),
+                                "counts": summary["counts"]})
+            if len(payload) <= limit or not shown:
+                break
+            shown = shown[len(shown) // 2 + len(shown) % 2:] if len(shown) > 1 else []
+        if len(payload) > limit:
+            # Too many tables to count each: totals per kind only.
+            kinds: dict[str, int] = {}
+            for per_kind in summary["counts"].values():
+                for kind, n in per_kind.items():
+                    kinds[kind] = kinds.get(kind, 0) + n
+            payload = P.encode({"open": [], "total": summary["total"], "shown": 0,
+                                "counts": None, "kinds": kinds})
+        return payload
+
     def _publish_alerts(self) -> None:
-        alerts = self.store.alerts()
-        if self._client is not None:
-            self._client.publish(P.ALERTS_TOPIC, P.encode({"open": alerts}), qos=1, retain=True)
+        """Publish ``floor/alerts`` (retained) if connected; else on the next session."""
+        client = self._client
+        if client is None or not self.connected.is_set():
+            return
+        payload = self._alerts_payload()
+        self._alerts_dirty = False
+        self._alerts_sent_at = self._alerts_checked_at = time.monotonic()
+        if len(payload) > self.limits.max_message_bytes:
+            log.error("floor: floor/alerts would take %d bytes, more than %d: not published",
+                      len(payload), self.limits.max_message_bytes)
+            return
+        info = client.publish(P.ALERTS_TOPIC, payload, qos=1, retain=True)
+        if info.rc != 0:
+            self._alerts_dirty = True  # not connected after all: on the next session
+            return
+        self._alerts_last = payload
+        self.alerts_published += 1
+        self.alerts_largest = max(self.alerts_largest, len(payload))
 
 
 def _view_table(row: dict) -> dict:

@@ -16,10 +16,13 @@ from .config import load_collector, load_table_floor, load_web
 log = logging.getLogger(__name__)
 
 
-def _wait_for_signal() -> None:
+def _wait_for_signal(*also: threading.Event) -> None:
+    """Wait for SIGTERM/SIGINT, or for any of *also* to be set."""
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
+    for event in also:
+        threading.Thread(target=lambda e=event: (e.wait(), done.set()), daemon=True).start()
     done.wait()
 
 
@@ -31,9 +34,13 @@ def collect(config: Path, *, ready=None) -> int:
     settings = load_collector(config)
     settings.identity.check()
     with Store(settings.store) as store:
-        with Collector(settings.identity, store):
+        collector = Collector(settings.identity, store, limits=settings.limits)
+        with collector:
             print(f"floor collector: store {settings.store}", file=sys.stderr, flush=True)
-            _wait_for_signal()
+            _wait_for_signal(collector.failed)
+    if collector.failed.is_set():
+        print(f"floor collector: {collector.failure}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

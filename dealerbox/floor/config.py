@@ -16,6 +16,7 @@ from ..service.schema import RaisingReporter, options_of, read_fields, unknown_k
 from ..tomlfile import read_toml
 from . import protocol as P
 from .client import Identity
+from .collector import CollectorLimits
 from .publisher import FloorSettings
 
 __all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_table_floor",
@@ -55,6 +56,7 @@ class CollectorSettings:
     identity: Identity
     store: Path
     web: WebSettings | None = None
+    limits: CollectorLimits = CollectorLimits()
 
     @property
     def web_host(self) -> str:
@@ -129,9 +131,9 @@ def load_table_floor(path) -> FloorSettings:
 
 def _floor_toml(path: Path, what: str) -> dict:
     data = read_toml(path, what)
-    extra = sorted(set(data) - {"broker", "store", "web"})
+    extra = sorted(set(data) - {"broker", "store", "web", "collector"})
     if extra:
-        raise ConfigError(path, f"[{extra[0]}]", "one of [broker], [store], [web]")
+        raise ConfigError(path, f"[{extra[0]}]", "one of [broker], [store], [web], [collector]")
     return data
 
 
@@ -144,7 +146,8 @@ def load_collector(path) -> CollectorSettings:
     identity = Identity(b.get("host", str, "127.0.0.1", check=bool, expected="a host name"),
                         b.get("port", int, 8883, check=_port, expected="a port 1..65535"),
                         b.path_of("ca"), b.path_of("cert"), b.path_of("key"))
-    return CollectorSettings(identity, _store_path(path, data), _web(path, data))
+    return CollectorSettings(identity, _store_path(path, data), _web(path, data),
+                             _limits(_Section(path, "collector", data.get("collector"))))
 
 
 def load_web(path) -> WebSettings:
@@ -212,3 +215,17 @@ def _web(path: Path, data: dict) -> WebSettings:
         request_timeout_s=w.get("request_timeout_s", float, d.request_timeout_s,
                                 check=lambda v: 0 < v <= 300, expected="seconds, more than 0 and at most 300"),
         config=path)
+
+
+def _limits(c: _Section):
+    """``[collector]``: what bounds the collector (docs/FLOOR.md)."""
+    c.unknown(("max_message_bytes", "alerts_shown", "broker_lost_s"))
+    d = CollectorLimits()
+    return CollectorLimits(
+        max_message_bytes=c.get("max_message_bytes", int, d.max_message_bytes,
+                                check=lambda v: 4096 <= v <= 1_000_000,
+                                expected="bytes, 4096..1000000 (below the broker's 1 MiB packets)"),
+        alerts_shown=c.get("alerts_shown", int, d.alerts_shown, check=lambda v: 0 <= v <= 10_000,
+                           expected="a number of alerts, 0..10000"),
+        broker_lost_s=c.get("broker_lost_s", float, d.broker_lost_s, check=lambda v: 1 <= v <= 86400,
+                            expected="seconds, 1..86400"))

@@ -6,12 +6,23 @@ again from the first missing line, at most every :data:`RESEND_QUIET_S`. A
 ``status`` of an earlier life of the table is ignored; ``state`` and ``health``
 are kept as the table retained them. What needs a person raises an alert.
 :class:`~dealerbox.floor.collector.Collector` owns the MQTT side.
+
+Each table is filed on its own: every message is filed within a savepoint of
+the batch's transaction, so a message the floor cannot use (not JSON, a ``seq``
+that is not a number, ...) is undone and refused for its table alone, with a
+``protocol`` alert, while every other message of the batch is committed.
+
+A line that breaks a table's chain never becomes its record: it is kept aside
+(:meth:`~dealerbox.floor.store.Store.quarantine`) with a ``chain`` alert, and the
+table is asked to send that ``seq`` again; the genuine line is stored when it
+comes.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from dataclasses import dataclass, field
 
 from . import protocol as P
@@ -21,12 +32,16 @@ log = logging.getLogger(__name__)
 
 #: A resend request for the same gap is repeated no sooner than this.
 RESEND_QUIET_S = 2.0
+#: An alert folded into an open one of the same table and kind is shown to the
+#: view and logged again no sooner than this (it is counted every time).
+ALERT_QUIET_S = 10.0
 
 
 @dataclass
 class Batch:
     """What storing one batch of messages leads to: acks and resend requests per table,
-    view events, and which tables changed (``refreshed``: their status or retained rows)."""
+    view events, and which tables changed (``refreshed``: their status or retained rows).
+    ``alerts`` is True when an alert was raised or folded."""
 
     acks: dict[str, int] = field(default_factory=dict)
     resends: dict[str, int] = field(default_factory=dict)
@@ -34,65 +49,146 @@ class Batch:
     changed: set[str] = field(default_factory=set)
     refreshed: set[str] = field(default_factory=set)
     last_seqs: dict[str, int] = field(default_factory=dict)
+    alerts: bool = False
+
+    def merge(self, other: "Batch") -> None:
+        """Take in what one message led to (messages of a batch come in order)."""
+        for table, seq in other.acks.items():
+            self.acks[table] = max(self.acks.get(table, 0), seq)
+            # A gap that a later message of the batch filled needs no resend: asked
+            # for below the table's new ack, it would move the table's cursor back.
+            if self.resends.get(table, seq + 1) <= seq:
+                del self.resends[table]
+        for table, seq in other.resends.items():
+            if seq > self.acks.get(table, 0):
+                self.resends[table] = seq
+        self.events.extend(other.events)
+        self.changed |= other.changed
+        self.refreshed |= other.refreshed
+        self.last_seqs.update(other.last_seqs)
+        self.alerts = self.alerts or other.alerts
 
 
 class Filing:
     """Files batches of table messages into *store*, one transaction a batch.
 
-    It keeps ``duplicates`` (lines sent again, per table) and the resend requests
-    it made; it raises the alerts (``chain``, ``tamper``, ``floor``, ``offline``,
-    ``clock``) in the store and in the batch's view events.
+    It keeps ``duplicates`` (lines sent again, per table), ``refused`` (messages
+    refused, per table) and the resend requests it made; it raises the alerts
+    (``chain``, ``tamper``, ``protocol``, ``floor``, ``offline``, ``clock``) in the
+    store and in the batch's view events.
     """
 
     def __init__(self, store: Store):
         self.store = store
         self.duplicates: dict[str, int] = {}
+        self.refused: dict[str, int] = {}
         self._asked: dict[str, tuple[int, float]] = {}
+        # (table, kind) -> when its alert was last shown and logged
+        self._shown: dict[tuple[str, str], float] = {}
 
-    def store_batch(self, batch, now: float) -> Batch:
-        """Store every message of *batch* in one transaction; what it leads to."""
+    def store_batch(self, batch, now: float, *, dropped: dict[str, int] | None = None) -> Batch:
+        """Store every message of *batch* in one transaction; what it leads to.
+
+        *dropped* counts, per table, the messages the collector could not even
+        queue (a table sending faster than the floor files): a ``protocol`` alert.
+        """
         done = Batch()
         with self.store.lock:
             self.store.begin()
             try:
                 for topic, payload, _received in batch:
-                    self._store_message(topic, payload, now, done)
+                    self._file(topic, payload, now, done)
+                for table, count in sorted((dropped or {}).items()):
+                    self._alert(done, table, "protocol",
+                                f"sends faster than the floor can file: {count} of its messages "
+                                "dropped", now=now)
                 self.store.commit()
             except BaseException:
                 self.store.rollback()
                 raise
         return done
 
-    def _store_message(self, topic: str, payload: bytes, now: float, done: Batch) -> None:
+    def _file(self, topic: str, payload: bytes, now: float, done: Batch) -> None:
+        """File one message within its own savepoint: refused alone if it is unusable."""
         parsed = P.parse_table_topic(topic)
         if parsed is None:
             return
         table, kind = parsed
         if not P.valid_table_id(table):
             return
+        if kind not in P.KINDS:
+            log.debug("floor: %s: ignoring a topic of a kind it does not know", topic)
+            return
+        if not payload:
+            # A retained message being deleted: nothing to file.
+            log.debug("floor: %s: an empty message (a retained message cleared)", topic)
+            return
+        mine = Batch()
+        saved = (self.duplicates.get(table), self._asked.get(table))
+        self.store.savepoint()
         try:
             d = P.decode(payload)
-        except P.PayloadError as exc:
-            log.warning("floor: %s: %s", topic, exc)
+            P.check_shape(kind, table, d)
+            self._store_message(table, kind, d, now, mine)
+            self.store.release()
+        except sqlite3.OperationalError:
+            raise  # the store itself failed (disk full, I/O): not this table's doing
+        except Exception as exc:
+            self.store.undo()
+            self._restore(table, saved)
+            what = str(exc) if isinstance(exc, P.PayloadError) else "a message the floor cannot file"
+            if not isinstance(exc, P.PayloadError):
+                log.exception("floor: %s: a message the floor cannot file", topic)
+            self.refused[table] = self.refused.get(table, 0) + 1
+            self._alert(done, table, "protocol", f"{kind} message refused: {what}", now=now)
             return
+        done.merge(mine)
+
+    def _restore(self, table: str, saved) -> None:
+        for store, value in zip((self.duplicates, self._asked), saved):
+            if value is None:
+                store.pop(table, None)
+            else:
+                store[table] = value
+
+    def _store_message(self, table: str, kind: str, d: dict, now: float, done: Batch) -> None:
         if kind == "journal":
-            seq = self._journal(table, d, now, done.acks, done.resends, done.events)
+            seq = self._journal(table, d, now, done)
             if seq is not None:
                 done.last_seqs[table] = seq
         elif kind == "status":
-            self._status(table, d, now, done.events)
+            self._status(table, d, now, done)
             done.refreshed.add(table)
-        elif kind in ("state", "health"):
-            self._retained(table, kind, d, now, done.events)
+        else:
+            self._retained(table, kind, d, now, done)
             done.refreshed.add(table)
         done.changed.add(table)
 
-    def _alert(self, events, table, kind, text, seq=None) -> None:
-        alert = self.store.raise_alert(table, kind, text, seq)
-        log.warning("floor: alert %s %s: %s", table, kind, text)
-        events.append({"type": "alert", "alert": alert})
+    def _alert(self, done: Batch, table, kind, text, seq=None, *, now: float) -> None:
+        """Raise (or fold) an alert; the view and the log hear of a folded one at most
+        every :data:`ALERT_QUIET_S`, the store counts it every time."""
+        alert = self.store.raise_alert(table, kind, text, seq, now)
+        done.alerts = True
+        key = (table, kind)
+        if alert["count"] > 1 and now - self._shown.get(key, float("-inf")) < ALERT_QUIET_S:
+            return
+        self._shown[key] = now
+        if alert["count"] > 1:
+            log.warning("floor: alert %s %s (%d times): %s", table, kind, alert["count"], text)
+        else:
+            log.warning("floor: alert %s %s: %s", table, kind, text)
+        done.events = [e for e in done.events
+                       if not (e["type"] == "alert" and e["alert"]["id"] == alert["id"])]
+        done.events.append({"type": "alert", "alert": alert})
 
-    def _journal(self, table, d, now, acks, resends, events) -> int | None:
+    def _ask_again(self, table: str, seq: int, now: float, done: Batch) -> None:
+        """Ask *table* to send again from *seq*, at most every :data:`RESEND_QUIET_S` for one seq."""
+        asked = self._asked.get(table)
+        if asked is None or asked[0] != seq or now - asked[1] > RESEND_QUIET_S:
+            done.resends[table] = seq
+            self._asked[table] = (seq, now)
+
+    def _journal(self, table, d, now, done: Batch) -> int | None:
         """Store a batch of lines; returns the table's last stored seq."""
         lines = d.get("lines")
         if not isinstance(lines, list):
@@ -100,67 +196,75 @@ class Filing:
         row = self.store.ensure_table(table)
         last_seq, last_hash = row["last_seq"], row["last_hash"]
         start_seq = last_seq
-        for line in lines:
-            if not isinstance(line, str):
-                break
+        problem = None
+        for index, line in enumerate(lines):
             try:
-                rec = json.loads(line)
-                seq, prev = rec["seq"], rec["prev"]
-            except (ValueError, KeyError, TypeError):
-                self._alert(events, table, "chain", f"a line that is not a journal line after seq {last_seq}")
+                seq, prev, rec = P.journal_line(line)
+            except P.PayloadError as exc:
+                problem = f"line {index + 1} of a batch (after seq {last_seq}) is not a journal line: {exc}"
                 break
             digest = line_hash(line)
             if seq <= last_seq:
                 stored = self.store.stored_line(table, seq)
                 self.duplicates[table] = self.duplicates.get(table, 0) + 1
                 if stored is not None and stored != line:
-                    self._alert(events, table, "tamper",
-                                f"seq {seq} was sent again with other content", seq)
-                acks[table] = max(acks.get(table, 0), last_seq)
+                    if self.store.quarantine(table, seq, line, digest, "tamper", now):
+                        self._alert(done, table, "tamper",
+                                    f"seq {seq} was sent again with other content: kept aside",
+                                    seq, now=now)
+                done.acks[table] = max(done.acks.get(table, 0), last_seq)
                 continue
             if seq != last_seq + 1:
-                oldest = d.get("oldest")
-                if last_seq == 0 and seq == oldest:
-                    self._alert(events, table, "chain",
+                if last_seq == 0 and seq == d.get("oldest"):
+                    # Retention deleted the table's first lines before the floor had
+                    # them: nothing to chain to, so its journal starts here.
+                    self._alert(done, table, "chain",
                                 f"the table's journal starts at seq {seq}: earlier lines were "
-                                "deleted before the floor received them", seq)
+                                "deleted before the floor received them", seq, now=now)
                     self.store.update_table(table, first_seq=seq)
                 else:
-                    asked = self._asked.get(table)
-                    if asked is None or asked[0] != last_seq + 1 or now - asked[1] > RESEND_QUIET_S:
-                        resends[table] = last_seq + 1
-                        self._asked[table] = (last_seq + 1, now)
+                    self._ask_again(table, last_seq + 1, now, done)
                     break
             if last_seq > 0:
                 chain_ok = prev == last_hash
             else:  # the first line: seq 1 starts the chain; a later start was alerted above
                 chain_ok = seq != 1 or prev == P.GENESIS
             if not chain_ok:
-                self._alert(events, table, "chain",
-                            f"seq {seq} does not chain to seq {last_seq}: the table's journal "
-                            "was changed", seq)
-            self.store.add_line(table, seq, line, digest, chain_ok, now)
-            self._decision_alert(table, rec, events)
+                # Kept aside, never the record: the genuine line for this seq is
+                # stored when the table sends it again.
+                if self.store.quarantine(table, seq, line, digest, "chain", now):
+                    self._alert(done, table, "chain",
+                                f"seq {seq} does not chain to seq {last_seq}: kept aside, and the "
+                                "table asked to send it again", seq, now=now)
+                self._ask_again(table, seq, now, done)
+                break
+            self.store.add_line(table, seq, line, digest, True, now)
+            self._decision_alert(table, rec, done, now)
             last_seq, last_hash = seq, digest
         if last_seq != start_seq:
             self.store.update_table(table, last_seq=last_seq, last_hash=last_hash, seen=now)
-            acks[table] = last_seq
-            self._asked.pop(table, None)
-        elif last_seq > 0 and table not in resends:
-            acks[table] = max(acks.get(table, 0), last_seq)
+            done.acks[table] = last_seq
+            if self._asked.get(table, (None,))[0] != last_seq + 1:
+                self._asked.pop(table, None)
+        elif last_seq > 0 and table not in done.resends:
+            done.acks[table] = max(done.acks.get(table, 0), last_seq)
+        if problem is not None:
+            self.refused[table] = self.refused.get(table, 0) + 1
+            self._alert(done, table, "protocol", f"journal message refused: {problem}", now=now)
         return last_seq
 
-    def _decision_alert(self, table, rec, events) -> None:
+    def _decision_alert(self, table, rec, done: Batch, now: float) -> None:
         dec = rec.get("decision")
         if isinstance(dec, dict) and dec.get("verdict") == "floor" and dec.get("step") in (0, None):
-            what = dec.get("irregularity") or "the dealer called the floor"
-            self._alert(events, table, "floor", f"{what}: the floor is needed at the table",
-                        rec.get("seq"))
+            what = dec.get("irregularity")
+            what = what if isinstance(what, str) and what else "the dealer called the floor"
+            self._alert(done, table, "floor", f"{what}: the floor is needed at the table",
+                        rec["seq"], now=now)
 
-    def _status(self, table, d, now, events) -> None:
+    def _status(self, table, d, now, done: Batch) -> None:
         row = self.store.ensure_table(table)
         # Each connection's birth and Last Will carry the same (boot, conn).
-        life = (_int(d.get("boot")), _int(d.get("conn")))
+        life = (d.get("boot", 0), d.get("conn", 0))
         current = (row["boot"], row["conn"])
         if life < current:
             log.info("floor: %s: ignoring a status of an earlier life %s (now %s)",
@@ -171,16 +275,12 @@ class Filing:
         self.store.update_table(table, boot=life[0], conn=life[1], online=int(online),
                                 status=json.dumps(d), seen=now)
         if was_online and not online and d.get("why") == "lost":
-            self._alert(events, table, "offline", "the table lost its connection to the floor")
+            self._alert(done, table, "offline", "the table lost its connection to the floor", now=now)
 
-    def _retained(self, table, kind, d, now, events) -> None:
+    def _retained(self, table, kind, d, now, done: Batch) -> None:
         row = self.store.ensure_table(table)
         self.store.update_table(table, **{kind: json.dumps(d)}, seen=now)
         if kind == "health":
             old = json.loads(row["health"]) if row["health"] else {}
             if d.get("clock_ok") is False and old.get("clock_ok", True) is not False:
-                self._alert(events, table, "clock", d.get("clock_problem") or "the clock is wrong")
-
-
-def _int(value) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+                self._alert(done, table, "clock", d.get("clock_problem") or "the clock is wrong", now=now)

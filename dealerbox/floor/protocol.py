@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Callable
+
+from ..errors import DealerboxError
 
 SCHEMA_VERSION = 1
 ROOT = "dealerbox/v1"
@@ -57,8 +60,9 @@ def parse_table_topic(topic: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-class PayloadError(ValueError):
-    """A payload is not JSON, has another schema version or lacks a key."""
+class PayloadError(DealerboxError, ValueError):
+    """A payload is not JSON, has another schema version, lacks a key or holds a
+    value of the wrong kind; the text says which, in a few words."""
 
 
 def encode(obj: dict) -> bytes:
@@ -70,12 +74,129 @@ def decode(payload: bytes, *required: str) -> dict:
     try:
         d = json.loads(payload)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise PayloadError(f"not JSON: {exc}") from None
+        raise PayloadError(f"not JSON: {_cut(str(exc))}") from None
+    except RecursionError:
+        raise PayloadError("JSON nested too deeply") from None
     if not isinstance(d, dict):
         raise PayloadError("not a JSON object")
     if d.get("v") != SCHEMA_VERSION:
-        raise PayloadError(f"schema version {d.get('v')!r}, expected {SCHEMA_VERSION}")
+        raise PayloadError(f"schema version {shown(d.get('v'))}, expected {SCHEMA_VERSION}")
     missing = [k for k in required if k not in d]
     if missing:
         raise PayloadError(f"missing {', '.join(missing)}")
     return d
+
+
+# -- what the collector checks of a table's payloads
+
+#: The largest integer SQLite stores (seq, boot and conn must fit).
+MAX_INT = 2**63 - 1
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _or_null(check: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _text(value) -> bool:
+    return isinstance(value, str)
+
+
+def _object(value) -> bool:
+    return isinstance(value, dict)
+
+
+def _lines(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _open(value) -> bool:
+    return value is None or (isinstance(value, dict)
+                             and all(value.get(k) is None or isinstance(value[k], str)
+                                     for k in ("irregularity", "verdict")))
+
+
+#: Per kind of table message, the keys the floor reads and what each must be:
+#: ``key: (check, what was expected)``. A key left out is fine (a reader takes
+#: its default), a key of another kind refuses the message; keys not named
+#: here are not read and never refuse anything.
+SHAPES: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
+    "journal": {
+        "lines": (_lines, "a list of journal lines (strings)"),
+        "oldest": (_or_null(_integer), "a seq or null"),
+        "boot": (_integer, "a count"),
+    },
+    "status": {
+        "online": (lambda v: isinstance(v, bool), "true or false"),
+        "why": (_or_null(_text), "a word"),
+        "boot": (_integer, "a count"),
+        "conn": (_integer, "a count"),
+        "wall": (_or_null(_number), "a time"),
+    },
+    "state": {
+        "phase": (_or_null(_text), "a phase name or null"),
+        "open": (_open, "null or an irregularity with text fields"),
+    },
+    "health": {
+        "readers": (_or_null(_object), "an object"),
+        "backlog": (_or_null(_integer), "a count"),
+        "head": (_or_null(_integer), "a seq"),
+        "acked": (_or_null(_integer), "a seq"),
+        "clock_ok": (_or_null(lambda v: isinstance(v, bool)), "true, false or null"),
+        "clock_problem": (_or_null(_text), "text or null"),
+    },
+}
+KINDS = tuple(SHAPES)
+
+
+def check_shape(kind: str, table: str, d: dict) -> None:
+    """Raise :class:`PayloadError` naming the first key of *d* the floor cannot use.
+
+    A ``table`` key, when present, must be the table whose topic carried it.
+    """
+    if "table" in d and d["table"] != table:
+        raise PayloadError(f"table = {shown(d['table'])} on {table}'s topic")
+    for key, (check, expected) in SHAPES[kind].items():
+        if key in d and not check(d[key]):
+            raise PayloadError(f"{key} = {shown(d[key])}: expected {expected}")
+
+
+def journal_line(line: str) -> tuple[int, str, dict]:
+    """``(seq, prev, record)`` of one journal line as a table sent it, or
+    :class:`PayloadError` saying why it is not a journal line."""
+    if not line.isascii():
+        raise PayloadError("not ASCII (a journal line always is)")
+    try:
+        rec = json.loads(line)
+    except ValueError as exc:
+        raise PayloadError(f"not JSON: {_cut(str(exc))}") from None
+    except RecursionError:
+        raise PayloadError("JSON nested too deeply") from None
+    if not isinstance(rec, dict):
+        raise PayloadError("not a JSON object")
+    seq, prev = rec.get("seq"), rec.get("prev")
+    if not _integer(seq) or seq == 0:
+        raise PayloadError(f"seq = {shown(seq)}: expected a positive integer")
+    if not isinstance(prev, str):
+        raise PayloadError(f"prev = {shown(prev)}: expected a SHA-256 in hex")
+    return seq, prev, rec
+
+
+def shown(value, limit: int = 40) -> str:
+    """*value* as JSON, cut to *limit* characters: safe to put in an alert or a log line."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (ValueError, RecursionError):
+        text = repr(type(value))
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."

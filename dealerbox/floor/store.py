@@ -3,6 +3,13 @@
 One row per journal line per table (the line exactly as the table stored it,
 so the chain can be verified here again), the tables' last known status,
 state and health, the alerts and the audit trail of who cleared what.
+
+Only lines that continue a table's chain are its record (``lines``). A line
+that breaks the chain, or that differs from the line already stored at its
+``seq``, is kept aside in ``quarantine`` as evidence and never takes the
+genuine line's place. An alert of a kind a table already has open is folded
+into it (``count`` and the ``last_*`` columns), so a table cannot fill the
+floor with alerts.
 """
 
 from __future__ import annotations
@@ -40,6 +47,16 @@ CREATE TABLE IF NOT EXISTS lines (
     committed REAL NOT NULL,
     PRIMARY KEY (table_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS quarantine (
+    table_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    line TEXT NOT NULL,
+    why TEXT NOT NULL,
+    received REAL NOT NULL,
+    times INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (table_id, seq, hash)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS alerts (
     id INTEGER PRIMARY KEY,
     table_id TEXT NOT NULL,
@@ -49,7 +66,11 @@ CREATE TABLE IF NOT EXISTS alerts (
     raised REAL NOT NULL,
     cleared_by TEXT,
     cleared_at REAL,
-    note TEXT
+    note TEXT,
+    count INTEGER NOT NULL DEFAULT 1,
+    last_seq INTEGER,
+    last_text TEXT,
+    last_raised REAL
 );
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY,
@@ -60,6 +81,20 @@ CREATE TABLE IF NOT EXISTS audit (
     detail TEXT
 );
 """
+
+
+#: Columns added to ``alerts`` after the first release, added to an older store on opening.
+_ALERT_COLUMNS = {"count": "INTEGER NOT NULL DEFAULT 1", "last_seq": "INTEGER",
+                  "last_text": "TEXT", "last_raised": "REAL"}
+#: Every open alert of one table and kind (folding looks it up for each alert raised).
+_OPEN_ALERTS_INDEX = ("CREATE INDEX IF NOT EXISTS alerts_open ON alerts (table_id, kind) "
+                      "WHERE cleared_at IS NULL")
+_ALERT_FIELDS = ("id, table_id, kind, text, seq, raised, cleared_by, cleared_at, note, "
+                 "count, last_seq, last_text, last_raised")
+#: Lines kept aside per table at most; past it they are only counted (in the alert).
+QUARANTINE_PER_TABLE = 10_000
+#: Alert texts are cut to this many characters (parts of them come from the tables).
+ALERT_TEXT_MAX = 300
 
 
 def line_hash(line: str) -> str:
@@ -77,6 +112,11 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(SCHEMA + ACCOUNTS_SCHEMA)
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(alerts)")}
+        for column, decl in _ALERT_COLUMNS.items():
+            if column not in have:
+                self._db.execute(f"ALTER TABLE alerts ADD COLUMN {column} {decl}")
+        self._db.execute(_OPEN_ALERTS_INDEX)
         self.lock = threading.RLock()
 
     def close(self) -> None:
@@ -101,6 +141,19 @@ class Store:
 
     def rollback(self) -> None:
         self._db.execute("ROLLBACK")
+
+    def savepoint(self) -> None:
+        """Start a nested part of the open transaction (one table's message)."""
+        self._db.execute("SAVEPOINT message")
+
+    def release(self) -> None:
+        """Keep what was done since :meth:`savepoint`."""
+        self._db.execute("RELEASE message")
+
+    def undo(self) -> None:
+        """Undo what was done since :meth:`savepoint`; the transaction goes on."""
+        self._db.execute("ROLLBACK TO message")
+        self._db.execute("RELEASE message")
 
     def counter(self, key: str) -> int:
         """Increment and return a persistent counter (the collector's boot)."""
@@ -138,14 +191,50 @@ class Store:
         self._db.execute("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?)",
                          (table_id, seq, line, digest, int(chain_ok), committed))
 
+    def quarantine(self, table_id: str, seq: int, line: str, digest: str, why: str,
+                   received: float) -> bool:
+        """Keep *line* aside (it broke the chain, or differs from the stored line at
+        its seq); True if it is a line not kept before. The same line again only
+        counts ``times``; past :data:`QUARANTINE_PER_TABLE` lines nothing is added."""
+        cur = self._db.execute("UPDATE quarantine SET times = times + 1 "
+                               "WHERE table_id=? AND seq=? AND hash=?", (table_id, seq, digest))
+        if cur.rowcount:
+            return False
+        (kept,) = self._db.execute("SELECT COUNT(*) FROM quarantine WHERE table_id=?",
+                                   (table_id,)).fetchone()
+        if kept >= QUARANTINE_PER_TABLE:
+            return True
+        self._db.execute("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, 1)",
+                         (table_id, seq, digest, line, why, received))
+        return True
+
+    def quarantined(self, table_id: str) -> list[dict]:
+        """The lines kept aside for *table_id*, by seq and arrival."""
+        with self.lock:
+            rows = self._db.execute("SELECT seq, hash, line, why, received, times FROM quarantine "
+                                    "WHERE table_id=? ORDER BY seq, received", (table_id,)).fetchall()
+        return [{"seq": q, "hash": h, "line": line, "why": w, "received": r, "times": n}
+                for q, h, line, w, r, n in rows]
+
     def raise_alert(self, table_id: str, kind: str, text: str, seq: int | None = None,
                     now: float | None = None) -> dict:
+        """Raise an alert, or fold it into the open alert of the same table and
+        kind (its ``count`` goes up, ``last_seq``/``last_text``/``last_raised``
+        say what came last). Returns the alert as it now is."""
         now = time.time() if now is None else now
-        cur = self._db.execute(
-            "INSERT INTO alerts (table_id, kind, text, seq, raised) VALUES (?, ?, ?, ?, ?)",
-            (table_id, kind, text, seq, now))
-        return {"id": cur.lastrowid, "table": table_id, "kind": kind, "text": text, "seq": seq,
-                "raised": now, "cleared_by": None, "cleared_at": None, "note": None}
+        text = _cut(text)
+        row = self._db.execute("SELECT id FROM alerts WHERE table_id=? AND kind=? AND cleared_at IS NULL "
+                               "ORDER BY id DESC LIMIT 1", (table_id, kind)).fetchone()
+        if row is None:
+            cur = self._db.execute(
+                "INSERT INTO alerts (table_id, kind, text, seq, raised, last_seq, last_text, last_raised) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (table_id, kind, text, seq, now, seq, text, now))
+            alert_id = cur.lastrowid
+        else:
+            alert_id = row[0]
+            self._db.execute("UPDATE alerts SET count = count + 1, last_seq=?, last_text=?, "
+                             "last_raised=? WHERE id=?", (seq, text, now, alert_id))
+        return self.alert(alert_id)
 
     # -- reading and clearing (any thread)
 
@@ -172,17 +261,31 @@ class Store:
 
     def alert(self, alert_id: int) -> dict | None:
         with self.lock:
-            cur = self._db.execute("SELECT id, table_id, kind, text, seq, raised, cleared_by, "
-                                   "cleared_at, note FROM alerts WHERE id=?", (alert_id,))
+            cur = self._db.execute(f"SELECT {_ALERT_FIELDS} FROM alerts WHERE id=?", (alert_id,))
             row = cur.fetchone()
         return _alert(row) if row else None
 
     def alerts(self, *, open_only: bool = True) -> list[dict]:
         where = "WHERE cleared_at IS NULL" if open_only else ""
         with self.lock:
-            rows = self._db.execute(f"SELECT id, table_id, kind, text, seq, raised, cleared_by, "
-                                    f"cleared_at, note FROM alerts {where} ORDER BY id").fetchall()
+            rows = self._db.execute(f"SELECT {_ALERT_FIELDS} FROM alerts {where} "
+                                    "ORDER BY id").fetchall()
         return [_alert(r) for r in rows]
+
+    def alert_summary(self, newest: int) -> dict:
+        """The open alerts in brief: the *newest* of them (oldest first), how many
+        are open, and how often each table raised each kind (``counts``)."""
+        with self.lock:
+            rows = self._db.execute(f"SELECT {_ALERT_FIELDS} FROM alerts WHERE cleared_at IS NULL "
+                                    "ORDER BY id DESC LIMIT ?", (max(0, newest),)).fetchall()
+            counts: dict[str, dict[str, int]] = {}
+            total = 0
+            for table, kind, alerts, times in self._db.execute(
+                    "SELECT table_id, kind, COUNT(*), SUM(count) FROM alerts "
+                    "WHERE cleared_at IS NULL GROUP BY table_id, kind ORDER BY table_id, kind"):
+                counts.setdefault(table, {})[kind] = times
+                total += alerts
+        return {"open": [_alert(r) for r in reversed(rows)], "total": total, "counts": counts}
 
     def audit(self) -> list[dict]:
         with self.lock:
@@ -352,6 +455,15 @@ CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user);
 
 
 def _alert(row) -> dict:
-    i, t, k, text, seq, raised, by, at, note = row
+    i, t, k, text, seq, raised, by, at, note, count, last_seq, last_text, last_raised = row
     return {"id": i, "table": t, "kind": k, "text": text, "seq": seq, "raised": raised,
-            "cleared_by": by, "cleared_at": at, "note": note}
+            "cleared_by": by, "cleared_at": at, "note": note, "count": count,
+            "last_seq": last_seq if last_text is not None else seq,
+            "last_text": last_text if last_text is not None else text,
+            "last_raised": last_raised if last_raised is not None else raised}
+
+
+def _cut(text: str, limit: int = ALERT_TEXT_MAX) -> str:
+    """*text* as SQLite can store it (no lone surrogates), at most *limit* characters."""
+    text = str(text).encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
