@@ -172,19 +172,23 @@ class Ledger:
     def __init__(self, *, chunk: int = CHUNK):
         self.chunk = chunk
         self._lock = threading.Lock()
-        self._created: set[int] = set()
+        self._created: set[str] = set()
         #: Lines that could not be read (malformed), skipped; per table, this process.
         self.skipped: dict[str, int] = {}
+        # The follower of each table as this ledger left it, with the progress it had
+        # then: while nobody else moved that table's progress, it goes on from there
+        # instead of reading the open hand again (the collector calls after each commit).
+        self._followers: dict[tuple[str, str], tuple[int, HandFollower]] = {}
 
     def create(self, engine) -> None:
         """Create the figures' tables and indexes where missing."""
         FIGURES.create_all(engine, checkfirst=True)
-        self._created.add(id(engine))
+        self._created.add(str(engine.url))
 
     def catch_up(self, engine) -> int:
         """Read every line stored since the last call; returns how many were read."""
         with self._lock:
-            if id(engine) not in self._created:
+            if str(engine.url) not in self._created:
                 self.create(engine)
             with engine.connect() as conn:
                 behind = conn.execute(
@@ -208,9 +212,14 @@ class Ledger:
             except IntegrityError:
                 return 0  # another caller started this table: it files these lines
             seq = 0
-        follower = HandFollower(table_id, dealer=dealer)
-        # The open hand is read again from its first line: no state to store but where it began.
-        cursor = resume_seq - 1 if resume_seq is not None else seq
+        key = (str(engine.url), table_id)
+        kept = self._followers.pop(key, None)
+        if kept is not None and kept[0] == seq:
+            follower, cursor = kept[1], seq
+        else:
+            follower = HandFollower(table_id, dealer=dealer)
+            # The open hand is read again from its first line: no state to store but where it began.
+            cursor = resume_seq - 1 if resume_seq is not None else seq
         progress = seq
         read = 0
         while True:
@@ -220,6 +229,7 @@ class Ledger:
                     .where(store_lines.c.table_id == table_id, store_lines.c.seq > cursor)
                     .order_by(store_lines.c.seq).limit(self.chunk)).all()
             if not rows:
+                self._followers[key] = (progress, follower)
                 return read
             closed: list[HandSummary] = []
             for line_seq, line in rows:
