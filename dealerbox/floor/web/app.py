@@ -31,6 +31,7 @@ from ..accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Ses
 from ..config import WebSettings
 from ..store import Store
 from .auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
+from .figures_api import FiguresApi
 from .live import Floor
 
 __all__ = ["FloorApp", "create_app"]
@@ -56,6 +57,7 @@ class FloorApp:
                                      settings.signin_window_s)
         self.gate = Gate(settings, self.store, self.sessions)
         self.floor = Floor(settings.store)
+        self.figures = FiguresApi(settings.store)
         self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
@@ -84,6 +86,7 @@ class FloorApp:
             ("/api/users", "GET", self.api_users, "manage_users", None),
             ("/api/users", "POST", self.api_user_add, "manage_users", "json"),
             ("/api/users/{name}", "DELETE", self.api_user_remove, "manage_users", None),
+            *self.figures.routes(),
         ]
 
     def asgi(self) -> Starlette:
@@ -113,6 +116,7 @@ class FloorApp:
         finally:
             await self.floor.stop()
             await run_in_threadpool(self.store.close)
+            self.figures.close()
 
     def close_streams(self) -> None:
         """End every event stream (the server is stopping)."""

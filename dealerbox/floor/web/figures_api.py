@@ -1,0 +1,133 @@
+"""The floor's figures as JSON (docs/FLOOR.md, "Figures"): hands per hour, irregularity
+rates, alert clearing and sensing faults, for any time range, for the casino's own
+reporting tools and the floor's pages.
+
+Before answering, the ledger reads the lines stored since it last did
+(:meth:`~dealerbox.floor.figures.Ledger.catch_up`), so an answer is never behind
+the store; the collector calling it after each commit keeps that step short.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+import time
+
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse
+
+from .. import figures as F
+from .. import protocol as P
+from .auth import Refused
+
+__all__ = ["FiguresApi", "parse_time", "DEFAULT_SPAN_S", "LONGEST_SPAN_S"]
+
+#: Without ``from``, the range starts this long before ``to``.
+DEFAULT_SPAN_S = 12 * 3600.0
+#: The longest range asked for at once (a year and a day).
+LONGEST_SPAN_S = 366 * 86400.0
+#: A dealer's id as the badge registry holds it (CONTRACT.md, the ``dealer`` event).
+DEALER_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,10}$")
+
+
+def parse_time(name: str, text: str) -> float:
+    """Epoch seconds from *text*: a number of seconds, or ISO 8601 with a UTC offset."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            moment = _dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise Refused(400, f"{name}={text[:40]!r}: expected epoch seconds or an ISO 8601 time "
+                               "such as 2026-11-24T18:00:00Z") from None
+        if moment.tzinfo is None:
+            raise Refused(400, f"{name}={text[:40]!r} has no UTC offset: add Z or one such as +01:00")
+        return moment.timestamp()
+    if not math.isfinite(value) or value < 0:
+        raise Refused(400, f"{name}={text[:40]!r}: expected epoch seconds, a finite number from 0")
+    return value
+
+
+def time_range(request) -> tuple[float, float]:
+    q = request.query_params
+    end = parse_time("to", q["to"]) if "to" in q else time.time()
+    start = parse_time("from", q["from"]) if "from" in q else end - DEFAULT_SPAN_S
+    if start >= end:
+        raise Refused(400, f"from ({start}) must be before to ({end})")
+    if end - start > LONGEST_SPAN_S:
+        raise Refused(400, f"a range of at most {LONGEST_SPAN_S / 86400:.0f} days at once")
+    return start, end
+
+
+def _table_id(value: str) -> str:
+    if not P.valid_table_id(value):
+        raise Refused(400, f"table {value[:40]!r} is no table id")
+    return value
+
+
+def _dealer_id(value: str) -> str:
+    if not DEALER_ID_RE.match(value):
+        raise Refused(400, f"dealer {value[:40]!r} is no dealer id (1 to 10 letters, digits, - or _)")
+    return value
+
+
+class FiguresApi:
+    """The ``/api/figures/...`` handlers over the store at *store_path*."""
+
+    def __init__(self, store_path):
+        self.engine = F.sqlite_engine(store_path)
+        self.ledger = F.Ledger()
+
+    def routes(self) -> list[tuple]:
+        """The routes, as :meth:`FloorApp.routes` lists them: every one needs "view"."""
+        return [
+            ("/api/figures/room", "GET", self.room, "view", None),
+            ("/api/figures/tables/{table_id}", "GET", self.table, "view", None),
+            ("/api/figures/dealers/{dealer_id}", "GET", self.dealer, "view", None),
+            ("/api/figures/hourly", "GET", self.hourly, "view", None),
+            ("/api/figures/alerts", "GET", self.alerts, "view", None),
+            ("/api/figures/sensing", "GET", self.sensing, "view", None),
+        ]
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _answer(self, query, *args, **kwargs):
+        self.ledger.catch_up(self.engine)
+        with self.engine.connect() as conn:
+            return query(conn, *args, **kwargs)
+
+    async def _json(self, query, *args, **kwargs) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(self._answer, query, *args, **kwargs))
+
+    async def room(self, request, client, session):
+        return await self._json(F.room_figures, *time_range(request))
+
+    async def table(self, request, client, session):
+        table_id = _table_id(request.path_params["table_id"])
+        return await self._json(F.table_figures, table_id, *time_range(request))
+
+    async def dealer(self, request, client, session):
+        dealer_id = _dealer_id(request.path_params["dealer_id"])
+        return await self._json(F.dealer_figures, dealer_id, *time_range(request))
+
+    async def hourly(self, request, client, session):
+        start, end = time_range(request)
+        q = request.query_params
+        table_id = _table_id(q["table"]) if "table" in q else None
+        dealer_id = _dealer_id(q["dealer"]) if "dealer" in q else None
+        hours = await run_in_threadpool(self._answer, F.hourly, start, end, table_id=table_id,
+                                        dealer_id=dealer_id)
+        return JSONResponse({"from": start, "to": end, "table": table_id, "dealer": dealer_id,
+                             "hours": hours})
+
+    async def alerts(self, request, client, session):
+        start, end = time_range(request)
+        rows = await run_in_threadpool(self._answer, F.alert_clearing, start, end)
+        return JSONResponse({"from": start, "to": end, "supervisors": rows})
+
+    async def sensing(self, request, client, session):
+        start, end = time_range(request)
+        rows = await run_in_threadpool(self._answer, F.sensing_faults, start, end)
+        return JSONResponse({"from": start, "to": end, "tables": rows})
