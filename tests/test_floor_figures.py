@@ -514,3 +514,21 @@ def test_the_same_figures_on_postgresql(tmp_path, room, postgres):
     pg.dispose()
     assert on_pg == on_sqlite
     assert on_pg["room"] == recount_room(room, start, end)
+
+
+def test_the_collector_brings_the_figures_up_to_date_between_batches(tmp_path, room):
+    """No web view open: the collector's own tick files what it stored into the figures."""
+    from dealerbox.floor.client import Identity
+    from dealerbox.floor.collector import Collector
+
+    start, end = T0 - 600.0, T0 + 11 * 3600.0
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    with Store(path) as store:
+        collector = Collector(Identity("127.0.0.1", 1, Path("ca"), Path("c"), Path("k")), store)
+        collector._tick()  # what the writer thread runs between two batches
+    engine = F.sqlite_engine(path)
+    with engine.connect() as conn:
+        assert F.room_figures(conn, start, end) == recount_room(room, start, end)
+    # Filed once: a ledger coming after it has nothing left to read.
+    assert F.Ledger().catch_up(engine) == 0
+    engine.dispose()

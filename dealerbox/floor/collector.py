@@ -67,6 +67,8 @@ _TICK_S = 0.25
 #: this often even when nothing was raised here (an alert cleared elsewhere).
 _ALERTS_EVERY_S = 1.0
 _ALERTS_CHECK_S = 5.0
+#: The pit boss's figures (figures.Ledger) are brought up to date this often, between batches.
+_FIGURES_EVERY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,8 @@ class Collector:
         self._alerts_sent_at = float("-inf")
         self._alerts_checked_at = float("-inf")
         self._alerts_last: bytes | None = None
+        self._figures = None  # (Ledger, engine), made on first use
+        self._figures_at = float("-inf")
         # What the view shows of each table, kept so that lines arriving
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
@@ -410,8 +414,12 @@ class Collector:
                 self.waited_s[table] = seconds
 
     def _tick(self) -> None:
-        """Between batches: publish ``floor/alerts`` when due, and watch the broker session."""
+        """Between batches: publish ``floor/alerts`` when due, bring the figures up to
+        date, and watch the broker session."""
         mono = time.monotonic()
+        if mono - self._figures_at >= _FIGURES_EVERY_S:
+            self._figures_at = mono
+            self._catch_up_figures()
         if self.connected.is_set():
             if not self._alerts_dirty and mono - self._alerts_checked_at >= _ALERTS_CHECK_S:
                 self._alerts_checked_at = mono
@@ -429,6 +437,26 @@ class Collector:
                             f"{self._last_disconnect}); giving up so that the service restarts")
             log.error("floor: %s", self.failure)
             self.failed.set()
+
+    def _catch_up_figures(self) -> None:
+        """File the lines stored since the last call into the figures' tables. After the
+        acks, never before them: a figures problem is logged and costs no table a line."""
+        if self._figures is False:
+            return
+        try:
+            if self._figures is None:
+                try:
+                    from .figures import Ledger, sqlite_engine
+                except ImportError as exc:
+                    log.warning("floor: no figures from this collector (%s is missing: the 'floor' extra)",
+                                exc.name)
+                    self._figures = False
+                    return
+                self._figures = (Ledger(), sqlite_engine(self.store.path))
+            ledger, engine = self._figures
+            ledger.catch_up(engine)
+        except Exception:
+            log.exception("floor: the figures could not be brought up to date (the web view will)")
 
     def _views_of(self, done: Batch) -> list[dict]:
         """The view rows of the tables *done* changed; a table that only sent lines keeps its row."""
