@@ -1,0 +1,310 @@
+"""A casino group's floor under load: 1,000 tables through three collectors into
+PostgreSQL, one collector SIGKILLed and started again mid-run; beside it, one
+collector on SQLite under the same load, in the same run.
+
+The tables are light publishers: no daemon, no journal on disk, but the real
+protocol (their own certificate each, a birth and a Last Will, chained journal
+lines sent from the floor's last ack, a resend on ``resend_from``, on a new
+collector boot or when no ack came for ``ACK_TIMEOUT_S``). Each writes
+``RATE`` lines a second (a real table writes about one), spread over worker
+processes that hold many MQTT clients each. Keys:
+
+- ``floor_group_tables`` / ``floor_group_collectors``: tables that reported,
+  collectors that shared them (goal: 1000 and 3).
+- ``floor_group_lost`` / ``floor_group_duplicated``: lines missing from the
+  store, or stored more than once (goal: 0 and 0).
+- ``floor_group_ms_p99``: from a line appended at the table to its committed
+  row (bounded from above by the ack's arrival, sent only after the commit).
+  Goal: at most 500 ms.
+- ``floor_group_lines_per_s`` beside ``floor_single_sqlite_lines_per_s``: lines
+  committed per second over the run, three collectors on PostgreSQL against
+  one on SQLite.
+- ``floor_group_killed``: the collector SIGKILLed mid-run and started again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+TABLES = 1000
+COLLECTORS = 3
+RATE = 1.0            # lines per second per table: a real table's pace
+DEAL_S = 40.0
+DRAIN_S = 90.0
+WORKERS = 4           # processes the tables are spread over
+BATCH = 64            # lines per journal message at most
+ACK_TIMEOUT_S = 10.0
+CONNECT_S = 60.0      # every table connected by then (1000 TLS handshakes on 2 cores)
+
+
+def _p99(values):
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(0.99 * len(values)))] * 1000.0, 1) if values else None
+
+
+class LightTable:
+    """One table: an in-memory chained journal and an MQTT v5 client that sends it
+    as the publisher does (dealerbox/floor/publisher.py), from the floor's last ack."""
+
+    def __init__(self, name: str, port: int, pki: Path):
+        import paho.mqtt.client as mqtt
+
+        from dealerbox.floor import protocol as P
+        from dealerbox.floor.client import Identity, make_client
+
+        self.P, self.name = P, name
+        self.lines: list[str] = []
+        self.appended: list[float] = []   # wall time each line was appended, by seq - 1
+        self.committed: dict[int, float] = {}
+        self.prev = P.GENESIS
+        self.acked = 0
+        self.cursor = 1                   # the next seq to send
+        self.last_ack_at = time.monotonic()
+        self.lock = threading.Lock()
+        self.connected = threading.Event()
+        self.client = make_client(Identity("127.0.0.1", port, pki / "ca.crt", pki / f"{name}.crt",
+                                           pki / f"{name}.key"), name)
+        self.client.will_set(P.status_topic(name), self._status(False, "lost"), qos=1, retain=True)
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.client.on_disconnect = lambda *_a: self.connected.clear()
+        self.client.connect_async("127.0.0.1", port, keepalive=30,
+                                  clean_start=True)  # no broker-side session, as the publisher
+        self._mqtt = mqtt
+
+    def _status(self, online: bool, why: str) -> bytes:
+        return self.P.encode({"table": self.name, "online": online, "why": why, "boot": 1, "conn": 1,
+                              "wall": time.time()})
+
+    def _on_connect(self, client, _u, _f, rc, _p):
+        if rc.is_failure:
+            return
+        P = self.P
+        client.subscribe([(P.ack_topic(self.name), 1), (P.COLLECTOR_TOPIC, 1)])
+        client.publish(P.status_topic(self.name), self._status(True, "birth"), qos=1, retain=True)
+        with self.lock:
+            self.cursor = self.acked + 1
+        self.connected.set()
+
+    def _on_message(self, _c, _u, msg):
+        d = json.loads(msg.payload)
+        with self.lock:
+            if msg.topic == self.P.COLLECTOR_TOPIC:
+                if d.get("online") and not msg.retain:  # a collector (re)started: send again
+                    self.cursor = self.acked + 1
+            elif isinstance(d.get("acked"), int):
+                now = time.time()
+                for seq in range(self.acked + 1, d["acked"] + 1):
+                    self.committed.setdefault(seq, now)
+                if d["acked"] > self.acked:
+                    self.acked = d["acked"]
+                    self.last_ack_at = time.monotonic()
+                self.cursor = max(self.cursor, self.acked + 1)
+            elif isinstance(d.get("resend_from"), int):
+                self.cursor = min(self.cursor, max(1, d["resend_from"]), self.acked + 1)
+
+    def append(self) -> None:
+        seq = len(self.lines) + 1
+        line = json.dumps({"seq": seq, "prev": self.prev, "wall": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           "event": {"t": float(seq), "ev": "tick"}}, separators=(",", ":"))
+        with self.lock:
+            self.lines.append(line)
+            self.appended.append(time.time())
+        from dealerbox.floor.store import line_hash
+        self.prev = line_hash(line)
+
+    def pump(self) -> None:
+        """Send what is due: from the cursor, or again from the ack after a silence."""
+        if not self.connected.is_set():
+            return
+        with self.lock:
+            if self.acked < len(self.lines) and time.monotonic() - self.last_ack_at > ACK_TIMEOUT_S:
+                self.cursor = self.acked + 1
+                self.last_ack_at = time.monotonic()
+            if self.cursor > len(self.lines):
+                return
+            first = self.cursor
+            part = self.lines[first - 1:first - 1 + BATCH]
+            self.cursor = first + len(part)
+        self.client.publish(self.P.journal_topic(self.name),
+                            self.P.encode({"table": self.name, "boot": 1, "oldest": 1, "lines": part}), qos=1)
+
+
+def _deal(names, port, pki, start_at, out_path) -> None:
+    """A worker process: its tables dealing from ``start_at`` for DEAL_S seconds, then draining."""
+    tables = [LightTable(n, port, pki) for n in names]
+    for t in tables:
+        t.client.loop_start()
+    deadline = time.time() + CONNECT_S
+    while time.time() < deadline and not all(t.connected.is_set() for t in tables):
+        time.sleep(0.1)
+    connected = sum(t.connected.is_set() for t in tables)
+    while time.time() < start_at:
+        time.sleep(0.01)
+    # Each table appends RATE lines a second, the tables staggered over the second.
+    rng = random.Random(hash(names[0]))
+    offsets = {t.name: rng.random() / RATE for t in tables}
+    start = time.monotonic()
+    due = {t.name: start + offsets[t.name] for t in tables}
+    while time.monotonic() - start < DEAL_S:
+        now = time.monotonic()
+        for t in tables:
+            while due[t.name] <= now:
+                t.append()
+                due[t.name] += 1.0 / RATE
+            t.pump()
+        time.sleep(0.02)
+    drain_end = time.monotonic() + DRAIN_S
+    while time.monotonic() < drain_end and any(t.acked < len(t.lines) for t in tables):
+        for t in tables:
+            t.pump()
+        time.sleep(0.05)
+    drained = time.monotonic() - start
+    for t in tables:
+        t.client.disconnect()
+        t.client.loop_stop()
+    Path(out_path).write_text(json.dumps({
+        "lines": {t.name: len(t.lines) for t in tables},
+        "latencies": [t.committed[s] - t.appended[s - 1] for t in tables for s in t.committed
+                      if s <= len(t.appended)],
+        "drained_s": drained, "connected": connected}))
+
+
+def _collector_config(tmp: Path, name: str, port: int, pki: Path, store: str) -> Path:
+    config = tmp / f"{name}.toml"
+    config.write_text(f'[broker]\nhost = "localhost"\nport = {port}\nca = "{pki / "ca.crt"}"\n'
+                      f'cert = "{pki / "floor-collector.crt"}"\nkey = "{pki / "floor-collector.key"}"\n'
+                      f'[store]\n{store}\n')
+    return config
+
+
+def _collect(config: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dealerbox.cli", "floor", "collect", "--config", str(config)],
+                            stderr=subprocess.DEVNULL)
+
+
+def _one_run(tmp: Path, names, pki, store_line: str, collectors: int, kill: bool) -> dict:
+    """Tables through *collectors* collectors into the store *store_line* says."""
+    import multiprocessing
+
+    from dealerbox.floor.broker import Broker
+
+    (tmp / "broker").mkdir()
+    broker = Broker(tmp / "broker", pki).start()
+    ids = ["floor-collector"] + [f"floor-collector-{i}" for i in range(2, collectors + 1)]
+    configs = [_collector_config(tmp, cid, broker.port, pki, store_line) for cid in ids[:collectors]]
+    procs = [_collect(c) for c in configs]
+    workers, killed = [], None
+    try:
+        ctx = multiprocessing.get_context("spawn")
+        start_at = time.time() + CONNECT_S + 5.0
+        for w in range(WORKERS):
+            out = tmp / f"worker{w}.json"
+            proc = ctx.Process(target=_deal, args=(names[w::WORKERS], broker.port, pki, start_at, out))
+            proc.start()
+            workers.append((proc, out))
+        if kill:
+            time.sleep(max(0.0, start_at - time.time()) + DEAL_S / 2)
+            procs[0].send_signal(signal.SIGKILL)
+            procs[0].wait()
+            killed = ids[0]
+            time.sleep(2.0)
+            procs[0] = _collect(configs[0])
+        for proc, _out in workers:
+            proc.join(timeout=CONNECT_S + DEAL_S + DRAIN_S + 120)
+    finally:
+        for proc, _out in workers:
+            if proc.is_alive():
+                proc.kill()
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        broker.stop()
+    results = [json.loads(out.read_text()) for _p, out in workers if out.exists()]
+    lines = {n: c for r in results for n, c in r["lines"].items()}
+    latencies = [x for r in results for x in r["latencies"]]
+    drained = max((r["drained_s"] for r in results), default=None)
+    return {"lines": lines, "latencies": latencies, "drained_s": drained, "killed": killed,
+            "connected": sum(r["connected"] for r in results)}
+
+
+def _count(store, names, lines) -> tuple[int, int, int]:
+    """(tables stored, lines lost, lines stored twice), from the store itself."""
+    counts = store.line_counts() if hasattr(store, "line_counts") else {
+        t: (c, d) for t, c, d in store._db.execute(
+            "SELECT table_id, COUNT(*), COUNT(DISTINCT seq) FROM lines GROUP BY table_id")}
+    lost = sum(lines.get(n, 0) - counts.get(n, (0, 0))[1] for n in names)
+    duplicated = sum(c - d for c, d in counts.values())
+    return sum(1 for n in names if counts.get(n, (0, 0))[0]), lost, duplicated
+
+
+def run() -> dict:
+    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
+        return {"floor_group_skipped": "mosquitto is not installed (Debian package: mosquitto)"}
+    from dealerbox.floor.broker import make_pki
+    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
+    from dealerbox.floor.store import Store
+
+    names = [f"T{i:04d}" for i in range(1, TABLES + 1)]
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench_floor_group_") as tmp:
+        tmp = Path(tmp)
+        # The collectors share the floor-collector certificate (the ACL's user) and
+        # tell themselves apart by their MQTT client ids.
+        pki = make_pki(tmp / "pki", [*names, "floor-collector"])
+        # One collector on SQLite: the embedded default, under the same load.
+        single = tmp / "single"
+        single.mkdir()
+        db = single / "floor.sqlite"
+        r = _one_run(single, names, pki, f'path = "{db}"', 1, kill=False)
+        with Store(db) as store:
+            _tables, lost, dup = _count(store, names, r["lines"])
+        total = sum(r["lines"].values())
+        out["floor_single_sqlite_lines_per_s"] = round(total / r["drained_s"], 1) if r["drained_s"] else None
+        out["floor_single_sqlite_ms_p99"] = _p99(r["latencies"])
+        out["floor_single_sqlite_lost"] = lost
+
+        reason = unavailable_reason()
+        if reason is not None:
+            out["floor_group_skipped"] = reason
+            return out
+        group = tmp / "group"
+        group.mkdir()
+        with PostgresCluster(group / "pg") as pg:
+            url = pg.url
+            r = _one_run(group, names, pki, f'url = "{url}"', COLLECTORS, kill=True)
+            with Store(url) as store:
+                tables, lost, dup = _count(store, names, r["lines"])
+                chains_ok = all(not store.verify(n) for n in names)
+        total = sum(r["lines"].values())
+        out.update({
+            "floor_group_tables": tables,
+            "floor_group_collectors": COLLECTORS,
+            "floor_group_killed": r["killed"],
+            "floor_group_connected": r["connected"],
+            "floor_group_lines": total,
+            "floor_group_lost": lost,
+            "floor_group_duplicated": dup,
+            "floor_group_chains_ok": chains_ok,
+            "floor_group_ms_p99": _p99(r["latencies"]),
+            "floor_group_lines_per_s": round(total / r["drained_s"], 1) if r["drained_s"] else None,
+            "floor_group_load_avg_1min": round(os.getloadavg()[0], 1),
+        })
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(run()))
