@@ -516,8 +516,8 @@ def test_the_same_figures_on_postgresql(tmp_path, room, postgres):
     assert on_pg["room"] == recount_room(room, start, end)
 
 
-def test_the_collector_brings_the_figures_up_to_date_between_batches(tmp_path, room):
-    """No web view open: the collector's own tick files what it stored into the figures."""
+def test_the_collector_brings_the_figures_up_to_date_by_itself(tmp_path, room):
+    """No web view open: the collector's figures thread files what it stored into the figures."""
     from dealerbox.floor.client import Identity
     from dealerbox.floor.collector import Collector
 
@@ -525,7 +525,7 @@ def test_the_collector_brings_the_figures_up_to_date_between_batches(tmp_path, r
     path = filled_store(tmp_path / "floor.sqlite", room)
     with Store(path) as store:
         collector = Collector(Identity("127.0.0.1", 1, Path("ca"), Path("c"), Path("k")), store)
-        collector._tick()  # what the writer thread runs between two batches
+        collector._catch_up_figures()  # what its figures thread runs every few seconds
     engine = F.sqlite_engine(path)
     with engine.connect() as conn:
         assert F.room_figures(conn, start, end) == recount_room(room, start, end)

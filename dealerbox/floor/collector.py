@@ -67,8 +67,10 @@ _TICK_S = 0.25
 #: this often even when nothing was raised here (an alert cleared elsewhere).
 _ALERTS_EVERY_S = 1.0
 _ALERTS_CHECK_S = 5.0
-#: The pit boss's figures (figures.Ledger) are brought up to date this often, between batches.
-_FIGURES_EVERY_S = 1.0
+#: The pit boss's figures (figures.Ledger) are brought up to date this often, by a
+#: thread of their own: never in the writer's way (it cost the writer 44% of its time
+#: under 300 tables, measured with py-spy), the web view catching up before it answers.
+_FIGURES_EVERY_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ class Collector:
         self._alerts_checked_at = float("-inf")
         self._alerts_last: bytes | None = None
         self._figures = None  # (Ledger, engine), made on first use
-        self._figures_at = float("-inf")
+        self._figures_thread: threading.Thread | None = None
         # What the view shows of each table, kept so that lines arriving
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
@@ -273,6 +275,8 @@ class Collector:
                              clean_start=True)
         self._thread = threading.Thread(target=self._writer, name="floor-collector", daemon=True)
         self._thread.start()
+        self._figures_thread = threading.Thread(target=self._figures_loop, name="floor-figures", daemon=True)
+        self._figures_thread.start()
         client.loop_start()
         return self
 
@@ -283,6 +287,8 @@ class Collector:
         self._inbox.close()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        if self._figures_thread is not None:
+            self._figures_thread.join(timeout=10)
         if self._client is not None:
             if self.connected.is_set():
                 info = self._client.publish(P.COLLECTOR_TOPIC,
@@ -414,12 +420,8 @@ class Collector:
                 self.waited_s[table] = seconds
 
     def _tick(self) -> None:
-        """Between batches: publish ``floor/alerts`` when due, bring the figures up to
-        date, and watch the broker session."""
+        """Between batches: publish ``floor/alerts`` when due, and watch the broker session."""
         mono = time.monotonic()
-        if mono - self._figures_at >= _FIGURES_EVERY_S:
-            self._figures_at = mono
-            self._catch_up_figures()
         if self.connected.is_set():
             if not self._alerts_dirty and mono - self._alerts_checked_at >= _ALERTS_CHECK_S:
                 self._alerts_checked_at = mono
@@ -437,6 +439,11 @@ class Collector:
                             f"{self._last_disconnect}); giving up so that the service restarts")
             log.error("floor: %s", self.failure)
             self.failed.set()
+
+    def _figures_loop(self) -> None:
+        while not self._stop.wait(_FIGURES_EVERY_S):
+            self._catch_up_figures()
+        self._catch_up_figures()  # what the last batches stored
 
     def _catch_up_figures(self) -> None:
         """File the lines stored since the last call into the figures' tables. After the
