@@ -75,6 +75,7 @@ class FloorApp:
             ("/logout", "POST", self.signout_form, "view", "form"),
             ("/", "GET", self.floor_page, "view", None),
             ("/audit", "GET", self.audit_page, "view", None),
+            ("/hands/{table_id}/{seq:int}", "GET", self.hand_page, "view", None),
             ("/events", "GET", self.events_json, "view", None),
             ("/events/page", "GET", self.events_page, "view", None),
             ("/api/session", "POST", self.signin_json, None, "json"),
@@ -175,6 +176,15 @@ class FloorApp:
         audit, alerts = await run_in_threadpool(self._audit)
         return self.render(request, "audit.html", session=session, audit=audit[::-1],
                            alerts=[a for a in alerts if a["cleared_at"] is not None][::-1])
+
+    async def hand_page(self, request, client, session):
+        p = request.path_params
+        try:
+            story = await run_in_threadpool(self.figures.story, p["table_id"], p["seq"])
+        except Refused as refused:
+            return self.render(request, "story.html", refused.status, session=session, story=None,
+                               error=refused.reason)
+        return self.render(request, "story.html", session=session, story=story, error="")
 
     # -- signing in and out (JSON)
 

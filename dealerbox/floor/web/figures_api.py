@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 
 from .. import figures as F
 from .. import protocol as P
+from .. import story as S
 from .auth import Refused
 
 __all__ = ["FiguresApi", "parse_time", "DEFAULT_SPAN_S", "LONGEST_SPAN_S"]
@@ -88,7 +89,24 @@ class FiguresApi:
             ("/api/figures/hourly", "GET", self.hourly, "view", None),
             ("/api/figures/alerts", "GET", self.alerts, "view", None),
             ("/api/figures/sensing", "GET", self.sensing, "view", None),
+            ("/api/hands/{table_id}/{seq:int}", "GET", self.hand_json, "view", None),
         ]
+
+    def story(self, table_id: str, seq: int) -> dict:
+        """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/story.py);
+        a 404 when the floor has no such line."""
+        table_id = _table_id(table_id)
+        self.ledger.catch_up(self.engine)
+        with self.engine.connect() as conn:
+            found = S.hand_lines(conn, table_id, seq)
+        if found is None:
+            raise Refused(404, f"the floor has no line {seq} of table {table_id}")
+        lines, dealer = found
+        return S.tell(table_id, lines, dealer=dealer)
+
+    async def hand_json(self, request, client, session):
+        p = request.path_params
+        return JSONResponse(await run_in_threadpool(self.story, p["table_id"], p["seq"]))
 
     def close(self) -> None:
         self.engine.dispose()
