@@ -595,6 +595,8 @@ def cmd_floor(args) -> int:
     if args.floor_command == "user":
         return commands.user(args.config, args.user_command, getattr(args, "name", None),
                              getattr(args, "role", None))
+    if args.floor_command == "report":
+        return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf)
     return commands.verify(args.store)
 
 
@@ -760,6 +762,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "name); the password comes from $DEALERBOX_FLOOR_PASSWORD or a prompt")
     fp.add_argument("--ca", type=Path, help="the casino CA certificate that signed the web view's "
                                             "(default: the system's trusted certificates)")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("report", help="the shift report: every table and dealer, the alerts and who cleared them")
+    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                    help="the floor's floor.toml (its [store]) (default: %(default)s)")
+    fp.add_argument("--from", dest="start", help="the shift's start: ISO 8601 with an offset, or epoch seconds "
+                                                 "(default: 12 hours before --to)")
+    fp.add_argument("--to", dest="end", help="the shift's end (default: now)")
+    fp.add_argument("--html", type=Path, help="write the report as an HTML file that prints well")
+    fp.add_argument("--csv", type=Path, help="write one CSV line per table, per dealer and for the room")
+    fp.add_argument("--pdf", type=Path, help="write the report as a PDF")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
     fp.add_argument("--store", type=Path, required=True, help="the collector's SQLite store")

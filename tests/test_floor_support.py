@@ -40,7 +40,8 @@ def need(binary: str, package: str) -> str:
 def pki(tmp_path_factory):
     need("openssl", "openssl")
     return make_pki(tmp_path_factory.mktemp("pki"),
-                    [*TABLES, "floor-collector", "floor-view", "floor-revoked"])
+                    [*TABLES, "floor-collector", "floor-collector-2", "floor-collector-3", "floor-view",
+                     "floor-revoked"])
 
 
 @pytest.fixture
@@ -138,14 +139,15 @@ def open_journal(directory: Path, **kw) -> Journal:
     return Journal(directory, sync="none", **kw)
 
 
-def write_collector_config(path: Path, pki: Path, broker: Broker, store: Path, web_port: int = 0) -> Path:
+def write_collector_config(path: Path, pki: Path, broker: Broker, store: Path, web_port: int = 0,
+                           collector: str = "floor-collector") -> Path:
     path.write_text(f"""
 [broker]
 host = "localhost"
 port = {broker.port}
 ca = "{pki / 'ca.crt'}"
-cert = "{pki / 'floor-collector.crt'}"
-key = "{pki / 'floor-collector.key'}"
+cert = "{pki / f'{collector}.crt'}"
+key = "{pki / f'{collector}.key'}"
 [store]
 path = "{store}"
 [web]

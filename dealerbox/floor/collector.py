@@ -77,6 +77,9 @@ _FIGURES_EVERY_S = 5.0
 class CollectorLimits:
     """What bounds the collector (``[collector]`` in floor.toml)."""
 
+    #: The MQTT v5 shared subscription group the collectors of one floor share the
+    #: tables through (each message goes to one of them; one collector is a group of one).
+    share_group: str = P.SHARE_GROUP
     #: Nothing the collector publishes is larger (the broker's limit is 1 MiB).
     max_message_bytes: int = 256 * 1024
     #: The newest open alerts ``floor/alerts`` carries (fewer if they would not fit).
@@ -324,7 +327,10 @@ class Collector:
         if reason_code.is_failure:
             log.error("floor: the broker refused the collector: %s", reason_code)
             return
-        client.subscribe(P.TABLES_WILDCARD, qos=1)
+        # Shared: several collectors of a floor take turns with the tables' messages. Which
+        # collector files a table's batch does not matter: the seq and chain checks read the
+        # table's row inside the store's write transaction (BEGIN IMMEDIATE).
+        client.subscribe(P.shared_tables_wildcard(self.limits.share_group), qos=1)
         # Tables send their unacknowledged lines again when they see this.
         client.publish(P.COLLECTOR_TOPIC, P.encode({"online": True, "boot": self.boot}),
                        qos=1, retain=True)

@@ -144,3 +144,53 @@ def verify(store_path: Path) -> int:
             if not problems:
                 print(f"{row['table_id']}: {row['last_seq']} lines, chain ok")
     return 1 if bad else 0
+
+
+def report(config: Path, start: str | None, end: str | None, *, html: Path | None = None,
+           csv: Path | None = None, pdf: Path | None = None) -> int:
+    """``floor report``: the shift report of ``[start, end)`` from the store; a summary on
+    stdout, and the files asked for."""
+    from . import figures as F
+    from . import report as R
+    from .store import Store
+
+    def moment(name: str, text: str) -> float:
+        import datetime as _dt
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            value = _dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise FloorError(f"--{name} {text!r}: expected ISO 8601 (2026-11-24T18:00:00+01:00) "
+                             "or epoch seconds") from None
+        if value.tzinfo is None:
+            raise FloorError(f"--{name} {text!r} has no UTC offset: add Z or one such as +01:00")
+        return value.timestamp()
+
+    stop = moment("to", end) if end else time.time()
+    begin = moment("from", start) if start else stop - 12 * 3600
+    if begin >= stop:
+        raise FloorError(f"--from must be before --to ({R.stamp(begin)} is not before {R.stamp(stop)})")
+    settings = load_web(config)
+    engine = F.sqlite_engine(settings.store)
+    try:
+        F.Ledger().catch_up(engine)
+        with Store(settings.store) as store, engine.connect() as conn:
+            shift = R.shift_report(conn, store.alerts(open_only=False), begin, stop)
+    finally:
+        engine.dispose()
+    room = shift["room"]
+    print(f"shift {R.stamp(begin)} to {R.stamp(stop)}: {len(shift['tables'])} tables, "
+          f"{sum(1 for d in shift['dealers'] if d['dealer'] is not None)} dealers, {room['hands']} hands, "
+          f"{room['irregularities_per_100_hands']} irregularities per 100 hands; alerts: "
+          f"{len(shift['alerts_open'])} open, {len(shift['alerts_cleared'])} cleared")
+    for path, text in ((html, lambda: R.report_html(shift)), (csv, lambda: R.report_csv(shift))):
+        if path is not None:
+            path.write_text(text(), encoding="utf-8")
+            print(f"wrote {path}")
+    if pdf is not None:
+        pdf.write_bytes(R.report_pdf(shift))
+        print(f"wrote {pdf}")
+    return 0

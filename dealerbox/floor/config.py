@@ -219,9 +219,11 @@ def _web(path: Path, data: dict) -> WebSettings:
 
 def _limits(c: _Section):
     """``[collector]``: what bounds the collector (docs/FLOOR.md)."""
-    c.unknown(("max_message_bytes", "alerts_shown", "broker_lost_s"))
+    c.unknown(("max_message_bytes", "alerts_shown", "broker_lost_s", "share_group"))
     d = CollectorLimits()
     return CollectorLimits(
+        share_group=c.get("share_group", str, d.share_group, check=lambda v: bool(P.SHARE_GROUP_RE.match(v)),
+                          expected="1 to 64 letters, digits, - or _ (an MQTT shared subscription group)"),
         max_message_bytes=c.get("max_message_bytes", int, d.max_message_bytes,
                                 check=lambda v: 4096 <= v <= 1_000_000,
                                 expected="bytes, 4096..1000000 (below the broker's 1 MiB packets)"),

@@ -50,6 +50,15 @@ def ack_topic(table: str) -> str:
 COLLECTOR_TOPIC = f"{ROOT}/floor/collector"
 ALERTS_TOPIC = f"{ROOT}/floor/alerts"
 TABLES_WILDCARD = f"{ROOT}/tables/+/+"
+#: Collectors share the tables' topics through this MQTT v5 shared subscription
+#: group by default: the broker gives each message to one collector of the group.
+SHARE_GROUP = "dealerbox-collectors"
+SHARE_GROUP_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def shared_tables_wildcard(group: str = SHARE_GROUP) -> str:
+    """Every table's topics, shared among the collectors of *group*."""
+    return f"$share/{group}/{TABLES_WILDCARD}"
 
 _TABLE_TOPIC_RE = re.compile(r"^" + re.escape(ROOT) + r"/tables/([^/]+)/([a-z]+)$")
 

@@ -158,9 +158,16 @@ class Store:
     def counter(self, key: str) -> int:
         """Increment and return a persistent counter (the collector's boot)."""
         with self.lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-            value = int(row[0]) + 1 if row else 1
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+            # One write transaction: collectors starting together on one store get distinct values.
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+                value = int(row[0]) + 1 if row else 1
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
             return value
 
     def table(self, table_id: str) -> dict | None:

@@ -27,11 +27,12 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from .. import protocol as P
+from .. import report as R
 from ..accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from ..config import WebSettings
 from ..store import Store
 from .auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
-from .figures_api import FiguresApi
+from .figures_api import FiguresApi, time_range
 from .live import Floor
 
 __all__ = ["FloorApp", "create_app"]
@@ -62,7 +63,7 @@ class FloorApp:
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
-        self.templates.filters.update(clock=_clock, age=_age)
+        self.templates.filters.update(clock=_clock, age=_age, stamp=R.stamp, iso=R.iso)
 
     # -- the table of routes
 
@@ -76,6 +77,9 @@ class FloorApp:
             ("/", "GET", self.floor_page, "view", None),
             ("/audit", "GET", self.audit_page, "view", None),
             ("/hands/{table_id}/{seq:int}", "GET", self.hand_page, "view", None),
+            ("/report", "GET", self.report_page, "view", None),
+            ("/api/report", "GET", self.report_json, "view", None),
+            ("/report.csv", "GET", self.report_csv, "view", None),
             ("/events", "GET", self.events_json, "view", None),
             ("/events/page", "GET", self.events_page, "view", None),
             ("/api/session", "POST", self.signin_json, None, "json"),
@@ -185,6 +189,24 @@ class FloorApp:
             return self.render(request, "story.html", refused.status, session=session, story=None,
                                error=refused.reason)
         return self.render(request, "story.html", session=session, story=story, error="")
+
+    def _report(self, start: float, end: float) -> dict:
+        figures = self.figures
+        figures.ledger.catch_up(figures.engine)
+        with figures.engine.connect() as conn:
+            return R.shift_report(conn, self.store.alerts(open_only=False), start, end)
+
+    async def report_page(self, request, client, session):
+        report = await run_in_threadpool(self._report, *time_range(request))
+        return self.render(request, "report.html", session=session, report=report)
+
+    async def report_json(self, request, client, session):
+        return JSONResponse(await run_in_threadpool(self._report, *time_range(request)))
+
+    async def report_csv(self, request, client, session):
+        report = await run_in_threadpool(self._report, *time_range(request))
+        return Response(R.report_csv(report), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="shift-report.csv"'})
 
     # -- signing in and out (JSON)
 
