@@ -26,13 +26,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from .. import figures as F
 from .. import protocol as P
 from .. import report as R
 from ..accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from ..config import WebSettings
 from ..store import Store
+from . import charts as C
 from .auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
-from .figures_api import FiguresApi, time_range
+from .figures_api import FiguresApi, dealer_id_of, table_id_of, time_range
 from .live import Floor
 
 __all__ = ["FloorApp", "create_app"]
@@ -77,6 +79,8 @@ class FloorApp:
             ("/", "GET", self.floor_page, "view", None),
             ("/audit", "GET", self.audit_page, "view", None),
             ("/hands/{table_id}/{seq:int}", "GET", self.hand_page, "view", None),
+            ("/tables/{table_id}", "GET", self.table_page, "view", None),
+            ("/dealers/{dealer_id}", "GET", self.dealer_page, "view", None),
             ("/report", "GET", self.report_page, "view", None),
             ("/api/report", "GET", self.report_json, "view", None),
             ("/report.csv", "GET", self.report_csv, "view", None),
@@ -189,6 +193,37 @@ class FloorApp:
             return self.render(request, "story.html", refused.status, session=session, story=None,
                                error=refused.reason)
         return self.render(request, "story.html", session=session, story=story, error="")
+
+    def _pit_page(self, kind: str, ident: str, start: float, end: float) -> dict:
+        """What a table's or a dealer's page shows: its figures, its hours and the room's."""
+        figures = self.figures
+        figures.ledger.catch_up(figures.engine)
+        with figures.engine.connect() as conn:
+            if kind == "table":
+                mine = F.table_figures(conn, ident, start, end)
+                hours = F.hourly(conn, start, end, table_id=ident)
+            else:
+                mine = F.dealer_figures(conn, ident, start, end)
+                hours = F.hourly(conn, start, end, dealer_id=ident)
+            return {"figures": mine, "hours": hours, "room_hours": F.hourly(conn, start, end),
+                    "room": F.room_figures(conn, start, end)["room"]}
+
+    async def _pit_answer(self, request, session, kind: str, ident: str):
+        start, end = time_range(request)
+        data = await run_in_threadpool(self._pit_page, kind, ident, start, end)
+        nonce = request.state.nonce
+        who = f"table {ident}" if kind == "table" else f"dealer {ident}"
+        charts = [C.hands_per_hour_chart(data["hours"], nonce, title=f"Hands per hour, {who}"),
+                  C.irregularity_chart(data["hours"], data["room_hours"], nonce,
+                                       title="Irregularities per 100 hands", who=who)]
+        return self.render(request, "pit.html", session=session, kind=kind, ident=ident, who=who,
+                           start=start, end=end, charts=charts, **data)
+
+    async def table_page(self, request, client, session):
+        return await self._pit_answer(request, session, "table", table_id_of(request.path_params["table_id"]))
+
+    async def dealer_page(self, request, client, session):
+        return await self._pit_answer(request, session, "dealer", dealer_id_of(request.path_params["dealer_id"]))
 
     def _report(self, start: float, end: float) -> dict:
         figures = self.figures

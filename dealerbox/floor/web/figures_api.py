@@ -22,7 +22,8 @@ from .. import protocol as P
 from .. import story as S
 from .auth import Refused
 
-__all__ = ["FiguresApi", "parse_time", "DEFAULT_SPAN_S", "LONGEST_SPAN_S"]
+__all__ = ["FiguresApi", "parse_time", "time_range", "table_id_of", "dealer_id_of", "DEFAULT_SPAN_S",
+           "LONGEST_SPAN_S"]
 
 #: Without ``from``, the range starts this long before ``to``.
 DEFAULT_SPAN_S = 12 * 3600.0
@@ -61,13 +62,15 @@ def time_range(request) -> tuple[float, float]:
     return start, end
 
 
-def _table_id(value: str) -> str:
+def table_id_of(value: str) -> str:
+    """*value* if it is a table id, else a 400 saying so."""
     if not P.valid_table_id(value):
         raise Refused(400, f"table {value[:40]!r} is no table id")
     return value
 
 
-def _dealer_id(value: str) -> str:
+def dealer_id_of(value: str) -> str:
+    """*value* if it is a dealer id, else a 400 saying so."""
     if not DEALER_ID_RE.match(value):
         raise Refused(400, f"dealer {value[:40]!r} is no dealer id (1 to 10 letters, digits, - or _)")
     return value
@@ -95,7 +98,7 @@ class FiguresApi:
     def story(self, table_id: str, seq: int) -> dict:
         """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/story.py);
         a 404 when the floor has no such line."""
-        table_id = _table_id(table_id)
+        table_id = table_id_of(table_id)
         self.ledger.catch_up(self.engine)
         with self.engine.connect() as conn:
             found = S.hand_lines(conn, table_id, seq)
@@ -123,18 +126,18 @@ class FiguresApi:
         return await self._json(F.room_figures, *time_range(request))
 
     async def table(self, request, client, session):
-        table_id = _table_id(request.path_params["table_id"])
+        table_id = table_id_of(request.path_params["table_id"])
         return await self._json(F.table_figures, table_id, *time_range(request))
 
     async def dealer(self, request, client, session):
-        dealer_id = _dealer_id(request.path_params["dealer_id"])
+        dealer_id = dealer_id_of(request.path_params["dealer_id"])
         return await self._json(F.dealer_figures, dealer_id, *time_range(request))
 
     async def hourly(self, request, client, session):
         start, end = time_range(request)
         q = request.query_params
-        table_id = _table_id(q["table"]) if "table" in q else None
-        dealer_id = _dealer_id(q["dealer"]) if "dealer" in q else None
+        table_id = table_id_of(q["table"]) if "table" in q else None
+        dealer_id = dealer_id_of(q["dealer"]) if "dealer" in q else None
         hours = await run_in_threadpool(self._answer, F.hourly, start, end, table_id=table_id,
                                         dealer_id=dealer_id)
         return JSONResponse({"from": start, "to": end, "table": table_id, "dealer": dealer_id,

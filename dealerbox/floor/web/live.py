@@ -23,6 +23,10 @@ __all__ = ["Floor", "Subscriber", "POLL_S"]
 log = logging.getLogger(__name__)
 
 POLL_S = 0.2
+#: The pit boss's part of each tile (who deals, hands per hour over the last
+#: :data:`PIT_SPAN_S`) is read again at most this often: it moves with hands, not lines.
+PIT_EVERY_S = 10.0
+PIT_SPAN_S = 2 * 3600.0
 #: Events a stream may fall behind by before it is ended (the client reconnects
 #: and starts again from a snapshot).
 QUEUE = 1000
@@ -59,6 +63,9 @@ class Floor:
         self._version: int | None = None
         self._task: asyncio.Task | None = None
         self.refreshes = 0
+        self._pit: dict[str, dict] = {}
+        self._pit_at = float("-inf")
+        self._figures = None  # (Ledger, engine) once the pit is first read
 
     async def start(self) -> None:
         self._store = await to_thread.run_sync(Store, self.path)
@@ -74,6 +81,8 @@ class Floor:
                 pass
         if self._store is not None:
             await to_thread.run_sync(self._store.close)
+        if self._figures is not None:
+            self._figures[1].dispose()
 
     def snapshot(self) -> dict:
         return {"tables": [self.tables[t] for t in sorted(self.tables)],
@@ -134,4 +143,30 @@ class Floor:
         version = store.data_version()  # before the reads: a commit after it is seen next time
         tables = {row["table_id"]: view_table(row) for row in store.tables()}
         alerts = {a["id"]: a for a in store.alerts()}
+        now = time.time()
+        if now - self._pit_at >= PIT_EVERY_S:
+            self._pit_at = now
+            self._pit = self._read_pit(now)
+        for name, view in tables.items():
+            view.update(self._pit.get(name, {"dealer": None, "hands_per_hour": None}))
         return version, tables, alerts
+
+    def _read_pit(self, now: float) -> dict[str, dict]:
+        """Per table: who deals (as the figures follow the ``dealer`` events) and its hands
+        per hour over the last :data:`PIT_SPAN_S`. A figures problem leaves the last answer."""
+        from sqlalchemy import select
+
+        from .. import figures as F
+        try:
+            if self._figures is None:
+                self._figures = (F.Ledger(), F.sqlite_engine(self.path))
+            ledger, engine = self._figures
+            ledger.catch_up(engine)
+            with engine.connect() as conn:
+                rows = F.room_figures(conn, now - PIT_SPAN_S, now)["tables"]
+                dealers = dict(conn.execute(select(F.fig_progress.c.table_id, F.fig_progress.c.dealer)).all())
+        except Exception:
+            log.exception("floor web: could not read the figures for the tiles")
+            return self._pit
+        rate = {r["table"]: r["hands_per_hour"] for r in rows}
+        return {t: {"dealer": dealers.get(t), "hands_per_hour": rate.get(t)} for t in set(rate) | set(dealers)}
