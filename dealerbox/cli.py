@@ -595,6 +595,9 @@ def cmd_floor(args) -> int:
     if args.floor_command == "user":
         return commands.user(args.config, args.user_command, getattr(args, "name", None),
                              getattr(args, "role", None))
+    if args.floor_command == "dealer":
+        return commands.dealer(args.config, args.dealer_command, getattr(args, "dealer", None),
+                               getattr(args, "name", None))
     if args.floor_command == "report":
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf)
     return commands.verify(args.store)
@@ -763,6 +766,18 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--ca", type=Path, help="the casino CA certificate that signed the web view's "
                                             "(default: the system's trusted certificates)")
     fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("dealer", help="dealers' names on the floor (tables know ids only)")
+    dsub = fp.add_subparsers(dest="dealer_command", required=True)
+    for action, what in (("add", "name a dealer (or rename)"), ("remove", "forget a dealer's name"),
+                         ("list", "every dealer the floor has a name for")):
+        dp = dsub.add_parser(action, help=what)
+        if action != "list":
+            dp.add_argument("dealer", metavar="ID", help="the dealer's id, as on the badge registry")
+        if action == "add":
+            dp.add_argument("name", help="the name supervisors and admins see")
+        dp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        dp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("report", help="the shift report: every table and dealer, the alerts and who cleared them")
     fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
                     help="the floor's floor.toml (its [store]) (default: %(default)s)")

@@ -52,7 +52,8 @@ def test_no_page_or_api_answers_without_a_session_but_sign_in_and_health(web, tm
     for path, method, _h, permission, body in routes:
         if permission is None:
             continue
-        path = path.replace("{alert_id:int}", str(alert_id)).replace("{name}", "sam")
+        path = (path.replace("{alert_id:int}", str(alert_id)).replace("{name}", "sam")
+                .replace("{table_id}", "T01").replace("{seq:int}", "1").replace("{dealer_id}", "1042"))
         payload = {"note": "x", "name": "eve", "role": "admin", "password": "x" * 20} if body == "json" else None
         for accept in ("application/json", "text/html"):
             status, headers, answer = call(web, method, path, payload, headers={"Accept": accept})

@@ -60,3 +60,34 @@ def test_the_floor_map_shows_who_deals_and_the_hands_per_hour(tmp_path, room, mo
     # T02's last hands were dealt by 2077's rotation partner at the end of the demo; whoever it
     # is, the tile says the dealer the figures follow, never a name.
     assert all(tiles[t]["dealer"] is None or tiles[t]["dealer"].isdigit() for t in tiles)
+
+
+def test_dealer_names_live_on_the_floor_and_only_supervisors_and_admins_see_them(tmp_path, room):
+    import subprocess
+    import sys
+
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[broker]\nca = "ca.crt"\ncert = "c.crt"\nkey = "c.key"\n[store]\npath = "{path}"\n')
+
+    def floor_dealer(*args):
+        return subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "dealer", *args,
+                               "--config", str(config)], capture_output=True, text=True)
+    assert floor_dealer("add", "1042", "Jana Novakova").returncode == 0
+    assert floor_dealer("add", "2077", "Petr Svoboda").returncode == 0
+    assert floor_dealer("list").stdout.splitlines() == ["1042\tJana Novakova", "2077\tPetr Svoboda"]
+    bad = floor_dealer("add", "not an id", "X")
+    assert bad.returncode == 2 and "dealer id" in bad.stderr
+    assert floor_dealer("add", "3001", "two\nlines").returncode == 2
+    assert floor_dealer("remove", "2077").returncode == 0 and floor_dealer("remove", "2077").returncode == 2
+    add_users(path, ("vera", "sam"))  # a viewer and a supervisor
+    q = f"from={START}&to={END}"
+    with WebProcess(tmp_path, path) as web:
+        viewer, _ = sign_in(web, "vera")
+        page = _text(call(web, "GET", f"/dealers/1042?{q}", cookie=viewer)[2])
+        assert "dealer 1042" in page and "Jana" not in page
+        assert "Jana" not in _text(call(web, "GET", f"/report?{q}", cookie=viewer)[2])
+        supervisor, _ = sign_in(web, "sam")
+        page = _text(call(web, "GET", f"/dealers/1042?{q}", cookie=supervisor)[2])
+        assert "dealer 1042 (Jana Novakova)" in page
+        assert "1042 Jana Novakova" in _text(call(web, "GET", f"/report?{q}", cookie=supervisor)[2])

@@ -41,6 +41,7 @@ ROLES = ("viewer", "supervisor", "admin")
 PERMISSIONS = {
     "view": "viewer",            # the floor, the alerts, the audit trail
     "clear": "supervisor",       # clear an alert, with a note
+    "see_names": "supervisor",   # dealers' names beside their ids (tables know ids only)
     "manage_users": "admin",     # add, remove users, set passwords
 }
 

@@ -179,6 +179,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
         F.Ledger().catch_up(engine)
         with Store(settings.store) as store, engine.connect() as conn:
             shift = R.shift_report(conn, store.alerts(open_only=False), begin, stop)
+            names = store.dealer_names()  # the floor server's admin runs this: names shown
     finally:
         engine.dispose()
     room = shift["room"]
@@ -186,11 +187,46 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
           f"{sum(1 for d in shift['dealers'] if d['dealer'] is not None)} dealers, {room['hands']} hands, "
           f"{room['irregularities_per_100_hands']} irregularities per 100 hands; alerts: "
           f"{len(shift['alerts_open'])} open, {len(shift['alerts_cleared'])} cleared")
-    for path, text in ((html, lambda: R.report_html(shift)), (csv, lambda: R.report_csv(shift))):
+    for path, text in ((html, lambda: R.report_html(shift, names)), (csv, lambda: R.report_csv(shift))):
         if path is not None:
             path.write_text(text(), encoding="utf-8")
             print(f"wrote {path}")
     if pdf is not None:
         pdf.write_bytes(R.report_pdf(shift))
         print(f"wrote {pdf}")
+    return 0
+
+
+#: A dealer's name as the floor shows it: printable, one line, not too long.
+DEALER_NAME_MAX = 80
+
+
+def dealer(config: Path, action: str, dealer_id: str | None = None, name: str | None = None) -> int:
+    """``floor dealer add|remove|list``: dealers' names, kept on the floor server only."""
+    from ..errors import RegistryError
+    from ..rules.badges import check_dealer_id
+    from .store import Store
+
+    settings = load_web(config)
+    with Store(settings.store) as store:
+        if action == "list":
+            for ident, shown in store.dealer_names().items():
+                print(f"{ident}\t{shown}")
+            return 0
+        try:
+            check_dealer_id(dealer_id)
+        except RegistryError as exc:
+            raise FloorError(f"dealerbox floor dealer {action}: {exc}") from None
+        if action == "add":
+            name = (name or "").strip()
+            if not name or len(name) > DEALER_NAME_MAX or not name.isprintable():
+                raise FloorError(f"dealerbox floor dealer add: a name is 1 to {DEALER_NAME_MAX} printable "
+                                 f"characters on one line, not {name!r}")
+            store.set_dealer_name(dealer_id, name, time.time())
+            print(f"dealer {dealer_id} is {name} on the floor (supervisors and admins see the name)",
+                  file=sys.stderr)
+        elif not store.remove_dealer_name(dealer_id):
+            raise FloorError(f"dealerbox floor dealer remove: no name for dealer {dealer_id}")
+        else:
+            print(f"dealer {dealer_id} has no name on the floor any more", file=sys.stderr)
     return 0

@@ -67,14 +67,15 @@ def iso(ts) -> str:
     return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else ""
 
 
-def report_html(report: dict) -> str:
-    """The report as one standalone HTML file that prints well (no script, no link out)."""
+def report_html(report: dict, names: dict[str, str] | None = None) -> str:
+    """The report as one standalone HTML file that prints well (no script, no link out);
+    *names*: dealers' names to show beside their ids."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
                              autoescape=jinja2.select_autoescape(["html"]))
     env.filters.update(stamp=stamp, iso=iso)
-    return env.get_template("report_file.html").render(report=report)
+    return env.get_template("report_file.html").render(report=report, names=names or {})
 
 
 def report_pdf(report: dict) -> bytes:

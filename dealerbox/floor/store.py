@@ -336,6 +336,23 @@ class Store:
 
     # -- users and sessions of the web view (dealerbox/floor/accounts.py decides; these store)
 
+    # -- dealers' names (the tables know ids only; the floor's admin names them)
+
+    def set_dealer_name(self, dealer: str, name: str, now: float) -> None:
+        with self.lock:
+            self._db.execute("INSERT INTO dealer_names VALUES (?, ?, ?) ON CONFLICT(dealer) "
+                             "DO UPDATE SET name = excluded.name, changed = excluded.changed",
+                             (dealer, name, now))
+
+    def remove_dealer_name(self, dealer: str) -> bool:
+        with self.lock:
+            return self._db.execute("DELETE FROM dealer_names WHERE dealer=?", (dealer,)).rowcount > 0
+
+    def dealer_names(self) -> dict[str, str]:
+        """Dealer id -> name, for every dealer the floor has a name for."""
+        with self.lock:
+            return dict(self._db.execute("SELECT dealer, name FROM dealer_names ORDER BY dealer").fetchall())
+
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: changes whenever another connection
         (another process too) commits. The web view polls it to notice changes cheaply."""
@@ -442,6 +459,11 @@ class _Transaction:
 # The web view's users and their sessions. A session's key is the SHA-256 of the
 # random id in the cookie: a copy of the store signs no one in.
 ACCOUNTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dealer_names (
+    dealer TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    changed REAL NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS users (
     name TEXT PRIMARY KEY,
     role TEXT NOT NULL,

@@ -135,6 +135,7 @@ class FloorApp:
 
     def render(self, request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         context.setdefault("session", None)
+        context.setdefault("names", {})
         html = self.templates.get_template(name).render(nonce=request.state.nonce, roles=ROLES,
                                                         may=may, **context)
         return HTMLResponse(html, status)
@@ -177,7 +178,8 @@ class FloorApp:
 
     async def floor_page(self, request, client, session):
         snap = self.floor.snapshot()
-        return self.render(request, "floor.html", session=session, tables=snap["tables"],
+        names = await self._names(session)
+        return self.render(request, "floor.html", session=session, names=names, tables=snap["tables"],
                            alerts=snap["alerts"], now=snap["now"])
 
     async def audit_page(self, request, client, session):
@@ -192,7 +194,14 @@ class FloorApp:
         except Refused as refused:
             return self.render(request, "story.html", refused.status, session=session, story=None,
                                error=refused.reason)
-        return self.render(request, "story.html", session=session, story=story, error="")
+        return self.render(request, "story.html", session=session, story=story, error="",
+                           names=await self._names(session))
+
+    async def _names(self, session) -> dict[str, str]:
+        """Dealers' names for a role that may see them, else none (ids only)."""
+        if session is None or not may(session.role, "see_names"):
+            return {}
+        return await run_in_threadpool(self.store.dealer_names)
 
     def _pit_page(self, kind: str, ident: str, start: float, end: float) -> dict:
         """What a table's or a dealer's page shows: its figures, its hours and the room's."""
@@ -212,7 +221,10 @@ class FloorApp:
         start, end = time_range(request)
         data = await run_in_threadpool(self._pit_page, kind, ident, start, end)
         nonce = request.state.nonce
+        names = await self._names(session)
         who = f"table {ident}" if kind == "table" else f"dealer {ident}"
+        if kind == "dealer" and ident in names:
+            who += f" ({names[ident]})"
         charts = [C.hands_per_hour_chart(data["hours"], nonce, title=f"Hands per hour, {who}"),
                   C.irregularity_chart(data["hours"], data["room_hours"], nonce,
                                        title="Irregularities per 100 hands", who=who)]
@@ -233,7 +245,8 @@ class FloorApp:
 
     async def report_page(self, request, client, session):
         report = await run_in_threadpool(self._report, *time_range(request))
-        return self.render(request, "report.html", session=session, report=report)
+        return self.render(request, "report.html", session=session, report=report,
+                           names=await self._names(session))
 
     async def report_json(self, request, client, session):
         return JSONResponse(await run_in_threadpool(self._report, *time_range(request)))
@@ -359,18 +372,19 @@ class FloorApp:
     async def events_page(self, request, client, session):
         """The page's stream: the same changes as HTML rendered here, by id."""
         can_clear = may(session.role, "clear")
+        names = await self._names(session)
         tile = self.templates.get_template("_tile.html")
         alert = self.templates.get_template("_alert.html")
 
         def render(name, data):
             if name == "snapshot":
                 yield {"event": "snapshot", "data": json.dumps({
-                    "grid": "".join(tile.render(t=t) for t in data["tables"]),
+                    "grid": "".join(tile.render(t=t, names=names) for t in data["tables"]),
                     "alerts": "".join(alert.render(a=a, can_clear=can_clear) for a in data["alerts"])})}
             elif name == "tables":
                 for t in data["tables"]:
                     yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}",
-                                                                 "key": t["table"], "html": tile.render(t=t)})}
+                                                                 "key": t["table"], "html": tile.render(t=t, names=names)})}
             elif name == "alert":
                 a = data["alert"]
                 yield {"event": "alert", "data": json.dumps({"id": f"alert-{a['id']}", "key": a["id"],

@@ -7,8 +7,15 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+import sys
+
 import pygal
 from pygal.style import DarkStyle
+
+# pygal puts an import hook on sys.meta_path for its map plugins (pygal.maps.*), one with
+# no find_spec: every later import that misses (fpdf2's optional uharfbuzz) then warns
+# (ImportWarning). The floor draws no maps: take the hook off again.
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__module__ != "pygal"]
 
 __all__ = ["hands_per_hour_chart", "irregularity_chart"]
 
