@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench install clean system-deps dist wheelhouse
+.PHONY: run floor test bench install clean system-deps dist wheelhouse
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
@@ -33,6 +33,11 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(VENV)/bin/dealerbox run --demo $(RUN_ARGS)
+
+# A live room on this machine: a broker, the collector, the web view and three
+# simulated tables (docs/FLOOR.md, "A live room in one command").
+floor: $(STAMP) system-deps
+	$(PY) -m dealerbox.floor.demo_room $(FLOOR_ARGS)
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest

@@ -125,3 +125,17 @@ def test_the_page_tells_the_hand_of_an_alert_to_a_signed_in_user_only(tmp_path):
         status, _h, floor = call(web, "GET", "/", cookie=cookie)
         text = floor if isinstance(floor, str) else floor.decode()
         assert f'href="/hands/T01/{alert["seq"]}"' in text
+
+
+def test_cards_the_table_journaled_by_their_tag_are_named_from_the_deck_registries():
+    from dealerbox.rules.registry import simulation_registry
+
+    registry = simulation_registry()
+    uid = registry.uids_of("A", "Qs")[0]
+    lines = [json.dumps({"seq": 1, "wall": None, "event": {"t": 0, "ev": "new_hand", "players": 2}}),
+             json.dumps({"seq": 2, "wall": None, "event": {"t": 1, "ev": "shoe", "uid": uid}}),
+             json.dumps({"seq": 3, "wall": None, "event": {"t": 2, "ev": "shoe", "uid": "04AABBCCDDEEFF"}}),
+             json.dumps({"seq": 4, "wall": None, "event": {"t": 3, "ev": "shoe", "uid": "not hex"}})]
+    story = S.tell("T01", lines, card_of_uid=S.registry_cards(registry))
+    assert [c["card"] for c in story["shoe"]] == ["Qs", "uid:04AABBCCDDEEFF", "uid:not hex"]
+    assert [c["card"] for c in S.tell("T01", lines)["shoe"]][0] == f"uid:{uid}"

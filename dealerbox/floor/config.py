@@ -32,6 +32,9 @@ class WebSettings:
     #: TLS: the web view's certificate and key from the casino CA (both or neither).
     cert: Path | None = None
     key: Path | None = None
+    #: A deck registry file (``deck register``'s) the hand's story names the tables' cards
+    #: with; the built-in simulated decks are known without it.
+    deck_registry: Path | None = None
     #: Addresses (or networks) of reverse proxies whose user header is believed.
     trusted_proxies: tuple = ()
     proxy_user_header: str = "X-Remote-User"
@@ -204,6 +207,7 @@ def _web(path: Path, data: dict) -> WebSettings:
         port=w.get("port", int, d.port, check=lambda v: 0 <= v <= 65535,
                    expected="a port 0..65535 (0: any free port)"),
         cert=cert, key=key,
+        deck_registry=w.path_of("deck_registry", None) if "deck_registry" in w.data else None,
         trusted_proxies=addresses("trusted_proxies", lambda v: ipaddress.ip_network(v, strict=False),
                                   "a list of proxy addresses or networks (\"10.0.0.5\", \"10.1.0.0/24\")"),
         proxy_user_header=header,

@@ -25,7 +25,7 @@ from sqlalchemy import select
 from .figures import fig_hands, fig_progress, store_lines
 from .hands import wall_seconds
 
-__all__ = ["tell", "hand_lines", "HAND_LINES_MAX"]
+__all__ = ["tell", "hand_lines", "registry_cards", "HAND_LINES_MAX"]
 
 #: A hand is never longer than this many journal lines; a search for its first
 #: or last line stops there (a table that never pressed NEW HAND).
@@ -78,26 +78,44 @@ def _record(line) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-def _card_of(event: dict) -> str:
+def _card_of(event: dict, card_of_uid=None) -> str:
+    """The card an event names: its ``card``, else its tag's card where *card_of_uid* knows
+    the tag (a deck registry), else ``uid:<hex>``."""
     if event.get("unread"):
         return "(unread)"
     if isinstance(event.get("card"), str):
         return event["card"]
     if isinstance(event.get("uid"), str):
-        return f"uid:{event['uid']}"
+        card = card_of_uid(event["uid"]) if card_of_uid is not None else None
+        return card or f"uid:{event['uid']}"
     return "?"
 
 
-def _event_text(ev: dict) -> str:
+def registry_cards(*registries):
+    """A *card_of_uid* for :func:`tell` from deck registries (dealerbox.rules.registry),
+    tried in order: a tag of a deck other than ``A`` is shown with its deck."""
+    def card_of_uid(uid: str) -> str | None:
+        for registry in registries:
+            try:
+                tag = registry.lookup(uid)
+            except ValueError:  # not a UID at all: shown as it came
+                return None
+            if tag is not None:
+                return tag.card if tag.deck == "A" else f"{tag.card} (deck {tag.deck})"
+        return None
+    return card_of_uid
+
+
+def _event_text(ev: dict, card_of_uid=None) -> str:
     kind = ev.get("ev")
     if kind == "new_hand":
         return f"NEW HAND, {ev.get('players')} players"
     if kind == "shoe":
-        return f"out of the shoe: {_card_of(ev)}"
+        return f"out of the shoe: {_card_of(ev, card_of_uid)}"
     if kind in ("board_on", "board_off"):
-        return f"{_card_of(ev)} {'onto' if kind == 'board_on' else 'off'} the board"
+        return f"{_card_of(ev, card_of_uid)} {'onto' if kind == 'board_on' else 'off'} the board"
     if kind in ("zone_on", "zone_off"):
-        return f"{_card_of(ev)} {'into' if kind == 'zone_on' else 'out of'} {ev.get('zone')}"
+        return f"{_card_of(ev, card_of_uid)} {'into' if kind == 'zone_on' else 'out of'} {ev.get('zone')}"
     if kind == "button":
         return f"button {str(ev.get('name', '?')).upper().replace('_', ' ')}"
     if kind in ("reader_fault", "reader_ok"):
@@ -107,9 +125,10 @@ def _event_text(ev: dict) -> str:
     return str(kind)
 
 
-def tell(table_id: str, lines, *, dealer: str | None = None) -> dict:
+def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -> dict:
     """The story of one hand from its journal lines (the first a ``new_hand``, or the
-    oldest line kept). *dealer*: who dealt, when known from before the hand."""
+    oldest line kept). *dealer*: who dealt, when known from before the hand.
+    *card_of_uid* names the cards the table journaled by their tag (:func:`registry_cards`)."""
     story = {"table": table_id, "dealer": dealer, "players": None, "hole_cards": 2,
              "start_seq": None, "end_seq": None, "started": None, "ended": None, "ended_by": "open",
              "shoe": [], "board": [], "decisions": [], "timeline": []}
@@ -131,15 +150,15 @@ def tell(table_id: str, lines, *, dealer: str | None = None) -> dict:
                 story["players"] = event.get("players")
                 story["hole_cards"] = event.get("hole_cards", 2)
             elif kind == "shoe":
-                story["shoe"].append({"seq": seq, "t": event.get("t"), "card": _card_of(event)})
-            elif kind == "board_on" and _card_of(event) not in board:
-                board.append(_card_of(event))
-            elif kind == "board_off" and _card_of(event) in board:
-                board.remove(_card_of(event))
+                story["shoe"].append({"seq": seq, "t": event.get("t"), "card": _card_of(event, card_of_uid)})
+            elif kind == "board_on" and _card_of(event, card_of_uid) not in board:
+                board.append(_card_of(event, card_of_uid))
+            elif kind == "board_off" and _card_of(event, card_of_uid) in board:
+                board.remove(_card_of(event, card_of_uid))
             elif kind == "button" and event.get("name") in ("hand_over", "misdeal"):
                 story["ended_by"] = event["name"]
             if kind != "tick":
-                story["timeline"].append({"seq": seq, "wall": wall, "what": _event_text(event)})
+                story["timeline"].append({"seq": seq, "wall": wall, "what": _event_text(event, card_of_uid)})
         elif isinstance(decision, dict):
             steps = decision.get("steps") if isinstance(decision.get("steps"), list) else []
             step = decision.get("step") if isinstance(decision.get("step"), int) else 0

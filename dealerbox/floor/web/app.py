@@ -60,7 +60,7 @@ class FloorApp:
                                      settings.signin_window_s)
         self.gate = Gate(settings, self.store, self.sessions)
         self.floor = Floor(settings.store)
-        self.figures = FiguresApi(settings.store)
+        self.figures = FiguresApi(settings.store, card_of_uid=_deck_cards(settings))
         self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
@@ -456,6 +456,16 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _deck_cards(settings: WebSettings):
+    """The hand's story's names for the tables' tags: ``[web] deck_registry``, then the
+    built-in simulated decks."""
+    from ...rules.registry import DeckRegistry, simulation_registry
+    from ..story import registry_cards
+
+    registries = [DeckRegistry.load(settings.deck_registry)] if settings.deck_registry else []
+    return registry_cards(*registries, simulation_registry())
 
 
 def _clock(ts) -> str:

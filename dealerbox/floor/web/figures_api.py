@@ -79,9 +79,10 @@ def dealer_id_of(value: str) -> str:
 class FiguresApi:
     """The ``/api/figures/...`` handlers over the store at *store_path*."""
 
-    def __init__(self, store_path):
+    def __init__(self, store_path, *, card_of_uid=None):
         self.engine = F.sqlite_engine(store_path)
         self.ledger = F.Ledger()
+        self.card_of_uid = card_of_uid
 
     def routes(self) -> list[tuple]:
         """The routes, as :meth:`FloorApp.routes` lists them: every one needs "view"."""
@@ -105,7 +106,7 @@ class FiguresApi:
         if found is None:
             raise Refused(404, f"the floor has no line {seq} of table {table_id}")
         lines, dealer = found
-        return S.tell(table_id, lines, dealer=dealer)
+        return S.tell(table_id, lines, dealer=dealer, card_of_uid=self.card_of_uid)
 
     async def hand_json(self, request, client, session):
         p = request.path_params
