@@ -27,14 +27,15 @@ from pathlib import Path
 from ..resources import data_dir
 from . import FloorError
 
-__all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "free_port", "make_pki",
-           "dynsec_plugin"]
+__all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "render_bridge", "bridge_acl", "free_port",
+           "make_pki", "dynsec_plugin"]
 
 FLOOR_CONFIG_DIR = data_dir("floor")
 MAKE_CA = FLOOR_CONFIG_DIR / "make-ca.sh"
 SHIPPED_CONF = FLOOR_CONFIG_DIR / "mosquitto.conf"
 SHIPPED_ACL = FLOOR_CONFIG_DIR / "acl"
 SHIPPED_DYNSEC = FLOOR_CONFIG_DIR / "dynamic-security.json"
+SHIPPED_BRIDGE = FLOOR_CONFIG_DIR / "bridge.conf"
 DYNSEC_NAME = "dealerbox-dynsec.json"
 
 
@@ -122,7 +123,9 @@ class Broker:
     """
 
     def __init__(self, directory, pki, *, port: int | None = None, acl: Path = SHIPPED_ACL,
-                 executable: str | None = None):
+                 executable: str | None = None, extra: str = ""):
+        #: More configuration after the shipped snippet's (another conf.d file: a bridge).
+        self.extra = extra
         self.directory = Path(directory)
         self.pki = Path(pki)
         self.port = port or free_port()
@@ -140,7 +143,7 @@ class Broker:
         if not (persistence / DYNSEC_NAME).exists():  # the plugin rewrites it: kept across restarts
             shutil.copyfile(SHIPPED_DYNSEC, persistence / DYNSEC_NAME)
         self.conf.write_text(render_config(port=self.port, pki=self.pki, acl=self.acl,
-                                           persistence=persistence))
+                                           persistence=persistence) + self.extra)
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen([self.executable, "-c", str(self.conf)],
                                          stdout=log, stderr=log, start_new_session=True)
@@ -193,3 +196,23 @@ def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def render_bridge(*, property_name: str, group_host: str, group_port: int, pki: Path,
+                  shipped: Path = SHIPPED_BRIDGE) -> str:
+    """The shipped bridge snippet for *property_name*, to the group broker at
+    *group_host*:*group_port*, with the certificates in *pki*."""
+    text = shipped.read_text()
+    text = (text.replace("@PROPERTY@", property_name).replace("@GROUP_HOST@", group_host)
+            .replace("@GROUP_PORT@", str(group_port)))
+    return text.replace("/etc/mosquitto/dealerbox/", f"{pki}/")
+
+
+def bridge_acl(property_name: str, tables) -> str:
+    """The group broker's ACL lines for a property's bridge: its tables' topics, and
+    the floor's own topics to read; nothing of another property's tables."""
+    lines = [f"user bridge-{property_name}"]
+    for table in tables:
+        lines += [f"topic write dealerbox/v1/tables/{table}/#", f"topic read dealerbox/v1/ack/{table}"]
+    lines.append("topic read dealerbox/v1/floor/#")
+    return "\n".join(lines) + "\n"
