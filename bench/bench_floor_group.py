@@ -49,6 +49,29 @@ ACK_TIMEOUT_S = 10.0
 CONNECT_S = 60.0      # every table connected by then (1000 TLS handshakes on 2 cores)
 
 
+#: key: (comparison, goal, baseline shown beside it)
+GOALS = {
+    "floor_group_tables": ("==", TABLES, ""),
+    "floor_group_collectors": ("==", COLLECTORS, ""),
+    "floor_group_lost": ("==", 0, ""),
+    "floor_group_duplicated": ("==", 0, ""),
+    "floor_group_ms_p99": ("<=", 500, "one SQLite collector {floor_single_sqlite_ms_p99}"),
+    "floor_group_lines_per_s": ("", None, "one SQLite collector {floor_single_sqlite_lines_per_s}"),
+}
+
+
+def _show(figures: dict) -> None:
+    """Each figure beside its goal and the baseline measured in the same run."""
+    for key, (op, goal, baseline) in GOALS.items():
+        if key not in figures:
+            continue
+        value = figures[key]
+        baseline = baseline.format(**figures)
+        met = value == goal if op == "==" else (value is not None and value <= goal) if op == "<=" else None
+        print(f"   {key:28} {value!s:>10}  {f'goal {op} {goal}' if op else '':14} "
+              f"{'baseline ' + baseline if baseline else '':36} {'' if met is None else 'ok' if met else 'MISSED'}")
+
+
 def _p99(values):
     values = sorted(values)
     return round(values[min(len(values) - 1, int(0.99 * len(values)))] * 1000.0, 1) if values else None
@@ -307,6 +330,7 @@ def run() -> dict:
             "floor_group_lines_per_s": round(total / r["drained_s"], 1) if r["drained_s"] else None,
             "floor_group_load_avg_1min": round(os.getloadavg()[0], 1),
         })
+    _show(out)
     return out
 
 
