@@ -43,7 +43,8 @@ def test_a_tables_and_a_dealers_page_show_their_figures_and_two_charts(tmp_path,
 
 def test_the_floor_map_shows_who_deals_and_the_hands_per_hour(tmp_path, room, monkeypatch):
     path = filled_store(tmp_path / "floor.sqlite", room)
-    floor = live.Floor(path)
+    from dealerbox.floor.web.figures_api import FiguresApi
+    floor = live.Floor(path, FiguresApi(path))
     import anyio
     monkeypatch.setattr(live, "PIT_SPAN_S", 24 * 3600.0)
 

@@ -155,19 +155,10 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     from .store import Store
 
     def moment(name: str, text: str) -> float:
-        import datetime as _dt
         try:
-            return float(text)
-        except ValueError:
-            pass
-        try:
-            value = _dt.datetime.fromisoformat(text)
-        except ValueError:
-            raise FloorError(f"--{name} {text!r}: expected ISO 8601 (2026-11-24T18:00:00+01:00) "
-                             "or epoch seconds") from None
-        if value.tzinfo is None:
-            raise FloorError(f"--{name} {text!r} has no UTC offset: add Z or one such as +01:00")
-        return value.timestamp()
+            return F.parse_moment(text)
+        except ValueError as exc:
+            raise FloorError(f"--{name} {text!r}{exc}") from None
 
     stop = moment("to", end) if end else time.time()
     begin = moment("from", start) if start else stop - 12 * 3600

@@ -29,6 +29,7 @@ Definitions (docs/FLOOR.md, "Figures", is the reference for API users):
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 import math
 import statistics
@@ -40,7 +41,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from .hands import SENSING, HandFollower, HandSummary
 
-__all__ = ["Ledger", "FIGURES", "STORE", "sqlite_engine", "table_figures", "dealer_figures",
+__all__ = ["Ledger", "FIGURES", "STORE", "sqlite_engine", "parse_moment", "table_figures", "dealer_figures",
            "room_figures", "hourly", "alert_clearing", "sensing_faults", "BREAK_S"]
 
 log = logging.getLogger(__name__)
@@ -503,3 +504,21 @@ def sensing_faults(conn, start: float, end: float) -> list[dict]:
     out.sort(key=lambda r: (-(r["unread_cards"] + r["reader_degraded"] + r["reader_faults"]) / r["hands"],
                             r["table"]))
     return out
+
+
+def parse_moment(text: str) -> float:
+    """Epoch seconds from *text*: a number of seconds from 0, or ISO 8601 with a UTC
+    offset. :class:`ValueError` says what is wrong, worded to follow ``name=value``."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            moment = _dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(": expected epoch seconds or an ISO 8601 time such as 2026-11-24T18:00:00Z") from None
+        if moment.tzinfo is None:
+            raise ValueError(" has no UTC offset: add Z or one such as +01:00") from None
+        return moment.timestamp()
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(": expected epoch seconds, a finite number from 0")
+    return value

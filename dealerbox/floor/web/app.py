@@ -59,8 +59,8 @@ class FloorApp:
         self.limiter = SigninLimiter(settings.signin_limit_user, settings.signin_limit_address,
                                      settings.signin_window_s)
         self.gate = Gate(settings, self.store, self.sessions)
-        self.floor = Floor(settings.store)
         self.figures = FiguresApi(settings.store, card_of_uid=_deck_cards(settings))
+        self.floor = Floor(settings.store, self.figures)
         self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
@@ -203,23 +203,21 @@ class FloorApp:
             return {}
         return await run_in_threadpool(self.store.dealer_names)
 
-    def _pit_page(self, kind: str, ident: str, start: float, end: float) -> dict:
+    @staticmethod
+    def _pit_page(conn, kind: str, ident: str, start: float, end: float) -> dict:
         """What a table's or a dealer's page shows: its figures, its hours and the room's."""
-        figures = self.figures
-        figures.ledger.catch_up(figures.engine)
-        with figures.engine.connect() as conn:
-            if kind == "table":
-                mine = F.table_figures(conn, ident, start, end)
-                hours = F.hourly(conn, start, end, table_id=ident)
-            else:
-                mine = F.dealer_figures(conn, ident, start, end)
-                hours = F.hourly(conn, start, end, dealer_id=ident)
-            return {"figures": mine, "hours": hours, "room_hours": F.hourly(conn, start, end),
-                    "room": F.room_figures(conn, start, end)["room"]}
+        if kind == "table":
+            mine = F.table_figures(conn, ident, start, end)
+            hours = F.hourly(conn, start, end, table_id=ident)
+        else:
+            mine = F.dealer_figures(conn, ident, start, end)
+            hours = F.hourly(conn, start, end, dealer_id=ident)
+        return {"figures": mine, "hours": hours, "room_hours": F.hourly(conn, start, end),
+                "room": F.room_figures(conn, start, end)["room"]}
 
     async def _pit_answer(self, request, session, kind: str, ident: str):
         start, end = time_range(request)
-        data = await run_in_threadpool(self._pit_page, kind, ident, start, end)
+        data = await run_in_threadpool(self.figures.answer, self._pit_page, kind, ident, start, end)
         nonce = request.state.nonce
         names = await self._names(session)
         who = f"table {ident}" if kind == "table" else f"dealer {ident}"
@@ -238,10 +236,8 @@ class FloorApp:
         return await self._pit_answer(request, session, "dealer", dealer_id_of(request.path_params["dealer_id"]))
 
     def _report(self, start: float, end: float) -> dict:
-        figures = self.figures
-        figures.ledger.catch_up(figures.engine)
-        with figures.engine.connect() as conn:
-            return R.shift_report(conn, self.store.alerts(open_only=False), start, end)
+        alerts = self.store.alerts(open_only=False)
+        return self.figures.answer(R.shift_report, alerts, start, end)
 
     async def report_page(self, request, client, session):
         report = await run_in_threadpool(self._report, *time_range(request))

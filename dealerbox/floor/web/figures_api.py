@@ -9,8 +9,6 @@ the store; the collector calling it after each commit keeps that step short.
 
 from __future__ import annotations
 
-import datetime as _dt
-import math
 import re
 import time
 
@@ -34,21 +32,11 @@ DEALER_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,10}$")
 
 
 def parse_time(name: str, text: str) -> float:
-    """Epoch seconds from *text*: a number of seconds, or ISO 8601 with a UTC offset."""
+    """Epoch seconds from the query parameter *name* (:func:`figures.parse_moment`), else a 400."""
     try:
-        value = float(text)
-    except ValueError:
-        try:
-            moment = _dt.datetime.fromisoformat(text)
-        except ValueError:
-            raise Refused(400, f"{name}={text[:40]!r}: expected epoch seconds or an ISO 8601 time "
-                               "such as 2026-11-24T18:00:00Z") from None
-        if moment.tzinfo is None:
-            raise Refused(400, f"{name}={text[:40]!r} has no UTC offset: add Z or one such as +01:00")
-        return moment.timestamp()
-    if not math.isfinite(value) or value < 0:
-        raise Refused(400, f"{name}={text[:40]!r}: expected epoch seconds, a finite number from 0")
-    return value
+        return F.parse_moment(text)
+    except ValueError as exc:
+        raise Refused(400, f"{name}={text[:40]!r}{exc}") from None
 
 
 def time_range(request) -> tuple[float, float]:
@@ -115,13 +103,13 @@ class FiguresApi:
     def close(self) -> None:
         self.engine.dispose()
 
-    def _answer(self, query, *args, **kwargs):
+    def answer(self, query, *args, **kwargs):
         self.ledger.catch_up(self.engine)
         with self.engine.connect() as conn:
             return query(conn, *args, **kwargs)
 
     async def _json(self, query, *args, **kwargs) -> JSONResponse:
-        return JSONResponse(await run_in_threadpool(self._answer, query, *args, **kwargs))
+        return JSONResponse(await run_in_threadpool(self.answer, query, *args, **kwargs))
 
     async def room(self, request, client, session):
         return await self._json(F.room_figures, *time_range(request))
@@ -139,17 +127,17 @@ class FiguresApi:
         q = request.query_params
         table_id = table_id_of(q["table"]) if "table" in q else None
         dealer_id = dealer_id_of(q["dealer"]) if "dealer" in q else None
-        hours = await run_in_threadpool(self._answer, F.hourly, start, end, table_id=table_id,
+        hours = await run_in_threadpool(self.answer, F.hourly, start, end, table_id=table_id,
                                         dealer_id=dealer_id)
         return JSONResponse({"from": start, "to": end, "table": table_id, "dealer": dealer_id,
                              "hours": hours})
 
     async def alerts(self, request, client, session):
         start, end = time_range(request)
-        rows = await run_in_threadpool(self._answer, F.alert_clearing, start, end)
+        rows = await run_in_threadpool(self.answer, F.alert_clearing, start, end)
         return JSONResponse({"from": start, "to": end, "supervisors": rows})
 
     async def sensing(self, request, client, session):
         start, end = time_range(request)
-        rows = await run_in_threadpool(self._answer, F.sensing_faults, start, end)
+        rows = await run_in_threadpool(self.answer, F.sensing_faults, start, end)
         return JSONResponse({"from": start, "to": end, "tables": rows})

@@ -52,10 +52,13 @@ class Floor:
     """The floor as the streams know it, kept up to date from the store.
 
     :param path: the store's file; the watcher opens its own connection.
+    :param figures: the pit boss's figures (``ledger`` and ``engine``, as
+        :class:`~.figures_api.FiguresApi` has them), shared with the API.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, figures):
         self.path = path
+        self.figures = figures
         self.tables: dict[str, dict] = {}
         self.alerts: dict[int, dict] = {}
         self.subscribers: set[Subscriber] = set()
@@ -65,7 +68,6 @@ class Floor:
         self.refreshes = 0
         self._pit: dict[str, dict] = {}
         self._pit_at = float("-inf")
-        self._figures = None  # (Ledger, engine) once the pit is first read
 
     async def start(self) -> None:
         self._store = await to_thread.run_sync(Store, self.path)
@@ -81,8 +83,6 @@ class Floor:
                 pass
         if self._store is not None:
             await to_thread.run_sync(self._store.close)
-        if self._figures is not None:
-            self._figures[1].dispose()
 
     def snapshot(self) -> dict:
         return {"tables": [self.tables[t] for t in sorted(self.tables)],
@@ -157,14 +157,12 @@ class Floor:
         from sqlalchemy import select
 
         from .. import figures as F
+
+        def read(conn):
+            rows = F.room_figures(conn, now - PIT_SPAN_S, now)["tables"]
+            return rows, dict(conn.execute(select(F.fig_progress.c.table_id, F.fig_progress.c.dealer)).all())
         try:
-            if self._figures is None:
-                self._figures = (F.Ledger(), F.sqlite_engine(self.path))
-            ledger, engine = self._figures
-            ledger.catch_up(engine)
-            with engine.connect() as conn:
-                rows = F.room_figures(conn, now - PIT_SPAN_S, now)["tables"]
-                dealers = dict(conn.execute(select(F.fig_progress.c.table_id, F.fig_progress.c.dealer)).all())
+            rows, dealers = self.figures.answer(read)
         except Exception:
             log.exception("floor web: could not read the figures for the tiles")
             return self._pit
