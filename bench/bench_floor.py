@@ -189,10 +189,8 @@ def run() -> dict:
         drained_s = max(r["drained_s"] for r in results)
 
         with Store(db) as store:
-            rows = store._db.execute("SELECT table_id, COUNT(*), COUNT(DISTINCT seq), MAX(seq) "
-                                     "FROM lines GROUP BY table_id").fetchall()
+            stored = store.line_counts()
             chains_ok = all(not store.verify(n) for n in names)
-        stored = {t: (c, d, m) for t, c, d, m in rows}
         lost = sum(lines[n] - stored.get(n, (0, 0, 0))[1] for n in names)
         duplicated = sum(c - d for c, d, _m in stored.values())
 

@@ -600,7 +600,9 @@ def cmd_floor(args) -> int:
                                getattr(args, "name", None))
     if args.floor_command == "report":
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf)
-    return commands.verify(args.store)
+    if args.floor_command == "migrate":
+        return commands.migrate(args.config, args.source, check=args.check)
+    return commands.verify(args.store if "://" in args.store else Path(args.store))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -789,7 +791,19 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--pdf", type=Path, help="write the report as a PDF")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
-    fp.add_argument("--store", type=Path, required=True, help="the collector's SQLite store")
+    fp.add_argument("--store", required=True,
+                    help="the collector's store: the SQLite file, or a postgresql:// URL")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("migrate", help="bring the store's schema up to date; --from: move an SQLite "
+                                         "floor store into the (PostgreSQL) store of --config")
+    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                    help="the floor's floor.toml (its [store]) (default: %(default)s)")
+    fp.add_argument("--from", dest="source", type=Path,
+                    help="an SQLite floor store to copy into the configured store, which must be empty "
+                         "(stop the collectors and web views first)")
+    fp.add_argument("--check", action="store_true",
+                    help="only say which schema revision the store is at and which is the newest "
+                         "(exit 1 if it is behind)")
     fp.set_defaults(func=cmd_floor)
     return p
 

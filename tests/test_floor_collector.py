@@ -593,20 +593,3 @@ def test_a_journal_that_starts_after_retention_is_filed_and_forgeries_still_kept
         assert store.verify("T01") == []
         (alert,) = open_alerts(store, "T01")
         assert alert["count"] == 2 and "kept aside" in alert["last_text"]
-
-
-def test_an_older_store_gains_the_new_alert_columns(tmp_path):
-    import sqlite3
-    path = tmp_path / "old.sqlite"
-    db = sqlite3.connect(path)
-    db.executescript("CREATE TABLE alerts (id INTEGER PRIMARY KEY, table_id TEXT NOT NULL, kind TEXT NOT NULL,"
-                     " text TEXT NOT NULL, seq INTEGER, raised REAL NOT NULL, cleared_by TEXT,"
-                     " cleared_at REAL, note TEXT);"
-                     "INSERT INTO alerts (table_id, kind, text, seq, raised) VALUES ('T01', 'floor', 'x', 4, 1.0);")
-    db.commit()
-    db.close()
-    with Store(path) as store:
-        (alert,) = store.alerts()
-        assert (alert["count"], alert["last_seq"], alert["last_text"]) == (1, 4, "x")
-        assert store.raise_alert("T01", "floor", "y", 9)["count"] == 2
-

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,9 +24,8 @@ from dealerbox.floor import figures as F
 from dealerbox.floor import protocol as P
 from dealerbox.floor.filing import Filing
 from dealerbox.floor.hands import SENSING, hands_of_lines, wall_seconds
-from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
 from dealerbox.floor.publisher import JournalReader
-from dealerbox.floor.store import Store
+from dealerbox.floor.store import Store, store_engine
 from dealerbox.rules.engine import HandEngine
 from dealerbox.rules.events import Event
 from dealerbox.rules.messages import load_messages
@@ -398,7 +396,7 @@ def test_a_bad_range_or_id_is_a_clear_400(tmp_path, query, says):
 def test_catching_up_in_slices_gives_what_catching_up_once_gives(tmp_path, room):
     start, end = T0 - 600.0, T0 + 11 * 3600.0
     once = filled_store(tmp_path / "once.sqlite", room)
-    engine = F.sqlite_engine(once)
+    engine = store_engine(once)
     assert F.Ledger().catch_up(engine) == sum(len(v) for v in room.values())
     assert F.Ledger().catch_up(engine) == 0  # nothing new: nothing read again
     with engine.connect() as conn:
@@ -406,7 +404,7 @@ def test_catching_up_in_slices_gives_what_catching_up_once_gives(tmp_path, room)
     engine.dispose()
 
     sliced_path = tmp_path / "sliced.sqlite"
-    engine = F.sqlite_engine(sliced_path)
+    engine = store_engine(sliced_path)
     # Two ledgers take turns (as the collector and the web view do): each goes on from
     # where it left a table only while the other did not move it.
     ledgers = [F.Ledger(chunk=13), F.Ledger(chunk=7)]
@@ -450,7 +448,7 @@ def test_a_malformed_stored_line_does_not_stop_the_ledger(tmp_path, room):
                 store.add_line("T02", d["seq"], raw, "0" * 64, False, time.time())
             store.update_table("T02", last_seq=json.loads(rest[-1])["seq"])
             store.commit()
-    engine = F.sqlite_engine(path)
+    engine = store_engine(path)
     ledger = F.Ledger()
     assert ledger.catch_up(engine) == len(lines) + 1
     assert ledger.skipped == {"T02": 1}
@@ -464,10 +462,8 @@ def test_a_malformed_stored_line_does_not_stop_the_ledger(tmp_path, room):
 
 def test_two_ledgers_catching_up_at_once_file_every_hand_once(tmp_path, room):
     path = filled_store(tmp_path / "floor.sqlite", room)
-    engines = [F.sqlite_engine(path) for _ in range(3)]
+    engines = [store_engine(path) for _ in range(3)]
     ledgers = [F.Ledger(chunk=50) for _ in engines]
-    for ledger, engine in zip(ledgers, engines):
-        ledger.create(engine)
     threads = [threading.Thread(target=lg.catch_up, args=(en,)) for lg, en in zip(ledgers, engines)]
     for t in threads:
         t.start()
@@ -482,42 +478,6 @@ def test_two_ledgers_catching_up_at_once_file_every_hand_once(tmp_path, room):
     assert got == recount_room(room, start, end)
 
 
-@pytest.fixture(scope="module")
-def postgres():
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    with PostgresCluster() as cluster:
-        yield cluster
-
-
-def test_the_same_figures_on_postgresql(tmp_path, room, postgres):
-    """The ledger and every query on PostgreSQL answer what they answer on SQLite."""
-    from sqlalchemy import create_engine, insert, select
-
-    lite_path = filled_store(tmp_path / "floor.sqlite", room)
-    lite = F.sqlite_engine(lite_path)
-    F.Ledger().catch_up(lite)
-    pg = create_engine(postgres.url)
-    F.STORE.drop_all(pg)
-    F.FIGURES.drop_all(pg)
-    F.STORE.create_all(pg)
-    with lite.connect() as src, pg.begin() as dst:
-        for table in (F.store_tables, F.store_lines, F.store_alerts):
-            rows = [dict(r._mapping) for r in src.execute(select(table))]
-            dst.execute(insert(table), rows)
-    ledger = F.Ledger(chunk=40)
-    assert ledger.catch_up(pg) == sum(len(v) for v in room.values())
-    assert ledger.catch_up(pg) == 0
-    start, end = T0 - 600.0, T0 + 11 * 3600.0
-    with lite.connect() as a, pg.connect() as b:
-        on_sqlite, on_pg = all_queries(a, room, start, end), all_queries(b, room, start, end)
-    lite.dispose()
-    pg.dispose()
-    assert on_pg == on_sqlite
-    assert on_pg["room"] == recount_room(room, start, end)
-
-
 def test_the_collector_brings_the_figures_up_to_date_by_itself(tmp_path, room):
     """No web view open: the collector's figures thread files what it stored into the figures."""
     from dealerbox.floor.client import Identity
@@ -528,7 +488,7 @@ def test_the_collector_brings_the_figures_up_to_date_by_itself(tmp_path, room):
     with Store(path) as store:
         collector = Collector(Identity("127.0.0.1", 1, Path("ca"), Path("c"), Path("k")), store)
         collector._catch_up_figures()  # what its figures thread runs every few seconds
-    engine = F.sqlite_engine(path)
+    engine = store_engine(path)
     with engine.connect() as conn:
         assert F.room_figures(conn, start, end) == recount_room(room, start, end)
     # Filed once: a ledger coming after it has nothing left to read.

@@ -12,13 +12,13 @@ from test_floor_figures import T0, filled_store, recount_room, room  # noqa: F40
 from test_floor_web import WebProcess, add_users, call, sign_in
 from dealerbox.floor import figures as F
 from dealerbox.floor import report as R
-from dealerbox.floor.store import Store
+from dealerbox.floor.store import Store, store_engine
 
 START, END = T0 - 600.0, T0 + 11 * 3600.0
 
 
 def _report(path):
-    engine = F.sqlite_engine(path)
+    engine = store_engine(path)
     F.Ledger().catch_up(engine)
     with Store(path) as store, engine.connect() as conn:
         out = R.shift_report(conn, store.alerts(open_only=False), START, END)

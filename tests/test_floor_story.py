@@ -13,7 +13,7 @@ from dealerbox.floor import protocol as P
 from dealerbox.floor import story as S
 from dealerbox.floor.filing import Filing
 from dealerbox.floor.hands import wall_seconds
-from dealerbox.floor.store import Store
+from dealerbox.floor.store import Store, store_engine
 
 
 def _played(tmp_path, name: str, dealer: str | None = None) -> list[str]:
@@ -91,7 +91,7 @@ def test_hand_lines_finds_the_whole_hand_from_any_line_of_it(tmp_path):
     path = tmp_path / "floor.sqlite"
     lines = _played(tmp_path, "extra_card_then_wrong_burn", "2077")  # the sign-in, then the hand
     _filed(path, "T01", lines)
-    engine = F.sqlite_engine(path)
+    engine = store_engine(path)
     F.Ledger().catch_up(engine)
     hand = _hand(lines)
     with engine.connect() as conn:

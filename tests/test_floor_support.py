@@ -44,6 +44,18 @@ def pki(tmp_path_factory):
                      "floor-revoked"])
 
 
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL (Debian's server binaries) for the session; tests take
+    databases of their own from it (``postgres_cluster.database(name)``)."""
+    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with PostgresCluster() as cluster:
+        yield cluster
+
+
 @pytest.fixture
 def broker(tmp_path, pki):
     need("mosquitto", "mosquitto")
@@ -149,7 +161,7 @@ ca = "{pki / 'ca.crt'}"
 cert = "{pki / f'{collector}.crt'}"
 key = "{pki / f'{collector}.key'}"
 [store]
-path = "{store}"
+{'url' if '://' in str(store) else 'path'} = "{store}"
 [web]
 host = "127.0.0.1"
 port = {web_port}

@@ -57,7 +57,8 @@ class WebProcess:
     def __init__(self, directory: Path, store: Path, *, tls=None, **web):
         self.directory = directory
         self.port = free_port()
-        lines = ["[store]", f'path = "{store}"', "[web]", 'host = "127.0.0.1"', f"port = {self.port}"]
+        backend = "url" if "://" in str(store) else "path"
+        lines = ["[store]", f'{backend} = "{store}"', "[web]", 'host = "127.0.0.1"', f"port = {self.port}"]
         if tls is not None:
             lines += [f'cert = "{tls[0]}"', f'key = "{tls[1]}"']
         lines += [f"{k} = {json.dumps(v)}" for k, v in web.items()]

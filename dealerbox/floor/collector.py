@@ -48,11 +48,14 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import protocol as P
 from .client import Identity, make_client
-from .filing import Batch, Filing
-from .store import Store
+
+if TYPE_CHECKING:  # the store and the filing need the 'floor' extra; a table's config reads the limits
+    from .filing import Batch
+    from .store import Store
 
 __all__ = ["Collector", "CollectorLimits", "COLLECTOR_ID"]
 
@@ -169,7 +172,7 @@ class Collector:
 
     :param identity: the broker and the collector's certificate (CN
         ``floor-collector``).
-    :param store: the SQLite store.
+    :param store: the store (SQLite or PostgreSQL).
 
     Listeners added with :meth:`listen` get each change as a dict
     (``{"type": "tables"|"alert"|"cleared", ...}``) from the writer thread;
@@ -221,6 +224,7 @@ class Collector:
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
         #: Lines received again that were already stored, per table.
+        from .filing import Filing
         self.filing = Filing(self.store)
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
@@ -369,20 +373,32 @@ class Collector:
     def _writer(self) -> None:
         # The web view, another process, counts its clears in the store's meta
         # "alerts_cleared": when it moved, the retained open alerts are republished.
-        cleared = self.store.meta("alerts_cleared")
+        cleared = None
+        failing = False
         while not self._stop.is_set():
             taken = self._inbox.take(_TICK_S)
-            if self.store.meta("alerts_cleared") != cleared:
-                cleared = self.store.meta("alerts_cleared")
-                self._alerts_dirty = True  # published by the tick below
             if taken is None:
                 return
             batch, dropped = taken
-            if batch or dropped:
-                try:
+            try:
+                now_cleared = self.store.meta("alerts_cleared")
+                if now_cleared != cleared:
+                    cleared = now_cleared
+                    self._alerts_dirty = True  # published by the tick below
+                if batch or dropped:
                     self._handle(batch, dropped)
-                except Exception:
+                if failing:
+                    log.warning("floor: the store answers again")
+                failing = False
+            except Exception:
+                # The store failed (its server restarting, a full disk): nothing of the batch was
+                # acknowledged, so the tables send it again; the writer goes on with the next one.
+                if not failing:
                     log.exception("floor: collector could not store a batch; the tables will send again")
+                else:
+                    log.warning("floor: the store still fails; the tables will send again")
+                failing = True
+                self._stop.wait(_TICK_S)
             try:
                 self._tick()
             except Exception:
@@ -459,13 +475,14 @@ class Collector:
         try:
             if self._figures is None:
                 try:
-                    from .figures import Ledger, sqlite_engine
+                    from .figures import Ledger
+                    from .store import store_engine
                 except ImportError as exc:
                     log.warning("floor: no figures from this collector (%s is missing: the 'floor' extra)",
                                 exc.name)
                     self._figures = False
                     return
-                self._figures = (Ledger(), sqlite_engine(self.store.path))
+                self._figures = (Ledger(), store_engine(self.store.target))
             ledger, engine = self._figures
             ledger.catch_up(engine)
         except Exception:

@@ -36,7 +36,7 @@ def collect(config: Path, *, ready=None) -> int:
     with Store(settings.store) as store:
         collector = Collector(settings.identity, store, limits=settings.limits)
         with collector:
-            print(f"floor collector: store {settings.store}", file=sys.stderr, flush=True)
+            print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
             _wait_for_signal(collector.failed)
     if collector.failed.is_set():
         print(f"floor collector: {collector.failure}", file=sys.stderr, flush=True)
@@ -59,7 +59,8 @@ def web(config: Path) -> int:
     settings = load_web(config)
     serve = _floor_extra().serve
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    return serve(settings, ready=lambda url: print(f"floor web: store {settings.store}, view {url}",
+    store = _shown(settings.store)
+    return serve(settings, ready=lambda url: print(f"floor web: store {store}, view {url}",
                                                    file=sys.stderr, flush=True))
 
 
@@ -130,12 +131,13 @@ def view(url: str, user_name: str | None = None, cafile: Path | None = None) -> 
     return run_view(url, user_name, cafile)
 
 
-def verify(store_path: Path) -> int:
-    """Check every table's stored chain; exit 1 if a problem is found."""
+def verify(store_target: Path | str) -> int:
+    """Check every table's stored chain (an SQLite store's path, or a PostgreSQL URL);
+    exit 1 if a problem is found."""
     from .store import Store
 
     bad = 0
-    with Store(store_path) as store:
+    with Store(store_target) as store:
         for row in store.tables():
             problems = store.verify(row["table_id"])
             for p in problems:
@@ -152,7 +154,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     stdout, and the files asked for."""
     from . import figures as F
     from . import report as R
-    from .store import Store
+    from .store import Store, store_engine
 
     def moment(name: str, text: str) -> float:
         try:
@@ -165,7 +167,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     if begin >= stop:
         raise FloorError(f"--from must be before --to ({R.stamp(begin)} is not before {R.stamp(stop)})")
     settings = load_web(config)
-    engine = F.sqlite_engine(settings.store)
+    engine = store_engine(settings.store)
     try:
         F.Ledger().catch_up(engine)
         with Store(settings.store) as store, engine.connect() as conn:
@@ -186,6 +188,42 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
         pdf.write_bytes(R.report_pdf(shift))
         print(f"wrote {pdf}")
     return 0
+
+
+def migrate(config: Path, source: Path | None = None, *, check: bool = False) -> int:
+    """``floor migrate``: bring the configured store's schema to the newest revision (the
+    collector and the web view do it too, as they start); ``--from`` moves an SQLite floor
+    store into it; ``--check`` only says where it stands (exit 1 when behind)."""
+    from .migrations import current, head
+    from .move import move_store
+    from .store import Store, store_engine
+
+    settings = load_web(config)
+    if check:
+        engine = store_engine(settings.store)
+        try:
+            at, newest = current(engine), head()
+        finally:
+            engine.dispose()
+        print(f"store {_shown(settings.store)}: schema revision {at or 'none'}, the newest is {newest}")
+        return 0 if at == newest else 1
+    if source is not None and not source.is_file():
+        raise FloorError(f"dealerbox floor migrate --from {source}: no such SQLite store")
+    with Store(settings.store) as target:
+        if source is None:
+            print(f"store {target.url}: schema at revision {current(target.engine)} (the newest)")
+            return 0
+        with Store(source) as origin:
+            moved = move_store(origin, target)
+    rows = ", ".join(f"{n} {name}" for name, n in moved.rows.items())
+    print(f"moved {source} into {target.url}: {rows}; {moved.tables_verified} tables' chains read "
+          f"as in the source; the figures filed {moved.lines_filed} lines")
+    return 0
+
+
+def _shown(store) -> str:
+    from .store import describe_target
+    return describe_target(store)
 
 
 #: A dealer's name as the floor shows it: printable, one line, not too long.

@@ -26,7 +26,8 @@ __all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "lo
 @dataclass(frozen=True)
 class WebSettings:
     """``[web]`` of ``floor.toml``: the floor view (``dealerbox floor web``)."""
-    store: Path
+    #: The store: an SQLite file's path, or a PostgreSQL URL (``[store] url``).
+    store: Path | str
     host: str = "127.0.0.1"
     port: int = 8080
     #: TLS: the web view's certificate and key from the casino CA (both or neither).
@@ -57,7 +58,7 @@ class WebSettings:
 @dataclass(frozen=True)
 class CollectorSettings:
     identity: Identity
-    store: Path
+    store: Path | str
     web: WebSettings | None = None
     limits: CollectorLimits = CollectorLimits()
 
@@ -159,10 +160,34 @@ def load_web(path) -> WebSettings:
     return _web(path, _floor_toml(path, "a floor config"))
 
 
-def _store_path(path: Path, data: dict) -> Path:
+def _store_path(path: Path, data: dict) -> Path | str:
+    """``[store]``: ``path`` (an SQLite file, the default backend) or ``url`` (PostgreSQL)."""
     st = _Section(path, "store", data.get("store"))
-    st.unknown(("path",))
+    st.unknown(("path", "url"))
+    if "url" in st.data:
+        from .store import describe_target
+        url = st.data["url"]
+        shown = describe_target(url) if isinstance(url, str) else url  # never a password in a message
+        if "path" in st.data:
+            raise ConfigError(path, "store.url", "either store.path (SQLite) or store.url (PostgreSQL), "
+                                                 "not both", shown)
+        if not isinstance(url, str) or not _postgres_url(url):
+            raise ConfigError(path, "store.url", "a PostgreSQL URL: postgresql://USER@HOST:PORT/DATABASE "
+                                                 "(the password from the service user's ~/.pgpass, or "
+                                                 "in the URL)", shown)
+        return url
     return st.path_of("path")
+
+
+def _postgres_url(value: str) -> bool:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+    try:
+        url = make_url(value)
+    except ArgumentError:
+        return False
+    return url.get_backend_name() == "postgresql" and url.get_driver_name() in ("psycopg", "psycopg2") \
+        and bool(url.database)
 
 
 def _web(path: Path, data: dict) -> WebSettings:

@@ -14,7 +14,6 @@ never reads stdin, so CI can run it.
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import signal
 import subprocess

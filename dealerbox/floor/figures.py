@@ -12,7 +12,8 @@ need. ``fig_progress`` says how far it read each table. The queries below read
 only these tables (and the store's ``alerts``).
 
 Everything is SQLAlchemy Core 2.x, so the same tables and queries run on SQLite
-(the store file) and PostgreSQL (psycopg 3).
+(the store file) and PostgreSQL (psycopg 3), on an engine from
+:func:`~dealerbox.floor.store.store_engine`.
 
 Definitions (docs/FLOOR.md, "Figures", is the reference for API users):
 
@@ -36,12 +37,13 @@ import statistics
 import threading
 
 from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, String, Table, and_,
-                        create_engine, event, func, insert, select, update)
+                        func, insert, select, update)
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from .hands import SENSING, HandFollower, HandSummary
+from .store import alerts_table, lines_table, tables_table
 
-__all__ = ["Ledger", "FIGURES", "STORE", "sqlite_engine", "parse_moment", "table_figures", "dealer_figures",
+__all__ = ["Ledger", "FIGURES", "parse_moment", "table_figures", "dealer_figures",
            "room_figures", "hourly", "alert_clearing", "sensing_faults", "BREAK_S"]
 
 log = logging.getLogger(__name__)
@@ -51,37 +53,10 @@ BREAK_S = 300.0
 #: Lines read and filed per transaction.
 CHUNK = 5000
 
-# -- the store's tables this module reads (store.py owns and writes them)
+# The store's tables this module reads (store.py owns and writes them).
+store_tables, store_lines, store_alerts = tables_table, lines_table, alerts_table
 
-STORE = MetaData()
-store_tables = Table(
-    "tables", STORE,
-    Column("table_id", String, primary_key=True),
-    Column("last_seq", BigInteger, nullable=False),
-)
-store_lines = Table(
-    "lines", STORE,
-    Column("table_id", String, primary_key=True),
-    Column("seq", BigInteger, primary_key=True),
-    Column("line", String, nullable=False),
-    Column("hash", String, nullable=False),
-    Column("chain_ok", Integer, nullable=False),
-    Column("committed", Double, nullable=False),
-)
-store_alerts = Table(
-    "alerts", STORE,
-    Column("id", Integer, primary_key=True),
-    Column("table_id", String, nullable=False),
-    Column("kind", String, nullable=False),
-    Column("text", String, nullable=False),
-    Column("seq", BigInteger),
-    Column("raised", Double, nullable=False),
-    Column("cleared_by", String),
-    Column("cleared_at", Double),
-    Column("note", String),
-)
-
-# -- the aggregate (this module owns it)
+# -- the aggregate (this module owns it; migrations/versions/0005_figures.py creates it)
 
 FIGURES = MetaData()
 fig_hands = Table(
@@ -148,17 +123,6 @@ fig_progress = Table(
 _INDEXED = (fig_hands, fig_irregularities, fig_reader_faults)
 
 
-def sqlite_engine(path):
-    """An engine on the store file *path*: waits for the collector's write lock
-    rather than failing, as the store's own connection does."""
-    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
-
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_conn, _record):
-        dbapi_conn.execute("PRAGMA busy_timeout = 30000")
-    return engine
-
-
 # ------------------------------------------------------------------ the ledger
 
 class Ledger:
@@ -173,7 +137,6 @@ class Ledger:
     def __init__(self, *, chunk: int = CHUNK):
         self.chunk = chunk
         self._lock = threading.Lock()
-        self._created: set[str] = set()
         #: Lines that could not be read (malformed), skipped; per table, this process.
         self.skipped: dict[str, int] = {}
         # The follower of each table as this ledger left it, with the progress it had
@@ -181,16 +144,9 @@ class Ledger:
         # instead of reading the open hand again (the collector calls after each commit).
         self._followers: dict[tuple[str, str], tuple[int, HandFollower]] = {}
 
-    def create(self, engine) -> None:
-        """Create the figures' tables and indexes where missing."""
-        FIGURES.create_all(engine, checkfirst=True)
-        self._created.add(str(engine.url))
-
     def catch_up(self, engine) -> int:
         """Read every line stored since the last call; returns how many were read."""
         with self._lock:
-            if str(engine.url) not in self._created:
-                self.create(engine)
             with engine.connect() as conn:
                 behind = conn.execute(
                     select(store_tables.c.table_id, store_tables.c.last_seq,

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from dataclasses import dataclass, field
+
+from sqlalchemy.exc import OperationalError
 
 from . import protocol as P
 from .store import Store, line_hash
@@ -91,17 +92,27 @@ class Filing:
 
         *dropped* counts, per table, the messages the collector could not even
         queue (a table sending faster than the floor files): a ``protocol`` alert.
+
+        The messages are filed table by table (in the order of the tables' ids, each
+        table's own in the order they came): collectors sharing a PostgreSQL store lock
+        the tables' rows in one order, so none waits on another in a circle.
         """
+        by_table: dict[str, list] = {}
+        for item in batch:
+            parsed = P.parse_table_topic(item[0])
+            by_table.setdefault(parsed[0] if parsed else "", []).append(item)
+        dropped = dropped or {}
         done = Batch()
         with self.store.lock:
             self.store.begin()
             try:
-                for topic, payload, _received in batch:
-                    self._file(topic, payload, now, done)
-                for table, count in sorted((dropped or {}).items()):
-                    self._alert(done, table, "protocol",
-                                f"sends faster than the floor can file: {count} of its messages "
-                                "dropped", now=now)
+                for table in sorted(set(by_table) | set(dropped)):
+                    for topic, payload, _received in by_table.get(table, ()):
+                        self._file(topic, payload, now, done)
+                    if dropped.get(table):
+                        self._alert(done, table, "protocol",
+                                    f"sends faster than the floor can file: {dropped[table]} of its "
+                                    "messages dropped", now=now)
                 self.store.commit()
             except BaseException:
                 self.store.rollback()
@@ -131,8 +142,8 @@ class Filing:
             P.check_shape(kind, table, d)
             self._store_message(table, kind, d, now, mine)
             self.store.release()
-        except sqlite3.OperationalError:
-            raise  # the store itself failed (disk full, I/O): not this table's doing
+        except OperationalError:
+            raise  # the store itself failed (disk full, I/O, the server gone): not this table's doing
         except Exception as exc:
             self.store.undo()
             self._restore(table, saved)

@@ -170,6 +170,18 @@ class PostgresCluster:
             if created.returncode != 0:
                 raise FloorError(f"createdb failed: {created.stderr.strip()}")
 
+    def database(self, name: str) -> str:
+        """A new, empty database *name* (dropped first if it exists); its URL."""
+        from sqlalchemy import create_engine
+        admin = create_engine(self.url.rsplit("/", 1)[0] + "/postgres", isolation_level="AUTOCOMMIT")
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                conn.exec_driver_sql(f'CREATE DATABASE "{name}" OWNER "{self.ROLE}"')
+        finally:
+            admin.dispose()
+        return self.url.rsplit("/", 1)[0] + "/" + name
+
     def accepting(self) -> bool:
         """Whether something accepts TCP connections on the cluster's port."""
         try:

@@ -1,4 +1,4 @@
-"""The collector's store: SQLite, committed before anything is acknowledged.
+"""The collector's store: committed before anything is acknowledged.
 
 One row per journal line per table (the line exactly as the table stored it,
 so the chain can be verified here again), the tables' last known status,
@@ -10,120 +10,261 @@ that breaks the chain, or that differs from the line already stored at its
 genuine line's place. An alert of a kind a table already has open is folded
 into it (``count`` and the ``last_*`` columns), so a table cannot fill the
 floor with alerts.
+
+Two backends behind this one class, every statement written once in
+SQLAlchemy Core: an SQLite file (the default: nothing else to run) and
+PostgreSQL (``[store] url = "postgresql://..."``, through psycopg 3), which
+several collectors can share. The schema is Alembic's
+(dealerbox/floor/migrations), brought up to date when a store is opened.
+
+Transactions are explicit SQL on a connection in the driver's autocommit mode,
+as the filing needs them: one per batch of messages, a savepoint per message.
+On SQLite a batch takes the write lock at once (``BEGIN IMMEDIATE``); on
+PostgreSQL each table's row is locked (``SELECT ... FOR UPDATE``) before its
+``seq`` and chain are checked, so collectors filing one table's batches at once
+take turns with that table and with no other.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
+import logging
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, cast,
+                        create_engine, delete, event, func, insert, or_, select, text, update)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
+from sqlalchemy.pool import StaticPool
+
+from . import FloorError
 from . import protocol as P
 
-__all__ = ["Store", "line_hash"]
+__all__ = ["Store", "StoreUnavailable", "line_hash", "store_engine", "describe_target",
+           "is_store_url", "METADATA", "lines_table", "tables_table", "alerts_table"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tables (
-    table_id TEXT PRIMARY KEY,
-    last_seq INTEGER NOT NULL DEFAULT 0,
-    last_hash TEXT NOT NULL DEFAULT '',
-    first_seq INTEGER,
-    boot INTEGER NOT NULL DEFAULT 0,
-    conn INTEGER NOT NULL DEFAULT 0,
-    online INTEGER NOT NULL DEFAULT 0,
-    status TEXT, state TEXT, health TEXT,
-    seen REAL
-);
-CREATE TABLE IF NOT EXISTS lines (
-    table_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    line TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    chain_ok INTEGER NOT NULL,
-    committed REAL NOT NULL,
-    PRIMARY KEY (table_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS quarantine (
-    table_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    line TEXT NOT NULL,
-    why TEXT NOT NULL,
-    received REAL NOT NULL,
-    times INTEGER NOT NULL DEFAULT 1,
-    PRIMARY KEY (table_id, seq, hash)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS alerts (
-    id INTEGER PRIMARY KEY,
-    table_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    text TEXT NOT NULL,
-    seq INTEGER,
-    raised REAL NOT NULL,
-    cleared_by TEXT,
-    cleared_at REAL,
-    note TEXT,
-    count INTEGER NOT NULL DEFAULT 1,
-    last_seq INTEGER,
-    last_text TEXT,
-    last_raised REAL
-);
-CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY,
-    at REAL NOT NULL,
-    who TEXT NOT NULL,
-    action TEXT NOT NULL,
-    alert_id INTEGER,
-    detail TEXT
-);
-"""
+log = logging.getLogger(__name__)
 
-
-#: Columns added to ``alerts`` after the first release, added to an older store on opening.
-_ALERT_COLUMNS = {"count": "INTEGER NOT NULL DEFAULT 1", "last_seq": "INTEGER",
-                  "last_text": "TEXT", "last_raised": "REAL"}
-#: Every open alert of one table and kind (folding looks it up for each alert raised).
-_OPEN_ALERTS_INDEX = ("CREATE INDEX IF NOT EXISTS alerts_open ON alerts (table_id, kind) "
-                      "WHERE cleared_at IS NULL")
-_ALERT_FIELDS = ("id, table_id, kind, text, seq, raised, cleared_by, cleared_at, note, "
-                 "count, last_seq, last_text, last_raised")
 #: Lines kept aside per table at most; past it they are only counted (in the alert).
 QUARANTINE_PER_TABLE = 10_000
 #: Alert texts are cut to this many characters (parts of them come from the tables).
 ALERT_TEXT_MAX = 300
+#: How long a statement waits for another connection's lock before it fails.
+LOCK_WAIT_S = 30
+
+# Integers are 64-bit on both backends (SQLite's are; PostgreSQL's INTEGER is not):
+# a number a table sends fits, or is refused for that table alone as on SQLite.
+Int64 = BigInteger().with_variant(Integer, "sqlite")
+#: Seconds since the epoch: double precision on both (SQLite calls it REAL, PostgreSQL's REAL is 4 bytes).
+Float64 = Double().with_variant(sqlite.REAL(), "sqlite")
+
+#: The store's tables as the newest migration leaves them (the migrations say how they got so).
+METADATA = MetaData()
+meta_table = Table(
+    "meta", METADATA,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
+tables_table = Table(
+    "tables", METADATA,
+    Column("table_id", Text, primary_key=True),
+    Column("last_seq", Int64, nullable=False, server_default="0"),
+    Column("last_hash", Text, nullable=False, server_default=""),
+    Column("first_seq", Int64),
+    Column("boot", Int64, nullable=False, server_default="0"),
+    Column("conn", Int64, nullable=False, server_default="0"),
+    Column("online", Int64, nullable=False, server_default="0"),
+    Column("status", Text),
+    Column("state", Text),
+    Column("health", Text),
+    Column("seen", Float64),
+)
+lines_table = Table(
+    "lines", METADATA,
+    Column("table_id", Text, primary_key=True),
+    Column("seq", Int64, primary_key=True),
+    Column("line", Text, nullable=False),
+    Column("hash", Text, nullable=False),
+    Column("chain_ok", Int64, nullable=False),
+    Column("committed", Float64, nullable=False),
+    sqlite_with_rowid=False,
+)
+quarantine_table = Table(
+    "quarantine", METADATA,
+    Column("table_id", Text, primary_key=True),
+    Column("seq", Int64, primary_key=True),
+    Column("hash", Text, primary_key=True),
+    Column("line", Text, nullable=False),
+    Column("why", Text, nullable=False),
+    Column("received", Float64, nullable=False),
+    Column("times", Int64, nullable=False, server_default="1"),
+    sqlite_with_rowid=False,
+)
+alerts_table = Table(
+    "alerts", METADATA,
+    Column("id", Int64, primary_key=True, autoincrement=True),
+    Column("table_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("seq", Int64),
+    Column("raised", Float64, nullable=False),
+    Column("cleared_by", Text),
+    Column("cleared_at", Float64),
+    Column("note", Text),
+    Column("count", Int64, nullable=False, server_default="1"),
+    Column("last_seq", Int64),
+    Column("last_text", Text),
+    Column("last_raised", Float64),
+)
+#: Every open alert of one table and kind (folding looks it up for each alert raised).
+Index("alerts_open", alerts_table.c.table_id, alerts_table.c.kind,
+      sqlite_where=alerts_table.c.cleared_at.is_(None), postgresql_where=alerts_table.c.cleared_at.is_(None))
+audit_table = Table(
+    "audit", METADATA,
+    Column("id", Int64, primary_key=True, autoincrement=True),
+    Column("at", Float64, nullable=False),
+    Column("who", Text, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("alert_id", Int64),
+    Column("detail", Text),
+)
+# The web view's users and their sessions. A session's key is the SHA-256 of the
+# random id in the cookie: a copy of the store signs no one in.
+users_table = Table(
+    "users", METADATA,
+    Column("name", Text, primary_key=True),
+    Column("role", Text, nullable=False),
+    Column("hash", Text, nullable=False),
+    Column("created", Float64, nullable=False),
+    Column("changed", Float64, nullable=False),
+)
+sessions_table = Table(
+    "sessions", METADATA,
+    Column("key", Text, primary_key=True),
+    Column("user", Text, nullable=False),
+    Column("csrf", Text, nullable=False),
+    Column("created", Float64, nullable=False),
+    Column("seen", Float64, nullable=False),
+    Column("address", Text, nullable=False),
+)
+Index("sessions_user", sessions_table.c.user)
+# Dealers' names: the tables know ids only; the floor's admin names them.
+dealer_names_table = Table(
+    "dealer_names", METADATA,
+    Column("dealer", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("changed", Float64, nullable=False),
+    sqlite_with_rowid=False,
+)
+
+_ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
+    "id", "table_id", "kind", "text", "seq", "raised", "cleared_by", "cleared_at", "note",
+    "count", "last_seq", "last_text", "last_raised"))
+
+
+class StoreUnavailable(FloorError, ConnectionError):
+    """The store's database cannot be reached (or a store URL names no backend it knows)."""
 
 
 def line_hash(line: str) -> str:
     return hashlib.sha256(line.encode("ascii", "replace")).hexdigest()
 
 
-class Store:
-    """The SQLite store. All writes go through one connection under a lock;
-    the collector's writer thread groups many lines into one transaction."""
+def is_store_url(target) -> bool:
+    """True when *target* is a database URL (``postgresql://...``) rather than an SQLite file."""
+    return isinstance(target, str) and "://" in target
 
-    def __init__(self, path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA + ACCOUNTS_SCHEMA)
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(alerts)")}
-        for column, decl in _ALERT_COLUMNS.items():
-            if column not in have:
-                self._db.execute(f"ALTER TABLE alerts ADD COLUMN {column} {decl}")
-        self._db.execute(_OPEN_ALERTS_INDEX)
+
+def describe_target(target) -> str:
+    """*target* as logs and messages may show it: a URL without its password."""
+    if is_store_url(target):
+        try:
+            return make_url(target).render_as_string(hide_password=True)
+        except ArgumentError:
+            return "a store URL that cannot be read"
+    return str(target)
+
+
+def store_engine(target):
+    """An SQLAlchemy engine on *target*: an SQLite file's path, or a ``postgresql://`` URL.
+
+    A PostgreSQL URL is driven by psycopg 3 whichever driver it names; its connections
+    are checked before use, so a server restarted since is met with a new connection.
+    On SQLite every connection waits up to :data:`LOCK_WAIT_S` for another's write lock
+    and syncs each commit to the disk.
+    """
+    if is_store_url(target):
+        try:
+            url = make_url(target)
+        except ArgumentError as exc:
+            raise StoreUnavailable(f"the store URL cannot be read: {exc}") from None
+        if url.get_backend_name() != "postgresql":
+            raise StoreUnavailable(f"{describe_target(target)}: the store is an SQLite file's path "
+                                   "or a postgresql:// URL")
+        url = url.set(drivername="postgresql+psycopg")
+        return create_engine(url, pool_pre_ping=True, pool_size=4, max_overflow=4,
+                             connect_args={"connect_timeout": 10,
+                                           "options": f"-c lock_timeout={LOCK_WAIT_S * 1000}"})
+    if str(target) == ":memory:":
+        # One in-memory database for every thread that uses the engine (tests' throwaway stores).
+        engine = create_engine("sqlite://", poolclass=StaticPool,
+                               connect_args={"timeout": LOCK_WAIT_S, "check_same_thread": False})
+    else:
+        engine = create_engine(f"sqlite:///{target}", connect_args={"timeout": LOCK_WAIT_S})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record):
+        dbapi_conn.execute(f"PRAGMA busy_timeout = {LOCK_WAIT_S * 1000}")
+        dbapi_conn.execute("PRAGMA synchronous = FULL")
+    return engine
+
+
+class Store:
+    """The store at *target* (an SQLite file's path, or a PostgreSQL URL).
+
+    All of this object's statements go through one connection under :attr:`lock`;
+    the collector's writer thread groups many messages into one transaction
+    (:meth:`begin` ... :meth:`commit`), every other method is a transaction of its own
+    (or a part of the open one, when called between :meth:`begin` and :meth:`commit`).
+    Opening it creates the schema, or migrates an older one (``migrate=False``: not).
+    """
+
+    def __init__(self, target, *, migrate: bool = True):
+        self.target = target
+        self.url = describe_target(target)
+        if not is_store_url(target):
+            target = Path(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+        #: The SQLite file, or None on PostgreSQL.
+        self.path = None if is_store_url(target) else Path(target)
+        self.engine = store_engine(target)
+        self.backend = self.engine.dialect.name
+        self._insert = postgresql.insert if self.backend == "postgresql" else sqlite.insert
         self.lock = threading.RLock()
+        self._conn = None
+        self._in_transaction = False
+        try:
+            if self.backend == "sqlite" and self.path != Path(":memory:"):
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            if migrate:
+                from .migrations import upgrade
+                upgrade(self.engine)
+        except DBAPIError as exc:
+            self.engine.dispose()
+            raise StoreUnavailable(f"the store {self.url} cannot be opened: {_reason(exc)}") from None
 
     def close(self) -> None:
         with self.lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self.engine.dispose()
 
     def __enter__(self):
         return self
@@ -131,97 +272,160 @@ class Store:
     def __exit__(self, *exc):
         self.close()
 
-    # -- transactions (writer thread)
+    # -- the connection and its transactions
+
+    def _connection(self):
+        if self._conn is None or self._conn.closed or self._conn.invalidated:
+            if self._conn is not None:
+                self._conn.close()
+            # The driver's autocommit: transactions are the SQL below, as the filing needs them.
+            self._conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        return self._conn
+
+    def _execute(self, statement):
+        try:
+            return self._connection().execute(statement)
+        except DBAPIError as exc:
+            if self._in_transaction or not exc.connection_invalidated:
+                raise
+            # A statement of its own on a connection the server dropped (it restarted): once more
+            # on a new one. Within a transaction the caller starts the transaction again instead.
+            return self._connection().execute(statement)
+
+    def _sql(self, sql: str) -> None:
+        self._connection().exec_driver_sql(sql)
 
     def begin(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
+        """Open the batch's transaction (the caller holds :attr:`lock`)."""
+        try:
+            self._sql("BEGIN IMMEDIATE" if self.backend == "sqlite" else "BEGIN")
+        except DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+            self._sql("BEGIN")  # the server restarted since the last batch: a new connection
+        self._in_transaction = True
 
     def commit(self) -> None:
-        self._db.execute("COMMIT")
+        self._in_transaction = False
+        self._sql("COMMIT")
 
     def rollback(self) -> None:
-        self._db.execute("ROLLBACK")
+        self._in_transaction = False
+        try:
+            self._sql("ROLLBACK")
+        except DBAPIError:
+            # The connection is gone (the server restarted): so is the transaction.
+            self._discard()
+
+    def _discard(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.invalidate()
+                self._conn.close()
+            except Exception:  # noqa: BLE001: closed already, or the driver's socket gone
+                pass
+            self._conn = None
 
     def savepoint(self) -> None:
         """Start a nested part of the open transaction (one table's message)."""
-        self._db.execute("SAVEPOINT message")
+        self._sql("SAVEPOINT message")
 
     def release(self) -> None:
         """Keep what was done since :meth:`savepoint`."""
-        self._db.execute("RELEASE message")
+        self._sql("RELEASE SAVEPOINT message")
 
     def undo(self) -> None:
         """Undo what was done since :meth:`savepoint`; the transaction goes on."""
-        self._db.execute("ROLLBACK TO message")
-        self._db.execute("RELEASE message")
+        self._sql("ROLLBACK TO SAVEPOINT message")
+        self._sql("RELEASE SAVEPOINT message")
+
+    @contextmanager
+    def _unit(self, *, write: bool = True):
+        """One transaction under the lock, or a part of the batch's when one is open."""
+        with self.lock:
+            if self._in_transaction:
+                yield
+                return
+            if not write:
+                try:
+                    yield
+                except DBAPIError as exc:
+                    if exc.connection_invalidated:
+                        self._discard()
+                    raise
+                return
+            self.begin()
+            try:
+                yield
+            except BaseException:
+                self.rollback()
+                raise
+            self.commit()
+
+    def _rows(self, statement) -> list[dict]:
+        result = self._execute(statement)
+        return [dict(row) for row in result.mappings()]
+
+    # -- the collector's filing (between begin and commit)
 
     def counter(self, key: str) -> int:
         """Increment and return a persistent counter (the collector's boot)."""
-        with self.lock:
-            # One write transaction: collectors starting together on one store get distinct values.
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-                value = int(row[0]) + 1 if row else 1
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            return value
+        with self._unit():
+            # One write transaction: collectors starting together get distinct values.
+            self._increment(key)
+            return int(self._execute(select(meta_table.c.value).where(meta_table.c.key == key)).scalar_one())
 
     def table(self, table_id: str) -> dict | None:
-        cur = self._db.execute("SELECT * FROM tables WHERE table_id=?", (table_id,))
-        row = cur.fetchone()
-        if row is None:
-            return None
-        return dict(zip([c[0] for c in cur.description], row))
+        with self._unit(write=False):
+            rows = self._rows(select(tables_table).where(tables_table.c.table_id == table_id))
+        return rows[0] if rows else None
 
     def ensure_table(self, table_id: str) -> dict:
-        row = self.table(table_id)
-        if row is None:
-            self._db.execute("INSERT INTO tables (table_id) VALUES (?)", (table_id,))
-            row = self.table(table_id)
-        return row
+        """*table_id*'s row, created if new, locked until the transaction ends (PostgreSQL:
+        another collector filing this table waits here and then reads what this one stored)."""
+        locked = select(tables_table).where(tables_table.c.table_id == table_id).with_for_update()
+        rows = self._rows(locked)
+        if not rows:
+            self._execute(self._insert(tables_table).values(table_id=table_id).on_conflict_do_nothing())
+            rows = self._rows(locked)
+        return rows[0]
 
     def update_table(self, table_id: str, **fields) -> None:
-        cols = ", ".join(f"{k}=?" for k in fields)
-        self._db.execute(f"UPDATE tables SET {cols} WHERE table_id=?", (*fields.values(), table_id))
+        self._execute(update(tables_table).where(tables_table.c.table_id == table_id).values(**fields))
 
     def stored_line(self, table_id: str, seq: int) -> str | None:
-        row = self._db.execute("SELECT line FROM lines WHERE table_id=? AND seq=?",
-                               (table_id, seq)).fetchone()
-        return row[0] if row else None
+        c = lines_table.c
+        return self._execute(select(c.line).where(c.table_id == table_id, c.seq == seq)).scalar()
 
     def add_line(self, table_id: str, seq: int, line: str, digest: str, chain_ok: bool,
                  committed: float) -> None:
-        self._db.execute("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?)",
-                         (table_id, seq, line, digest, int(chain_ok), committed))
+        self._execute(insert(lines_table).values(table_id=table_id, seq=seq, line=line, hash=digest,
+                                           chain_ok=int(chain_ok), committed=committed))
 
     def quarantine(self, table_id: str, seq: int, line: str, digest: str, why: str,
                    received: float) -> bool:
         """Keep *line* aside (it broke the chain, or differs from the stored line at
         its seq); True if it is a line not kept before. The same line again only
         counts ``times``; past :data:`QUARANTINE_PER_TABLE` lines nothing is added."""
-        cur = self._db.execute("UPDATE quarantine SET times = times + 1 "
-                               "WHERE table_id=? AND seq=? AND hash=?", (table_id, seq, digest))
-        if cur.rowcount:
+        q = quarantine_table.c
+        again = self._execute(update(quarantine_table).where(q.table_id == table_id, q.seq == seq,
+                                                       q.hash == digest).values(times=q.times + 1))
+        if again.rowcount:
             return False
-        (kept,) = self._db.execute("SELECT COUNT(*) FROM quarantine WHERE table_id=?",
-                                   (table_id,)).fetchone()
+        kept = self._execute(select(func.count()).select_from(quarantine_table)
+                             .where(q.table_id == table_id)).scalar_one()
         if kept >= QUARANTINE_PER_TABLE:
             return True
-        self._db.execute("INSERT INTO quarantine VALUES (?, ?, ?, ?, ?, ?, 1)",
-                         (table_id, seq, digest, line, why, received))
+        self._execute(insert(quarantine_table).values(table_id=table_id, seq=seq, hash=digest,
+                                                line=_storable(line), why=why, received=received))
         return True
 
     def quarantined(self, table_id: str) -> list[dict]:
         """The lines kept aside for *table_id*, by seq and arrival."""
-        with self.lock:
-            rows = self._db.execute("SELECT seq, hash, line, why, received, times FROM quarantine "
-                                    "WHERE table_id=? ORDER BY seq, received", (table_id,)).fetchall()
-        return [{"seq": q, "hash": h, "line": line, "why": w, "received": r, "times": n}
-                for q, h, line, w, r, n in rows]
+        q = quarantine_table.c
+        with self._unit(write=False):
+            return self._rows(select(q.seq, q.hash, q.line, q.why, q.received, q.times)
+                              .where(q.table_id == table_id).order_by(q.seq, q.received))
 
     def raise_alert(self, table_id: str, kind: str, text: str, seq: int | None = None,
                     now: float | None = None) -> dict:
@@ -230,257 +434,244 @@ class Store:
         say what came last). Returns the alert as it now is."""
         now = time.time() if now is None else now
         text = _cut(text)
-        row = self._db.execute("SELECT id FROM alerts WHERE table_id=? AND kind=? AND cleared_at IS NULL "
-                               "ORDER BY id DESC LIMIT 1", (table_id, kind)).fetchone()
-        if row is None:
-            cur = self._db.execute(
-                "INSERT INTO alerts (table_id, kind, text, seq, raised, last_seq, last_text, last_raised) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (table_id, kind, text, seq, now, seq, text, now))
-            alert_id = cur.lastrowid
-        else:
-            alert_id = row[0]
-            self._db.execute("UPDATE alerts SET count = count + 1, last_seq=?, last_text=?, "
-                             "last_raised=? WHERE id=?", (seq, text, now, alert_id))
-        return self.alert(alert_id)
+        a = alerts_table.c
+        with self._unit():
+            if self.backend == "postgresql":
+                # The table's row first, as the filing takes it: one order of locks for everyone.
+                self._execute(select(tables_table.c.table_id).where(tables_table.c.table_id == table_id)
+                              .with_for_update())
+            open_id = self._execute(select(a.id).where(a.table_id == table_id, a.kind == kind,
+                                                       a.cleared_at.is_(None))
+                                    .order_by(a.id.desc()).limit(1).with_for_update()).scalar()
+            if open_id is None:
+                open_id = self._execute(
+                    insert(alerts_table).values(table_id=table_id, kind=kind, text=text, seq=seq, raised=now,
+                                          last_seq=seq, last_text=text, last_raised=now)
+                    .returning(a.id)).scalar_one()
+            else:
+                self._execute(update(alerts_table).where(a.id == open_id).values(
+                    count=a.count + 1, last_seq=seq, last_text=text, last_raised=now))
+            return self.alert(open_id)
 
     # -- reading and clearing (any thread)
 
     def clear_alert(self, alert_id: int, who: str, note: str = "") -> dict | None:
         """Acknowledge an alert; records who and when in the audit trail.
         Returns the alert, or None if there is no such open alert."""
-        with self.lock:
-            now = time.time()
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                cur = self._db.execute(
-                    "UPDATE alerts SET cleared_by=?, cleared_at=?, note=? "
-                    "WHERE id=? AND cleared_at IS NULL", (who, now, note, alert_id))
-                if cur.rowcount == 0:
-                    self._db.execute("ROLLBACK")
-                    return None
-                self._db.execute("INSERT INTO audit (at, who, action, alert_id, detail) "
-                                 "VALUES (?, ?, 'clear', ?, ?)", (now, who, alert_id, note))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            return self.alert(alert_id)
+        now = time.time()
+        a = alerts_table.c
+        with self._unit():
+            cleared = self._execute(update(alerts_table).where(a.id == alert_id, a.cleared_at.is_(None))
+                                    .values(cleared_by=who, cleared_at=now, note=note)).rowcount
+            if cleared:
+                self._execute(insert(audit_table).values(at=now, who=who, action="clear",
+                                                   alert_id=alert_id, detail=note))
+        return self.alert(alert_id) if cleared else None
 
     def alert(self, alert_id: int) -> dict | None:
-        with self.lock:
-            cur = self._db.execute(f"SELECT {_ALERT_FIELDS} FROM alerts WHERE id=?", (alert_id,))
-            row = cur.fetchone()
+        with self._unit(write=False):
+            row = self._execute(select(*_ALERT_COLUMNS).where(alerts_table.c.id == alert_id)).first()
         return _alert(row) if row else None
 
     def alerts(self, *, open_only: bool = True) -> list[dict]:
-        where = "WHERE cleared_at IS NULL" if open_only else ""
-        with self.lock:
-            rows = self._db.execute(f"SELECT {_ALERT_FIELDS} FROM alerts {where} "
-                                    "ORDER BY id").fetchall()
-        return [_alert(r) for r in rows]
+        stmt = select(*_ALERT_COLUMNS).order_by(alerts_table.c.id)
+        if open_only:
+            stmt = stmt.where(alerts_table.c.cleared_at.is_(None))
+        with self._unit(write=False):
+            return [_alert(r) for r in self._execute(stmt)]
 
     def alert_summary(self, newest: int) -> dict:
         """The open alerts in brief: the *newest* of them (oldest first), how many
         are open, and how often each table raised each kind (``counts``)."""
-        with self.lock:
-            rows = self._db.execute(f"SELECT {_ALERT_FIELDS} FROM alerts WHERE cleared_at IS NULL "
-                                    "ORDER BY id DESC LIMIT ?", (max(0, newest),)).fetchall()
+        a = alerts_table.c
+        with self._unit(write=False):
+            rows = self._execute(select(*_ALERT_COLUMNS).where(a.cleared_at.is_(None))
+                                 .order_by(a.id.desc()).limit(max(0, newest))).all()
             counts: dict[str, dict[str, int]] = {}
             total = 0
-            for table, kind, alerts, times in self._db.execute(
-                    "SELECT table_id, kind, COUNT(*), SUM(count) FROM alerts "
-                    "WHERE cleared_at IS NULL GROUP BY table_id, kind ORDER BY table_id, kind"):
-                counts.setdefault(table, {})[kind] = times
-                total += alerts
+            for table, kind, raised, times in self._execute(
+                    select(a.table_id, a.kind, func.count(), func.sum(a.count))
+                    .where(a.cleared_at.is_(None)).group_by(a.table_id, a.kind)
+                    .order_by(a.table_id, a.kind)):
+                counts.setdefault(table, {})[kind] = int(times)
+                total += raised
         return {"open": [_alert(r) for r in reversed(rows)], "total": total, "counts": counts}
 
     def audit(self) -> list[dict]:
-        with self.lock:
-            rows = self._db.execute("SELECT at, who, action, alert_id, detail FROM audit "
-                                    "ORDER BY id").fetchall()
-        return [{"at": a, "who": w, "action": ac, "alert": i, "detail": d} for a, w, ac, i, d in rows]
+        with self._unit(write=False):
+            c = audit_table.c
+            rows = self._execute(select(c.at, c.who, c.action, c.alert_id, c.detail).order_by(c.id)).all()
+        return [{"at": at, "who": w, "action": ac, "alert": i, "detail": d} for at, w, ac, i, d in rows]
 
     def tables(self) -> list[dict]:
-        with self.lock:
-            cur = self._db.execute("SELECT * FROM tables ORDER BY table_id")
-            names = [c[0] for c in cur.description]
-            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        with self._unit(write=False):
+            rows = self._rows(select(tables_table).order_by(tables_table.c.table_id))
         for row in rows:
             for key in ("status", "state", "health"):
                 row[key] = json.loads(row[key]) if row[key] else None
         return rows
 
-    def lines(self, table_id: str) -> list[tuple[int, str]]:
-        with self.lock:
-            return self._db.execute("SELECT seq, line FROM lines WHERE table_id=? ORDER BY seq",
-                                    (table_id,)).fetchall()
+    def lines(self, table_id: str, after: int = 0, limit: int | None = None) -> list[tuple[int, str]]:
+        """*table_id*'s stored lines past seq *after* (at most *limit*), as (seq, line) by seq."""
+        c = lines_table.c
+        stmt = select(c.seq, c.line).where(c.table_id == table_id, c.seq > after).order_by(c.seq)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self._unit(write=False):
+            return [tuple(r) for r in self._execute(stmt)]
+
+    def line_counts(self) -> dict[str, tuple[int, int, int]]:
+        """Per table: its stored lines, distinct seqs and highest seq (a bench's check)."""
+        c = lines_table.c
+        with self._unit(write=False):
+            return {t: (n, d, m) for t, n, d, m in self._execute(
+                select(c.table_id, func.count(), func.count(c.seq.distinct()), func.max(c.seq))
+                .group_by(c.table_id))}
 
     def verify(self, table_id: str) -> list[str]:
         """Check the stored chain of one table; returns the problems found."""
         problems = []
         prev_seq, prev_hash = None, None
-        for seq, line in self.lines(table_id):
-            d = json.loads(line)
-            if prev_seq is None:
-                if seq == 1 and d.get("prev") != P.GENESIS:
-                    problems.append("seq 1 does not start the chain")
-            else:
-                if seq != prev_seq + 1:
-                    problems.append(f"seq {prev_seq + 1}..{seq - 1} missing")
-                elif d.get("prev") != prev_hash:
-                    problems.append(f"seq {seq} does not chain to seq {prev_seq}")
-            if d.get("seq") != seq:
-                problems.append(f"row {seq} holds a line with seq {d.get('seq')}")
-            prev_seq, prev_hash = seq, line_hash(line)
-        return problems
-
-    # -- users and sessions of the web view (dealerbox/floor/accounts.py decides; these store)
+        after = 0
+        while True:
+            chunk = self.lines(table_id, after, 10_000)
+            if not chunk:
+                return problems
+            for seq, line in chunk:
+                d = json.loads(line)
+                if prev_seq is None:
+                    if seq == 1 and d.get("prev") != P.GENESIS:
+                        problems.append("seq 1 does not start the chain")
+                else:
+                    if seq != prev_seq + 1:
+                        problems.append(f"seq {prev_seq + 1}..{seq - 1} missing")
+                    elif d.get("prev") != prev_hash:
+                        problems.append(f"seq {seq} does not chain to seq {prev_seq}")
+                if d.get("seq") != seq:
+                    problems.append(f"row {seq} holds a line with seq {d.get('seq')}")
+                prev_seq, prev_hash = seq, line_hash(line)
+            after = chunk[-1][0]
 
     # -- dealers' names (the tables know ids only; the floor's admin names them)
 
     def set_dealer_name(self, dealer: str, name: str, now: float) -> None:
-        with self.lock:
-            self._db.execute("INSERT INTO dealer_names VALUES (?, ?, ?) ON CONFLICT(dealer) "
-                             "DO UPDATE SET name = excluded.name, changed = excluded.changed",
-                             (dealer, name, now))
+        stmt = self._insert(dealer_names_table).values(dealer=dealer, name=name, changed=now)
+        stmt = stmt.on_conflict_do_update(index_elements=[dealer_names_table.c.dealer],
+                                          set_={"name": stmt.excluded.name, "changed": stmt.excluded.changed})
+        with self._unit():
+            self._execute(stmt)
 
     def remove_dealer_name(self, dealer: str) -> bool:
-        with self.lock:
-            return self._db.execute("DELETE FROM dealer_names WHERE dealer=?", (dealer,)).rowcount > 0
+        with self._unit():
+            gone = self._execute(delete(dealer_names_table).where(dealer_names_table.c.dealer == dealer))
+            return gone.rowcount > 0
 
     def dealer_names(self) -> dict[str, str]:
         """Dealer id -> name, for every dealer the floor has a name for."""
-        with self.lock:
-            return dict(self._db.execute("SELECT dealer, name FROM dealer_names ORDER BY dealer").fetchall())
+        with self._unit(write=False):
+            return dict(self._execute(select(dealer_names_table.c.dealer, dealer_names_table.c.name)
+                                      .order_by(dealer_names_table.c.dealer)).all())
 
-    def data_version(self) -> int:
-        """SQLite's ``PRAGMA data_version``: changes whenever another connection
-        (another process too) commits. The web view polls it to notice changes cheaply."""
-        with self.lock:
-            return self._db.execute("PRAGMA data_version").fetchone()[0]
+    def data_version(self) -> int | str:
+        """A value that changes whenever anyone (another process too) commits a change:
+        SQLite's ``PRAGMA data_version``, PostgreSQL's WAL insert position (it moves
+        with every write of the cluster, so it may change with nothing of ours changed,
+        never the other way). The web view polls it to notice changes cheaply."""
+        with self._unit(write=False):
+            if self.backend == "sqlite":
+                return self._execute(text("PRAGMA data_version")).scalar_one()
+            return str(self._execute(text("SELECT pg_current_wal_insert_lsn()")).scalar_one())
 
     def bump(self, key: str) -> None:
         """Add one to the counter *key* in one statement (safe across processes)."""
-        with self.lock:
-            self._db.execute("INSERT INTO meta VALUES (?, '1') ON CONFLICT(key) "
-                             "DO UPDATE SET value = CAST(value AS INTEGER) + 1", (key,))
+        with self._unit():
+            self._increment(key)
+
+    def _increment(self, key: str) -> None:
+        stmt = self._insert(meta_table).values(key=key, value="1").on_conflict_do_update(
+            index_elements=[meta_table.c.key],
+            set_={"value": cast(cast(meta_table.c.value, Int64) + 1, Text)})
+        self._execute(stmt)
 
     def meta(self, key: str) -> str | None:
-        with self.lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else None
+        with self._unit(write=False):
+            return self._execute(select(meta_table.c.value).where(meta_table.c.key == key)).scalar()
+
+    # -- users and sessions of the web view (dealerbox/floor/accounts.py decides; these store)
 
     def add_user(self, name: str, role: str, password_hash: str, now: float) -> bool:
         """False when *name* exists already."""
-        with self.lock:
-            try:
-                self._db.execute("INSERT INTO users VALUES (?, ?, ?, ?, ?)",
-                                 (name, role, password_hash, now, now))
-            except sqlite3.IntegrityError:
-                return False
-            return True
+        try:
+            with self._unit():
+                self._execute(insert(users_table).values(name=name, role=role, hash=password_hash,
+                                                   created=now, changed=now))
+        except IntegrityError:
+            return False
+        return True
 
     def user(self, name: str) -> dict | None:
-        with self.lock:
-            row = self._db.execute("SELECT name, role, hash, created, changed FROM users "
-                                   "WHERE name=?", (name,)).fetchone()
-        return dict(zip(("name", "role", "hash", "created", "changed"), row)) if row else None
+        u = users_table.c
+        with self._unit(write=False):
+            rows = self._rows(select(u.name, u.role, u.hash, u.created, u.changed).where(u.name == name))
+        return rows[0] if rows else None
 
     def users(self) -> list[dict]:
         """Every user (no hashes), with how many sessions each has open."""
-        with self.lock:
-            rows = self._db.execute(
-                "SELECT name, role, created, changed, "
-                "(SELECT COUNT(*) FROM sessions s WHERE s.user = u.name) "
-                "FROM users u ORDER BY name").fetchall()
-        return [dict(zip(("name", "role", "created", "changed", "sessions"), r)) for r in rows]
+        u, s = users_table.c, sessions_table.c
+        open_sessions = (select(func.count()).select_from(sessions_table).where(s.user == u.name)
+                         .scalar_subquery().label("sessions"))
+        with self._unit(write=False):
+            return self._rows(select(u.name, u.role, u.created, u.changed, open_sessions).order_by(u.name))
 
     def set_password_hash(self, name: str, password_hash: str, now: float, *,
                           end_sessions: bool = True) -> bool:
         """A new hash for *name* (False if no such user); ends the user's sessions
         unless told otherwise (a rehash of the same password at sign-in)."""
-        with self.lock, self._transaction():
-            cur = self._db.execute("UPDATE users SET hash=?, changed=? WHERE name=?",
-                                   (password_hash, now, name))
-            if cur.rowcount and end_sessions:
-                self._db.execute("DELETE FROM sessions WHERE user=?", (name,))
-            return cur.rowcount > 0
+        with self._unit():
+            changed = self._execute(update(users_table).where(users_table.c.name == name)
+                                    .values(hash=password_hash, changed=now)).rowcount
+            if changed and end_sessions:
+                self._execute(delete(sessions_table).where(sessions_table.c.user == name))
+        return changed > 0
 
     def remove_user(self, name: str) -> bool:
         """Remove *name* and its sessions; False if no such user."""
-        with self.lock, self._transaction():
-            self._db.execute("DELETE FROM sessions WHERE user=?", (name,))
-            return self._db.execute("DELETE FROM users WHERE name=?", (name,)).rowcount > 0
+        with self._unit():
+            self._execute(delete(sessions_table).where(sessions_table.c.user == name))
+            return self._execute(delete(users_table).where(users_table.c.name == name)).rowcount > 0
 
     def add_session(self, key: str, user: str, csrf: str, now: float, address: str) -> None:
-        with self.lock:
-            self._db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
-                             (key, user, csrf, now, now, address))
+        with self._unit():
+            self._execute(insert(sessions_table).values(key=key, user=user, csrf=csrf, created=now, seen=now,
+                                                  address=address))
 
     def session(self, key: str) -> dict | None:
         """The session stored under *key* with its user's current role, or None."""
-        with self.lock:
-            row = self._db.execute(
-                "SELECT s.key, s.user, u.role, s.csrf, s.created, s.seen, s.address "
-                "FROM sessions s JOIN users u ON u.name = s.user WHERE s.key=?", (key,)).fetchone()
-        return dict(zip(("key", "user", "role", "csrf", "created", "seen", "address"), row)) if row else None
+        s, u = sessions_table.c, users_table.c
+        with self._unit(write=False):
+            rows = self._rows(select(s.key, s.user, u.role, s.csrf, s.created, s.seen, s.address)
+                              .join_from(sessions_table, users_table, u.name == s.user).where(s.key == key))
+        return rows[0] if rows else None
 
     def touch_session(self, key: str, now: float) -> None:
-        with self.lock:
-            self._db.execute("UPDATE sessions SET seen=? WHERE key=?", (now, key))
+        with self._unit():
+            self._execute(update(sessions_table).where(sessions_table.c.key == key).values(seen=now))
 
     def drop_session(self, key: str) -> bool:
-        with self.lock:
-            return self._db.execute("DELETE FROM sessions WHERE key=?", (key,)).rowcount > 0
+        with self._unit():
+            return self._execute(delete(sessions_table).where(sessions_table.c.key == key)).rowcount > 0
 
     def drop_stale_sessions(self, seen_before: float, created_before: float) -> int:
         """Delete the sessions idle since *seen_before* or opened before *created_before*."""
-        with self.lock:
-            return self._db.execute("DELETE FROM sessions WHERE seen < ? OR created < ?",
-                                    (seen_before, created_before)).rowcount
-
-    def _transaction(self):
-        return _Transaction(self._db)
+        s = sessions_table.c
+        with self._unit():
+            return self._execute(delete(sessions_table).where(
+                or_(s.seen < seen_before, s.created < created_before))).rowcount
 
 
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an exception)."""
-
-    def __init__(self, db):
-        self.db = db
-
-    def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type, *_):
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
-
-
-# The web view's users and their sessions. A session's key is the SHA-256 of the
-# random id in the cookie: a copy of the store signs no one in.
-ACCOUNTS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS dealer_names (
-    dealer TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    changed REAL NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS users (
-    name TEXT PRIMARY KEY,
-    role TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    created REAL NOT NULL,
-    changed REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    key TEXT PRIMARY KEY,
-    user TEXT NOT NULL,
-    csrf TEXT NOT NULL,
-    created REAL NOT NULL,
-    seen REAL NOT NULL,
-    address TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user);
-"""
+def _reason(exc: DBAPIError) -> str:
+    """The database's own words for *exc*, on one line."""
+    return " ".join(str(exc.orig).split()) or type(exc.orig).__name__
 
 
 def _alert(row) -> dict:
@@ -492,7 +683,12 @@ def _alert(row) -> dict:
             "last_raised": last_raised if last_raised is not None else raised}
 
 
+def _storable(text: str) -> str:
+    """*text* as both backends store it: no lone surrogates, no NUL (PostgreSQL's text has none)."""
+    return str(text).encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
 def _cut(text: str, limit: int = ALERT_TEXT_MAX) -> str:
-    """*text* as SQLite can store it (no lone surrogates), at most *limit* characters."""
-    text = str(text).encode("utf-8", "backslashreplace").decode("utf-8")
+    """*text* as the store keeps it, at most *limit* characters."""
+    text = _storable(text)
     return text if len(text) <= limit else text[:limit - 3] + "..."

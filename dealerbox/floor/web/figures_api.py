@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 from .. import figures as F
 from .. import protocol as P
 from .. import story as S
+from ..store import store_engine
 from .auth import Refused
 
 __all__ = ["FiguresApi", "parse_time", "time_range", "table_id_of", "dealer_id_of", "DEFAULT_SPAN_S",
@@ -65,10 +66,10 @@ def dealer_id_of(value: str) -> str:
 
 
 class FiguresApi:
-    """The ``/api/figures/...`` handlers over the store at *store_path*."""
+    """The ``/api/figures/...`` handlers over the store *store* (an SQLite path or a URL)."""
 
-    def __init__(self, store_path, *, card_of_uid=None):
-        self.engine = F.sqlite_engine(store_path)
+    def __init__(self, store, *, card_of_uid=None):
+        self.engine = store_engine(store)
         self.ledger = F.Ledger()
         self.card_of_uid = card_of_uid
 
