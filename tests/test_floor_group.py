@@ -1,6 +1,7 @@
 """Several collectors on one floor: an MQTT v5 shared subscription spreads the
-tables' messages over them, each files into the one store, and one of them
-SIGKILLed mid-stream costs no line, stores none twice."""
+tables' messages over them, each files into the one store (an SQLite file, or
+PostgreSQL as a casino group runs it), and one of them SIGKILLed mid-stream
+costs no line, stores none twice; nor does PostgreSQL killed and started again."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import signal
 import subprocess
 import sys
 
-from test_floor_support import (TABLES, broker, open_journal, pki, settings, wait_for,  # noqa: F401
-                                write_collector_config)
+import pytest
+
+from test_floor_support import (TABLES, broker, open_journal, pki, postgres_cluster, settings,  # noqa: F401
+                                wait_for, write_collector_config)
 from test_floor_faults import Dealer, seqs
 from dealerbox.floor.publisher import Publisher
 from dealerbox.floor.store import Store
@@ -20,7 +23,8 @@ LINES = 400
 
 
 def _collect(config) -> subprocess.Popen:
-    return subprocess.Popen([*DEALERBOX, "floor", "collect", "--config", str(config)], stderr=subprocess.DEVNULL)
+    with open(config.with_suffix(".log"), "ab") as log:  # kept beside the config, for a failure's reader
+        return subprocess.Popen([*DEALERBOX, "floor", "collect", "--config", str(config)], stderr=log)
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -32,8 +36,15 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.kill()
 
 
-def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broker, pki, tmp_path):
-    db = tmp_path / "floor.sqlite"
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request, tmp_path):
+    if request.param == "sqlite":
+        return tmp_path / "floor.sqlite"
+    return request.getfixturevalue("postgres_cluster").database(f"group_{tmp_path.name[-20:]}")
+
+
+def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broker, pki, tmp_path, store_target):
+    db = store_target
     configs = [write_collector_config(tmp_path / f"{c}.toml", pki, broker, db, collector=c) for c in COLLECTORS]
     journals = {t: open_journal(tmp_path / t) for t in TABLES}
     procs = [_collect(c) for c in configs]
@@ -64,6 +75,41 @@ def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broke
             assert store.verify(t) == []
         # Four lives of collectors on this store, each its own boot: three, and the one started again.
         assert store.meta("collector_boot") == "4"
+
+
+def test_postgresql_killed_mid_stream_costs_two_collectors_nothing(broker, pki, tmp_path, postgres_cluster):
+    """The database server SIGKILLed (a power cut) and started again while two collectors file:
+    the batches in flight fail and are not acknowledged, the tables send them again, the
+    collectors find new connections; every line is stored once."""
+    url = postgres_cluster.database("killed_mid_stream")
+    configs = [write_collector_config(tmp_path / f"{c}.toml", pki, broker, url, collector=c)
+               for c in COLLECTORS[:2]]
+    journals = {t: open_journal(tmp_path / t) for t in TABLES}
+    procs = [_collect(c) for c in configs]
+    pubs = {}
+    try:
+        pubs = {t: Publisher(settings(pki, broker, t, batch=8, window=32), tmp_path / t).start() for t in TABLES}
+        with Dealer(journals["T01"], LINES, 0.01), Dealer(journals["T02"], LINES, 0.01), \
+                Dealer(journals["T03"], LINES, 0.01):
+            wait_for(lambda: all(p.acked >= 50 for p in pubs.values()), "the collectors filing")
+            postgres_cluster.kill()
+            at_kill = {t: p.acked for t, p in pubs.items()}
+            postgres_cluster.start()
+            wait_for(lambda: all(p.acked >= at_kill[t] + 50 for t, p in pubs.items()),
+                     "every table acknowledged again after the restart")
+        wait_for(lambda: all(p.acked == LINES for p in pubs.values()), "every line acknowledged", 120)
+        assert all(proc.poll() is None for proc in procs)  # neither collector gave up
+    finally:
+        for p in pubs.values():
+            p.close()
+        for proc in procs:
+            _stop(proc)
+        for j in journals.values():
+            j.close()
+    with Store(url) as store:
+        for t in TABLES:
+            assert seqs(store, t) == list(range(1, LINES + 1)), t
+            assert store.verify(t) == []
 
 
 def test_a_share_group_that_is_no_mqtt_group_name_is_refused(tmp_path):
