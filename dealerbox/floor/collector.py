@@ -74,6 +74,8 @@ _ALERTS_CHECK_S = 5.0
 #: thread of their own: never in the writer's way (it cost the writer 44% of its time
 #: under 300 tables, measured with py-spy), the web view catching up before it answers.
 _FIGURES_EVERY_S = 5.0
+#: A batch of only tables that other collectors were filing waits this long before the next.
+_BUSY_WAIT_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,20 @@ class _Inbox:
             self._bytes[table] += size
             self._cond.notify()
             return True
+
+    def put_back(self, items: list[tuple]) -> None:
+        """Return *items* (taken, not filed) to the front of their tables' queues, in order."""
+        with self._cond:
+            for item in reversed(items):
+                table = P.parse_table_topic(item[0])[0]
+                q = self._queues.get(table)
+                if q is None:
+                    q = self._queues[table] = deque()
+                    self._bytes[table] = 0
+                    self._turns.append(table)
+                q.appendleft(item)
+                self._bytes[table] += len(item[1])
+            self._cond.notify()
 
     def take(self, timeout: float) -> tuple[list, dict[str, int]] | None:
         """One batch: up to ``share`` messages of each waiting table, in turn; and
@@ -405,8 +421,17 @@ class Collector:
                 log.exception("floor: collector housekeeping failed")
 
     def _handle(self, batch, dropped: dict[str, int] | None = None) -> None:
-        done = self.filing.store_batch([item[:3] for item in batch], time.time(), dropped=dropped)
+        done = self.filing.store_batch(batch, time.time(), dropped=dropped)
         self.commits += 1
+        if done.deferred:
+            # Tables another collector was filing (PostgreSQL): their messages wait for the
+            # next batch here, after that collector's commit, instead of this whole batch
+            # waiting for it.
+            self._inbox.put_back(done.deferred)
+            deferred = {id(item) for item in done.deferred}
+            batch = [item for item in batch if id(item) not in deferred]
+            if not batch:
+                self._stop.wait(_BUSY_WAIT_S)
         if self._kill_after_commit is not None and self.commits >= self._kill_after_commit and done.acks:
             os.kill(os.getpid(), signal.SIGKILL)  # fault injection: committed, never acknowledged
         # QoS 0: an ack is cumulative and idempotent, so a lost one costs only

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.exc import OperationalError
 
 from . import protocol as P
-from .store import Store, line_hash
+from .store import Store, TableBusy, line_hash
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,10 @@ RESEND_QUIET_S = 2.0
 #: An alert folded into an open one of the same table and kind is shown to the
 #: view and logged again no sooner than this (it is counted every time).
 ALERT_QUIET_S = 10.0
+
+
+class _FiledCarefully(Exception):
+    """A message failed after it began to write: file the batch again, message by message."""
 
 
 @dataclass
@@ -51,6 +55,8 @@ class Batch:
     refreshed: set[str] = field(default_factory=set)
     last_seqs: dict[str, int] = field(default_factory=dict)
     alerts: bool = False
+    #: Messages not filed because another collector held their table (PostgreSQL): file them later.
+    deferred: list = field(default_factory=list)
 
     def merge(self, other: "Batch") -> None:
         """Take in what one message led to (messages of a batch come in order)."""
@@ -88,7 +94,9 @@ class Filing:
         self._shown: dict[tuple[str, str], float] = {}
 
     def store_batch(self, batch, now: float, *, dropped: dict[str, int] | None = None) -> Batch:
-        """Store every message of *batch* in one transaction; what it leads to.
+        """Store every message of *batch* (``(topic, payload, received, ...)``) in one
+        transaction; what it leads to. A table another collector is filing at this moment
+        (PostgreSQL) is left for later: its messages come back in ``deferred``.
 
         *dropped* counts, per table, the messages the collector could not even
         queue (a table sending faster than the floor files): a ``protocol`` alert.
@@ -102,25 +110,55 @@ class Filing:
             parsed = P.parse_table_topic(item[0])
             by_table.setdefault(parsed[0] if parsed else "", []).append(item)
         dropped = dropped or {}
-        done = Batch()
         with self.store.lock:
-            self.store.begin()
+            before = self._state()
             try:
-                for table in sorted(set(by_table) | set(dropped)):
-                    for topic, payload, _received in by_table.get(table, ()):
-                        self._file(topic, payload, now, done)
-                    if dropped.get(table):
-                        self._alert(done, table, "protocol",
-                                    f"sends faster than the floor can file: {dropped[table]} of its "
-                                    "messages dropped", now=now)
-                self.store.commit()
-            except BaseException:
-                self.store.rollback()
-                raise
+                return self._store_tables(by_table, dropped, now, careful=False)
+            except _FiledCarefully:
+                # A message failed after it began to write: the whole batch again, each message
+                # in a savepoint of its own, so that one is refused alone.
+                self._set_state(before)
+                return self._store_tables(by_table, dropped, now, careful=True)
+
+    def _store_tables(self, by_table: dict[str, list], dropped: dict[str, int], now: float, *,
+                      careful: bool) -> Batch:
+        done = Batch()
+        self.store.begin()
+        try:
+            for table in sorted(set(by_table) | set(dropped)):
+                items = by_table.get(table, [])
+                for i, (topic, payload, *_rest) in enumerate(items):
+                    try:
+                        self._file(topic, payload, now, done, careful)
+                    except TableBusy:
+                        done.deferred.extend(items[i:])
+                        break
+                if dropped.get(table):
+                    self._alert(done, table, "protocol",
+                                f"sends faster than the floor can file: {dropped[table]} of its "
+                                "messages dropped", now=now)
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
         return done
 
-    def _file(self, topic: str, payload: bytes, now: float, done: Batch) -> None:
-        """File one message within its own savepoint: refused alone if it is unusable."""
+    def _state(self) -> tuple[dict, ...]:
+        return tuple(dict(d) for d in (self.duplicates, self.refused, self._asked, self._shown))
+
+    def _set_state(self, state: tuple[dict, ...]) -> None:
+        for mine, kept in zip((self.duplicates, self.refused, self._asked, self._shown), state):
+            mine.clear()
+            mine.update(kept)
+
+    def _file(self, topic: str, payload: bytes, now: float, done: Batch, careful: bool) -> None:
+        """File one message; refused alone if it is unusable.
+
+        A message that is not what its topic says is refused before anything is written.
+        One that fails while it is being written undoes its own writes when *careful* (it
+        is in a savepoint of its own); else it raises :class:`_FiledCarefully`, and the
+        batch is filed again carefully. Savepoints cost two round trips per message on
+        PostgreSQL, and almost no message needs one."""
         parsed = P.parse_table_topic(topic)
         if parsed is None:
             return
@@ -134,26 +172,42 @@ class Filing:
             # A retained message being deleted: nothing to file.
             log.debug("floor: %s: an empty message (a retained message cleared)", topic)
             return
-        mine = Batch()
-        saved = (self.duplicates.get(table), self._asked.get(table))
-        self.store.savepoint()
         try:
             d = P.decode(payload)
             P.check_shape(kind, table, d)
+        except Exception as exc:
+            self._refuse(done, table, kind, topic, exc, now)
+            return
+        mine = Batch()
+        saved = (self.duplicates.get(table), self._asked.get(table))
+        if careful:
+            self.store.savepoint()
+        try:
             self._store_message(table, kind, d, now, mine)
-            self.store.release()
+            if careful:
+                self.store.release()
         except OperationalError:
             raise  # the store itself failed (disk full, I/O, the server gone): not this table's doing
+        except TableBusy:
+            if careful:
+                self.store.undo()
+            self._restore(table, saved)
+            raise
         except Exception as exc:
+            if not careful:
+                raise _FiledCarefully() from exc
             self.store.undo()
             self._restore(table, saved)
-            what = str(exc) if isinstance(exc, P.PayloadError) else "a message the floor cannot file"
-            if not isinstance(exc, P.PayloadError):
-                log.exception("floor: %s: a message the floor cannot file", topic)
-            self.refused[table] = self.refused.get(table, 0) + 1
-            self._alert(done, table, "protocol", f"{kind} message refused: {what}", now=now)
+            self._refuse(done, table, kind, topic, exc, now)
             return
         done.merge(mine)
+
+    def _refuse(self, done: Batch, table: str, kind: str, topic: str, exc: Exception, now: float) -> None:
+        what = str(exc) if isinstance(exc, P.PayloadError) else "a message the floor cannot file"
+        if not isinstance(exc, P.PayloadError):
+            log.error("floor: %s: a message the floor cannot file", topic, exc_info=exc)
+        self.refused[table] = self.refused.get(table, 0) + 1
+        self._alert(done, table, "protocol", f"{kind} message refused: {what}", now=now)
 
     def _restore(self, table: str, saved) -> None:
         for store, value in zip((self.duplicates, self._asked), saved):
@@ -208,6 +262,8 @@ class Filing:
         last_seq, last_hash = row["last_seq"], row["last_hash"]
         start_seq = last_seq
         problem = None
+        # This message's new lines, written in one statement after the loop.
+        new_lines: dict[int, tuple] = {}
         for index, line in enumerate(lines):
             try:
                 seq, prev, rec = P.journal_line(line)
@@ -216,7 +272,7 @@ class Filing:
                 break
             digest = line_hash(line)
             if seq <= last_seq:
-                stored = self.store.stored_line(table, seq)
+                stored = new_lines[seq][2] if seq in new_lines else self.store.stored_line(table, seq)
                 self.duplicates[table] = self.duplicates.get(table, 0) + 1
                 if stored is not None and stored != line:
                     if self.store.quarantine(table, seq, line, digest, "tamper", now):
@@ -249,9 +305,11 @@ class Filing:
                                 "table asked to send it again", seq, now=now)
                 self._ask_again(table, seq, now, done)
                 break
-            self.store.add_line(table, seq, line, digest, True, now)
+            new_lines[seq] = (table, seq, line, digest, True, now)
             self._decision_alert(table, rec, done, now)
             last_seq, last_hash = seq, digest
+        if new_lines:
+            self.store.add_lines(list(new_lines.values()))
         if last_seq != start_seq:
             self.store.update_table(table, last_seq=last_seq, last_hash=last_hash, seen=now)
             done.acks[table] = last_seq

@@ -35,7 +35,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, cast,
+from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, bindparam, cast,
                         create_engine, delete, event, func, insert, or_, select, text, update)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
@@ -45,7 +45,7 @@ from sqlalchemy.pool import StaticPool
 from . import FloorError
 from . import protocol as P
 
-__all__ = ["Store", "StoreUnavailable", "line_hash", "store_engine", "describe_target",
+__all__ = ["Store", "StoreUnavailable", "TableBusy", "line_hash", "store_engine", "describe_target",
            "is_store_url", "METADATA", "lines_table", "tables_table", "alerts_table"]
 
 log = logging.getLogger(__name__)
@@ -162,9 +162,14 @@ dealer_names_table = Table(
     sqlite_with_rowid=False,
 )
 
+_TABLE_COLUMNS = tuple(tables_table.c.keys())
 _ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
     "id", "table_id", "kind", "text", "seq", "raised", "cleared_by", "cleared_at", "note",
     "count", "last_seq", "last_text", "last_raised"))
+
+
+class TableBusy(FloorError, BlockingIOError):
+    """Another connection holds the table's row (PostgreSQL): it is filing that table now."""
 
 
 class StoreUnavailable(FloorError, ConnectionError):
@@ -248,6 +253,8 @@ class Store:
         self.lock = threading.RLock()
         self._conn = None
         self._in_transaction = False
+        self._prepared: dict = {}
+        self._cursor = self._cursor_of = None
         try:
             if self.backend == "sqlite" and self.path != Path(":memory:"):
                 with self.engine.connect() as conn:
@@ -293,7 +300,52 @@ class Store:
             return self._connection().execute(statement)
 
     def _sql(self, sql: str) -> None:
-        self._connection().exec_driver_sql(sql)
+        self._driver(sql, None)
+
+    def _run(self, key, build, *, _many: list[dict] | None = None, **params):
+        """Run the statement *build* makes, compiled once per store for its dialect, on the
+        driver's own cursor (for each of *_many*'s parameter sets, if given); returns the
+        cursor. The filing runs a few statements per message: building, compiling and
+        wrapping a Core statement each time cost the collector ten times the CPU of the old
+        hand-written SQL, and SQLAlchemy's execution of a compiled statement still three
+        times (cProfile, 5,000 messages on SQLite)."""
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            compiled = build().compile(dialect=self.engine.dialect)
+            prepared = (str(compiled), compiled.positiontup if compiled.positional else None)
+            self._prepared[key] = prepared
+        sql, order = prepared
+
+        def args(values):
+            return tuple(values[k] for k in order) if order is not None else values
+        if _many is not None and len(_many) != 1:
+            return self._driver(sql, [args(p) for p in _many], many=True)
+        if _many is not None:
+            params = _many[0]
+        return self._driver(sql, args(params))
+
+    def _driver(self, sql: str, args, *, many: bool = False):
+        """*sql* on the driver's cursor, its errors raised as SQLAlchemy's (a dropped
+        connection marked, as SQLAlchemy marks it, so that the next use reconnects)."""
+        conn = self._connection()
+        dbapi_conn = conn.connection.dbapi_connection
+        if self._cursor is None or self._cursor_of is not dbapi_conn:
+            self._cursor, self._cursor_of = dbapi_conn.cursor(), dbapi_conn
+        try:
+            if many:
+                self._cursor.executemany(sql, args)
+            elif args is None:
+                self._cursor.execute(sql)
+            else:
+                self._cursor.execute(sql, args)
+        except self.engine.dialect.loaded_dbapi.Error as exc:
+            gone = self.engine.dialect.is_disconnect(exc, dbapi_conn, self._cursor)
+            if gone:
+                self._cursor = self._cursor_of = None
+                conn.invalidate(exc)
+            raise DBAPIError.instance(sql, args, exc, self.engine.dialect.loaded_dbapi.Error,
+                                      connection_invalidated=gone, dialect=self.engine.dialect) from exc
+        return self._cursor
 
     def begin(self) -> None:
         """Open the batch's transaction (the caller holds :attr:`lock`)."""
@@ -381,26 +433,49 @@ class Store:
         return rows[0] if rows else None
 
     def ensure_table(self, table_id: str) -> dict:
-        """*table_id*'s row, created if new, locked until the transaction ends (PostgreSQL:
-        another collector filing this table waits here and then reads what this one stored)."""
-        locked = select(tables_table).where(tables_table.c.table_id == table_id).with_for_update()
-        rows = self._rows(locked)
-        if not rows:
-            self._execute(self._insert(tables_table).values(table_id=table_id).on_conflict_do_nothing())
-            rows = self._rows(locked)
-        return rows[0]
+        """*table_id*'s row, created if new, locked until the transaction ends.
+
+        On PostgreSQL a row another collector holds is not waited for: :class:`TableBusy`
+        says so, and that collector's commit is what the caller would have waited for.
+        A new table's row is waited for (two collectors creating it at once)."""
+        def locked(skip):
+            return (select(tables_table).where(tables_table.c.table_id == bindparam("t"))
+                    .with_for_update(skip_locked=skip))
+        row = self._run("lock_table", lambda: locked(True), t=table_id).fetchone()
+        if row is None:
+            if self.backend == "postgresql" and self._run(
+                    "has_table", lambda: select(tables_table.c.table_id)
+                    .where(tables_table.c.table_id == bindparam("t")), t=table_id).fetchone():
+                raise TableBusy(table_id)
+            self._run("add_table", lambda: self._insert(tables_table).values(table_id=bindparam("t"))
+                      .on_conflict_do_nothing(), t=table_id)
+            row = self._run("wait_table", lambda: locked(False), t=table_id).fetchone()
+        return dict(zip(_TABLE_COLUMNS, row))  # the select's own order (psycopg's description is dear)
 
     def update_table(self, table_id: str, **fields) -> None:
-        self._execute(update(tables_table).where(tables_table.c.table_id == table_id).values(**fields))
+        names = tuple(sorted(fields))
+        self._run(("update_table", names),
+                  lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
+                  .values({n: bindparam(f"v_{n}") for n in names}),
+                  t=table_id, **{f"v_{n}": v for n, v in fields.items()})
 
     def stored_line(self, table_id: str, seq: int) -> str | None:
         c = lines_table.c
-        return self._execute(select(c.line).where(c.table_id == table_id, c.seq == seq)).scalar()
+        row = self._run("stored_line", lambda: select(c.line).where(c.table_id == bindparam("t"),
+                                                                    c.seq == bindparam("s")),
+                        t=table_id, s=seq).fetchone()
+        return row[0] if row else None
 
     def add_line(self, table_id: str, seq: int, line: str, digest: str, chain_ok: bool,
                  committed: float) -> None:
-        self._execute(insert(lines_table).values(table_id=table_id, seq=seq, line=line, hash=digest,
-                                           chain_ok=int(chain_ok), committed=committed))
+        self.add_lines([(table_id, seq, line, digest, chain_ok, committed)])
+
+    def add_lines(self, rows: list[tuple]) -> None:
+        """Store lines, each ``(table_id, seq, line, hash, chain_ok, committed)``, in one
+        statement (psycopg sends them in one pipeline)."""
+        names = ("table_id", "seq", "line", "hash", "chain_ok", "committed")
+        self._run("add_line", lambda: insert(lines_table),
+                  _many=[dict(zip(names, (t, s, line, h, int(ok), c))) for t, s, line, h, ok, c in rows])
 
     def quarantine(self, table_id: str, seq: int, line: str, digest: str, why: str,
                    received: float) -> bool:
