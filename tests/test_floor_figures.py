@@ -15,15 +15,18 @@ import math
 import statistics
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
+from test_floor_support import postgres_cluster  # noqa: F401
 from test_floor_web import WebProcess, add_users, call, sign_in
 from dealerbox.floor import figures as F
 from dealerbox.floor import protocol as P
 from dealerbox.floor.filing import Filing
 from dealerbox.floor.hands import SENSING, hands_of_lines, wall_seconds
+from dealerbox.floor.move import move_store
 from dealerbox.floor.publisher import JournalReader
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.rules.engine import HandEngine
@@ -170,6 +173,19 @@ def filled_store(path: Path, room) -> Path:
             file_lines(store, table, lines)
         clear_some_alerts(store)
     return path
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def room_store(request, tmp_path, room):
+    """The room's store on each backend: the SQLite file, or the same moved into a fresh
+    PostgreSQL database as ``dealerbox floor migrate --from`` moves it."""
+    lite = filled_store(tmp_path / "floor.sqlite", room)
+    if request.param == "sqlite":
+        return lite
+    url = request.getfixturevalue("postgres_cluster").database(f"room_{uuid.uuid4().hex[:12]}")
+    with Store(lite) as source, Store(url) as target:
+        move_store(source, target)
+    return url
 
 
 # ------------------------------------------------------------------ the recount (plain Python)
@@ -330,8 +346,8 @@ def test_the_sessions_hold_what_the_figures_must_count(room):
     assert any(a["dealer"] == "3001" and b["dealer"] == "1042" for a, b in zip(t01, t01[1:]))
 
 
-def test_the_api_answers_what_a_recount_of_the_journals_says(tmp_path, room):
-    store_path = filled_store(tmp_path / "floor.sqlite", room)
+def test_the_api_answers_what_a_recount_of_the_journals_says(tmp_path, room, room_store):
+    store_path = room_store
     add_users(store_path, ("vera",))
     with Store(store_path) as store:
         alerts = store.alerts(open_only=False)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from test_floor_figures import T0, filled_store, recount_room, room  # noqa: F401
+from test_floor_figures import T0, filled_store, recount_room, room, room_store  # noqa: F401
+from test_floor_support import postgres_cluster  # noqa: F401
 from test_floor_web import WebProcess, add_users, call, sign_in
 from dealerbox.floor.web import live
 
@@ -16,8 +17,8 @@ def _text(body) -> str:
     return body if isinstance(body, str) else body.decode()
 
 
-def test_a_tables_and_a_dealers_page_show_their_figures_and_two_charts(tmp_path, room):
-    path = filled_store(tmp_path / "floor.sqlite", room)
+def test_a_tables_and_a_dealers_page_show_their_figures_and_two_charts(tmp_path, room, room_store):
+    path = room_store
     add_users(path, ("vera",))
     expected = recount_room(room, START, END)
     with WebProcess(tmp_path, path) as web:

@@ -170,17 +170,26 @@ class PostgresCluster:
             if created.returncode != 0:
                 raise FloorError(f"createdb failed: {created.stderr.strip()}")
 
+    #: The role :meth:`database` gives its databases to: no superuser, as a database team's
+    #: role for the floor would be (it owns its database and nothing else).
+    FLOOR_ROLE = "dealerbox_floor"
+
     def database(self, name: str) -> str:
-        """A new, empty database *name* (dropped first if it exists); its URL."""
+        """A new, empty database *name* (dropped first if it exists) owned by
+        :attr:`FLOOR_ROLE`; the URL that signs in as that role."""
         from sqlalchemy import create_engine
+        base = self.url.rsplit("@", 1)[1].rsplit("/", 1)[0]
         admin = create_engine(self.url.rsplit("/", 1)[0] + "/postgres", isolation_level="AUTOCOMMIT")
         try:
             with admin.connect() as conn:
+                if not conn.exec_driver_sql(f"SELECT 1 FROM pg_roles WHERE rolname = '{self.FLOOR_ROLE}'").first():
+                    conn.exec_driver_sql(f'CREATE ROLE "{self.FLOOR_ROLE}" LOGIN NOSUPERUSER NOCREATEDB '
+                                         f"NOCREATEROLE PASSWORD '{self.password}'")
                 conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                conn.exec_driver_sql(f'CREATE DATABASE "{name}" OWNER "{self.ROLE}"')
+                conn.exec_driver_sql(f'CREATE DATABASE "{name}" OWNER "{self.FLOOR_ROLE}"')
         finally:
             admin.dispose()
-        return self.url.rsplit("/", 1)[0] + "/" + name
+        return f"postgresql+psycopg://{self.FLOOR_ROLE}:{self.password}@{base}/{name}"
 
     def accepting(self) -> bool:
         """Whether something accepts TCP connections on the cluster's port."""
