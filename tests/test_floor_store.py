@@ -193,6 +193,28 @@ def test_two_filers_given_one_tables_batches_out_of_order_store_each_line_once(t
         store.close()
 
 
+def test_a_table_another_collector_is_filing_waits_for_the_next_batch_alone(postgres_cluster):
+    """On PostgreSQL a collector that finds a table's row locked by another does not wait
+    behind that lock with its whole batch: the rest is filed and acknowledged, and that
+    table's messages come back to be filed after the other's commit, in their order."""
+    url = postgres_cluster.database("busy")
+    lines = journal_lines(8)
+    with Store(url) as holder, Store(url) as store:
+        filing = Filing(store)
+        assert filing.store_batch([journal("T01", lines[:2])], 1.0).acks == {"T01": 2}
+        with holder.lock:
+            holder.begin()
+            holder.ensure_table("T01")
+            busy = [journal("T01", lines[2:5]), journal("T01", lines[5:])]
+            done = filing.store_batch([*busy, journal("T02", lines[:3])], 2.0)
+            assert done.acks == {"T02": 3}
+            assert done.deferred == busy
+            holder.rollback()
+        assert filing.store_batch(done.deferred, 3.0).acks == {"T01": 8}
+        assert store.lines("T01") == list(enumerate(lines, start=1)) and store.verify("T01") == []
+        assert store.alerts() == []
+
+
 def test_a_postgresql_restart_under_an_open_store_costs_at_most_the_batch_in_flight(postgres_cluster):
     """The server killed between two batches: the next batch finds a new connection. Killed
     in the middle of a batch: that batch fails (nothing of it stored, nothing acked: the
