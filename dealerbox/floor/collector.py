@@ -509,7 +509,7 @@ class Collector:
                     return
                 self._figures = (Ledger(), store_engine(self.store.target))
             ledger, engine = self._figures
-            ledger.catch_up(engine)
+            ledger.catch_up(engine, wait=False)  # another collector filing them files these too
         except Exception:
             log.exception("floor: the figures could not be brought up to date (the web view will)")
 

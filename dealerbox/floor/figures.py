@@ -38,7 +38,7 @@ import threading
 
 from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, String, Table, and_,
                         func, insert, select, update)
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from .hands import SENSING, HandFollower, HandSummary
 from .store import alerts_table, lines_table, tables_table
@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 BREAK_S = 300.0
 #: Lines read and filed per transaction.
 CHUNK = 5000
+#: PostgreSQL advisory lock key held by the one caller filing the figures ("dbfg" in ASCII).
+_FIGURES_LOCK_KEY = 0x64626667
 
 # The store's tables this module reads (store.py owns and writes them).
 store_tables, store_lines, store_alerts = tables_table, lines_table, alerts_table
@@ -144,32 +146,55 @@ class Ledger:
         # instead of reading the open hand again (the collector calls after each commit).
         self._followers: dict[tuple[str, str], tuple[int, HandFollower]] = {}
 
-    def catch_up(self, engine) -> int:
-        """Read every line stored since the last call; returns how many were read."""
-        with self._lock:
-            with engine.connect() as conn:
-                behind = conn.execute(
-                    select(store_tables.c.table_id, store_tables.c.last_seq,
-                           fig_progress.c.seq, fig_progress.c.resume_seq, fig_progress.c.dealer,
-                           fig_progress.c.last_ended)
-                    .select_from(store_tables.outerjoin(
-                        fig_progress, fig_progress.c.table_id == store_tables.c.table_id))
-                    .where(store_tables.c.last_seq > func.coalesce(fig_progress.c.seq, 0))
-                    .order_by(store_tables.c.table_id)).all()
-            read = 0
-            for table_id, _last, seq, resume_seq, dealer, last_ended in behind:
-                read += self._table(engine, table_id, seq, resume_seq, dealer, last_ended)
-            return read
+    def catch_up(self, engine, *, wait: bool = True) -> int:
+        """Read every line stored since the last call; returns how many were read.
 
-    def _table(self, engine, table_id, seq, resume_seq, dealer, last_ended) -> int:
+        On PostgreSQL one caller at a time files (an advisory lock): several collectors
+        filing one store would otherwise each read every table's new lines and all but
+        one find their work done by another. With *wait* false a caller that finds
+        another filing leaves the lines to it and returns 0 (the collectors); with
+        *wait* it waits for the other and then files what is left (the web view, which
+        answers from what is filed)."""
+        with self._lock, engine.connect() as conn:
+            if engine.dialect.name == "postgresql":
+                lock = func.pg_advisory_lock if wait else func.pg_try_advisory_lock
+                with conn.begin():
+                    if conn.execute(select(lock(_FIGURES_LOCK_KEY))).scalar() is False:
+                        return 0
+                try:
+                    return self._catch_up(conn)
+                finally:
+                    try:
+                        with conn.begin():
+                            conn.execute(select(func.pg_advisory_unlock(_FIGURES_LOCK_KEY)))
+                    except DBAPIError:
+                        conn.invalidate()  # the session ends, and its lock with it
+            return self._catch_up(conn)
+
+    def _catch_up(self, conn) -> int:
+        with conn.begin():
+            behind = conn.execute(
+                select(store_tables.c.table_id, store_tables.c.last_seq,
+                       fig_progress.c.seq, fig_progress.c.resume_seq, fig_progress.c.dealer,
+                       fig_progress.c.last_ended)
+                .select_from(store_tables.outerjoin(
+                    fig_progress, fig_progress.c.table_id == store_tables.c.table_id))
+                .where(store_tables.c.last_seq > func.coalesce(fig_progress.c.seq, 0))
+                .order_by(store_tables.c.table_id)).all()
+        read = 0
+        for table_id, _last, seq, resume_seq, dealer, last_ended in behind:
+            read += self._table(conn, table_id, seq, resume_seq, dealer, last_ended)
+        return read
+
+    def _table(self, conn, table_id, seq, resume_seq, dealer, last_ended) -> int:
         if seq is None:
             try:
-                with engine.begin() as conn:
+                with conn.begin():
                     conn.execute(insert(fig_progress).values(table_id=table_id, seq=0))
             except IntegrityError:
                 return 0  # another caller started this table: it files these lines
             seq = 0
-        key = (str(engine.url), table_id)
+        key = (str(conn.engine.url), table_id)
         kept = self._followers.pop(key, None)
         if kept is not None and kept[0] == seq:
             follower, cursor = kept[1], seq
@@ -180,7 +205,7 @@ class Ledger:
         progress = seq
         read = 0
         while True:
-            with engine.connect() as conn:
+            with conn.begin():
                 rows = conn.execute(
                     select(store_lines.c.seq, store_lines.c.line)
                     .where(store_lines.c.table_id == table_id, store_lines.c.seq > cursor)
@@ -204,7 +229,7 @@ class Ledger:
             open_hand = follower.open_hand
             new_progress = max(cursor, progress)
             try:
-                with engine.begin() as conn:
+                with conn.begin() as transaction:
                     moved = conn.execute(
                         update(fig_progress)
                         .where(fig_progress.c.table_id == table_id, fig_progress.c.seq == progress)
@@ -212,7 +237,7 @@ class Ledger:
                                 resume_seq=open_hand.start_seq if open_hand is not None else None,
                                 dealer=follower.dealer, last_ended=last_ended)).rowcount
                     if moved != 1:
-                        conn.rollback()
+                        transaction.rollback()
                         return read  # another caller filed these lines first
                     for table, rows_ in ((fig_hands, hand_rows), (fig_irregularities, irr_rows),
                                          (fig_reader_faults, fault_rows)):
