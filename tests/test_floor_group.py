@@ -61,6 +61,9 @@ def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broke
             wait_for(lambda: all(p.acked >= at_kill[t] + 50 for t, p in pubs.items()),
                      "every table acknowledged by the two collectors left")
             procs[0] = _collect(configs[0])
+            # Four lives of collectors on this store, each its own boot: three, and the one started again.
+            with Store(db) as store:
+                wait_for(lambda: store.meta("collector_boot") == "4", "the killed collector started again", 60)
         wait_for(lambda: all(p.acked == LINES for p in pubs.values()), "every line acknowledged", 120)
     finally:
         for p in pubs.values():
@@ -73,7 +76,6 @@ def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broke
         for t in TABLES:
             assert seqs(store, t) == list(range(1, LINES + 1)), t
             assert store.verify(t) == []
-        # Four lives of collectors on this store, each its own boot: three, and the one started again.
         assert store.meta("collector_boot") == "4"
 
 

@@ -74,8 +74,9 @@ _ALERTS_CHECK_S = 5.0
 #: thread of their own: never in the writer's way (it cost the writer 44% of its time
 #: under 300 tables, measured with py-spy), the web view catching up before it answers.
 _FIGURES_EVERY_S = 5.0
-#: A batch of only tables that other collectors were filing waits this long before the next.
-_BUSY_WAIT_S = 0.005
+#: A batch whose every message was left for later (another collector filing its table, or
+#: the lines before it not stored yet) waits this long before the next.
+_BUSY_WAIT_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -424,9 +425,9 @@ class Collector:
         done = self.filing.store_batch(batch, time.time(), dropped=dropped)
         self.commits += 1
         if done.deferred:
-            # Tables another collector was filing (PostgreSQL): their messages wait for the
-            # next batch here, after that collector's commit, instead of this whole batch
-            # waiting for it.
+            # Tables another collector was filing (PostgreSQL), or messages ahead of lines
+            # another collector has yet to file: they wait for a later batch here instead of
+            # this whole batch waiting for that collector.
             self._inbox.put_back(done.deferred)
             deferred = {id(item) for item in done.deferred}
             batch = [item for item in batch if id(item) not in deferred]

@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 #: A resend request for the same gap is repeated no sooner than this.
 RESEND_QUIET_S = 2.0
+#: A message that arrives ahead of a gap in its table's lines waits this long (in later
+#: batches) for the missing lines before the table is asked to send them again: with
+#: several collectors the missing lines are most often in another collector's batch.
+GAP_WAIT_S = 1.0
 #: An alert folded into an open one of the same table and kind is shown to the
 #: view and logged again no sooner than this (it is counted every time).
 ALERT_QUIET_S = 10.0
@@ -40,6 +44,10 @@ ALERT_QUIET_S = 10.0
 
 class _FiledCarefully(Exception):
     """A message failed after it began to write: file the batch again, message by message."""
+
+
+class _AheadOfGap(Exception):
+    """A young message whose table's earlier lines are not stored yet: file it later."""
 
 
 @dataclass
@@ -125,18 +133,32 @@ class Filing:
         done = Batch()
         self.store.begin()
         try:
+            # Every table's row locked at once; those another collector holds wait for a later batch.
+            busy = self.store.hold_tables([t for t in by_table if t])
             for table in sorted(set(by_table) | set(dropped)):
                 items = by_table.get(table, [])
-                for i, (topic, payload, *_rest) in enumerate(items):
+                if table in busy:
+                    done.deferred.extend(items)
+                    items = []
+                for i, (topic, payload, received, *_rest) in enumerate(items):
                     try:
-                        self._file(topic, payload, now, done, careful)
-                    except TableBusy:
+                        self._file(topic, payload, now, done, careful, received)
+                    except (TableBusy, _AheadOfGap):
                         done.deferred.extend(items[i:])
                         break
                 if dropped.get(table):
                     self._alert(done, table, "protocol",
                                 f"sends faster than the floor can file: {dropped[table]} of its "
                                 "messages dropped", now=now)
+            try:
+                self.store.flush()
+            except OperationalError:
+                raise
+            except Exception as exc:
+                if careful:
+                    raise
+                # A message's writes the database refused, found as they were sent together.
+                raise _FiledCarefully() from exc
             self.store.commit()
         except BaseException:
             self.store.rollback()
@@ -151,7 +173,8 @@ class Filing:
             mine.clear()
             mine.update(kept)
 
-    def _file(self, topic: str, payload: bytes, now: float, done: Batch, careful: bool) -> None:
+    def _file(self, topic: str, payload: bytes, now: float, done: Batch, careful: bool,
+              received: float | None = None) -> None:
         """File one message; refused alone if it is unusable.
 
         A message that is not what its topic says is refused before anything is written.
@@ -183,12 +206,12 @@ class Filing:
         if careful:
             self.store.savepoint()
         try:
-            self._store_message(table, kind, d, now, mine)
+            self._store_message(table, kind, d, now, mine, received)
             if careful:
                 self.store.release()
         except OperationalError:
             raise  # the store itself failed (disk full, I/O, the server gone): not this table's doing
-        except TableBusy:
+        except (TableBusy, _AheadOfGap):
             if careful:
                 self.store.undo()
             self._restore(table, saved)
@@ -216,9 +239,10 @@ class Filing:
             else:
                 store[table] = value
 
-    def _store_message(self, table: str, kind: str, d: dict, now: float, done: Batch) -> None:
+    def _store_message(self, table: str, kind: str, d: dict, now: float, done: Batch,
+                       received: float | None = None) -> None:
         if kind == "journal":
-            seq = self._journal(table, d, now, done)
+            seq = self._journal(table, d, now, done, received)
             if seq is not None:
                 done.last_seqs[table] = seq
         elif kind == "status":
@@ -253,8 +277,9 @@ class Filing:
             done.resends[table] = seq
             self._asked[table] = (seq, now)
 
-    def _journal(self, table, d, now, done: Batch) -> int | None:
-        """Store a batch of lines; returns the table's last stored seq."""
+    def _journal(self, table, d, now, done: Batch, received: float | None = None) -> int | None:
+        """Store a batch of lines; returns the table's last stored seq. A message received
+        less than :data:`GAP_WAIT_S` ago that would leave a gap raises :class:`_AheadOfGap`."""
         lines = d.get("lines")
         if not isinstance(lines, list):
             return None
@@ -264,6 +289,9 @@ class Filing:
         problem = None
         # This message's new lines, written in one statement after the loop.
         new_lines: dict[int, tuple] = {}
+        # The hashes of stored lines this message sends again, fetched a range at a time.
+        stored_hashes: dict[int, str] = {}
+        fetched = range(0)
         for index, line in enumerate(lines):
             try:
                 seq, prev, rec = P.journal_line(line)
@@ -272,9 +300,16 @@ class Filing:
                 break
             digest = line_hash(line)
             if seq <= last_seq:
-                stored = new_lines[seq][2] if seq in new_lines else self.store.stored_line(table, seq)
+                if seq in new_lines:
+                    stored = new_lines[seq][3]
+                else:
+                    if seq not in fetched:
+                        # At most the rest of this message, and only what is stored before it.
+                        fetched = range(seq, min(start_seq, seq + len(lines) - index - 1) + 1)
+                        stored_hashes = self.store.stored_hashes(table, fetched.start, fetched.stop - 1)
+                    stored = stored_hashes.get(seq)
                 self.duplicates[table] = self.duplicates.get(table, 0) + 1
-                if stored is not None and stored != line:
+                if stored is not None and stored != digest:
                     if self.store.quarantine(table, seq, line, digest, "tamper", now):
                         self._alert(done, table, "tamper",
                                     f"seq {seq} was sent again with other content: kept aside",
@@ -289,6 +324,8 @@ class Filing:
                                 f"the table's journal starts at seq {seq}: earlier lines were "
                                 "deleted before the floor received them", seq, now=now)
                     self.store.update_table(table, first_seq=seq)
+                elif not new_lines and received is not None and now - received < GAP_WAIT_S:
+                    raise _AheadOfGap(table)
                 else:
                     self._ask_again(table, last_seq + 1, now, done)
                     break

@@ -35,7 +35,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, bindparam, cast,
+from sqlalchemy import (ARRAY, BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, any_, bindparam, cast,
                         create_engine, delete, event, func, insert, or_, select, text, update)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
@@ -255,6 +255,14 @@ class Store:
         self._in_transaction = False
         self._prepared: dict = {}
         self._cursor = self._cursor_of = None
+        # The open transaction's writes of lines and tables' rows, sent together when it
+        # commits (or before anything reads them back): on PostgreSQL each statement costs a
+        # round trip to the server, and a batch of a thousand tables' messages made three
+        # per message, seconds per batch on a busy machine.
+        self._held: dict[str, dict] = {}          # tables' rows this transaction locked, as it left them
+        self._held_saved: dict[str, dict] | None = None
+        self._pending_lines: list[dict] = []
+        self._pending_updates: dict[str, dict] = {}
         try:
             if self.backend == "sqlite" and self.path != Path(":memory:"):
                 with self.engine.connect() as conn:
@@ -349,6 +357,7 @@ class Store:
 
     def begin(self) -> None:
         """Open the batch's transaction (the caller holds :attr:`lock`)."""
+        self._forget_writes()
         try:
             self._sql("BEGIN IMMEDIATE" if self.backend == "sqlite" else "BEGIN")
         except DBAPIError as exc:
@@ -357,17 +366,44 @@ class Store:
             self._sql("BEGIN")  # the server restarted since the last batch: a new connection
         self._in_transaction = True
 
+    def flush(self) -> None:
+        """Send the transaction's lines and tables' rows written so far (:meth:`commit`
+        does; a caller that wants a write's error before committing calls it first)."""
+        if self._pending_lines:
+            rows, self._pending_lines = self._pending_lines, []
+            self._run("add_line", lambda: insert(lines_table), _many=rows)
+        if self._pending_updates:
+            updates, self._pending_updates = self._pending_updates, {}
+            by_names: dict[tuple, list[dict]] = {}
+            for table_id, fields in updates.items():
+                names = tuple(sorted(fields))
+                by_names.setdefault(names, []).append(
+                    {"t": table_id, **{f"v_{n}": v for n, v in fields.items()}})
+            for names, params in by_names.items():
+                self._run(("update_table", names),
+                          lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
+                          .values({n: bindparam(f"v_{n}") for n in names}), _many=params)
+
     def commit(self) -> None:
+        self.flush()
         self._in_transaction = False
+        self._forget_writes()
         self._sql("COMMIT")
 
     def rollback(self) -> None:
         self._in_transaction = False
+        self._forget_writes()
         try:
             self._sql("ROLLBACK")
         except DBAPIError:
             # The connection is gone (the server restarted): so is the transaction.
             self._discard()
+
+    def _forget_writes(self) -> None:
+        self._held.clear()
+        self._held_saved = None
+        self._pending_lines.clear()
+        self._pending_updates.clear()
 
     def _discard(self) -> None:
         if self._conn is not None:
@@ -380,14 +416,23 @@ class Store:
 
     def savepoint(self) -> None:
         """Start a nested part of the open transaction (one table's message)."""
+        self.flush()
+        self._held_saved = {t: dict(row) for t, row in self._held.items()}
         self._sql("SAVEPOINT message")
 
     def release(self) -> None:
-        """Keep what was done since :meth:`savepoint`."""
+        """Keep what was done since :meth:`savepoint` (its writes are sent now: an error
+        in them belongs to that part)."""
+        self.flush()
+        self._held_saved = None
         self._sql("RELEASE SAVEPOINT message")
 
     def undo(self) -> None:
         """Undo what was done since :meth:`savepoint`; the transaction goes on."""
+        self._pending_lines.clear()
+        self._pending_updates.clear()
+        if self._held_saved is not None:
+            self._held, self._held_saved = self._held_saved, None
         self._sql("ROLLBACK TO SAVEPOINT message")
         self._sql("RELEASE SAVEPOINT message")
 
@@ -432,12 +477,38 @@ class Store:
             rows = self._rows(select(tables_table).where(tables_table.c.table_id == table_id))
         return rows[0] if rows else None
 
+    def hold_tables(self, table_ids) -> set[str]:
+        """Lock the rows of the tables *table_ids* that exist, in one statement, for the
+        open transaction (PostgreSQL; on SQLite the transaction holds the whole store).
+        Returns the tables whose rows another connection holds: another collector is
+        filing them now, and this one leaves their messages for later (see
+        :meth:`ensure_table`)."""
+        if self.backend != "postgresql" or not table_ids:
+            return set()
+        wanted = sorted(set(table_ids) - set(self._held))
+        ids = bindparam("ids", type_=ARRAY(Text))
+        for row in self._run("hold_tables", lambda: select(tables_table)
+                             .where(tables_table.c.table_id == any_(ids))
+                             .with_for_update(skip_locked=True), ids=wanted).fetchall():
+            self._held[row[0]] = dict(zip(_TABLE_COLUMNS, row))
+        missing = [t for t in wanted if t not in self._held]
+        if not missing:
+            return set()
+        return {row[0] for row in self._run(
+            "have_tables", lambda: select(tables_table.c.table_id)
+            .where(tables_table.c.table_id == any_(ids)), ids=missing).fetchall()}
+
     def ensure_table(self, table_id: str) -> dict:
-        """*table_id*'s row, created if new, locked until the transaction ends.
+        """*table_id*'s row, created if new, locked until the transaction ends; with the
+        transaction's own changes to it.
 
         On PostgreSQL a row another collector holds is not waited for: :class:`TableBusy`
         says so, and that collector's commit is what the caller would have waited for.
         A new table's row is waited for (two collectors creating it at once)."""
+        held = self._held.get(table_id)
+        if held is not None and self._in_transaction:
+            return dict(held)
+
         def locked(skip):
             return (select(tables_table).where(tables_table.c.table_id == bindparam("t"))
                     .with_for_update(skip_locked=skip))
@@ -450,32 +521,46 @@ class Store:
             self._run("add_table", lambda: self._insert(tables_table).values(table_id=bindparam("t"))
                       .on_conflict_do_nothing(), t=table_id)
             row = self._run("wait_table", lambda: locked(False), t=table_id).fetchone()
-        return dict(zip(_TABLE_COLUMNS, row))  # the select's own order (psycopg's description is dear)
+        found = dict(zip(_TABLE_COLUMNS, row))  # the select's own order (psycopg's description is dear)
+        if self._in_transaction:
+            self._held[table_id] = dict(found)
+        return found
 
     def update_table(self, table_id: str, **fields) -> None:
+        """Change *table_id*'s row; within a transaction, sent when it commits."""
+        if self._in_transaction and table_id in self._held:
+            self._held[table_id].update(fields)
+            self._pending_updates.setdefault(table_id, {}).update(fields)
+            return
         names = tuple(sorted(fields))
         self._run(("update_table", names),
                   lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
                   .values({n: bindparam(f"v_{n}") for n in names}),
                   t=table_id, **{f"v_{n}": v for n, v in fields.items()})
 
-    def stored_line(self, table_id: str, seq: int) -> str | None:
+    def stored_hashes(self, table_id: str, first: int, last: int) -> dict[int, str]:
+        """The hashes of *table_id*'s stored lines *first* to *last*, by seq: a resend's
+        lines are checked against them in one query rather than one per line."""
+        if any(row["table_id"] == table_id for row in self._pending_lines):
+            self.flush()
         c = lines_table.c
-        row = self._run("stored_line", lambda: select(c.line).where(c.table_id == bindparam("t"),
-                                                                    c.seq == bindparam("s")),
-                        t=table_id, s=seq).fetchone()
-        return row[0] if row else None
+        rows = self._run("stored_hashes", lambda: select(c.seq, c.hash).where(
+            c.table_id == bindparam("t"), c.seq.between(bindparam("a"), bindparam("b"))),
+            t=table_id, a=first, b=last).fetchall()
+        return dict(rows)
 
     def add_line(self, table_id: str, seq: int, line: str, digest: str, chain_ok: bool,
                  committed: float) -> None:
         self.add_lines([(table_id, seq, line, digest, chain_ok, committed)])
 
     def add_lines(self, rows: list[tuple]) -> None:
-        """Store lines, each ``(table_id, seq, line, hash, chain_ok, committed)``, in one
-        statement (psycopg sends them in one pipeline)."""
+        """Store lines, each ``(table_id, seq, line, hash, chain_ok, committed)``; within a
+        transaction, sent when it commits, all in one statement (psycopg pipelines them)."""
         names = ("table_id", "seq", "line", "hash", "chain_ok", "committed")
-        self._run("add_line", lambda: insert(lines_table),
-                  _many=[dict(zip(names, (t, s, line, h, int(ok), c))) for t, s, line, h, ok, c in rows])
+        self._pending_lines.extend(dict(zip(names, (t, s, line, h, int(ok), c)))
+                                   for t, s, line, h, ok, c in rows)
+        if not self._in_transaction:
+            self.flush()
 
     def quarantine(self, table_id: str, seq: int, line: str, digest: str, why: str,
                    received: float) -> bool:
