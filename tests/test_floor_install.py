@@ -81,7 +81,7 @@ def tree(root: Path) -> dict[str, tuple]:
 
 @pytest.fixture(scope="module")
 def kit():
-    """A dealerbox wheel of this checkout and a wheelhouse with the extras pi and mqtt,
+    """A dealerbox wheel of this checkout and a wheelhouse with the extras pi, mqtt and collector,
     in a directory every user can traverse (mosquitto and the service user read from it)."""
     if not Path(SYSTEM_PYTHON).exists() or subprocess.run([SYSTEM_PYTHON, "-c", "import ensurepip, venv"],
                                                           capture_output=True).returncode != 0:
@@ -92,7 +92,7 @@ def kit():
     sh(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", wheels, ROOT, cwd=top)
     (wheel,) = wheels.glob("dealerbox-*.whl")
     house = top / "wheelhouse"
-    sh(sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", house, f"{wheel}[pi,mqtt]", cwd=top)
+    sh(sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", house, f"{wheel}[pi,mqtt,collector]", cwd=top)
     recorders = top / "recorders"
     recorders.mkdir()
     for name in ("apt-get", "systemctl", "useradd", "usermod", "userdel", "groupadd", "getent", "raspi-config"):
@@ -192,7 +192,7 @@ def test_a_bare_debian_floor_server_takes_its_first_table(kit):
 
     def install():
         result = subprocess.run(["bash", str(INSTALL_FLOOR), "--root", str(root), "--wheelhouse", str(kit["house"]),
-                                 "--extras", "mqtt", "--broker-name", "localhost"],
+                                 "--extras", "collector", "--broker-name", "localhost"],
                                 capture_output=True, text=True, env=env, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
         assert result.returncode == 0, result.stdout + result.stderr
         ran = calls.read_text().splitlines() if calls.exists() else []

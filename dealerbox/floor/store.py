@@ -35,8 +35,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import (ARRAY, BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, any_, bindparam, cast,
-                        create_engine, delete, event, func, insert, or_, select, text, update)
+from sqlalchemy import (ARRAY, BigInteger, Column, Double, Index, Integer, MetaData, Table, Text, any_,
+                        bindparam, cast, create_engine, delete, event, func, insert, or_, select, text,
+                        update)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
