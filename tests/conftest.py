@@ -1,4 +1,4 @@
-"""Fixtures shared by the hardware tests."""
+"""Fixtures shared by the tests."""
 
 import logging
 
@@ -15,6 +15,19 @@ def root_logging():
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL (Debian's server binaries) for the whole session: here,
+    so that every module shares it (a fixture imported into a module is that module's
+    own). Tests take databases of their own from it (``postgres_cluster.database(name)``)."""
+    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with PostgresCluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture

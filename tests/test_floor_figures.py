@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from test_floor_support import postgres_cluster  # noqa: F401
 from test_floor_web import WebProcess, add_users, call, sign_in
 from dealerbox.floor import figures as F
 from dealerbox.floor import protocol as P

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from test_floor_support import (TABLES, broker, open_journal, pki, postgres_cluster, settings,  # noqa: F401
+from test_floor_support import (TABLES, broker, open_journal, pki, settings,  # noqa: F401
                                 wait_for, write_collector_config)
 from test_floor_faults import Dealer, seqs
 from dealerbox.floor.publisher import Publisher

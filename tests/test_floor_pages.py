@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from test_floor_figures import T0, filled_store, recount_room, room, room_store  # noqa: F401
-from test_floor_support import postgres_cluster  # noqa: F401
 from test_floor_web import WebProcess, add_users, call, sign_in
 from dealerbox.floor.web import live
 

@@ -19,7 +19,7 @@ from sqlalchemy import MetaData, inspect
 
 from test_floor_collector import journal, journal_lines, open_alerts, status
 from test_floor_figures import T0, all_queries, file_lines, filled_store, room  # noqa: F401
-from test_floor_support import postgres_cluster, wait_for  # noqa: F401
+from test_floor_support import wait_for
 from dealerbox.errors import ConfigError
 from dealerbox.floor import FloorError
 from dealerbox.floor import migrations as M

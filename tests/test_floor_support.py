@@ -44,18 +44,6 @@ def pki(tmp_path_factory):
                      "floor-revoked"])
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster():
-    """One throwaway PostgreSQL (Debian's server binaries) for the session; tests take
-    databases of their own from it (``postgres_cluster.database(name)``)."""
-    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    with PostgresCluster() as cluster:
-        yield cluster
-
-
 @pytest.fixture
 def broker(tmp_path, pki):
     need("mosquitto", "mosquitto")

@@ -63,7 +63,8 @@ class Batch:
     refreshed: set[str] = field(default_factory=set)
     last_seqs: dict[str, int] = field(default_factory=dict)
     alerts: bool = False
-    #: Messages not filed because another collector held their table (PostgreSQL): file them later.
+    #: Messages to file in a later batch: another collector held their table (PostgreSQL),
+    #: or they came ahead of lines not stored yet (for at most GAP_WAIT_S).
     deferred: list = field(default_factory=list)
 
     def merge(self, other: "Batch") -> None:

@@ -169,6 +169,10 @@ _ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
     "count", "last_seq", "last_text", "last_raised"))
 
 
+def _row_update(table_id: str, fields: dict) -> dict:
+    return {"t": table_id, **{f"v_{n}": v for n, v in fields.items()}}
+
+
 class TableBusy(FloorError, BlockingIOError):
     """Another connection holds the table's row (PostgreSQL): it is filing that table now."""
 
@@ -377,13 +381,15 @@ class Store:
             updates, self._pending_updates = self._pending_updates, {}
             by_names: dict[tuple, list[dict]] = {}
             for table_id, fields in updates.items():
-                names = tuple(sorted(fields))
-                by_names.setdefault(names, []).append(
-                    {"t": table_id, **{f"v_{n}": v for n, v in fields.items()}})
+                by_names.setdefault(tuple(sorted(fields)), []).append(_row_update(table_id, fields))
             for names, params in by_names.items():
-                self._run(("update_table", names),
-                          lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
-                          .values({n: bindparam(f"v_{n}") for n in names}), _many=params)
+                self._update_tables(names, params)
+
+    def _update_tables(self, names: tuple[str, ...], params: list[dict]) -> None:
+        """Set the columns *names* of tables' rows, one row per parameter set of :func:`_row_update`."""
+        self._run(("update_table", names),
+                  lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
+                  .values({n: bindparam(f"v_{n}") for n in names}), _many=params)
 
     def commit(self) -> None:
         self.flush()
@@ -486,7 +492,7 @@ class Store:
         :meth:`ensure_table`)."""
         if self.backend != "postgresql" or not table_ids:
             return set()
-        wanted = sorted(set(table_ids) - set(self._held))
+        wanted = list(set(table_ids) - set(self._held))
         ids = bindparam("ids", type_=ARRAY(Text))
         for row in self._run("hold_tables", lambda: select(tables_table)
                              .where(tables_table.c.table_id == any_(ids))
@@ -533,11 +539,7 @@ class Store:
             self._held[table_id].update(fields)
             self._pending_updates.setdefault(table_id, {}).update(fields)
             return
-        names = tuple(sorted(fields))
-        self._run(("update_table", names),
-                  lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
-                  .values({n: bindparam(f"v_{n}") for n in names}),
-                  t=table_id, **{f"v_{n}": v for n, v in fields.items()})
+        self._update_tables(tuple(sorted(fields)), [_row_update(table_id, fields)])
 
     def stored_hashes(self, table_id: str, first: int, last: int) -> dict[int, str]:
         """The hashes of *table_id*'s stored lines *first* to *last*, by seq: a resend's

@@ -65,6 +65,11 @@ def _locked(engine, step) -> None:
 
 def upgrade(engine, revision: str = "head") -> None:
     """Bring the store at *engine* to *revision* (the newest by default)."""
+    if revision == "head" and current(engine) == head():
+        # Every start of a collector or web view comes here: a store already at the newest
+        # revision needs no write lock, which on SQLite waits behind the running collectors.
+        return
+
     def step(conn):
         config = _config(conn)
         if MigrationContext.configure(conn).get_current_revision() is None \
