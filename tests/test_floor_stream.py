@@ -58,6 +58,39 @@ def test_lines_written_while_the_collector_is_away_are_sent_when_it_comes(broker
         assert stored_seqs(store, "T01") == list(range(1, 21))
 
 
+def test_lines_in_flight_to_a_collector_that_dies_are_sent_again_on_its_last_will(broker, pki, tmp_path):
+    """A collector's queue dies with it: the table hears its Last Will and sends again what
+    is unacknowledged, so the collectors left file it without waiting for the ack timeout."""
+    import socket
+
+    from test_floor_support import Client
+    from dealerbox.floor import protocol as P
+    dying = Client(identity(pki, broker, "floor-collector"), "floor-collector")
+    dying.client.will_set(P.COLLECTOR_TOPIC, P.encode({"online": False, "boot": 1}), qos=1, retain=True)
+    watcher = Client(identity(pki, broker, "floor-collector-2"), "floor-collector-2")
+    assert dying.connect(broker.port) and watcher.connect(broker.port)
+    jdir = tmp_path / "T01"
+    try:
+        dying.subscribe(P.journal_topic("T01"))
+        watcher.subscribe(P.journal_topic("T01"))
+        with open_journal(jdir) as journal:
+            append_lines(journal, 5)
+            # No ack will come, and the ack timeout is far away: only the will can bring them again.
+            with Publisher(settings(pki, broker, "T01", ack_timeout_s=600.0), jdir) as pub:
+                wait_for(lambda: len(dying.messages) >= 1 and len(watcher.messages) >= 1,
+                         "the lines taken by the collector")
+                assert pub.acked == 0
+                sent = len(watcher.messages)
+                dying.client.socket().shutdown(socket.SHUT_RDWR)  # no DISCONNECT: the broker sends the will
+                wait_for(lambda: len(watcher.messages) > sent, "the lines sent again after the will")
+        seqs = [json.loads(line)["seq"] for _t, payload in watcher.messages
+                for line in json.loads(payload)["lines"]]
+        assert seqs == [1, 2, 3, 4, 5] * (len(seqs) // 5) and len(seqs) >= 10
+    finally:
+        dying.close()
+        watcher.close()
+
+
 def test_a_duplicate_is_dropped_and_a_changed_duplicate_raises_a_tamper_alert(broker, pki, tmp_path):
     from test_floor_support import Client
     from dealerbox.floor import protocol as P

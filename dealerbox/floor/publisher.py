@@ -13,8 +13,8 @@ the floor's last acknowledged ``seq``.
   a PUBACK only says the broker took the message (a broker may acknowledge
   with reason 16, no subscribers, and a SIGKILLed broker forgets it).
 - Unacknowledged lines are sent again from the cursor on every (re)connect,
-  when the collector announces itself, when it asks for a resend, and when no
-  acknowledgement came for ``ack_timeout`` seconds.
+  when a collector announces itself or goes (its Last Will), when it asks for a
+  resend, and when no acknowledgement came for ``ack_timeout`` seconds.
 - The cursor is kept in ``floor-cursor.json`` next to the journal, so after
   a crash the table resumes where the floor stands; journal retention asks
   :meth:`Publisher.keep_from_seq` and keeps every line not yet acknowledged.
@@ -592,9 +592,11 @@ class Publisher:
             return
         with self._lock:
             if msg.topic == P.COLLECTOR_TOPIC:
-                # A collector that (re)started lost what was in flight to it.
-                # The retained birth delivered on every subscribe is not news.
-                if d.get("online") and not msg.retain:
+                # A collector that (re)started, or one that stopped or died (its Last Will),
+                # lost what was in flight to it: what it had taken and not yet filed died with
+                # it, and the collectors left file it now rather than after the ack timeout.
+                # The retained message delivered on every subscribe is not news.
+                if not msg.retain:
                     self._link.rewind_to = self.acked + 1
             elif isinstance(d.get("resend_from"), int):
                 start = max(1, d["resend_from"])
