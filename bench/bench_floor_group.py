@@ -8,9 +8,12 @@ which, ``floor_group_postgresql`` why).
 The tables are light publishers: no daemon, no journal on disk, but the real
 protocol (their own certificate each, a birth and a Last Will, chained journal
 lines sent from the floor's last ack, a resend on ``resend_from``, on a new
-collector boot or when no ack came for ``ACK_TIMEOUT_S``). Each writes
+collector's birth or Last Will, or when no ack came for ``ACK_TIMEOUT_S``). Each writes
 ``RATE`` lines a second (a real table writes about one), spread over worker
-processes that hold many MQTT clients each. Keys:
+processes that hold many MQTT clients each, all driven by one thread per process
+through paho's external-loop API (a thread per table cost the tables' processes
+more CPU than the three collectors and PostgreSQL together, and their waits for
+the interpreter lock showed up in the latencies measured). Keys:
 
 - ``floor_group_tables`` / ``floor_group_collectors``: tables that reported,
   collectors that shared them (goal: 1000 and 3).
@@ -82,7 +85,7 @@ class LightTable:
     """One table: an in-memory chained journal and an MQTT v5 client that sends it
     as the publisher does (dealerbox/floor/publisher.py), from the floor's last ack."""
 
-    def __init__(self, name: str, port: int, pki: Path):
+    def __init__(self, name: str, port: int, pki: Path, kicked: set):
         import paho.mqtt.client as mqtt
 
         from dealerbox.floor import protocol as P
@@ -98,15 +101,24 @@ class LightTable:
         self.last_ack_at = time.monotonic()
         self.lock = threading.Lock()
         self.connected = threading.Event()
+        self.kicked = kicked              # the worker's tables with something to send
         self.client = make_client(Identity("127.0.0.1", port, pki / "ca.crt", pki / f"{name}.crt",
                                            pki / f"{name}.key"), name)
         self.client.will_set(P.status_topic(name), self._status(False, "lost"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_disconnect = lambda *_a: self.connected.clear()
-        self.client.connect_async("127.0.0.1", port, keepalive=30,
-                                  clean_start=True)  # no broker-side session, as the publisher
+        self.port = port
         self._mqtt = mqtt
+
+    def connect(self, loop: "_Loop") -> None:
+        """Connect (the TLS handshake blocks), then leave the socket to *loop*."""
+        loop.attach(self.client)
+        try:
+            self.client.connect("127.0.0.1", self.port, keepalive=30,
+                                clean_start=True)  # no broker-side session, as the publisher
+        except OSError:
+            pass  # counted as not connected
 
     def _status(self, online: bool, why: str) -> bytes:
         return self.P.encode({"table": self.name, "online": online, "why": why, "boot": 1, "conn": 1,
@@ -121,13 +133,15 @@ class LightTable:
         with self.lock:
             self.cursor = self.acked + 1
         self.connected.set()
+        self.kicked.add(self)
 
     def _on_message(self, _c, _u, msg):
         d = json.loads(msg.payload)
         with self.lock:
             if msg.topic == self.P.COLLECTOR_TOPIC:
-                if d.get("online") and not msg.retain:  # a collector (re)started: send again
+                if not msg.retain:  # a collector (re)started, stopped or died: send again
                     self.cursor = self.acked + 1
+                    self.kicked.add(self)
             elif isinstance(d.get("acked"), int):
                 now = time.time()
                 for seq in range(self.acked + 1, d["acked"] + 1):
@@ -138,6 +152,7 @@ class LightTable:
                 self.cursor = max(self.cursor, self.acked + 1)
             elif isinstance(d.get("resend_from"), int):
                 self.cursor = min(self.cursor, max(1, d["resend_from"]), self.acked + 1)
+                self.kicked.add(self)
 
     def append(self) -> None:
         seq = len(self.lines) + 1
@@ -148,57 +163,139 @@ class LightTable:
             self.appended.append(time.time())
         from dealerbox.floor.store import line_hash
         self.prev = line_hash(line)
+        self.kicked.add(self)
 
-    def pump(self) -> None:
-        """Send what is due: from the cursor, or again from the ack after a silence."""
+    def pump(self) -> bool:
+        """Send what is due: from the cursor, or again from the ack after a silence.
+        True if more is due than one message took."""
         if not self.connected.is_set():
-            return
+            return False
         with self.lock:
             if self.acked < len(self.lines) and time.monotonic() - self.last_ack_at > ACK_TIMEOUT_S:
                 self.cursor = self.acked + 1
                 self.last_ack_at = time.monotonic()
             if self.cursor > len(self.lines):
-                return
+                return False
             first = self.cursor
             part = self.lines[first - 1:first - 1 + BATCH]
             self.cursor = first + len(part)
         self.client.publish(self.P.journal_topic(self.name),
                             self.P.encode({"table": self.name, "boot": 1, "oldest": 1, "lines": part}), qos=1)
+        return self.cursor <= len(self.lines)
+
+
+class _Loop:
+    """Many paho clients' sockets in one selector, driven by the worker's one thread."""
+
+    def __init__(self):
+        import selectors
+        self.selectors = selectors
+        self.selector = selectors.DefaultSelector()
+        self.clients: list = []
+        self._misc_at = 0.0
+
+    def attach(self, client) -> None:
+        sel, READ, WRITE = self.selector, self.selectors.EVENT_READ, self.selectors.EVENT_WRITE
+
+        def opened(c, _u, sock):
+            sel.register(sock, READ, c)
+
+        def closed(c, _u, sock):
+            try:
+                sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
+
+        def write_on(c, _u, sock):
+            try:
+                sel.modify(sock, READ | WRITE, c)
+            except (KeyError, ValueError):
+                pass
+
+        def write_off(c, _u, sock):
+            try:
+                sel.modify(sock, READ, c)
+            except (KeyError, ValueError):
+                pass
+
+        client.on_socket_open, client.on_socket_close = opened, closed
+        client.on_socket_register_write, client.on_socket_unregister_write = write_on, write_off
+        self.clients.append(client)
+
+    def run(self, timeout: float) -> None:
+        """Serve every socket that is ready, waiting at most *timeout* for one."""
+        for key, mask in self.selector.select(timeout):
+            client = key.data
+            if mask & self.selectors.EVENT_READ:
+                client.loop_read()
+                sock = client.socket()
+                # TLS may hold decrypted bytes that select() cannot see.
+                while sock is not None and sock.pending():
+                    client.loop_read()
+                    sock = client.socket()
+            if mask & self.selectors.EVENT_WRITE and client.socket() is not None:
+                client.loop_write()
+        now = time.monotonic()
+        if now - self._misc_at >= 1.0:  # keepalive pings
+            self._misc_at = now
+            for client in self.clients:
+                client.loop_misc()
+
+    def run_until(self, when: float) -> None:
+        while True:
+            left = when - time.time()
+            if left <= 0:
+                return
+            self.run(min(left, 0.05))
 
 
 def _deal(names, port, pki, start_at, out_path) -> None:
     """A worker process: its tables dealing from ``start_at`` for DEAL_S seconds, then draining."""
-    tables = [LightTable(n, port, pki) for n in names]
-    for t in tables:
-        t.client.loop_start()
+    import heapq
+
+    loop = _Loop()
+    kicked: set = set()  # only these are pumped (and every table once a second, for its ack timeout)
+    tables = [LightTable(n, port, pki, kicked) for n in names]
     deadline = time.time() + CONNECT_S
+    for t in tables:
+        t.connect(loop)
+        loop.run(0)
     while time.time() < deadline and not all(t.connected.is_set() for t in tables):
-        time.sleep(0.1)
+        loop.run(0.1)
     connected = sum(t.connected.is_set() for t in tables)
-    while time.time() < start_at:
-        time.sleep(0.01)
+    loop.run_until(start_at)
     # Each table appends RATE lines a second, the tables staggered over the second.
     rng = random.Random(hash(names[0]))
-    offsets = {t.name: rng.random() / RATE for t in tables}
     start = time.monotonic()
-    due = {t.name: start + offsets[t.name] for t in tables}
+    due = [(start + rng.random() / RATE, i) for i in range(len(tables))]
+    heapq.heapify(due)
+    swept = start
+
+    def pump_kicked(now: float) -> None:
+        nonlocal swept
+        if now - swept >= 1.0:
+            swept = now
+            kicked.update(tables)
+        for t in list(kicked):
+            if not t.pump():
+                kicked.discard(t)
+
     while time.monotonic() - start < DEAL_S:
         now = time.monotonic()
-        for t in tables:
-            while due[t.name] <= now:
-                t.append()
-                due[t.name] += 1.0 / RATE
-            t.pump()
-        time.sleep(0.02)
+        while due[0][0] <= now:
+            at, i = heapq.heappop(due)
+            tables[i].append()
+            heapq.heappush(due, (at + 1.0 / RATE, i))
+        pump_kicked(now)
+        loop.run_until(time.time() + 0.02)
     drain_end = time.monotonic() + DRAIN_S
     while time.monotonic() < drain_end and any(t.acked < len(t.lines) for t in tables):
-        for t in tables:
-            t.pump()
-        time.sleep(0.05)
+        pump_kicked(time.monotonic())
+        loop.run_until(time.time() + 0.05)
     drained = time.monotonic() - start
     for t in tables:
         t.client.disconnect()
-        t.client.loop_stop()
+    loop.run(0.1)
     Path(out_path).write_text(json.dumps({
         "lines": {t.name: len(t.lines) for t in tables},
         "latencies": [t.committed[s] - t.appended[s - 1] for t in tables for s in t.committed
