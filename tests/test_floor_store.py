@@ -215,30 +215,71 @@ def test_a_table_another_collector_is_filing_waits_for_the_next_batch_alone(post
         assert store.alerts() == []
 
 
-def test_a_message_ahead_of_a_gap_waits_a_moment_for_the_lines_another_collector_holds(target):
+def early_seqs(store: Store, table: str) -> list[int]:
+    with store.lock:
+        return [seq for seq, _line, _hash in store.early_lines(table)]
+
+
+def test_lines_ahead_of_a_gap_wait_in_the_store_for_the_collector_that_fills_it(target):
     """With several collectors, a table's next message often reaches one collector while
-    the message before it is still in another's batch. A young message ahead of a gap is
-    left for a later batch (no resend asked, nothing stored); once the lines before it are
-    stored it is filed; one that waited longer than GAP_WAIT_S asks for the gap again."""
+    the message before it is still in another's batch. Its lines are kept in the store,
+    neither the record nor acknowledged, and nothing is asked again; the other collector's
+    filing of the lines before them files them too, in the same transaction, and
+    acknowledges all. A gap nobody fills is asked for once it has been open GAP_WAIT_S."""
     from dealerbox.floor.filing import GAP_WAIT_S
 
-    lines = journal_lines(9)
+    lines = journal_lines(10)
+    with Store(target) as one, Store(target) as other:
+        first, second = Filing(one), Filing(other)
+        assert first.store_batch([journal("T01", lines[:3])], 100.0).acks == {"T01": 3}
+        done = first.store_batch([journal("T01", lines[5:7]), journal("T02", lines[:1])], 100.1)
+        assert (done.deferred, done.acks, done.resends) == ([], {"T02": 1}, {})
+        assert one.lines("T01") == list(enumerate(lines[:3], start=1)) and early_seqs(one, "T01") == [6, 7]
+        assert first.open_gaps(100.1 + GAP_WAIT_S / 2) == {}
+        # The other collector files seq 4-5, and with them the lines that waited.
+        done = second.store_batch([journal("T01", lines[3:5])], 100.6)
+        assert (done.acks, done.resends) == ({"T01": 7}, {})
+        assert early_seqs(one, "T01") == [] and one.table("T01")["early_at"] is None
+        # A gap nobody fills: asked for once it has been open long enough, by the next
+        # message ahead of it or by the collector looking between batches.
+        assert first.store_batch([journal("T01", lines[8:9])], 200.0).resends == {}
+        assert first.open_gaps(200.0 + GAP_WAIT_S / 2) == {}
+        assert first.open_gaps(200.0 + GAP_WAIT_S) == {"T01": 8}
+        done = second.store_batch([journal("T01", lines[9:])], 200.0 + GAP_WAIT_S * 2)
+        assert (done.acks, done.resends) == ({}, {"T01": 8})
+        assert early_seqs(one, "T01") == [9, 10]
+        # The table sends again from seq 8: stored once each, in order, the chain whole.
+        assert first.store_batch([journal("T01", lines[7:])], 203.0).acks == {"T01": 10}
+        assert one.lines("T01") == list(enumerate(lines, start=1)) and one.verify("T01") == []
+        assert early_seqs(one, "T01") == [] and first.open_gaps(300.0) == {}
+        assert one.alerts() == []  # out of order is no one's fault
+
+
+def test_a_line_kept_ahead_of_a_gap_that_breaks_the_chain_or_changes_is_kept_aside(target):
+    """Lines kept ahead of a gap are checked as any: a seq sent again there with other
+    content is kept aside (``tamper``); one that does not chain to the lines that fill the
+    gap is kept aside (``chain``) and asked for again; neither becomes the record."""
+    import json
+
+    lines = journal_lines(8)
+    forged = json.dumps({**json.loads(lines[5]), "prev": "0" * 64}, separators=(",", ":"))
     with Store(target) as store:
         filing = Filing(store)
-        assert filing.store_batch([journal("T01", lines[:3])], 100.0).acks == {"T01": 3}
-        ahead = (*journal("T01", lines[5:7])[:2], 100.0)
-        done = filing.store_batch([ahead, journal("T02", lines[:1])], 100.0 + GAP_WAIT_S / 2)
-        assert (done.deferred, done.acks, done.resends) == ([ahead], {"T02": 1}, {})
-        # The other collector files seq 4-5; the message that waited is filed after it.
-        assert filing.store_batch([journal("T01", lines[3:5])], 100.6).acks == {"T01": 5}
-        assert filing.store_batch(done.deferred, 100.7).acks == {"T01": 7}
-        # A gap nobody fills: asked for again once the message has waited long enough.
-        late = (*journal("T01", lines[8:])[:2], 200.0)
-        assert filing.store_batch([late], 200.0 + GAP_WAIT_S / 2).deferred == [late]
-        done = filing.store_batch([late], 200.0 + GAP_WAIT_S * 2)
-        assert (done.deferred, done.resends) == ([], {"T01": 8})
-        assert store.lines("T01") == list(enumerate(lines[:7], start=1)) and store.verify("T01") == []
-        assert store.alerts() == []
+        assert filing.store_batch([journal("T01", lines[:3])], 1.0).acks == {"T01": 3}
+        assert filing.store_batch([journal("T01", [forged, *lines[6:]])], 1.1).acks == {}
+        # The genuine seq 6 sent while the forgery is kept: the second of two is kept aside.
+        assert filing.store_batch([journal("T01", lines[5:7])], 1.2).acks == {}
+        assert [(q["seq"], q["why"]) for q in store.quarantined("T01")] == [(6, "tamper")]
+        assert early_seqs(store, "T01") == [6, 7, 8]
+        done = filing.store_batch([journal("T01", lines[3:5])], 1.3)
+        # The kept seq 6 does not chain to seq 5: kept aside, and asked for again.
+        assert (done.acks, done.resends) == ({"T01": 5}, {"T01": 6})
+        assert store.lines("T01") == list(enumerate(lines[:5], start=1))
+        assert ("chain", 6) in {(q["why"], q["seq"]) for q in store.quarantined("T01")}
+        assert filing.store_batch([journal("T01", lines[5:])], 1.4).acks == {"T01": 8}
+        assert store.lines("T01") == list(enumerate(lines, start=1)) and store.verify("T01") == []
+        assert early_seqs(store, "T01") == []
+        assert {a["kind"] for a in open_alerts(store, "T01")} == {"tamper", "chain"}
 
 
 def test_a_batch_sending_lines_twice_finds_the_ones_it_stored_itself(target):

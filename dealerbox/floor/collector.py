@@ -9,9 +9,10 @@ drops them as duplicates when the table sends them again.
 
 Per table it checks:
 
-- ``seq`` continuity: a gap asks the table to send again from the first
-  missing ``seq`` (``{"resend_from": seq}``) and nothing after the gap is
-  stored until it is filled;
+- ``seq`` continuity: lines after a gap wait in the store, not yet the record,
+  for the lines before them (most often in another collector's batch); a gap
+  still open after a moment asks the table to send again from the first
+  missing ``seq`` (``{"resend_from": seq}``);
 - the hash chain: each line's ``prev`` must be the SHA-256 of the line
   before; a break is stored and raises a ``chain`` alert;
 - duplicates: a line already stored is dropped; one that differs from what
@@ -74,9 +75,11 @@ _ALERTS_CHECK_S = 5.0
 #: thread of their own: never in the writer's way (it cost the writer 44% of its time
 #: under 300 tables, measured with py-spy), the web view catching up before it answers.
 _FIGURES_EVERY_S = 5.0
-#: A batch whose every message was left for later (another collector filing its table, or
-#: the lines before it not stored yet) waits this long before the next.
+#: A batch whose every message was left for later (another collector filing its table)
+#: waits this long before the next.
 _BUSY_WAIT_S = 0.05
+#: How often the writer looks for gaps that lines wait behind and no message has closed.
+_GAPS_CHECK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,7 @@ class Collector:
         self._alerts_sent_at = float("-inf")
         self._alerts_checked_at = float("-inf")
         self._alerts_last: bytes | None = None
+        self._gaps_checked_at = float("-inf")
         self._figures = None  # (Ledger, engine), made on first use
         self._figures_thread: threading.Thread | None = None
         # What the view shows of each table, kept so that lines arriving
@@ -425,9 +429,8 @@ class Collector:
         done = self.filing.store_batch(batch, time.time(), dropped=dropped)
         self.commits += 1
         if done.deferred:
-            # Tables another collector was filing (PostgreSQL), or messages ahead of lines
-            # another collector has yet to file: they wait for a later batch here instead of
-            # this whole batch waiting for that collector.
+            # Tables another collector was filing (PostgreSQL): they wait for a later batch
+            # here instead of this whole batch waiting for that collector.
             self._inbox.put_back(done.deferred)
             deferred = {id(item) for item in done.deferred}
             batch = [item for item in batch if id(item) not in deferred]
@@ -440,8 +443,7 @@ class Collector:
         # paho's in-flight limit under load.
         for table, seq in done.acks.items():
             self._client.publish(P.ack_topic(table), P.encode({"acked": seq}), qos=0)
-        for table, seq in done.resends.items():
-            self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
+        self._ask_again(done.resends)
         self._measure(batch)
         if done.alerts:
             self._alerts_dirty = True
@@ -453,6 +455,10 @@ class Collector:
                 log.exception("floor: cannot show the tables %s", sorted(done.changed))
         for event in events:
             self._emit(event)
+
+    def _ask_again(self, resends: dict[str, int]) -> None:
+        for table, seq in resends.items():
+            self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
 
     def _measure(self, batch) -> None:
         """How long each table's messages waited (see :attr:`waited_batches`)."""
@@ -468,8 +474,15 @@ class Collector:
                 self.waited_s[table] = seconds
 
     def _tick(self) -> None:
-        """Between batches: publish ``floor/alerts`` when due, and watch the broker session."""
+        """Between batches: publish ``floor/alerts`` when due, ask for the gaps no message
+        closed (lines wait ahead of them), and watch the broker session."""
         mono = time.monotonic()
+        if self.connected.is_set() and mono - self._gaps_checked_at >= _GAPS_CHECK_S:
+            self._gaps_checked_at = mono
+            try:
+                self._ask_again(self.filing.open_gaps(time.time()))
+            except Exception:  # the store failing: the writer says so with the next batch
+                log.debug("floor: cannot look for open gaps", exc_info=True)
         if self.connected.is_set():
             if not self._alerts_dirty and mono - self._alerts_checked_at >= _ALERTS_CHECK_S:
                 self._alerts_checked_at = mono

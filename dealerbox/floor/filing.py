@@ -16,6 +16,14 @@ A line that breaks a table's chain never becomes its record: it is kept aside
 (:meth:`~dealerbox.floor.store.Store.quarantine`) with a ``chain`` alert, and the
 table is asked to send that ``seq`` again; the genuine line is stored when it
 comes.
+
+Several collectors share a table's messages, so its next message often reaches one
+collector while the message before it waits in another's queue. Lines that come
+ahead of a gap are kept in the store (:meth:`~dealerbox.floor.store.Store.keep_early`),
+neither the record nor acknowledged; the filing that fills the gap chains them and
+files them in its own transaction, as TCP reassembles segments. Only a gap that
+stays open for :data:`GAP_WAIT_S` is asked for again: no message is sent twice,
+waited on or filed twice because it came out of order.
 """
 
 from __future__ import annotations
@@ -33,10 +41,14 @@ log = logging.getLogger(__name__)
 
 #: A resend request for the same gap is repeated no sooner than this.
 RESEND_QUIET_S = 2.0
-#: A message that arrives ahead of a gap in its table's lines waits this long (in later
-#: batches) for the missing lines before the table is asked to send them again: with
-#: several collectors the missing lines are most often in another collector's batch.
-GAP_WAIT_S = 1.0
+#: Lines kept ahead of a gap wait this long for the missing lines before the table is
+#: asked to send them again. With several collectors the missing lines are most often in
+#: another collector's queue, filed a moment later; asking for them sooner makes the
+#: table send them twice and, under load, every table's gaps are asked for, the tables
+#: send their lines again and again, and the queues grow (seen in the group bench with
+#: one second). Lines that are lost are asked for sooner by what lost them: a dying
+#: collector's Last Will, a collector's full queue (below), a table's reconnect.
+GAP_WAIT_S = 5.0
 #: An alert folded into an open one of the same table and kind is shown to the
 #: view and logged again no sooner than this (it is counted every time).
 ALERT_QUIET_S = 10.0
@@ -44,10 +56,6 @@ ALERT_QUIET_S = 10.0
 
 class _FiledCarefully(Exception):
     """A message failed after it began to write: file the batch again, message by message."""
-
-
-class _AheadOfGap(Exception):
-    """A young message whose table's earlier lines are not stored yet: file it later."""
 
 
 @dataclass
@@ -63,8 +71,7 @@ class Batch:
     refreshed: set[str] = field(default_factory=set)
     last_seqs: dict[str, int] = field(default_factory=dict)
     alerts: bool = False
-    #: Messages to file in a later batch: another collector held their table (PostgreSQL),
-    #: or they came ahead of lines not stored yet (for at most GAP_WAIT_S).
+    #: Messages to file in a later batch: another collector held their table (PostgreSQL).
     deferred: list = field(default_factory=list)
 
     def merge(self, other: "Batch") -> None:
@@ -144,13 +151,20 @@ class Filing:
                 for i, (topic, payload, received, *_rest) in enumerate(items):
                     try:
                         self._file(topic, payload, now, done, careful, received)
-                    except (TableBusy, _AheadOfGap):
+                    except TableBusy:
                         done.deferred.extend(items[i:])
                         break
                 if dropped.get(table):
                     self._alert(done, table, "protocol",
                                 f"sends faster than the floor can file: {dropped[table]} of its "
                                 "messages dropped", now=now)
+                    # What was dropped is sent again, from what is filed.
+                    last = done.last_seqs.get(table)
+                    if last is None:
+                        row = self.store.table(table)
+                        last = row["last_seq"] if row is not None else None
+                    if last is not None:
+                        self._ask_again(table, last + 1, now, done)
             try:
                 self.store.flush()
             except OperationalError:
@@ -212,7 +226,7 @@ class Filing:
                 self.store.release()
         except OperationalError:
             raise  # the store itself failed (disk full, I/O, the server gone): not this table's doing
-        except (TableBusy, _AheadOfGap):
+        except TableBusy:
             if careful:
                 self.store.undo()
             self._restore(table, saved)
@@ -279,8 +293,8 @@ class Filing:
             self._asked[table] = (seq, now)
 
     def _journal(self, table, d, now, done: Batch, received: float | None = None) -> int | None:
-        """Store a batch of lines; returns the table's last stored seq. A message received
-        less than :data:`GAP_WAIT_S` ago that would leave a gap raises :class:`_AheadOfGap`."""
+        """Store a batch of lines; returns the table's last stored seq. Lines after a gap
+        are kept for the filing that fills it (:meth:`_keep_early`, :meth:`_file_early`)."""
         lines = d.get("lines")
         if not isinstance(lines, list):
             return None
@@ -290,6 +304,8 @@ class Filing:
         problem = None
         # This message's new lines, written in one statement after the loop.
         new_lines: dict[int, tuple] = {}
+        # This message's lines from a gap on: (seq, line, hash), consecutive.
+        early: list[tuple[int, str, str]] = []
         # The hashes of stored lines this message sends again, fetched a range at a time.
         stored_hashes: dict[int, str] = {}
         fetched = range(0)
@@ -300,6 +316,11 @@ class Filing:
                 problem = f"line {index + 1} of a batch (after seq {last_seq}) is not a journal line: {exc}"
                 break
             digest = line_hash(line)
+            if early:
+                if seq != early[-1][0] + 1:
+                    break  # not the next one either: the table sends it again with the gap
+                early.append((seq, line, digest))
+                continue
             if seq <= last_seq:
                 if seq in new_lines:
                     stored = new_lines[seq][3]
@@ -311,10 +332,7 @@ class Filing:
                     stored = stored_hashes.get(seq)
                 self.duplicates[table] = self.duplicates.get(table, 0) + 1
                 if stored is not None and stored != digest:
-                    if self.store.quarantine(table, seq, line, digest, "tamper", now):
-                        self._alert(done, table, "tamper",
-                                    f"seq {seq} was sent again with other content: kept aside",
-                                    seq, now=now)
+                    self._tampered(table, seq, line, digest, now, done)
                 done.acks[table] = max(done.acks.get(table, 0), last_seq)
                 continue
             if seq != last_seq + 1:
@@ -325,27 +343,24 @@ class Filing:
                                 f"the table's journal starts at seq {seq}: earlier lines were "
                                 "deleted before the floor received them", seq, now=now)
                     self.store.update_table(table, first_seq=seq)
-                elif not new_lines and received is not None and now - received < GAP_WAIT_S:
-                    raise _AheadOfGap(table)
                 else:
-                    self._ask_again(table, last_seq + 1, now, done)
-                    break
-            if last_seq > 0:
-                chain_ok = prev == last_hash
-            else:  # the first line: seq 1 starts the chain; a later start was alerted above
-                chain_ok = seq != 1 or prev == P.GENESIS
-            if not chain_ok:
-                # Kept aside, never the record: the genuine line for this seq is
-                # stored when the table sends it again.
-                if self.store.quarantine(table, seq, line, digest, "chain", now):
-                    self._alert(done, table, "chain",
-                                f"seq {seq} does not chain to seq {last_seq}: kept aside, and the "
-                                "table asked to send it again", seq, now=now)
-                self._ask_again(table, seq, now, done)
+                    early.append((seq, line, digest))
+                    continue
+            if not self._chains(table, seq, prev, line, digest, last_seq, last_hash, now, done):
                 break
             new_lines[seq] = (table, seq, line, digest, True, now)
             self._decision_alert(table, rec, done, now)
             last_seq, last_hash = seq, digest
+        waiting_since = row["early_at"]
+        if early:
+            self._keep_early(table, early, now, done, received)
+            if waiting_since is None:
+                self.store.update_table(table, early_at=now)
+        gap_open = bool(early) or waiting_since is not None
+        if gap_open and last_seq != start_seq:
+            last_seq, last_hash, gap_open = self._file_early(table, last_seq, last_hash, new_lines, now, done)
+        if early and gap_open and waiting_since is not None and now - waiting_since >= GAP_WAIT_S:
+            self._ask_again(table, last_seq + 1, now, done)
         if new_lines:
             self.store.add_lines(list(new_lines.values()))
         if last_seq != start_seq:
@@ -353,12 +368,79 @@ class Filing:
             done.acks[table] = last_seq
             if self._asked.get(table, (None,))[0] != last_seq + 1:
                 self._asked.pop(table, None)
-        elif last_seq > 0 and table not in done.resends:
+        elif last_seq > 0 and table not in done.resends and not early:
             done.acks[table] = max(done.acks.get(table, 0), last_seq)
         if problem is not None:
             self.refused[table] = self.refused.get(table, 0) + 1
             self._alert(done, table, "protocol", f"journal message refused: {problem}", now=now)
         return last_seq
+
+    def _chains(self, table, seq, prev, line, digest, last_seq, last_hash, now, done: Batch) -> bool:
+        """Whether line *seq* chains to the table's line before it; one that does not is
+        kept aside (never the record) with a ``chain`` alert, and asked for again."""
+        if last_seq > 0:
+            chain_ok = prev == last_hash
+        else:  # the first line: seq 1 starts the chain; a later start was alerted above
+            chain_ok = seq != 1 or prev == P.GENESIS
+        if chain_ok:
+            return True
+        # The genuine line for this seq is stored when the table sends it again.
+        if self.store.quarantine(table, seq, line, digest, "chain", now):
+            self._alert(done, table, "chain",
+                        f"seq {seq} does not chain to seq {last_seq}: kept aside, and the "
+                        "table asked to send it again", seq, now=now)
+        self._ask_again(table, seq, now, done)
+        return False
+
+    def _tampered(self, table, seq, line, digest, now, done: Batch) -> None:
+        if self.store.quarantine(table, seq, line, digest, "tamper", now):
+            self._alert(done, table, "tamper",
+                        f"seq {seq} was sent again with other content: kept aside", seq, now=now)
+
+    def _keep_early(self, table, early, now, done: Batch, received) -> None:
+        """Keep *early* (lines after a gap) in the store for the filing that fills the gap;
+        a seq kept before with other content is kept aside (``tamper``)."""
+        before = self.store.keep_early(table, early, now if received is None else received)
+        for seq, line, digest in early:
+            if before.get(seq, digest) != digest:
+                self._tampered(table, seq, line, digest, now, done)
+
+    def _file_early(self, table, last_seq, last_hash, new_lines, now,
+                    done: Batch) -> tuple[int, str, bool]:
+        """File the lines kept ahead of the gap this filing closed, in order and chained;
+        returns the table's new last seq and hash, and whether lines are still kept (a
+        gap still separates them: they wait for its lines from now on)."""
+        kept = self.store.early_lines(table)
+        done_upto = last_seq
+        for seq, line, digest in kept:
+            if seq <= last_seq:
+                # Sent again in order since it was kept: the same line, or a forgery.
+                if seq in new_lines and new_lines[seq][3] != digest:
+                    self._tampered(table, seq, line, digest, now, done)
+                continue
+            if seq != last_seq + 1:
+                break
+            _seq, prev, rec = P.journal_line(line)  # it was a journal line when kept
+            done_upto = seq
+            if not self._chains(table, seq, prev, line, digest, last_seq, last_hash, now, done):
+                break
+            new_lines[seq] = (table, seq, line, digest, True, now)
+            self._decision_alert(table, rec, done, now)
+            last_seq, last_hash = seq, digest
+        done_upto = max(done_upto, last_seq)
+        self.store.drop_early(table, done_upto)
+        left = any(seq > done_upto for seq, _l, _h in kept)
+        self.store.update_table(table, early_at=now if left else None)
+        return last_seq, last_hash, left
+
+    def open_gaps(self, now: float) -> dict[str, int]:
+        """Resend requests for the tables whose lines have waited ahead of a gap for
+        :data:`GAP_WAIT_S` without a message of theirs coming to ask (the collector calls
+        this between batches)."""
+        done = Batch()
+        for table, last_seq in self.store.open_gaps(now - GAP_WAIT_S):
+            self._ask_again(table, last_seq + 1, now, done)
+        return done.resends
 
     def _decision_alert(self, table, rec, done: Batch, now: float) -> None:
         dec = rec.get("decision")

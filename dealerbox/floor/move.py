@@ -1,13 +1,14 @@
 """Moving a floor store into another: an SQLite floor grown into a casino group's PostgreSQL.
 
-``dealerbox floor migrate --from floor.sqlite`` copies every table's lines, the
-tables' rows, the lines kept aside, the alerts with their audit trail, the web
-view's users and the dealers' names into the configured store, in one transaction
-of the target (it holds all of it or nothing), from one read snapshot of the
-source. The target must hold none of these yet. Afterwards each table's chain is
-verified in the target and must read as it does in the source, and the figures
-are filed from the copied lines. Sessions are not copied: supervisors sign in
-again. The collectors and web views must be stopped while it runs.
+``dealerbox floor migrate --from floor.sqlite`` copies every table's lines (and
+those waiting ahead of a gap), the tables' rows, the lines kept aside, the alerts
+with their audit trail, the web view's users and the dealers' names into the
+configured store, in one transaction of the target (it holds all of it or
+nothing), from one read snapshot of the source. The target must hold none of
+these yet. Afterwards each table's chain is verified in the target and must read
+as it does in the source, and the figures are filed from the copied lines.
+Sessions are not copied: supervisors sign in again. The collectors and web views
+must be stopped while it runs.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from . import FloorError
-from .store import (Store, alerts_table, audit_table, dealer_names_table, lines_table, meta_table,
-                    quarantine_table, tables_table, users_table)
+from .store import (Store, alerts_table, audit_table, dealer_names_table, early_lines_table, lines_table,
+                    meta_table, quarantine_table, tables_table, users_table)
 
 __all__ = ["move_store", "Moved"]
 
 #: What is copied, in this order (sessions are not: their users sign in again).
-COPIED = (tables_table, lines_table, quarantine_table, alerts_table, audit_table, users_table,
-          dealer_names_table)
+COPIED = (tables_table, lines_table, early_lines_table, quarantine_table, alerts_table, audit_table,
+          users_table, dealer_names_table)
 #: Rows read and written at a time.
 CHUNK = 5000
 

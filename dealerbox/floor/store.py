@@ -84,6 +84,8 @@ tables_table = Table(
     Column("state", Text),
     Column("health", Text),
     Column("seen", Float64),
+    #: Since when the table has lines kept ahead of a gap (early_lines); NULL when none.
+    Column("early_at", Float64),
 )
 lines_table = Table(
     "lines", METADATA,
@@ -93,6 +95,17 @@ lines_table = Table(
     Column("hash", Text, nullable=False),
     Column("chain_ok", Int64, nullable=False),
     Column("committed", Float64, nullable=False),
+    sqlite_with_rowid=False,
+)
+#: Lines that came ahead of a gap: never the record until the lines before them are
+#: filed, then chained and moved to ``lines`` in that transaction.
+early_lines_table = Table(
+    "early_lines", METADATA,
+    Column("table_id", Text, primary_key=True),
+    Column("seq", Int64, primary_key=True),
+    Column("line", Text, nullable=False),
+    Column("hash", Text, nullable=False),
+    Column("received", Float64, nullable=False),
     sqlite_with_rowid=False,
 )
 quarantine_table = Table(
@@ -551,6 +564,42 @@ class Store:
             c.table_id == bindparam("t"), c.seq.between(bindparam("a"), bindparam("b"))),
             t=table_id, a=first, b=last).fetchall()
         return dict(rows)
+
+    def keep_early(self, table_id: str, rows: list[tuple[int, str, str]], received: float) -> dict[int, str]:
+        """Keep lines ``(seq, line, hash)`` that came ahead of a gap in *table_id*'s
+        lines until the gap is filled (:meth:`early_lines`). A seq kept already keeps
+        its first line; returns the hashes of those kept before, by seq, so that the
+        caller can tell a line sent again from one sent with other content."""
+        e = early_lines_table.c
+        before = dict(self._run("early_hashes", lambda: select(e.seq, e.hash).where(
+            e.table_id == bindparam("t"), e.seq.between(bindparam("a"), bindparam("b"))),
+            t=table_id, a=rows[0][0], b=rows[-1][0]).fetchall())
+        new = [{"table_id": table_id, "seq": seq, "line": _storable(line), "hash": digest,
+                "received": received} for seq, line, digest in rows if seq not in before]
+        if new:
+            self._run("keep_early", lambda: self._insert(early_lines_table).on_conflict_do_nothing(),
+                      _many=new)
+        return before
+
+    def early_lines(self, table_id: str) -> list[tuple[int, str, str]]:
+        """*table_id*'s lines kept ahead of a gap, ``(seq, line, hash)`` by seq."""
+        e = early_lines_table.c
+        return [tuple(row) for row in self._run("early_lines", lambda: select(e.seq, e.line, e.hash).where(
+            e.table_id == bindparam("t")).order_by(e.seq), t=table_id).fetchall()]
+
+    def drop_early(self, table_id: str, upto: int) -> None:
+        """Forget *table_id*'s early lines up to seq *upto* (filed, or sent again in order)."""
+        e = early_lines_table.c
+        self._run("drop_early", lambda: delete(early_lines_table).where(
+            e.table_id == bindparam("t"), e.seq <= bindparam("upto")), t=table_id, upto=upto)
+
+    def open_gaps(self, since: float) -> list[tuple[str, int]]:
+        """``(table, last_seq)`` of the tables with lines kept ahead of a gap since *since*
+        or before: the lines before them are not coming by themselves."""
+        c = tables_table.c
+        with self._unit(write=False):
+            return [tuple(row) for row in self._execute(
+                select(c.table_id, c.last_seq).where(c.early_at <= since).order_by(c.table_id)).all()]
 
     def add_line(self, table_id: str, seq: int, line: str, digest: str, chain_ok: bool,
                  committed: float) -> None:
