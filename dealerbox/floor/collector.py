@@ -64,7 +64,12 @@ log = logging.getLogger(__name__)
 
 COLLECTOR_ID = "floor-collector"
 FAULT_ENV = "DEALERBOX_FLOOR_FAULT"
-_BATCH = 2000
+#: Messages filed in one transaction at most. On SQLite one writer files at a time and a
+#: big batch shares one commit (an fsync). On PostgreSQL a batch holds its tables' rows
+#: until it commits and the other collectors leave those tables for later: a collector
+#: started into a backlog took 2,000 messages of nearly every table a batch, for two
+#: seconds each, and the others found all their tables held (the group bench).
+_BATCH = {"sqlite": 2000, "postgresql": 250}
 #: The writer wakes at least this often (alerts to publish, the broker session to watch).
 _TICK_S = 0.25
 #: ``floor/alerts`` is published at most this often, and checked against the store
@@ -150,9 +155,9 @@ class _Inbox:
                 self._bytes[table] += len(item[1])
             self._cond.notify()
 
-    def take(self, timeout: float) -> tuple[list, dict[str, int]] | None:
-        """One batch: up to ``share`` messages of each waiting table, in turn; and
-        the messages dropped per table since the last batch. None once closed."""
+    def take(self, timeout: float, most: int) -> tuple[list, dict[str, int]] | None:
+        """One batch of at most *most* messages: up to ``share`` of each waiting table, in
+        turn; and the messages dropped per table since the last batch. None once closed."""
         with self._cond:
             if not self._turns and not self._closed:
                 self._cond.wait(timeout)
@@ -160,12 +165,12 @@ class _Inbox:
                 return None
             batch: list = []
             for _ in range(len(self._turns)):
-                if len(batch) >= _BATCH:
+                if len(batch) >= most:
                     break
                 table = self._turns.popleft()
                 q = self._queues[table]
                 taken = budget = 0
-                while q and taken < self.limits.share and len(batch) < _BATCH:
+                while q and taken < self.limits.share and len(batch) < most:
                     size = len(q[0][1])
                     if taken and budget + size > self.limits.share_bytes:
                         break
@@ -395,17 +400,21 @@ class Collector:
         # The web view, another process, counts its clears in the store's meta
         # "alerts_cleared": when it moved, the retained open alerts are republished.
         cleared = None
+        cleared_checked = float("-inf")
         failing = False
         while not self._stop.is_set():
-            taken = self._inbox.take(_TICK_S)
+            taken = self._inbox.take(_TICK_S, _BATCH.get(self.store.backend, 2000))
             if taken is None:
                 return
             batch, dropped = taken
             try:
-                now_cleared = self.store.meta("alerts_cleared")
-                if now_cleared != cleared:
-                    cleared = now_cleared
-                    self._alerts_dirty = True  # published by the tick below
+                # As often as floor/alerts may be published, not every batch (a query each).
+                if time.monotonic() - cleared_checked >= _ALERTS_EVERY_S:
+                    cleared_checked = time.monotonic()
+                    now_cleared = self.store.meta("alerts_cleared")
+                    if now_cleared != cleared:
+                        cleared = now_cleared
+                        self._alerts_dirty = True  # published by the tick below
                 if batch or dropped:
                     self._handle(batch, dropped)
                 if failing:
@@ -530,11 +539,12 @@ class Collector:
     def _views_of(self, done: Batch) -> list[dict]:
         """The view rows of the tables *done* changed; a table that only sent lines keeps its row."""
         views = []
+        wanted = [t for t in done.changed if t not in self._views or t in done.refreshed]
+        rows = self.store.table_rows(wanted) if wanted else {}
         for t in sorted(done.changed):
             view = self._views.get(t)
             if view is None or t in done.refreshed:
-                with self.store.lock:
-                    row = self.store.table(t)
+                row = rows.get(t)
                 if row is None:
                     continue
                 view = self._views[t] = _view_table(row)
