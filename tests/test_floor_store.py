@@ -282,6 +282,42 @@ def test_a_line_kept_ahead_of_a_gap_that_breaks_the_chain_or_changes_is_kept_asi
         assert {a["kind"] for a in open_alerts(store, "T01")} == {"tamper", "chain"}
 
 
+def test_messages_a_full_queue_dropped_are_asked_for_again_from_what_is_filed(target):
+    """A table that sends faster than the collector's queue for it holds loses messages
+    there: a ``protocol`` alert, and the table is asked to send again from its first line
+    not filed (in the batch that files some of its lines, from after those)."""
+    lines = journal_lines(6)
+    with Store(target) as store:
+        filing = Filing(store)
+        assert filing.store_batch([journal("T01", lines[:2])], 1.0).acks == {"T01": 2}
+        done = filing.store_batch([], 2.0, dropped={"T01": 3})
+        assert (done.acks, done.resends) == ({}, {"T01": 3})
+        done = filing.store_batch([journal("T01", lines[2:4])], 5.0, dropped={"T01": 1})
+        assert (done.acks, done.resends) == ({"T01": 4}, {"T01": 5})
+        assert [a["count"] for a in open_alerts(store, "T01", "protocol")] == [2]
+        # A table the floor has never filed a line of has nothing to be asked from.
+        assert filing.store_batch([], 6.0, dropped={"T02": 1}).resends == {}
+
+
+def test_a_retained_message_delivered_again_on_subscribe_is_filed_only_when_it_is_news(target):
+    """A collector that subscribes gets every table's retained status, state and health
+    again: what the store holds already costs no row lock and no write; what differs
+    (a table's Last Will that came while no collector ran) is filed."""
+    with Store(target) as store:
+        filing = Filing(store)
+        birth = status("T01", 1)
+        assert filing.store_batch([birth], 1.0).refreshed == {"T01"}
+        done = filing.store_batch([(*birth[:2], 2.0, 0, True)], 2.0)
+        assert (done.refreshed, done.changed) == (set(), set())
+        assert store.table("T01")["seen"] == 1.0
+        will = status("T01", 1, online=False)
+        assert filing.store_batch([(*will[:2], 3.0, 0, True)], 3.0).refreshed == {"T01"}
+        assert store.table("T01")["online"] == 0
+        # The same payload live (not retained) is filed as always.
+        assert filing.store_batch([(*will[:2], 4.0, 0, False)], 4.0).refreshed == {"T01"}
+        assert store.table("T01")["seen"] == 4.0
+
+
 def test_a_batch_sending_lines_twice_finds_the_ones_it_stored_itself(target):
     """Lines are written when the batch commits: a later message of the same batch that
     sends them again is still checked against them (a forged one is kept aside)."""

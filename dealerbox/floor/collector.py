@@ -390,7 +390,7 @@ class Collector:
         parsed = P.parse_table_topic(topic)
         if parsed is None:
             return
-        if not self._inbox.put(parsed[0], (topic, msg.payload, time.time(), self.commits)):
+        if not self._inbox.put(parsed[0], (topic, msg.payload, time.time(), self.commits, bool(msg.retain))):
             table = parsed[0]
             self.dropped[table] = self.dropped.get(table, 0) + 1
 
@@ -473,7 +473,7 @@ class Collector:
         """How long each table's messages waited (see :attr:`waited_batches`)."""
         committed = time.time()
         before = self.commits - 1  # batches done before this one
-        for topic, _payload, received, arrived in batch:
+        for topic, _payload, received, arrived, *_retained in batch:
             table = P.parse_table_topic(topic)[0]
             waited = before - arrived
             if waited > self.waited_batches.get(table, -1):

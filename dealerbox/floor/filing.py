@@ -110,9 +110,11 @@ class Filing:
         self._shown: dict[tuple[str, str], float] = {}
 
     def store_batch(self, batch, now: float, *, dropped: dict[str, int] | None = None) -> Batch:
-        """Store every message of *batch* (``(topic, payload, received, ...)``) in one
+        """Store every message of *batch* (``(topic, payload, received, ...)``, and a fifth
+        item, true for a retained message delivered again on subscribe) in one
         transaction; what it leads to. A table another collector is filing at this moment
-        (PostgreSQL) is left for later: its messages come back in ``deferred``.
+        (PostgreSQL) is left for later: its messages come back in ``deferred``. A retained
+        message the store holds already is not filed again (see :meth:`_filed_already`).
 
         *dropped* counts, per table, the messages the collector could not even
         queue (a table sending faster than the floor files): a ``protocol`` alert.
@@ -122,7 +124,10 @@ class Filing:
         the tables' rows in one order, so none waits on another in a circle.
         """
         by_table: dict[str, list] = {}
+        filed = self._filed_already(batch)
         for item in batch:
+            if id(item) in filed:
+                continue
             parsed = P.parse_table_topic(item[0])
             by_table.setdefault(parsed[0] if parsed else "", []).append(item)
         dropped = dropped or {}
@@ -135,6 +140,31 @@ class Filing:
                 # in a savepoint of its own, so that one is refused alone.
                 self._set_state(before)
                 return self._store_tables(by_table, dropped, now, careful=True)
+
+    def _filed_already(self, batch) -> set[int]:
+        """The ids of *batch*'s retained ``status``, ``state`` and ``health`` messages
+        delivered again on subscribe whose payload is the one the store holds: a collector
+        that starts gets every table's, and filing them (a row lock and a write each) cost
+        a collector started under a thousand dealing tables seconds of backlog while
+        another collector had filed each when it came (the group bench). One that differs
+        is filed: a table's Last Will that came while no collector ran, for one."""
+        retained = [(item, parsed) for item in batch if len(item) > 4 and item[4] and item[1]
+                    for parsed in (P.parse_table_topic(item[0]),)
+                    if parsed is not None and parsed[1] in ("status", "state", "health")]
+        if not retained:
+            return set()
+        rows = self.store.table_rows({table for _item, (table, _kind) in retained})
+        filed = set()
+        for item, (table, kind) in retained:
+            stored = (rows.get(table) or {}).get(kind)
+            if stored is None:
+                continue
+            try:
+                if json.dumps(P.decode(item[1])) == stored:
+                    filed.add(id(item))
+            except P.PayloadError:
+                pass  # refused when filed, as any
+        return filed
 
     def _store_tables(self, by_table: dict[str, list], dropped: dict[str, int], now: float, *,
                       careful: bool) -> Batch:
