@@ -383,7 +383,7 @@ class Filing:
             last_seq, last_hash = seq, digest
         waiting_since = row["early_at"]
         if early:
-            self._keep_early(table, early, now, done, received)
+            self._keep_early(table, early, now, done, received, kept_before=waiting_since is not None)
             if waiting_since is None:
                 self.store.update_table(table, early_at=now)
         gap_open = bool(early) or waiting_since is not None
@@ -427,10 +427,11 @@ class Filing:
             self._alert(done, table, "tamper",
                         f"seq {seq} was sent again with other content: kept aside", seq, now=now)
 
-    def _keep_early(self, table, early, now, done: Batch, received) -> None:
+    def _keep_early(self, table, early, now, done: Batch, received, *, kept_before: bool) -> None:
         """Keep *early* (lines after a gap) in the store for the filing that fills the gap;
         a seq kept before with other content is kept aside (``tamper``)."""
-        before = self.store.keep_early(table, early, now if received is None else received)
+        before = self.store.keep_early(table, early, now if received is None else received,
+                                       kept_before=kept_before)
         for seq, line, digest in early:
             if before.get(seq, digest) != digest:
                 self._tampered(table, seq, line, digest, now, done)
@@ -440,7 +441,7 @@ class Filing:
         """File the lines kept ahead of the gap this filing closed, in order and chained;
         returns the table's new last seq and hash, and whether lines are still kept (a
         gap still separates them: they wait for its lines from now on)."""
-        kept = self.store.early_lines(table)
+        kept = self.store.take_early(table)
         done_upto = last_seq
         for seq, line, digest in kept:
             if seq <= last_seq:
@@ -458,10 +459,11 @@ class Filing:
             self._decision_alert(table, rec, done, now)
             last_seq, last_hash = seq, digest
         done_upto = max(done_upto, last_seq)
-        self.store.drop_early(table, done_upto)
-        left = any(seq > done_upto for seq, _l, _h in kept)
+        left = [row for row in kept if row[0] > done_upto]
+        if left:  # a gap still separates them: kept again, waiting from now on
+            self.store.keep_early(table, left, now, kept_before=False)
         self.store.update_table(table, early_at=now if left else None)
-        return last_seq, last_hash, left
+        return last_seq, last_hash, bool(left)
 
     def open_gaps(self, now: float) -> dict[str, int]:
         """Resend requests for the tables whose lines have waited ahead of a gap for

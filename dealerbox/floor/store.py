@@ -282,6 +282,7 @@ class Store:
         self._held_saved: dict[str, dict] | None = None
         self._pending_lines: list[dict] = []
         self._pending_updates: dict[str, dict] = {}
+        self._pending_early: list[dict] = []
         try:
             if self.backend == "sqlite" and self.path != Path(":memory:"):
                 with self.engine.connect() as conn:
@@ -401,26 +402,36 @@ class Store:
                 by_names.setdefault(tuple(sorted(fields)), []).append(_row_update(table_id, fields))
             for names, params in by_names.items():
                 self._update_tables(names, params)
+        if self._pending_early:
+            rows, self._pending_early = self._pending_early, []
+            if self.backend == "postgresql" and len(rows) > 1:
+                self._by_arrays(early_lines_table, tuple(rows[0]), rows, skip_kept=True)
+            else:
+                self._run("keep_early", lambda: self._insert(early_lines_table).on_conflict_do_nothing(),
+                          _many=rows)
 
     def _by_arrays(self, table: Table, names: tuple[str, ...], rows: list[dict], *,
-                   key: str | None = None) -> None:
+                   key: str | None = None, skip_kept: bool = False) -> None:
         """PostgreSQL: insert *rows* (dicts of the columns *names*) into *table*, or with a
         *key* column update the rows it names, in one statement that takes each column as
-        an array. psycopg's executemany sends one statement a row (in a pipeline): that was
-        the writer's largest cost in the group bench (py-spy, a sixth of a collector's CPU
-        time) for a few hundred rows a batch."""
-        sql = self._array_sql.get((table.name, names, key))
+        an array (*skip_kept*: a row whose key is there already is left out). psycopg's
+        executemany sends one statement a row (in a pipeline): that was the writer's
+        largest cost in the group bench (py-spy, a sixth of a collector's CPU time) for a
+        few hundred rows a batch."""
+        sql = self._array_sql.get((table.name, names, key, skip_kept))
         if sql is None:
             dialect = self.engine.dialect
             typed = ", ".join(f"%s::{table.c[n].type.compile(dialect=dialect)}[]" for n in names)
             columns = ", ".join(f'"{n}"' for n in names)
             if key is None:
                 sql = f'INSERT INTO "{table.name}" ({columns}) SELECT * FROM unnest({typed})'
+                if skip_kept:
+                    sql += " ON CONFLICT DO NOTHING"
             else:
                 sets = ", ".join(f'"{n}" = u."{n}"' for n in names if n != key)
                 sql = (f'UPDATE "{table.name}" SET {sets} FROM unnest({typed}) AS u({columns}) '
                        f'WHERE "{table.name}"."{key}" = u."{key}"')
-            self._array_sql[(table.name, names, key)] = sql
+            self._array_sql[(table.name, names, key, skip_kept)] = sql
         self._driver(sql, tuple([row[n] for row in rows] for n in names))
 
     def _update_tables(self, names: tuple[str, ...], params: list[dict]) -> None:
@@ -453,6 +464,7 @@ class Store:
         self._held_saved = None
         self._pending_lines.clear()
         self._pending_updates.clear()
+        self._pending_early.clear()
 
     def _discard(self) -> None:
         if self._conn is not None:
@@ -480,6 +492,7 @@ class Store:
         """Undo what was done since :meth:`savepoint`; the transaction goes on."""
         self._pending_lines.clear()
         self._pending_updates.clear()
+        self._pending_early.clear()
         if self._held_saved is not None:
             self._held, self._held_saved = self._held_saved, None
         self._sql("ROLLBACK TO SAVEPOINT message")
@@ -606,33 +619,48 @@ class Store:
             t=table_id, a=first, b=last).fetchall()
         return dict(rows)
 
-    def keep_early(self, table_id: str, rows: list[tuple[int, str, str]], received: float) -> dict[int, str]:
+    def keep_early(self, table_id: str, rows: list[tuple[int, str, str]], received: float, *,
+                   kept_before: bool = True) -> dict[int, str]:
         """Keep lines ``(seq, line, hash)`` that came ahead of a gap in *table_id*'s
-        lines until the gap is filled (:meth:`early_lines`). A seq kept already keeps
-        its first line; returns the hashes of those kept before, by seq, so that the
-        caller can tell a line sent again from one sent with other content."""
-        e = early_lines_table.c
-        before = dict(self._run("early_hashes", lambda: select(e.seq, e.hash).where(
-            e.table_id == bindparam("t"), e.seq.between(bindparam("a"), bindparam("b"))),
-            t=table_id, a=rows[0][0], b=rows[-1][0]).fetchall())
-        new = [{"table_id": table_id, "seq": seq, "line": _storable(line), "hash": digest,
-                "received": received} for seq, line, digest in rows if seq not in before]
-        if new:
-            self._run("keep_early", lambda: self._insert(early_lines_table).on_conflict_do_nothing(),
-                      _many=new)
+        lines until the gap is filled (:meth:`take_early`); within a transaction, sent
+        when it commits. A seq kept already keeps its first line; returns the hashes of
+        those kept before, by seq, so that the caller can tell a line sent again from one
+        sent with other content (nothing to look up when *kept_before* is false: the
+        table has no lines kept, as its row's ``early_at`` says)."""
+        before: dict[int, str] = {}
+        if kept_before:
+            self._flush_early(table_id)
+            e = early_lines_table.c
+            before = dict(self._run("early_hashes", lambda: select(e.seq, e.hash).where(
+                e.table_id == bindparam("t"), e.seq.between(bindparam("a"), bindparam("b"))),
+                t=table_id, a=rows[0][0], b=rows[-1][0]).fetchall())
+        self._pending_early.extend(
+            {"table_id": table_id, "seq": seq, "line": _storable(line), "hash": digest, "received": received}
+            for seq, line, digest in rows if seq not in before)
+        if not self._in_transaction:
+            self.flush()
         return before
+
+    def take_early(self, table_id: str) -> list[tuple[int, str, str]]:
+        """Remove *table_id*'s lines kept ahead of a gap and return them, ``(seq, line,
+        hash)`` by seq, in one statement (the caller keeps again what a gap still
+        separates)."""
+        self._flush_early(table_id)
+        e = early_lines_table.c
+        return sorted(tuple(row) for row in self._run("take_early", lambda: delete(early_lines_table).where(
+            e.table_id == bindparam("t")).returning(e.seq, e.line, e.hash), t=table_id).fetchall())
 
     def early_lines(self, table_id: str) -> list[tuple[int, str, str]]:
         """*table_id*'s lines kept ahead of a gap, ``(seq, line, hash)`` by seq."""
         e = early_lines_table.c
-        return [tuple(row) for row in self._run("early_lines", lambda: select(e.seq, e.line, e.hash).where(
-            e.table_id == bindparam("t")).order_by(e.seq), t=table_id).fetchall()]
+        with self._unit(write=False):
+            self._flush_early(table_id)
+            return [tuple(row) for row in self._run("early_lines", lambda: select(e.seq, e.line, e.hash).where(
+                e.table_id == bindparam("t")).order_by(e.seq), t=table_id).fetchall()]
 
-    def drop_early(self, table_id: str, upto: int) -> None:
-        """Forget *table_id*'s early lines up to seq *upto* (filed, or sent again in order)."""
-        e = early_lines_table.c
-        self._run("drop_early", lambda: delete(early_lines_table).where(
-            e.table_id == bindparam("t"), e.seq <= bindparam("upto")), t=table_id, upto=upto)
+    def _flush_early(self, table_id: str) -> None:
+        if any(row["table_id"] == table_id for row in self._pending_early):
+            self.flush()
 
     def open_gaps(self, since: float) -> list[tuple[str, int]]:
         """``(table, last_seq)`` of the tables with lines kept ahead of a gap since *since*
