@@ -131,6 +131,10 @@ class Filing:
             parsed = P.parse_table_topic(item[0])
             by_table.setdefault(parsed[0] if parsed else "", []).append(item)
         dropped = dropped or {}
+        if not by_table and not dropped:
+            # Only retained messages filed already: no transaction (four round trips) for
+            # nothing, as a collector that subscribes gets a thousand of them in small batches.
+            return Batch()
         with self.store.lock:
             before = self._state()
             try:
