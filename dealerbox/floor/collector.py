@@ -83,6 +83,8 @@ _FIGURES_EVERY_S = 5.0
 #: A batch whose every message was left for later (another collector filing its table)
 #: waits this long before the next.
 _BUSY_WAIT_S = 0.05
+#: On SQLite the writer pauses this long after each batch (see _writer).
+_SQLITE_PAUSE_S = 0.01
 #: How often the writer looks for gaps that lines wait behind and no message has closed.
 _GAPS_CHECK_S = 0.5
 
@@ -417,6 +419,13 @@ class Collector:
                         self._alerts_dirty = True  # published by the tick below
                 if batch or dropped:
                     self._handle(batch, dropped)
+                    if self.store.backend == "sqlite":
+                        # SQLite has one write lock and no queue for it: collectors that begin
+                        # their next transaction the moment they commit leave it to no one
+                        # else, and a collector starting beside two busy ones gave up after
+                        # waiting 30 s for its boot counter (make test). The pause lets a
+                        # waiting writer in; the next batch is the larger for it.
+                        self._stop.wait(_SQLITE_PAUSE_S)
                 if failing:
                     log.warning("floor: the store answers again")
                 failing = False
