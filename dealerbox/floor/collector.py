@@ -461,7 +461,7 @@ class Collector:
         # paho's in-flight limit under load.
         for table, seq in done.acks.items():
             self._client.publish(P.ack_topic(table), P.encode({"acked": seq}), qos=0)
-        self._ask_again(done.resends)
+        self._publish_resends(done.resends)
         self._measure(batch)
         if done.alerts:
             self._alerts_dirty = True
@@ -474,7 +474,7 @@ class Collector:
         for event in events:
             self._emit(event)
 
-    def _ask_again(self, resends: dict[str, int]) -> None:
+    def _publish_resends(self, resends: dict[str, int]) -> None:
         for table, seq in resends.items():
             self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
 
@@ -498,7 +498,7 @@ class Collector:
         if self.connected.is_set() and mono - self._gaps_checked_at >= _GAPS_CHECK_S:
             self._gaps_checked_at = mono
             try:
-                self._ask_again(self.filing.open_gaps(time.time()))
+                self._publish_resends(self.filing.open_gaps(time.time()))
             except Exception:  # the store failing: the writer says so with the next batch
                 log.debug("floor: cannot look for open gaps", exc_info=True)
         if self.connected.is_set():

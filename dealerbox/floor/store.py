@@ -182,10 +182,6 @@ _ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
     "count", "last_seq", "last_text", "last_raised"))
 
 
-def _row_update(table_id: str, fields: dict) -> dict:
-    return {"t": table_id, **{f"v_{n}": v for n, v in fields.items()}}
-
-
 class TableBusy(FloorError, BlockingIOError):
     """Another connection holds the table's row (PostgreSQL): it is filing that table now."""
 
@@ -391,24 +387,28 @@ class Store:
         does; a caller that wants a write's error before committing calls it first)."""
         if self._pending_lines:
             rows, self._pending_lines = self._pending_lines, []
-            if self.backend == "postgresql" and len(rows) > 1:
-                self._by_arrays(lines_table, tuple(rows[0]), rows)
-            else:
-                self._run("add_line", lambda: insert(lines_table), _many=rows)
+            self._insert_rows(lines_table, rows)
         if self._pending_updates:
             updates, self._pending_updates = self._pending_updates, {}
-            by_names: dict[tuple, list[dict]] = {}
+            by_names: dict[tuple, list[tuple[str, dict]]] = {}
             for table_id, fields in updates.items():
-                by_names.setdefault(tuple(sorted(fields)), []).append(_row_update(table_id, fields))
-            for names, params in by_names.items():
-                self._update_tables(names, params)
+                by_names.setdefault(tuple(sorted(fields)), []).append((table_id, fields))
+            for names, rows in by_names.items():
+                self._update_tables(names, rows)
         if self._pending_early:
             rows, self._pending_early = self._pending_early, []
-            if self.backend == "postgresql" and len(rows) > 1:
-                self._by_arrays(early_lines_table, tuple(rows[0]), rows, skip_kept=True)
-            else:
-                self._run("keep_early", lambda: self._insert(early_lines_table).on_conflict_do_nothing(),
-                          _many=rows)
+            self._insert_rows(early_lines_table, rows, skip_kept=True)
+
+    def _insert_rows(self, table: Table, rows: list[dict], *, skip_kept: bool = False) -> None:
+        """Insert *rows* (dicts of the same columns) into *table*: one statement of arrays on
+        PostgreSQL (:meth:`_by_arrays`), else a statement a row; *skip_kept* leaves out a
+        row whose key is there already."""
+        if self.backend == "postgresql" and len(rows) > 1:
+            self._by_arrays(table, tuple(rows[0]), rows, skip_kept=skip_kept)
+            return
+        self._run(("insert", table.name, skip_kept),
+                  lambda: self._insert(table).on_conflict_do_nothing() if skip_kept else insert(table),
+                  _many=rows)
 
     def _by_arrays(self, table: Table, names: tuple[str, ...], rows: list[dict], *,
                    key: str | None = None, skip_kept: bool = False) -> None:
@@ -434,15 +434,16 @@ class Store:
             self._array_sql[(table.name, names, key, skip_kept)] = sql
         self._driver(sql, tuple([row[n] for row in rows] for n in names))
 
-    def _update_tables(self, names: tuple[str, ...], params: list[dict]) -> None:
-        """Set the columns *names* of tables' rows, one row per parameter set of :func:`_row_update`."""
-        if self.backend == "postgresql" and len(params) > 1:
-            rows = [{"table_id": p["t"], **{n: p[f"v_{n}"] for n in names}} for p in params]
-            self._by_arrays(tables_table, ("table_id", *names), rows, key="table_id")
+    def _update_tables(self, names: tuple[str, ...], rows: list[tuple[str, dict]]) -> None:
+        """Set the columns *names* of tables' rows: *rows* are ``(table_id, {name: value})``."""
+        if self.backend == "postgresql" and len(rows) > 1:
+            self._by_arrays(tables_table, ("table_id", *names),
+                            [{"table_id": table_id, **fields} for table_id, fields in rows], key="table_id")
             return
         self._run(("update_table", names),
                   lambda: update(tables_table).where(tables_table.c.table_id == bindparam("t"))
-                  .values({n: bindparam(f"v_{n}") for n in names}), _many=params)
+                  .values({n: bindparam(f"v_{n}") for n in names}),
+                  _many=[{"t": table_id, **{f"v_{n}": fields[n] for n in names}} for table_id, fields in rows])
 
     def commit(self) -> None:
         self.flush()
@@ -606,7 +607,7 @@ class Store:
             self._held[table_id].update(fields)
             self._pending_updates.setdefault(table_id, {}).update(fields)
             return
-        self._update_tables(tuple(sorted(fields)), [_row_update(table_id, fields)])
+        self._update_tables(tuple(sorted(fields)), [(table_id, fields)])
 
     def stored_hashes(self, table_id: str, first: int, last: int) -> dict[int, str]:
         """The hashes of *table_id*'s stored lines *first* to *last*, by seq: a resend's
