@@ -593,3 +593,69 @@ def test_a_journal_that_starts_after_retention_is_filed_and_forgeries_still_kept
         assert store.verify("T01") == []
         (alert,) = open_alerts(store, "T01")
         assert alert["count"] == 2 and "kept aside" in alert["last_text"]
+
+
+# -- G. a collector that starts takes what the tables retained before its share of them
+
+def test_a_starting_collector_files_every_retained_message_before_it_takes_a_share(broker, pki, tmp_path):
+    """The tables' retained messages come on a subscription of the collector's own and
+    are filed before it joins the share and publishes its birth: none of its share of
+    the tables' lines waits behind them, and what came while no collector ran is filed."""
+    tables = {name: Client(identity(pki, broker, name), name) for name in ("T01", "T02", "T03")}
+    watcher = Client(identity(pki, broker, "floor-view"), "floor-view")
+    try:
+        assert all(c.connect(broker.port) for c in (*tables.values(), watcher))
+        # T01 died while no collector ran: its Last Will is all the broker holds of it.
+        lost = {"table": "T01", "online": False, "why": "lost", "boot": 1, "conn": 4, "wall": 1764000000.0}
+        tables["T01"].publish(P.status_topic("T01"), P.encode(lost), retain=True)
+        tables["T02"].publish(P.state_topic("T02"), P.encode({"table": "T02", "phase": "turn", "open": None}),
+                              retain=True)
+        tables["T03"].publish(P.health_topic("T03"), P.encode({"table": "T03", "backlog": 7, "clock_ok": True}),
+                              retain=True)
+        for c in tables.values():
+            c.close()  # no Last Will: what they retained stays as it is
+        watcher.subscribe(P.COLLECTOR_TOPIC)
+        with Store(tmp_path / "floor.sqlite") as store, \
+                Collector(identity(pki, broker, "floor-collector"), store) as collector:
+            assert collector.connected.wait(30)
+            # At once: filed before the collector joined.
+            rows = {t["table_id"]: t for t in store.tables()}
+            assert (rows["T01"]["online"], rows["T01"]["conn"]) == (0, 4)
+            assert rows["T02"]["state"]["phase"] == "turn"
+            assert rows["T03"]["health"]["backlog"] == 7
+            births = wait_for(lambda: [json.loads(p) for _t, p in watcher.messages
+                                       if json.loads(p).get("online")], "the collector's birth")
+            assert births[-1]["boot"] == collector.boot
+            # In the share now, and only there: a table's new status is filed once, as it comes.
+            back = dict(lost, online=True, why="birth", conn=5)
+            tables["T01"] = Client(identity(pki, broker, "T01"), "T01")
+            assert tables["T01"].connect(broker.port)
+            tables["T01"].publish(P.status_topic("T01"), P.encode(back), retain=True)
+            wait_for(lambda: {t["table_id"]: t for t in store.tables()}["T01"]["conn"] == 5, "T01 back")
+            with open_journal(tmp_path / "T02") as jnl:
+                append_lines(jnl, 5)
+            with Publisher(table_settings(pki, broker, "T02"), tmp_path / "T02") as pub:
+                wait_for(lambda: pub.acked == 5, "T02's lines acknowledged")
+            assert collector.sessions == 1
+            assert open_alerts(store, "T01") == []  # a Last Will filed before T01 ever was online
+    finally:
+        for c in (*tables.values(), watcher):
+            c.close()
+
+
+def test_a_collector_that_never_hears_its_sync_message_joins_the_share_after_a_wait(
+        broker, pki, tmp_path, monkeypatch, caplog):
+    """The broker refuses the collector's sync topic (an ACL that lacks it): the collector
+    says so, joins the share after the wait, and the tables' lines are filed."""
+    monkeypatch.setattr(P, "collector_sync_topic", lambda boot: f"{P.ROOT}/elsewhere/sync/{boot}")
+    monkeypatch.setattr("dealerbox.floor.collector._SNAPSHOT_WAIT_S", 1.0)
+    with Store(tmp_path / "floor.sqlite") as store, \
+            Collector(identity(pki, broker, "floor-collector"), store) as collector:
+        assert collector.connected.wait(30)
+        with open_journal(tmp_path / "T01") as jnl:
+            append_lines(jnl, 3)
+        with Publisher(table_settings(pki, broker, "T01"), tmp_path / "T01") as pub:
+            wait_for(lambda: pub.acked == 3, "T01's lines acknowledged")
+    # (mosquitto grants the subscription and delivers nothing on it, nor takes the publish.)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("joins the others without that" in m for m in said), said

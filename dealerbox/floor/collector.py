@@ -22,6 +22,17 @@ A Last Will (``status`` with ``online: false``) whose ``(boot, conn)`` is
 older than the table's current life is ignored: it is late, and the table is
 alive.
 
+A collector that connects first takes the tables' retained messages (what each
+table is now: ``status``, ``state``, ``health``) on a subscription of its own,
+files them, and only then joins the shared subscription, without retained
+messages, and publishes its birth. While it files them the other collectors
+carry every table: a collector started beside two busy ones got a thousand
+retained messages ahead of its share of the tables' lines, and those lines
+waited seconds behind them (the group bench). The end of the retained messages
+is a message the collector publishes to a topic of its own once subscribed
+(:func:`~dealerbox.floor.protocol.collector_sync_topic`): the broker sends it
+after what that subscription brought.
+
 No table can slow down or silence another: messages wait in one queue per
 table and each batch takes at most :attr:`CollectorLimits.share` of each
 table's (round robin), so a table flooding the floor delays no other table's
@@ -53,6 +64,11 @@ from typing import TYPE_CHECKING
 
 from . import protocol as P
 from .client import Identity, make_client
+
+try:
+    from paho.mqtt.subscribeoptions import SubscribeOptions
+except ImportError:  # the mqtt extra is missing: make_client says so
+    SubscribeOptions = None
 
 if TYPE_CHECKING:  # the store and the filing need the 'floor' extra; a table's config reads the limits
     from .filing import Batch
@@ -87,6 +103,9 @@ _BUSY_WAIT_S = 0.05
 _SQLITE_PAUSE_S = 0.01
 #: How often the writer looks for gaps that lines wait behind and no message has closed.
 _GAPS_CHECK_S = 0.5
+#: A collector joins the share this long after it asked for the tables' retained
+#: messages even if the sign that they have all come never came back.
+_SNAPSHOT_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -246,6 +265,13 @@ class Collector:
         self._alerts_checked_at = float("-inf")
         self._alerts_last: bytes | None = None
         self._gaps_checked_at = float("-inf")
+        # Joining the share (see the module's docstring). The sync topic is this
+        # collector's own: its boot number is the floor's, counted in the store.
+        self._sync_topic = P.collector_sync_topic(self.boot)
+        self._subscribing = threading.Lock()  # a subscription's mid is known before its SUBACK
+        self._snapshot_mid: int | None = None
+        self._snapshot_since: float | None = None  # monotonic, while taking the retained messages
+        self._share_mid: int | None = None
         self._figures = None  # (Ledger, engine), made on first use
         self._figures_thread: threading.Thread | None = None
         # What the view shows of each table, kept so that lines arriving
@@ -359,16 +385,48 @@ class Collector:
         if reason_code.is_failure:
             log.error("floor: the broker refused the collector: %s", reason_code)
             return
-        # Shared: several collectors of a floor take turns with the tables' messages. Which
-        # collector files a table's batch does not matter: the seq and chain checks read the
-        # table's row inside the store's write transaction (BEGIN IMMEDIATE).
-        client.subscribe(P.shared_tables_wildcard(self.limits.share_group), qos=1)
-        # Tables send their unacknowledged lines again when they see this.
+        # First what every table is now (its retained messages), on a subscription of this
+        # collector's own; the tables' other messages go to the other collectors meanwhile.
+        with self._subscribing:
+            self._share_mid = None
+            _rc, self._snapshot_mid = client.subscribe(
+                [(topic, 1) for topic in (*P.retained_wildcards(), self._sync_topic)])
+            self._snapshot_since = time.monotonic()
+
+    def _on_subscribe(self, client, _userdata, mid, reason_codes, _properties) -> None:
+        with self._subscribing:
+            refused = [str(code) for code in reason_codes if code.is_failure]
+            if refused:
+                log.error("floor: the broker refused a subscription of the collector: %s",
+                          ", ".join(refused))
+            if mid == self._snapshot_mid:
+                # Comes back after the retained messages the subscription brought: the broker
+                # queued them while it subscribed us, before it took this message from us.
+                client.publish(self._sync_topic, P.encode({"boot": self.boot}), qos=1)
+            elif mid == self._share_mid:
+                self._joined(client)
+
+    def _join_share(self, client) -> None:
+        """Join the collectors' shared subscription (the writer, once it filed the tables'
+        retained messages, or gave up waiting for them)."""
+        with self._subscribing:
+            self._snapshot_since = None
+            # Shared: several collectors of a floor take turns with the tables' messages.
+            # Which collector files a table's batch does not matter: the seq and chain checks
+            # read the table's row inside the store's write transaction. No retained messages:
+            # the subscription before brought them.
+            options = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND)
+            _rc, self._share_mid = client.subscribe(
+                P.shared_tables_wildcard(self.limits.share_group), options=options)
+
+    def _joined(self, client) -> None:
+        """In the share: the retained messages' own subscription ends and the tables hear
+        of this collector (they send their unacknowledged lines again when they do)."""
+        self._share_mid = None
+        client.unsubscribe([*P.retained_wildcards(), self._sync_topic])
         client.publish(P.COLLECTOR_TOPIC, P.encode({"online": True, "boot": self.boot}),
                        qos=1, retain=True)
         log.info("floor: collector connected (boot %d)", self.boot)
-
-    def _on_subscribe(self, *_args) -> None:
         self.sessions += 1
         self._session_since = time.monotonic()
         self._alerts_dirty = True  # the broker may hold an older floor/alerts
@@ -376,6 +434,8 @@ class Collector:
 
     def _on_disconnect(self, _client, _userdata, _flags, reason_code, _properties) -> None:
         self.connected.clear()
+        with self._subscribing:
+            self._snapshot_mid = self._share_mid = self._snapshot_since = None
         self._session_since = None
         self.disconnects += 1
         self._last_disconnect = str(reason_code)
@@ -388,6 +448,10 @@ class Collector:
             topic = msg.topic
         except UnicodeDecodeError:
             log.warning("floor: ignoring a message on a topic that is not UTF-8")
+            return
+        if topic == self._sync_topic:
+            # The retained messages have all come: the writer joins the share once it filed them.
+            self._inbox.put("", (topic, b"", time.time(), self.commits, False))
             return
         parsed = P.parse_table_topic(topic)
         if parsed is None:
@@ -409,6 +473,9 @@ class Collector:
             if taken is None:
                 return
             batch, dropped = taken
+            synced = [item for item in batch if item[0] == self._sync_topic]
+            if synced:
+                batch = [item for item in batch if item[0] != self._sync_topic]
             try:
                 # As often as floor/alerts may be published, not every batch (a query each).
                 if time.monotonic() - cleared_checked >= _ALERTS_EVERY_S:
@@ -438,6 +505,8 @@ class Collector:
                     log.warning("floor: the store still fails; the tables will send again")
                 failing = True
                 self._stop.wait(_TICK_S)
+            if synced and self._snapshot_since is not None:
+                self._join_share(self._client)
             try:
                 self._tick()
             except Exception:
@@ -495,6 +564,11 @@ class Collector:
         """Between batches: publish ``floor/alerts`` when due, ask for the gaps no message
         closed (lines wait ahead of them), and watch the broker session."""
         mono = time.monotonic()
+        snapshot_since = self._snapshot_since
+        if snapshot_since is not None and mono - snapshot_since >= _SNAPSHOT_WAIT_S:
+            log.warning("floor: the broker did not say in %g s that every retained message of the "
+                        "tables came; the collector joins the others without that", _SNAPSHOT_WAIT_S)
+            self._join_share(self._client)
         if self.connected.is_set() and mono - self._gaps_checked_at >= _GAPS_CHECK_S:
             self._gaps_checked_at = mono
             try:

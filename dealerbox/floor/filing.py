@@ -154,7 +154,7 @@ class Filing:
         is filed: a table's Last Will that came while no collector ran, for one."""
         retained = [(item, parsed) for item in batch if len(item) > 4 and item[4] and item[1]
                     for parsed in (P.parse_table_topic(item[0]),)
-                    if parsed is not None and parsed[1] in ("status", "state", "health")]
+                    if parsed is not None and parsed[1] in P.RETAINED_KINDS]
         if not retained:
             return set()
         rows = self.store.table_rows({table for _item, (table, _kind) in retained})

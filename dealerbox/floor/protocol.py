@@ -60,6 +60,21 @@ def shared_tables_wildcard(group: str = SHARE_GROUP) -> str:
     """Every table's topics, shared among the collectors of *group*."""
     return f"$share/{group}/{TABLES_WILDCARD}"
 
+
+#: What a table keeps retained at the broker: what it is now, not a record.
+RETAINED_KINDS = ("status", "state", "health")
+
+
+def retained_wildcards() -> list[str]:
+    """Every table's retained topics (one wildcard per kind), not shared."""
+    return [f"{ROOT}/tables/+/{kind}" for kind in RETAINED_KINDS]
+
+
+def collector_sync_topic(boot: int) -> str:
+    """A topic of one collector's own (its *boot* number): what it publishes there comes
+    back to it after the retained messages its subscription before brought."""
+    return f"{ROOT}/floor/sync/{boot}"
+
 _TABLE_TOPIC_RE = re.compile(r"^" + re.escape(ROOT) + r"/tables/([^/]+)/([a-z]+)$")
 
 
