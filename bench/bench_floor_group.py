@@ -7,8 +7,10 @@ which, ``floor_group_postgresql`` why).
 
 The tables are light publishers: no daemon, no journal on disk, but the real
 protocol (their own certificate each, a birth and a Last Will, chained journal
-lines sent from the floor's last ack, a resend on ``resend_from``, on a new
-collector's birth or Last Will, or when no ack came for ``ACK_TIMEOUT_S``). Each writes
+lines sent from the floor's last ack, a resend on ``resend_from``, on a collector's
+Last Will, on a new collector's birth as the publisher does it (at once what the broker
+took for no subscriber, else what is still unacknowledged ``BIRTH_GRACE_S`` later), or
+when no ack came for ``ACK_TIMEOUT_S``). Each writes
 ``RATE`` lines a second (a real table writes about one), spread over worker
 processes that hold many MQTT clients each, all driven by one thread per process
 through paho's external-loop API (a thread per table cost the tables' processes
@@ -91,13 +93,18 @@ class LightTable:
         from dealerbox.floor import protocol as P
         from dealerbox.floor.client import Identity, make_client
 
-        self.P, self.name = P, name
+        from dealerbox.floor.publisher import BIRTH_GRACE_S
+
+        self.P, self.name, self.BIRTH_GRACE_S = P, name, BIRTH_GRACE_S
         self.lines: list[str] = []
         self.appended: list[float] = []   # wall time each line was appended, by seq - 1
         self.committed: dict[int, float] = {}
         self.prev = P.GENESIS
         self.acked = 0
         self.cursor = 1                   # the next seq to send
+        self.in_flight: set[int] = set()  # journal messages' mids the broker has not acknowledged
+        self.unheard = False              # the broker took one for no subscriber since the last rewind
+        self.recheck: tuple[float, int] | None = None  # after a collector's birth (see the publisher)
         self.last_ack_at = time.monotonic()
         self.lock = threading.Lock()
         self.connected = threading.Event()
@@ -107,6 +114,7 @@ class LightTable:
         self.client.will_set(P.status_topic(name), self._status(False, "lost"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
+        self.client.on_publish = self._on_publish
         self.client.on_disconnect = lambda *_a: self.connected.clear()
         self.port = port
         self._mqtt = mqtt
@@ -131,7 +139,8 @@ class LightTable:
         client.subscribe([(P.ack_topic(self.name), 1), (P.COLLECTOR_TOPIC, 1)])
         client.publish(P.status_topic(self.name), self._status(True, "birth"), qos=1, retain=True)
         with self.lock:
-            self.cursor = self.acked + 1
+            self._rewind()
+            self.in_flight.clear()
         self.connected.set()
         self.kicked.add(self)
 
@@ -139,8 +148,14 @@ class LightTable:
         d = json.loads(msg.payload)
         with self.lock:
             if msg.topic == self.P.COLLECTOR_TOPIC:
-                if not msg.retain:  # a collector (re)started, stopped or died: send again
-                    self.cursor = self.acked + 1
+                # A collector that went: send again at once; one that came: at once what the
+                # broker took for nobody, else what is unacknowledged a moment later.
+                if msg.retain:
+                    pass
+                elif d.get("online") is True and not self.unheard:
+                    self.recheck = (time.monotonic() + self.BIRTH_GRACE_S, self.cursor - 1)
+                else:
+                    self._rewind()
                     self.kicked.add(self)
             elif isinstance(d.get("acked"), int):
                 now = time.time()
@@ -153,6 +168,18 @@ class LightTable:
             elif isinstance(d.get("resend_from"), int):
                 self.cursor = min(self.cursor, max(1, d["resend_from"]), self.acked + 1)
                 self.kicked.add(self)
+
+    def _on_publish(self, _c, _u, mid, reason_code, _p):
+        with self.lock:
+            if mid in self.in_flight:
+                self.in_flight.discard(mid)
+                if reason_code.value == 16:  # no matching subscribers
+                    self.unheard = True
+
+    def _rewind(self) -> None:
+        self.cursor = self.acked + 1
+        self.unheard = False
+        self.recheck = None
 
     def append(self) -> None:
         seq = len(self.lines) + 1
@@ -171,16 +198,22 @@ class LightTable:
         if not self.connected.is_set():
             return False
         with self.lock:
+            if self.recheck is not None and time.monotonic() >= self.recheck[0]:
+                if self.acked < self.recheck[1]:
+                    self._rewind()
+                self.recheck = None
             if self.acked < len(self.lines) and time.monotonic() - self.last_ack_at > ACK_TIMEOUT_S:
-                self.cursor = self.acked + 1
+                self._rewind()
                 self.last_ack_at = time.monotonic()
             if self.cursor > len(self.lines):
                 return False
             first = self.cursor
             part = self.lines[first - 1:first - 1 + BATCH]
             self.cursor = first + len(part)
-        self.client.publish(self.P.journal_topic(self.name),
-                            self.P.encode({"table": self.name, "boot": 1, "oldest": 1, "lines": part}), qos=1)
+        info = self.client.publish(self.P.journal_topic(self.name),
+                                   self.P.encode({"table": self.name, "boot": 1, "oldest": 1, "lines": part}), qos=1)
+        with self.lock:
+            self.in_flight.add(info.mid)
         return self.cursor <= len(self.lines)
 
 

@@ -3,12 +3,14 @@ through a real broker."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 
 from test_floor_support import (  # noqa: F401
     append_lines, broker, identity, open_journal, pki, settings, wait_for)
 from dealerbox.floor.collector import Collector
-from dealerbox.floor.publisher import CURSOR_NAME, Publisher
+from dealerbox.floor.publisher import BIRTH_GRACE_S, CURSOR_NAME, Publisher
 from dealerbox.floor.store import Store
 
 
@@ -89,6 +91,93 @@ def test_lines_in_flight_to_a_collector_that_dies_are_sent_again_on_its_last_wil
     finally:
         dying.close()
         watcher.close()
+
+
+class FrozenClock:
+    """A monotonic clock that moves only when told: what waits for it cannot come early."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _seqs_sent(messages) -> list[int]:
+    return [json.loads(line)["seq"] for _t, payload in messages for line in json.loads(payload)["lines"]]
+
+
+@contextlib.contextmanager
+def _five_lines_and_a_collector(broker, pki, tmp_path, *, taken: bool):
+    """T01's publisher (on a frozen clock, the ack timeout far away) with 5 lines, and a
+    collector that never acknowledges unless told; *taken*: subscribed before they are sent
+    (else the broker takes them for nobody, PUBACK reason 16, and it subscribes after)."""
+    from test_floor_support import Client
+    from dealerbox.floor import protocol as P
+    collector = Client(identity(pki, broker, "floor-collector"), "floor-collector")
+    assert collector.connect(broker.port)
+    clock = FrozenClock()
+    jdir = tmp_path / "T01"
+    try:
+        if taken:
+            collector.subscribe(P.journal_topic("T01"))
+        with open_journal(jdir) as journal:
+            append_lines(journal, 5)
+        with Publisher(settings(pki, broker, "T01", ack_timeout_s=600.0), jdir, monotonic=clock) as pub:
+            if taken:
+                wait_for(lambda: _seqs_sent(collector.messages) == [1, 2, 3, 4, 5], "the lines taken")
+            else:
+                wait_for(lambda: pub.sent_batches >= 1 and pub._link.unheard, "a batch nobody took")
+                collector.subscribe(P.journal_topic("T01"))
+            yield collector, pub, clock
+    finally:
+        collector.close()
+
+
+def _birth(pki, broker) -> None:
+    """A collector (another, or the same one started again) announces itself."""
+    from test_floor_support import Client
+    from dealerbox.floor import protocol as P
+    newcomer = Client(identity(pki, broker, "floor-collector-2"), "floor-collector-2")
+    assert newcomer.connect(broker.port)
+    try:
+        newcomer.publish(P.COLLECTOR_TOPIC, P.encode({"online": True, "boot": 2}))
+    finally:
+        newcomer.close()
+
+
+def test_a_collector_starting_beside_another_makes_no_table_send_its_lines_twice(broker, pki, tmp_path):
+    """The collector already running has the lines in flight and acknowledges them: the
+    newcomer's birth sends nothing again (a group of three filed every table's in-flight
+    lines twice whenever one of them started)."""
+    from dealerbox.floor import protocol as P
+    with _five_lines_and_a_collector(broker, pki, tmp_path, taken=True) as (collector, pub, clock):
+        _birth(pki, broker)
+        collector.publish(P.ack_topic("T01"), P.encode({"acked": 5}))
+        wait_for(lambda: pub.acked == 5, "the ack")
+        clock.now += 2 * BIRTH_GRACE_S
+        time.sleep(1.0)  # what the publisher would send again, it has sent by now
+        assert _seqs_sent(collector.messages) == [1, 2, 3, 4, 5]
+
+
+def test_lines_still_unacknowledged_a_moment_after_a_collector_starts_are_sent_again(broker, pki, tmp_path):
+    """Taken by a collector that never acknowledges them: not sent again at the newcomer's
+    birth, but once the grace has passed without an ack."""
+    with _five_lines_and_a_collector(broker, pki, tmp_path, taken=True) as (collector, pub, clock):
+        _birth(pki, broker)
+        time.sleep(1.0)  # what the publisher would send again at once, it has sent by now
+        assert _seqs_sent(collector.messages) == [1, 2, 3, 4, 5], "sent again before the grace"
+        clock.now += BIRTH_GRACE_S
+        wait_for(lambda: _seqs_sent(collector.messages) == [1, 2, 3, 4, 5] * 2, "the lines sent again")
+        assert pub.acked == 0
+
+
+def test_lines_the_broker_took_for_no_collector_are_sent_again_at_a_birth_at_once(broker, pki, tmp_path):
+    """No collector was subscribed (PUBACK reason 16): a collector's birth brings them again
+    at once, the clock not moving at all."""
+    with _five_lines_and_a_collector(broker, pki, tmp_path, taken=False) as (collector, _pub, _clock):
+        _birth(pki, broker)
+        wait_for(lambda: _seqs_sent(collector.messages) == [1, 2, 3, 4, 5], "the lines sent again")
 
 
 def test_a_duplicate_is_dropped_and_a_changed_duplicate_raises_a_tamper_alert(broker, pki, tmp_path):
