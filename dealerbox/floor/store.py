@@ -268,7 +268,7 @@ class Store:
         self._conn = None
         self._in_transaction = False
         self._prepared: dict = {}
-        self._array_sql: dict[tuple, str] = {}
+        self._array_sql: dict[tuple, tuple[str, tuple[type, ...]]] = {}  # SQL, columns' types
         self._cursor = self._cursor_of = None
         # The open transaction's writes of lines and tables' rows, sent together when it
         # commits (or before anything reads them back): on PostgreSQL each statement costs a
@@ -417,11 +417,14 @@ class Store:
         an array (*skip_kept*: a row whose key is there already is left out). psycopg's
         executemany sends one statement a row (in a pipeline): that was the writer's
         largest cost in the group bench (py-spy, a sixth of a collector's CPU time) for a
-        few hundred rows a batch."""
-        sql = self._array_sql.get((table.name, names, key, skip_kept))
-        if sql is None:
+        few hundred rows a batch. The arrays go in PostgreSQL's binary format: as text,
+        every journal line's quotes were escaped in Python, 13.5 ms of CPU for 250 lines
+        against 1.6 ms (measured with psycopg 3.3); a binary array holds one type, so each
+        value is made its column's (an int in a float column, a bool in an int one)."""
+        prepared = self._array_sql.get((table.name, names, key, skip_kept))
+        if prepared is None:
             dialect = self.engine.dialect
-            typed = ", ".join(f"%s::{table.c[n].type.compile(dialect=dialect)}[]" for n in names)
+            typed = ", ".join(f"%b::{table.c[n].type.compile(dialect=dialect)}[]" for n in names)
             columns = ", ".join(f'"{n}"' for n in names)
             if key is None:
                 sql = f'INSERT INTO "{table.name}" ({columns}) SELECT * FROM unnest({typed})'
@@ -431,8 +434,12 @@ class Store:
                 sets = ", ".join(f'"{n}" = u."{n}"' for n in names if n != key)
                 sql = (f'UPDATE "{table.name}" SET {sets} FROM unnest({typed}) AS u({columns}) '
                        f'WHERE "{table.name}"."{key}" = u."{key}"')
-            self._array_sql[(table.name, names, key, skip_kept)] = sql
-        self._driver(sql, tuple([row[n] for row in rows] for n in names))
+            kinds = tuple(table.c[n].type.python_type for n in names)
+            prepared = self._array_sql[(table.name, names, key, skip_kept)] = (sql, kinds)
+        sql, kinds = prepared
+        self._driver(sql, tuple([row[n] for row in rows] if kind is str else
+                                [None if row[n] is None else kind(row[n]) for row in rows]
+                                for n, kind in zip(names, kinds)))
 
     def _update_tables(self, names: tuple[str, ...], rows: list[tuple[str, dict]]) -> None:
         """Set the columns *names* of tables' rows: *rows* are ``(table_id, {name: value})``."""
