@@ -710,7 +710,10 @@ class Publisher:
         """Send again from *seq* (the lock held)."""
         self._next = seq
         self._link.rewind_to = None
-        self._link.unheard = False  # what the broker took for nobody is sent again now
+        # Everything unacknowledged goes again now: what the broker took for nobody, and
+        # what a collector's birth would have looked at again.
+        self._link.unheard = False
+        self._link.recheck = None
         self._last_ack_at = self._monotonic()
 
     def _track_head(self) -> None:
