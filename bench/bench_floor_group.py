@@ -150,13 +150,12 @@ class LightTable:
             if msg.topic == self.P.COLLECTOR_TOPIC:
                 # A collector that went: send again at once; one that came: at once what the
                 # broker took for nobody, else what is unacknowledged a moment later.
-                if msg.retain:
-                    pass
-                elif d.get("online") is True and not self.unheard:
-                    self.recheck = (time.monotonic() + self.BIRTH_GRACE_S, self.cursor - 1)
-                else:
-                    self._rewind()
-                    self.kicked.add(self)
+                if not msg.retain:
+                    if d.get("online") is True and not self.unheard:
+                        self.recheck = (time.monotonic() + self.BIRTH_GRACE_S, self.cursor - 1)
+                    else:
+                        self._rewind()
+                        self.kicked.add(self)
             elif isinstance(d.get("acked"), int):
                 now = time.time()
                 for seq in range(self.acked + 1, d["acked"] + 1):

@@ -15,10 +15,12 @@ try:
     from paho.mqtt.enums import CallbackAPIVersion
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.properties import Properties
+    from paho.mqtt.subscribeoptions import SubscribeOptions
 except ImportError:  # the mqtt extra is not installed: floor reporting says so when used
-    mqtt = CallbackAPIVersion = PacketTypes = Properties = None
+    mqtt = CallbackAPIVersion = PacketTypes = Properties = SubscribeOptions = None
 
-__all__ = ["Identity", "make_client", "require_paho", "mqtt", "Properties", "PacketTypes", "Complaints"]
+__all__ = ["Identity", "make_client", "require_paho", "mqtt", "Properties", "PacketTypes", "SubscribeOptions",
+           "Complaints"]
 
 log = logging.getLogger(__name__)
 

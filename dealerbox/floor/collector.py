@@ -63,12 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import protocol as P
-from .client import Identity, make_client
-
-try:
-    from paho.mqtt.subscribeoptions import SubscribeOptions
-except ImportError:  # the mqtt extra is missing: make_client says so
-    SubscribeOptions = None
+from .client import Identity, SubscribeOptions, make_client
 
 if TYPE_CHECKING:  # the store and the filing need the 'floor' extra; a table's config reads the limits
     from .filing import Batch
@@ -473,9 +468,10 @@ class Collector:
             if taken is None:
                 return
             batch, dropped = taken
-            synced = [item for item in batch if item[0] == self._sync_topic]
-            if synced:
-                batch = [item for item in batch if item[0] != self._sync_topic]
+            # The sync message is no table's: the sign to join the share once this batch is filed.
+            taken_count = len(batch)
+            batch = [item for item in batch if item[0] != self._sync_topic]
+            synced = len(batch) != taken_count
             try:
                 # As often as floor/alerts may be published, not every batch (a query each).
                 if time.monotonic() - cleared_checked >= _ALERTS_EVERY_S:

@@ -622,12 +622,11 @@ class Publisher:
                 # file it now rather than after the ack timeout. One that started needs at once
                 # only what the broker gave nobody (no collector ran); what reached the others
                 # they file. The retained message delivered on every subscribe is not news.
-                if msg.retain:
-                    pass
-                elif d.get("online") is True and not self._link.unheard:
-                    self._link.recheck = (self._monotonic() + BIRTH_GRACE_S, self._next - 1)
-                else:
-                    self._link.rewind_to = self.acked + 1
+                if not msg.retain:
+                    if d.get("online") is True and not self._link.unheard:
+                        self._link.recheck = (self._monotonic() + BIRTH_GRACE_S, self._next - 1)
+                    else:
+                        self._link.rewind_to = self.acked + 1
             elif isinstance(d.get("resend_from"), int):
                 start = max(1, d["resend_from"])
                 if start <= self.acked:
