@@ -13,9 +13,12 @@ took for no subscriber, else what is still unacknowledged ``BIRTH_GRACE_S`` late
 when no ack came for ``ACK_TIMEOUT_S``). Each writes
 ``RATE`` lines a second (a real table writes about one), spread over worker
 processes that hold many MQTT clients each, all driven by one thread per process
-through paho's external-loop API (a thread per table cost the tables' processes
-more CPU than the three collectors and PostgreSQL together, and their waits for
-the interpreter lock showed up in the latencies measured). Keys:
+(a thread per table cost the tables' processes more CPU than the three collectors
+and PostgreSQL together, and their waits for the interpreter lock showed up in the
+latencies measured). The clients are ``bench.light_mqtt``'s, not paho's: on a real
+floor each table has a Pi of its own, here a thousand share the floor's two cores,
+and paho's handling of each packet made the tables' side a third of the machine
+(its docstring has the figures). Keys:
 
 - ``floor_group_tables`` / ``floor_group_collectors``: tables that reported,
   collectors that shared them (goal: 1000 and 3).
@@ -40,7 +43,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -88,14 +90,15 @@ class LightTable:
     as the publisher does (dealerbox/floor/publisher.py), from the floor's last ack."""
 
     def __init__(self, name: str, port: int, pki: Path, kicked: set):
-        import paho.mqtt.client as mqtt
+        import ssl
 
         from dealerbox.floor import protocol as P
-        from dealerbox.floor.client import Identity, make_client
-
         from dealerbox.floor.publisher import BIRTH_GRACE_S
+        from dealerbox.floor.store import line_hash
 
-        self.P, self.name, self.BIRTH_GRACE_S = P, name, BIRTH_GRACE_S
+        from bench.light_mqtt import LightMQTT
+
+        self.P, self.name, self.BIRTH_GRACE_S, self.line_hash = P, name, BIRTH_GRACE_S, line_hash
         self.lines: list[str] = []
         self.appended: list[float] = []   # wall time each line was appended, by seq - 1
         self.committed: dict[int, float] = {}
@@ -106,74 +109,75 @@ class LightTable:
         self.unheard = False              # the broker took one for no subscriber since the last rewind
         self.recheck: tuple[float, int] | None = None  # after a collector's birth (see the publisher)
         self.last_ack_at = time.monotonic()
-        self.lock = threading.Lock()
-        self.connected = threading.Event()
+        self.connected = False
         self.kicked = kicked              # the worker's tables with something to send
-        self.client = make_client(Identity("127.0.0.1", port, pki / "ca.crt", pki / f"{name}.crt",
-                                           pki / f"{name}.key"), name)
-        self.client.will_set(P.status_topic(name), self._status(False, "lost"), qos=1, retain=True)
+        # The table's own certificate, checking the broker's as the publisher does (floor.client).
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.load_verify_locations(cafile=str(pki / "ca.crt"))
+        context.load_cert_chain(str(pki / f"{name}.crt"), str(pki / f"{name}.key"))
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.client = LightMQTT(name, context, keepalive=30,
+                                will=(P.status_topic(name), self._status(False, "lost"), 1, True))
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_publish = self._on_publish
-        self.client.on_disconnect = lambda *_a: self.connected.clear()
+        self.client.on_disconnect = self._on_disconnect
         self.port = port
-        self._mqtt = mqtt
 
-    def connect(self, loop: "_Loop") -> None:
+    def connect(self, loop) -> None:
         """Connect (the TLS handshake blocks), then leave the socket to *loop*."""
-        loop.attach(self.client)
         try:
-            self.client.connect("127.0.0.1", self.port, keepalive=30,
-                                clean_start=True)  # no broker-side session, as the publisher
+            self.client.connect("127.0.0.1", self.port)
         except OSError:
-            pass  # counted as not connected
+            return  # counted as not connected
+        loop.attach(self.client)
 
     def _status(self, online: bool, why: str) -> bytes:
         return self.P.encode({"table": self.name, "online": online, "why": why, "boot": 1, "conn": 1,
                               "wall": time.time()})
 
-    def _on_connect(self, client, _u, _f, rc, _p):
-        if rc.is_failure:
+    def _on_connect(self, reason: int) -> None:
+        if reason >= 0x80:
             return
         P = self.P
-        client.subscribe([(P.ack_topic(self.name), 1), (P.COLLECTOR_TOPIC, 1)])
-        client.publish(P.status_topic(self.name), self._status(True, "birth"), qos=1, retain=True)
-        with self.lock:
-            self._rewind()
-            self.in_flight.clear()
-        self.connected.set()
+        self.client.subscribe([(P.ack_topic(self.name), 1), (P.COLLECTOR_TOPIC, 1)])
+        self.client.publish(P.status_topic(self.name), self._status(True, "birth"), qos=1, retain=True)
+        self._rewind()
+        self.in_flight.clear()
+        self.connected = True
         self.kicked.add(self)
 
-    def _on_message(self, _c, _u, msg):
-        d = json.loads(msg.payload)
-        with self.lock:
-            if msg.topic == self.P.COLLECTOR_TOPIC:
-                # A collector that went: send again at once; one that came: at once what the
-                # broker took for nobody, else what is unacknowledged a moment later.
-                if not msg.retain:
-                    if d.get("online") is True and not self.unheard:
-                        self.recheck = (time.monotonic() + self.BIRTH_GRACE_S, self.cursor - 1)
-                    else:
-                        self._rewind()
-                        self.kicked.add(self)
-            elif isinstance(d.get("acked"), int):
-                now = time.time()
-                for seq in range(self.acked + 1, d["acked"] + 1):
-                    self.committed.setdefault(seq, now)
-                if d["acked"] > self.acked:
-                    self.acked = d["acked"]
-                    self.last_ack_at = time.monotonic()
-                self.cursor = max(self.cursor, self.acked + 1)
-            elif isinstance(d.get("resend_from"), int):
-                self.cursor = min(self.cursor, max(1, d["resend_from"]), self.acked + 1)
-                self.kicked.add(self)
+    def _on_disconnect(self) -> None:
+        self.connected = False
 
-    def _on_publish(self, _c, _u, mid, reason_code, _p):
-        with self.lock:
-            if mid in self.in_flight:
-                self.in_flight.discard(mid)
-                if reason_code.value == 16:  # no matching subscribers
-                    self.unheard = True
+    def _on_message(self, topic: str, payload: bytes, retain: bool) -> None:
+        d = json.loads(payload)
+        if topic == self.P.COLLECTOR_TOPIC:
+            # A collector that went: send again at once; one that came: at once what the
+            # broker took for nobody, else what is unacknowledged a moment later.
+            if not retain:
+                if d.get("online") is True and not self.unheard:
+                    self.recheck = (time.monotonic() + self.BIRTH_GRACE_S, self.cursor - 1)
+                else:
+                    self._rewind()
+                    self.kicked.add(self)
+        elif isinstance(d.get("acked"), int):
+            now = time.time()
+            for seq in range(self.acked + 1, d["acked"] + 1):
+                self.committed.setdefault(seq, now)
+            if d["acked"] > self.acked:
+                self.acked = d["acked"]
+                self.last_ack_at = time.monotonic()
+            self.cursor = max(self.cursor, self.acked + 1)
+        elif isinstance(d.get("resend_from"), int):
+            self.cursor = min(self.cursor, max(1, d["resend_from"]), self.acked + 1)
+            self.kicked.add(self)
+
+    def _on_publish(self, mid: int, reason: int) -> None:
+        if mid in self.in_flight:
+            self.in_flight.discard(mid)
+            if reason == 16:  # no matching subscribers
+                self.unheard = True
 
     def _rewind(self) -> None:
         self.cursor = self.acked + 1
@@ -184,117 +188,50 @@ class LightTable:
         seq = len(self.lines) + 1
         line = json.dumps({"seq": seq, "prev": self.prev, "wall": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
                            "event": {"t": float(seq), "ev": "tick"}}, separators=(",", ":"))
-        with self.lock:
-            self.lines.append(line)
-            self.appended.append(time.time())
-        from dealerbox.floor.store import line_hash
-        self.prev = line_hash(line)
+        self.lines.append(line)
+        self.appended.append(time.time())
+        self.prev = self.line_hash(line)
         self.kicked.add(self)
 
     def pump(self) -> bool:
         """Send what is due: from the cursor, or again from the ack after a silence.
         True if more is due than one message took."""
-        if not self.connected.is_set():
+        if not self.connected:
             return False
-        with self.lock:
-            if self.recheck is not None and time.monotonic() >= self.recheck[0]:
-                if self.acked < self.recheck[1]:
-                    self._rewind()
-                self.recheck = None
-            if self.acked < len(self.lines) and time.monotonic() - self.last_ack_at > ACK_TIMEOUT_S:
+        if self.recheck is not None and time.monotonic() >= self.recheck[0]:
+            if self.acked < self.recheck[1]:
                 self._rewind()
-                self.last_ack_at = time.monotonic()
-            if self.cursor > len(self.lines):
-                return False
-            first = self.cursor
-            part = self.lines[first - 1:first - 1 + BATCH]
-            self.cursor = first + len(part)
-        info = self.client.publish(self.P.journal_topic(self.name),
-                                   self.P.encode({"table": self.name, "boot": 1, "oldest": 1, "lines": part}), qos=1)
-        with self.lock:
-            self.in_flight.add(info.mid)
+            self.recheck = None
+        if self.acked < len(self.lines) and time.monotonic() - self.last_ack_at > ACK_TIMEOUT_S:
+            self._rewind()
+            self.last_ack_at = time.monotonic()
+        if self.cursor > len(self.lines):
+            return False
+        first = self.cursor
+        part = self.lines[first - 1:first - 1 + BATCH]
+        self.cursor = first + len(part)
+        mid = self.client.publish(self.P.journal_topic(self.name),
+                                  self.P.encode({"table": self.name, "boot": 1, "oldest": 1, "lines": part}), qos=1)
+        self.in_flight.add(mid)
         return self.cursor <= len(self.lines)
-
-
-class _Loop:
-    """Many paho clients' sockets in one selector, driven by the worker's one thread."""
-
-    def __init__(self):
-        import selectors
-        self.selectors = selectors
-        self.selector = selectors.DefaultSelector()
-        self.clients: list = []
-        self._misc_at = 0.0
-
-    def attach(self, client) -> None:
-        sel, READ, WRITE = self.selector, self.selectors.EVENT_READ, self.selectors.EVENT_WRITE
-
-        def opened(c, _u, sock):
-            sel.register(sock, READ, c)
-
-        def closed(c, _u, sock):
-            try:
-                sel.unregister(sock)
-            except (KeyError, ValueError):
-                pass
-
-        def write_on(c, _u, sock):
-            try:
-                sel.modify(sock, READ | WRITE, c)
-            except (KeyError, ValueError):
-                pass
-
-        def write_off(c, _u, sock):
-            try:
-                sel.modify(sock, READ, c)
-            except (KeyError, ValueError):
-                pass
-
-        client.on_socket_open, client.on_socket_close = opened, closed
-        client.on_socket_register_write, client.on_socket_unregister_write = write_on, write_off
-        self.clients.append(client)
-
-    def run(self, timeout: float) -> None:
-        """Serve every socket that is ready, waiting at most *timeout* for one."""
-        for key, mask in self.selector.select(timeout):
-            client = key.data
-            if mask & self.selectors.EVENT_READ:
-                client.loop_read()
-                sock = client.socket()
-                # TLS may hold decrypted bytes that select() cannot see.
-                while sock is not None and sock.pending():
-                    client.loop_read()
-                    sock = client.socket()
-            if mask & self.selectors.EVENT_WRITE and client.socket() is not None:
-                client.loop_write()
-        now = time.monotonic()
-        if now - self._misc_at >= 1.0:  # keepalive pings
-            self._misc_at = now
-            for client in self.clients:
-                client.loop_misc()
-
-    def run_until(self, when: float) -> None:
-        while True:
-            left = when - time.time()
-            if left <= 0:
-                return
-            self.run(min(left, 0.05))
 
 
 def _deal(names, port, pki, start_at, out_path) -> None:
     """A worker process: its tables dealing from ``start_at`` for DEAL_S seconds, then draining."""
     import heapq
 
-    loop = _Loop()
+    from bench.light_mqtt import Loop
+
+    loop = Loop()
     kicked: set = set()  # only these are pumped (and every table once a second, for its ack timeout)
     tables = [LightTable(n, port, pki, kicked) for n in names]
     deadline = time.time() + CONNECT_S
     for t in tables:
         t.connect(loop)
         loop.run(0)
-    while time.time() < deadline and not all(t.connected.is_set() for t in tables):
+    while time.time() < deadline and not all(t.connected for t in tables):
         loop.run(0.1)
-    connected = sum(t.connected.is_set() for t in tables)
+    connected = sum(t.connected for t in tables)
     loop.run_until(start_at)
     # Each table appends RATE lines a second, the tables staggered over the second.
     rng = random.Random(hash(names[0]))
@@ -327,7 +264,6 @@ def _deal(names, port, pki, start_at, out_path) -> None:
     drained = time.monotonic() - start
     for t in tables:
         t.client.disconnect()
-    loop.run(0.1)
     Path(out_path).write_text(json.dumps({
         "lines": {t.name: len(t.lines) for t in tables},
         "latencies": [t.committed[s] - t.appended[s - 1] for t in tables for s in t.committed
