@@ -9,7 +9,13 @@ and py-spy put 62 % of that in paho's packet reading and handling: a
 every PUBACK and every message, and a callback dispatch per packet. That CPU was
 taken from the floor being measured, and it grew the floor's latencies with it.
 With this client the same thousand tables took 0.31 to 0.35 of a core (read
-from /proc each 5 s of a group bench run).
+from /proc each 5 s of a group bench run); ``bench_light_mqtt`` measures both
+clients per line in one run.
+
+The libraries on PyPI first: aiomqtt and asyncio-mqtt wrap paho; amqtt 0.12
+speaks MQTT 3.1.1; gmqtt 0.8 speaks v5 but does not read a PUBACK's reason code,
+and the tables' resend rule needs reason 16 (the broker took a line for no
+collector).
 
 This client speaks the same protocol on the wire (MQTT v5 over TLS with the
 table's own certificate, a Last Will, QoS 1 publishes whose PUBACK reason codes
