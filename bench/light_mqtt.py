@@ -111,7 +111,7 @@ class LightMQTT:
                 sock.close()
 
     def disconnect(self) -> None:
-        """A normal DISCONNECT (no Last Will), then close."""
+        """A normal DISCONNECT (no Last Will), sent as far as the socket takes it now, then close."""
         if self.sock is not None:
             self._send(DISCONNECT_PACKET)
             self.writable()
