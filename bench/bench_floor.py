@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +34,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from bench import mosquitto_missing
 
 TABLES = 100
 RATE = 10.0          # lines per second per table: ten times a real table
@@ -110,8 +111,9 @@ def _deal(names, port, pki, tables_dir, start_at, out_path) -> None:
 
 
 def run() -> dict:
-    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
-        return {"floor_skipped": "mosquitto is not installed (Debian package: mosquitto)"}
+    missing = mosquitto_missing()
+    if missing:
+        return {"floor_skipped": missing}
     import multiprocessing
 
     from dealerbox.floor.broker import Broker, free_port, make_pki

@@ -38,13 +38,14 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench import mosquitto_missing, show_goals
 
 TABLES = 1000
 COLLECTORS = 3
@@ -68,18 +69,6 @@ GOALS = {
 }
 
 
-def _show(figures: dict) -> None:
-    """Each figure beside its goal and the baseline measured in the same run."""
-    for key, (op, goal, baseline) in GOALS.items():
-        if key not in figures:
-            continue
-        value = figures[key]
-        baseline = baseline.format(**figures)
-        met = value == goal if op == "==" else (value is not None and value <= goal) if op == "<=" else None
-        print(f"   {key:28} {value!s:>10}  {f'goal {op} {goal}' if op else '':14} "
-              f"{'baseline ' + baseline if baseline else '':36} {'' if met is None else 'ok' if met else 'MISSED'}")
-
-
 def _p99(values):
     values = sorted(values)
     return round(values[min(len(values) - 1, int(0.99 * len(values)))] * 1000.0, 1) if values else None
@@ -90,13 +79,11 @@ class LightTable:
     as the publisher does (dealerbox/floor/publisher.py), from the floor's last ack."""
 
     def __init__(self, name: str, port: int, pki: Path, kicked: set):
-        import ssl
-
         from dealerbox.floor import protocol as P
         from dealerbox.floor.publisher import BIRTH_GRACE_S
         from dealerbox.floor.store import line_hash
 
-        from bench.light_mqtt import LightMQTT
+        from bench.light_mqtt import NO_MATCHING_SUBSCRIBERS, LightMQTT, table_context
 
         self.P, self.name, self.BIRTH_GRACE_S, self.line_hash = P, name, BIRTH_GRACE_S, line_hash
         self.lines: list[str] = []
@@ -111,12 +98,8 @@ class LightTable:
         self.last_ack_at = time.monotonic()
         self.connected = False
         self.kicked = kicked              # the worker's tables with something to send
-        # The table's own certificate, checking the broker's as the publisher does (floor.client).
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        context.load_verify_locations(cafile=str(pki / "ca.crt"))
-        context.load_cert_chain(str(pki / f"{name}.crt"), str(pki / f"{name}.key"))
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self.client = LightMQTT(name, context, keepalive=30,
+        self.NO_MATCHING_SUBSCRIBERS = NO_MATCHING_SUBSCRIBERS
+        self.client = LightMQTT(name, table_context(pki, name), keepalive=30,
                                 will=(P.status_topic(name), self._status(False, "lost"), 1, True))
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
@@ -176,7 +159,7 @@ class LightTable:
     def _on_publish(self, mid: int, reason: int) -> None:
         if mid in self.in_flight:
             self.in_flight.discard(mid)
-            if reason == 16:  # no matching subscribers
+            if reason == self.NO_MATCHING_SUBSCRIBERS:
                 self.unheard = True
 
     def _rewind(self) -> None:
@@ -342,8 +325,9 @@ def _count(store, names, lines) -> tuple[int, int, int]:
 
 
 def run() -> dict:
-    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
-        return {"floor_group_skipped": "mosquitto is not installed (Debian package: mosquitto)"}
+    missing = mosquitto_missing()
+    if missing:
+        return {"floor_group_skipped": missing}
     from dealerbox.floor.broker import make_pki
     from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
     from dealerbox.floor.store import Store
@@ -404,7 +388,7 @@ def run() -> dict:
             "floor_group_lines_per_s": round(total / r["drained_s"], 1) if r["drained_s"] else None,
             "floor_group_load_avg_1min": round(os.getloadavg()[0], 1),
         })
-    _show(out)
+    show_goals(GOALS, out)
     return out
 
 

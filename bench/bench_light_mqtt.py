@@ -17,11 +17,11 @@ bench used before), then with ``bench.light_mqtt``. Keys:
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from bench import mosquitto_missing, show_goals
 
 TABLES = 250
 DEAL_S = 20.0
@@ -92,15 +92,10 @@ def _paho_table(name, port, pki, loop, heard):
 
 
 def _light_table(name, port, pki, loop, heard):
-    import ssl
-
     from dealerbox.floor import protocol as P
 
-    from bench.light_mqtt import LightMQTT
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.load_verify_locations(cafile=str(pki / "ca.crt"))
-    context.load_cert_chain(str(pki / f"{name}.crt"), str(pki / f"{name}.key"))
-    client = LightMQTT(name, context, keepalive=30)
+    from bench.light_mqtt import LightMQTT, table_context
+    client = LightMQTT(name, table_context(pki, name), keepalive=30)
     client.on_connect = lambda _rc: (client.subscribe([(P.ack_topic(name), 1)]), heard["connected"].add(name))
     client.on_message = lambda _t, _p, _r: heard.__setitem__("acks", heard["acks"] + 1)
     client.connect("127.0.0.1", port)
@@ -156,8 +151,9 @@ def _one(kind: str, names, port, pki, tmp: Path) -> dict:
 
 
 def run() -> dict:
-    if not (shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto")):
-        return {"light_mqtt_skipped": "mosquitto is not installed (Debian package: mosquitto)"}
+    missing = mosquitto_missing()
+    if missing:
+        return {"light_mqtt_skipped": missing}
     from dealerbox.floor import protocol as P
     from dealerbox.floor.broker import Broker, make_pki
     from dealerbox.floor.client import Identity, make_client
@@ -188,20 +184,8 @@ def run() -> dict:
             floor.loop_stop()
             broker.stop()
     out["light_mqtt_cpu_vs_paho"] = round(out["light_mqtt_cpu_ms_per_line"] / out["paho_cpu_ms_per_line"], 2)
-    _show(out)
+    show_goals(GOALS, out)
     return out
-
-
-def _show(figures: dict) -> None:
-    """Each figure beside its goal and the baseline measured in the same run."""
-    for key, (op, goal, baseline) in GOALS.items():
-        if key not in figures:
-            continue
-        value = figures[key]
-        baseline = baseline.format(**figures)
-        met = None if not op else value <= goal
-        print(f"   {key:28} {value!s:>12}  {f'goal {op} {goal}' if op else '':14} "
-              f"{'baseline ' + baseline if baseline else '':30} {'' if met is None else 'ok' if met else 'MISSED'}")
 
 
 if __name__ == "__main__":

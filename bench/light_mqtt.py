@@ -34,8 +34,19 @@ import struct
 import time
 
 CONNACK, PUBLISH, PUBACK, SUBACK, UNSUBACK, PINGRESP, DISCONNECT = 2, 3, 4, 9, 11, 13, 14
+NO_MATCHING_SUBSCRIBERS = 16  # a PUBACK's reason code: the broker gave the message to nobody
 PINGREQ_PACKET = b"\xc0\x00"
 DISCONNECT_PACKET = b"\xe0\x00"  # normal disconnection: the broker drops the Last Will
+
+
+def table_context(pki, name: str) -> ssl.SSLContext:
+    """TLS for the table *name* of the CA in *pki* (``make_pki``'s files): its own
+    certificate, checking the broker's against the CA and its name, as floor.client does."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(cafile=str(pki / "ca.crt"))
+    context.load_cert_chain(str(pki / f"{name}.crt"), str(pki / f"{name}.key"))
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
 
 
 def _varint(n: int) -> bytes:

@@ -11,15 +11,8 @@ import threading
 import time
 
 from test_floor_support import Client, broker, identity, pki, wait_for  # noqa: F401
-from bench.light_mqtt import LightMQTT, Loop
+from bench.light_mqtt import LightMQTT, Loop, table_context
 from dealerbox.floor import protocol as P
-
-
-def _context(pki, name: str) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.load_verify_locations(cafile=str(pki / "ca.crt"))
-    context.load_cert_chain(str(pki / f"{name}.crt"), str(pki / f"{name}.key"))
-    return context
 
 
 class _Table:
@@ -30,7 +23,7 @@ class _Table:
         self.messages: list[tuple[str, bytes, bool]] = []
         self.pubacks: dict[int, int] = {}
         self.disconnected = False
-        self.client = LightMQTT(name, _context(pki, name), keepalive=10,
+        self.client = LightMQTT(name, table_context(pki, name), keepalive=10,
                                 will=(P.status_topic(name), will, 1, True) if will else None)
         self.client.on_connect = self.connacks.append
         self.client.on_message = lambda topic, payload, retain: self.messages.append((topic, payload, retain))
@@ -123,7 +116,7 @@ def _tls_pair(pki) -> tuple[ssl.SSLSocket, ssl.SSLSocket]:
     ends: dict = {}
     handshake = threading.Thread(target=lambda: ends.setdefault("broker", server.wrap_socket(raw_broker, server_side=True)))
     handshake.start()
-    ours = _context(pki, "T01").wrap_socket(raw_client, server_hostname="127.0.0.1")
+    ours = table_context(pki, "T01").wrap_socket(raw_client, server_hostname="127.0.0.1")
     handshake.join(10)
     ours.setblocking(False)
     return ours, ends["broker"]
@@ -131,7 +124,7 @@ def _tls_pair(pki) -> tuple[ssl.SSLSocket, ssl.SSLSocket]:
 
 def test_packets_cut_anywhere_between_tls_records_are_handled_whole(pki):
     ours, broker_end = _tls_pair(pki)
-    client = LightMQTT("T01", _context(pki, "T01"))
+    client = LightMQTT("T01", table_context(pki, "T01"))
     client.sock = ours
     heard: list = []
     client.on_message = lambda topic, payload, retain: heard.append(("message", topic, payload, retain))
