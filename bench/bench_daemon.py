@@ -54,12 +54,12 @@ from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from dealerbox.rules.cards import DECK_52
+from dealerbox.domain.cards import DECK_52
 from dealerbox.service.config import DEFAULT_CONFIG, load_config
 from dealerbox.service.daemon import Daemon
 from hardware_sim.table import SimulatedTable
 
-from .cpu_scale import PI4_SOURCE, PI4_US_PER_STEP, us_per_step
+from bench.cpu_scale import PI4_SOURCE, PI4_US_PER_STEP, us_per_step
 
 SAMPLES = 100
 REPO = Path(__file__).resolve().parent.parent

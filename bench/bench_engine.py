@@ -14,7 +14,7 @@ import statistics
 import time
 
 from dealerbox.rules.engine import HandEngine
-from dealerbox.rules.events import Event
+from dealerbox.domain.events import Event
 from hardware_sim.script import HandScript
 
 SESSION_EVENTS = 100_000

@@ -60,8 +60,8 @@ def _p99(values):
 def _deal(names, port, pki, tables_dir, start_at, out_path) -> None:
     """A worker process: some of the tables, each with its journal and its
     publisher, dealing from ``start_at`` (wall clock) for DEAL_S seconds."""
-    from dealerbox.floor.publisher import FloorSettings, Publisher
-    from dealerbox.rules.events import Event
+    from dealerbox.service.uplink import FloorSettings, Publisher
+    from dealerbox.domain.events import Event
     from dealerbox.service.journal import Journal
 
     journals, pubs = {}, {}

@@ -76,12 +76,12 @@ def _p99(values):
 
 class LightTable:
     """One table: an in-memory chained journal and an MQTT v5 client that sends it
-    as the publisher does (dealerbox/floor/publisher.py), from the floor's last ack."""
+    as the publisher does (dealerbox/service/uplink.py), from the floor's last ack."""
 
     def __init__(self, name: str, port: int, pki: Path, kicked: set):
-        from dealerbox.floor import protocol as P
-        from dealerbox.floor.publisher import BIRTH_GRACE_S
-        from dealerbox.floor.store import line_hash
+        from dealerbox.link import protocol as P
+        from dealerbox.service.uplink import BIRTH_GRACE_S
+        from dealerbox.link.chain import line_hash
 
         from bench.light_mqtt import NO_MATCHING_SUBSCRIBERS, LightMQTT, table_context
 

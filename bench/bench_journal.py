@@ -25,7 +25,7 @@ import statistics
 import tempfile
 import time
 
-from dealerbox.rules.events import Event
+from dealerbox.domain.events import Event
 from dealerbox.service.journal import Journal
 
 RUNS = 5

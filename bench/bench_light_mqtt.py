@@ -79,8 +79,8 @@ class _PahoLoop:
 
 
 def _paho_table(name, port, pki, loop, heard):
-    from dealerbox.floor import protocol as P
-    from dealerbox.floor.client import Identity, make_client
+    from dealerbox.link import protocol as P
+    from dealerbox.link.client import Identity, make_client
 
     client = make_client(Identity("127.0.0.1", port, pki / "ca.crt", pki / f"{name}.crt", pki / f"{name}.key"), name)
     client.on_connect = lambda c, _u, _f, rc, _p: (c.subscribe(P.ack_topic(name), 1), heard["connected"].add(name))
@@ -92,7 +92,7 @@ def _paho_table(name, port, pki, loop, heard):
 
 
 def _light_table(name, port, pki, loop, heard):
-    from dealerbox.floor import protocol as P
+    from dealerbox.link import protocol as P
 
     from bench.light_mqtt import LightMQTT, table_context
     client = LightMQTT(name, table_context(pki, name), keepalive=30)
@@ -108,7 +108,7 @@ def _deal(kind: str, names, port, pki, out_path) -> None:
     second for DEAL_S; its CPU time over the dealing, the lines sent and acknowledged."""
     import heapq
 
-    from dealerbox.floor import protocol as P
+    from dealerbox.link import protocol as P
 
     from bench.light_mqtt import Loop
     loop = _PahoLoop() if kind == "paho" else Loop()
@@ -154,9 +154,9 @@ def run() -> dict:
     missing = mosquitto_missing()
     if missing:
         return {"light_mqtt_skipped": missing}
-    from dealerbox.floor import protocol as P
+    from dealerbox.link import protocol as P
     from dealerbox.floor.broker import Broker, make_pki
-    from dealerbox.floor.client import Identity, make_client
+    from dealerbox.link.client import Identity, make_client
 
     names = [f"T{i:04d}" for i in range(1, TABLES + 1)]
     out: dict = {}

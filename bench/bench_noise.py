@@ -43,9 +43,9 @@ from pathlib import Path
 
 from dealerbox.hw.presence import SETTLE_S, SHOE_REARM_S, PresenceTracker
 from dealerbox.rules.engine import HandEngine
-from dealerbox.rules.events import Event
+from dealerbox.domain.events import Event
 from dealerbox.rules.profiles import load_profile
-from dealerbox.rules.registry import simulation_registry
+from dealerbox.domain.decks import simulation_registry
 from hardware_sim.noise import NoiseModel, act_out, poll_stream, presence_events
 from hardware_sim.script import HandScript
 

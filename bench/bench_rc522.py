@@ -52,10 +52,10 @@ from __future__ import annotations
 from collections import deque
 
 from dealerbox.hw.rc522 import RC522Reader
-from dealerbox.rules.registry import simulated_uid
+from dealerbox.domain.decks import simulated_uid
 from hardware_sim.rc522 import PI4, PI5, RC522Emulator
 
-from .stock_mfrc522 import stock_library
+from bench.stock_mfrc522 import stock_library
 
 BOARD = ("Ah", "Kd", "2c", "Ts", "7h")
 POLLS = 3000

@@ -44,8 +44,8 @@ from pathlib import Path
 
 from dealerbox.errors import DealerboxError
 from dealerbox.rules.engine import HandEngine, decision_to_dict
-from dealerbox.rules.events import Event, stream_events
-from dealerbox.rules.messages import load_messages
+from dealerbox.domain.events import Event, stream_events
+from dealerbox.domain.messages import load_messages
 from dealerbox.service.journal import Journal, journal_files, verify
 from hardware_sim.script import HandScript
 

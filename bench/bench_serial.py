@@ -39,7 +39,7 @@ from dealerbox.hw.serial_reader import (
     encode_line,
     encode_pepper_frame,
 )
-from dealerbox.rules.registry import simulated_uid
+from dealerbox.domain.decks import simulated_uid
 from hardware_sim.serial_sim import PepperC1Emulator
 
 RUNS = 5

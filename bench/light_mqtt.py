@@ -2,7 +2,7 @@
 
 The group bench runs a thousand tables, the broker, three collectors and
 PostgreSQL on one machine. On a real floor each table is a Pi of its own and
-speaks through paho, as ``dealerbox.floor.publisher`` does. Here the tables'
+speaks through paho, as ``dealerbox.service.uplink`` does. Here the tables'
 side took a third of the bench machine's two cores (0.6 to 0.75 of a core),
 and py-spy put 62 % of that in paho's packet reading and handling: a
 ``Properties`` object, a ``ReasonCode`` and a message-info object made for

@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import __version__
-from .errors import DealerboxError, EventError, UsageError
-from .resources import demo_session, installed_config, user_state_dir
+from dealerbox import __version__
+from dealerbox.errors import DealerboxError, EventError, UsageError
+from dealerbox.resources import demo_session, installed_config, user_state_dir
 
 DEMO_SESSION = demo_session()
 _GLYPH_TEXT = {"\x00": "\u2663", "\x01": "\u2666", "\x02": "\u2665", "\x03": "\u2660"}
@@ -19,17 +19,17 @@ _LED_TEXT = {"green": "\033[32m", "amber": "\033[33m", "red": "\033[31m"}
 
 
 def _engine(args):
-    from .rules.engine import HandEngine
-    from .rules.profiles import load_profile
-    from .rules.registry import DeckRegistry
+    from dealerbox.rules.engine import HandEngine
+    from dealerbox.rules.profiles import load_profile
+    from dealerbox.domain.decks import DeckRegistry
 
     registry = DeckRegistry.load(args.registry) if getattr(args, "registry", None) else None
     return HandEngine(load_profile(args.profile), registry)
 
 
 def cmd_replay(args) -> int:
-    from .rules.engine import decision_to_dict
-    from .rules.messages import load_messages
+    from dealerbox.rules.engine import decision_to_dict
+    from dealerbox.domain.messages import load_messages
 
     messages = load_messages(args.lang)
     engine = _engine(args)
@@ -42,8 +42,8 @@ def cmd_replay(args) -> int:
 
 def _read_event_file(path):
     """Events of a JSON Lines file, streamed; any problem is one :class:`EventError`
-    naming the file, the line and the key (see :class:`dealerbox.rules.events.EventFile`)."""
-    from .rules.events import EventFile
+    naming the file, the line and the key (see :class:`dealerbox.domain.events.EventFile`)."""
+    from dealerbox.domain.events import EventFile
 
     return iter(EventFile(path))
 
@@ -74,8 +74,8 @@ def show_panel(view, *, color: bool, out=None) -> None:
 
 def cmd_demo(args) -> int:
     """Replay the bundled demo session and show each decision as the panel would."""
-    from .rules.messages import load_messages
-    from .service.panel import render
+    from dealerbox.domain.messages import load_messages
+    from dealerbox.service.panel import render
 
     messages = load_messages(args.lang)
     engine = _engine(args)
@@ -154,7 +154,7 @@ def config_path(given=None) -> Path:
     """The table config a command uses: *given* (``--config``), else
     ``$DEALERBOX_CONFIG``, else ``/etc/dealerbox/table.toml`` when it exists (an
     installed box), else the shipped all-simulated table."""
-    from .service.config import DEFAULT_CONFIG
+    from dealerbox.service.config import DEFAULT_CONFIG
 
     return Path(given) if given else (installed_config() or DEFAULT_CONFIG)
 
@@ -162,7 +162,7 @@ def config_path(given=None) -> Path:
 def load_table_config(given=None, *, check_devices: bool = True):
     """Load the config :func:`config_path` names. (A shipped config's state goes where
     :func:`dealerbox.service.config.writable_state_dir` says: never among the shipped files.)"""
-    from .service.config import load_config
+    from dealerbox.service.config import load_config
 
     return load_config(config_path(given), check_devices=check_devices)
 
@@ -171,7 +171,7 @@ def _require_rc522_driver(config, command: str) -> None:
     """Refuse in one line when the config has readers whose driver needs the ``pi``
     extra (the RC522's ``mfrc522``) and it is not installed: the box would otherwise
     run blind. Simulated readers are held to it too, so a demo runs the shipped driver."""
-    from .hw.kinds import missing_drivers
+    from dealerbox.service.kinds import missing_drivers
 
     for kind, module in missing_drivers(config.readers.values()):
         raise UsageError(f"dealerbox {command}: the {kind.upper()} readers of {config.path.name} need the 'pi' extra "
@@ -182,7 +182,7 @@ def cmd_run(args) -> int:
     """Start the box. With --demo, a scripted dealer plays at the simulated table."""
     import threading
 
-    from .service.daemon import Daemon, read_input_events
+    from dealerbox.service.daemon import Daemon, read_input_events
 
     _setup_logging(args.verbose, quiet=args.demo)
     config = load_table_config(args.config)
@@ -269,7 +269,7 @@ def cmd_check_config(args) -> int:
     nodes that appear after the pending reboot, is listed as left to do and
     does not fail the check.
     """
-    from .service.config import check_config, load_config
+    from dealerbox.service.config import check_config, load_config
 
     path = config_path(args.config)
     errors = check_config(path, check_devices=not (args.no_devices or args.fresh_install or args.deck_reader))
@@ -298,7 +298,7 @@ def cmd_check_config(args) -> int:
 
 def cmd_journal_verify(args) -> int:
     """The operator's whole check: the chain, and every event and decision against CONTRACT.md."""
-    from .service.journal import verify
+    from dealerbox.service.journal import verify
 
     head = None
     if args.head:
@@ -334,7 +334,7 @@ def _config_reader(args):
     exist yet (``deck register`` creates it), and a missing device node is
     reported by the reader itself when it is opened.
     """
-    from .service.daemon import make_reader
+    from dealerbox.service.daemon import make_reader
 
     if args.simulated and not args.pace >= 0:
         raise UsageError(f"dealerbox deck: --pace is seconds between two cards, 0 or more, not {args.pace:g}")
@@ -346,7 +346,7 @@ def _config_reader(args):
         # A rehearsal: this reader, whatever the file says, is its chip's emulator.
         rc = dataclasses.replace(config.readers[args.reader], backend="sim")
         config = dataclasses.replace(config, readers={**config.readers, args.reader: rc})
-    from .hw.buses import RealBuses, buses_for
+    from dealerbox.hw.buses import RealBuses, buses_for
 
     table = None
     if f"readers.{args.reader}" in config.simulated_devices:
@@ -367,7 +367,7 @@ class _Reopener:
         self.made: list = []
 
     def __call__(self):
-        from .service.daemon import make_reader
+        from dealerbox.service.daemon import make_reader
 
         reader = make_reader(self.config, self.name, buses=self.buses)
         self.made.append(reader)
@@ -387,7 +387,7 @@ def _rehearsal_hand(args, config, table, registry_path):
     """The simulated hand of a ``--simulated`` deck command, or None; says what the rehearsal is."""
     if not args.simulated:
         return None
-    from .tools.decks import RehearsalHand
+    from dealerbox.tools.deck_registration import RehearsalHand
 
     zone = config.readers[args.reader].zones[0]
     print(f"rehearsal: reader {args.reader!r} is its chip's emulator, and a simulated hand lays the cards "
@@ -396,8 +396,8 @@ def _rehearsal_hand(args, config, table, registry_path):
 
 
 def cmd_deck_register(args) -> int:
-    from .tools.decks import DeckTimeout, register_deck
-    from .rules.registry import DeckRegistry
+    from dealerbox.tools.deck_registration import DeckTimeout, register_deck
+    from dealerbox.domain.decks import DeckRegistry
 
     config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
@@ -428,9 +428,9 @@ def cmd_deck_register(args) -> int:
 
 
 def cmd_deck_check(args) -> int:
-    from .tools.decks import check_deck_with_reader, exit_status, format_report
-    from .rules.cards import JOKER
-    from .rules.registry import DeckRegistry
+    from dealerbox.tools.deck_registration import check_deck_with_reader, exit_status, format_report
+    from dealerbox.domain.cards import JOKER
+    from dealerbox.domain.decks import DeckRegistry
 
     config, table, reader, reopen = _config_reader(args)
     source = args.registry
@@ -474,8 +474,8 @@ def _badge_file(args, config, action: str) -> str:
 
 
 def cmd_badge_register(args) -> int:
-    from .rules.badges import BadgeRegistry
-    from .tools.badges import BadgeTimeout, register_badge
+    from dealerbox.domain.badges import BadgeRegistry
+    from dealerbox.tools.badge_registration import BadgeTimeout, register_badge
 
     config = load_table_config(args.config, check_devices=False)
     args.reader = args.reader or config.zone_readers().get("shoe")
@@ -503,8 +503,8 @@ def cmd_badge_register(args) -> int:
 
 
 def cmd_badge_list(args) -> int:
-    from .rules.badges import BadgeRegistry
-    from .tools.badges import format_badges
+    from dealerbox.domain.badges import BadgeRegistry
+    from dealerbox.tools.badge_registration import format_badges
 
     config = load_table_config(args.config, check_devices=False)
     if args.registry:
@@ -519,8 +519,8 @@ def cmd_badge_list(args) -> int:
 
 
 def cmd_badge_remove(args) -> int:
-    from .rules.badges import BadgeRegistry
-    from .tools.badges import remove_badges
+    from dealerbox.domain.badges import BadgeRegistry
+    from dealerbox.tools.badge_registration import remove_badges
 
     config = load_table_config(args.config, check_devices=False)
     path = _badge_file(args, config, "remove")
@@ -531,8 +531,8 @@ def cmd_badge_remove(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from .tools.history import run_history
-    from .rules.registry import DeckRegistry
+    from dealerbox.tools.history import run_history
+    from dealerbox.domain.decks import DeckRegistry
 
     config = load_table_config(args.config, check_devices=False)
     journal = args.journal or config.state_dir / "journal"
@@ -545,7 +545,7 @@ def cmd_history(args) -> int:
 def cmd_sim(args) -> int:
     """The simulated shoe: a terminal UI that deals at the simulated table."""
     try:
-        from .tools.console import no_terminal, run_console
+        from dealerbox.tools.console.app import no_terminal, run_console
     except ImportError as exc:
         raise UsageError(f"dealerbox sim needs Textual: pip install 'dealerbox[tui]' ({exc})") from exc
     refusal = no_terminal()
@@ -565,9 +565,9 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from .rules.messages import MESSAGES_DIR
-        from .rules.profiles import RULES_DIR
-        from .service.config import TABLES_DIR
+        from dealerbox.domain.messages import MESSAGES_DIR
+        from dealerbox.rules.profiles import RULES_DIR
+        from dealerbox.service.config import TABLES_DIR
 
         print(f"dealerbox {__version__}\n"
               f"profiles: {RULES_DIR}\n"
@@ -583,11 +583,12 @@ CONFIG_HELP = ("table config (default: $DEALERBOX_CONFIG, else /etc/dealerbox/ta
 
 def cmd_floor(args) -> int:
     """Floor reporting: the collector, the view, a standalone publisher."""
-    from .floor import commands
+    from dealerbox.floor import commands
+    from dealerbox.service import commands as service_commands
     if args.floor_command == "collect":
         return commands.collect(args.config)
     if args.floor_command == "publish":
-        return commands.publish(args.config, args.journal)
+        return service_commands.publish(args.config, args.journal)
     if args.floor_command == "view":
         return commands.view(args.url, args.user, args.ca)
     if args.floor_command == "web":

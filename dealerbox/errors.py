@@ -77,3 +77,7 @@ class ReaderError(HardwareError):
 
 class JournalError(DealerboxError, ValueError):
     """The journal is damaged: a line changed, removed or inserted."""
+
+
+class FloorError(DealerboxError, OSError):
+    """Floor reporting cannot work: a broker, a certificate or a store is missing or refused."""

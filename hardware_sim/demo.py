@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dealerbox.resources import demo_session
 
-from .script import HandScript, TableDealer
+from hardware_sim.script import HandScript, TableDealer
 
 SESSION_FILE = demo_session()
 

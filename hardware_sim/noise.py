@@ -19,8 +19,8 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from dealerbox.rules.events import Event
-from dealerbox.rules.registry import simulation_registry
+from dealerbox.domain.events import Event
+from dealerbox.domain.decks import simulation_registry
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def _uid(registry, e: dict, copy: int = 0) -> str:
     deck = e.get("deck") or registry.active
     uids = registry.uids_of(deck, e["card"])
     if not uids:
-        from dealerbox.rules.registry import simulated_uid
+        from dealerbox.domain.decks import simulated_uid
 
         return simulated_uid(deck, e["card"], copy)
     return uids[min(copy, len(uids) - 1)]

@@ -9,7 +9,7 @@ swapped for it. Nothing here is chosen by default.
 
 Section numbers below are those of the MFRC522 datasheet (NXP, rev. 3.9) and, for
 the tags, of ISO/IEC 14443-3 and the NTAG203 / NTAG21x datasheets.
-``tests/test_rc522_emulator.py`` checks each behaviour against the section it cites.
+``tests/sim/test_rc522.py`` checks each behaviour against the section it cites.
 
 Chip side (what is modelled):
 

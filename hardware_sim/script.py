@@ -19,7 +19,7 @@ import random
 import threading
 import time
 
-from dealerbox.rules.cards import DECK_52
+from dealerbox.domain.cards import DECK_52
 
 
 class HandScript:
@@ -246,7 +246,7 @@ class TableDealer:
         """Move event time on by *dt*, sending the ticks that fall on the way."""
         target = round(self.clock() + dt, 6)
         while self._next_tick <= target:
-            from dealerbox.rules.events import Event
+            from dealerbox.domain.events import Event
 
             self.clock.advance(self._next_tick - self.clock())
             self.daemon.queue.put(Event(self.clock(), "tick"))

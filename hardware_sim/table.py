@@ -22,11 +22,11 @@ import time
 
 from dealerbox.errors import HardwareError, ReaderError
 from dealerbox.hw.buses import Buses
-from dealerbox.hw.kinds import reader_kind
-from dealerbox.rules.badges import simulated_badge_uid
-from dealerbox.rules.registry import simulated_uid
+from dealerbox.service.kinds import reader_kind
+from dealerbox.domain.badges import simulated_badge_uid
+from dealerbox.domain.decks import simulated_uid
 
-from .rc522 import RC522Emulator
+from hardware_sim.rc522 import RC522Emulator
 
 
 class LockedRC522Emulator(RC522Emulator):
@@ -134,7 +134,7 @@ class SimulatedTable:
         self.pin_factory = self.mock_factory if "panel" in simulated else None
         self.i2c = None
         if "lcd" in simulated:
-            from .i2c_lcd import SimulatedI2cBus
+            from hardware_sim.i2c_lcd import SimulatedI2cBus
 
             self.i2c = SimulatedI2cBus.with_lcd(config.lcd.cols, config.lcd.rows, address=config.lcd.address,
                                                 port=config.lcd.port)
@@ -145,7 +145,7 @@ class SimulatedTable:
         self.mouth = None                          # the emulated photo-interrupter, if the table has one
         ms = getattr(config, "mouth_sensor", None)
         if ms is not None and ms.pin is not None and ms.backend == "sim":
-            from .mouth import PhotoInterrupterEmulator
+            from hardware_sim.mouth import PhotoInterrupterEmulator
 
             self.mouth = PhotoInterrupterEmulator(self.mock_factory, ms.pin, ms.blocked_level)
 

@@ -295,7 +295,7 @@ else
     run "$PYTHON" -m venv "$NEW"
     pip_install "$NEW/bin/python" "$(with_extras "$SOURCE" "$EXTRAS")"
     say "dealerbox $VERSION reads $CONF_DIR/floor.toml"
-    if ! run "$NEW/bin/python" -c 'import sys; from dealerbox.floor.config import load_collector; load_collector(sys.argv[1])' \
+    if ! run "$NEW/bin/python" -c 'import sys; from dealerbox.floor.settings import load_collector; load_collector(sys.argv[1])' \
         "$CONF_DIR/floor.toml"; then
         run rm -rf "$NEW"
         die "dealerbox $VERSION refuses $CONF_DIR/floor.toml (above)${INSTALLED:+: dealerbox $INSTALLED stays in use}"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dealerbox.cli import DEMO_SESSION, main
-from dealerbox.rules.messages import MESSAGES_DIR
-from dealerbox.rules.registry import DeckRegistry, simulated_uid, simulation_registry
+from dealerbox.domain.messages import MESSAGES_DIR
+from dealerbox.domain.decks import DeckRegistry, simulated_uid, simulation_registry
 from hardware_sim.script import HandScript
 
 DECISION_KEYS = {"t", "verdict", "irregularity", "cards", "rule", "steps", "step", "phase"}
@@ -205,7 +205,7 @@ def test_lang_changes_only_the_steps(capsys, exposed_file, lang):
 def test_lang_de_speaks_german(capsys, exposed_file):
     if not (MESSAGES_DIR / "de.toml").exists():
         pytest.skip("de.toml is not written yet")
-    from dealerbox.rules.messages import load_messages
+    from dealerbox.domain.messages import load_messages
 
     de = load_messages("de")
     code, decisions, _ = replay(capsys, exposed_file, "--lang", "de")
@@ -465,7 +465,7 @@ def test_replaying_the_demo_session_is_deterministic_and_follows_the_contract(ca
 
 def test_decision_to_dict_has_the_contract_keys_and_speaks_the_language():
     from dealerbox.rules.engine import Decision, Step, decision_to_dict
-    from dealerbox.rules.messages import load_messages
+    from dealerbox.domain.messages import load_messages
 
     en = load_messages("en")
     steps = (Step("extra.stop", (("card", "Ah"),)), Step("extra.return_on_top", (("card", "Ah"),)))
@@ -665,7 +665,7 @@ def test_a_technician_rehearses_register_and_check_without_hardware(tmp_path, mo
     hand shows each card asked for; the progress and the guidance are the real command's; the
     deck goes to the rehearsal registry, never to the table's. Then the Pi 5 table's Pepper C1,
     emulated the same way, checks that deck from the rehearsal registry."""
-    from dealerbox.rules.cards import DECK_52, JOKER
+    from dealerbox.domain.cards import DECK_52, JOKER
     from dealerbox.service.config import TABLES_DIR
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))

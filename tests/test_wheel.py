@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_in_pty
+from tests.conftest import run_in_pty
 from dealerbox import __version__
 from dealerbox.cli import main
-from dealerbox.rules.messages import LANGUAGES
+from dealerbox.domain.messages import LANGUAGES
 from dealerbox.rules.profiles import available_profiles
 
 ROOT = Path(__file__).resolve().parent.parent

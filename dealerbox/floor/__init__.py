@@ -1,20 +1,14 @@
-"""Floor reporting: every table's journal to the floor over MQTT v5.
+"""The floor server: every table's journal, filed once, and what the room's people see of it.
 
-- :mod:`.protocol`: topics and versioned JSON payloads (docs/FLOOR.md).
-- :mod:`.publisher`: the table's side, streaming the journal from the floor's
-  last acknowledged ``seq`` (the journal is the outbox).
-- :mod:`.collector` and :mod:`.store`: the floor's side, committing each line
-  to SQLite before acknowledging it.
-- :mod:`.web` and :mod:`.view`: the floor view, as a web page with
-  server-sent events (``floor web``, a process of its own over the store) and
-  as a Textual screen; :mod:`.accounts`: its users, roles and sessions.
-- :mod:`.broker`: run a mosquitto with the shipped config (tests, bench).
+- :mod:`.collector` and :mod:`.filing`: take the tables' journal lines off the
+  broker (a shared MQTT v5 subscription) and file each exactly once.
+- :mod:`.store`: the store behind one interface, SQLite or PostgreSQL.
+- :mod:`.figures`, :mod:`.report`, :mod:`.hands`, :mod:`.story`: the pit boss's figures,
+  the shift report and a hand's story, recounted from stored lines.
+- :mod:`.web` and :mod:`.view`: the floor view, a web page with server-sent events
+  and a Textual screen; :mod:`.accounts`: its users, roles and sessions.
+- :mod:`.broker`: run a mosquitto with the shipped config (tests, bench, demo room).
+
+The floor knows the table only through :mod:`dealerbox.link` (the wire) and
+:mod:`dealerbox.domain` (the vocabulary).
 """
-
-from __future__ import annotations
-
-from ..errors import DealerboxError
-
-
-class FloorError(DealerboxError, OSError):
-    """Floor reporting cannot work: a broker, a certificate or a store is missing or refused."""

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from ..errors import DealerboxError
-from .store import Store
+from dealerbox.errors import DealerboxError
+from dealerbox.floor.store import Store
 
 __all__ = ["ROLES", "PERMISSIONS", "AccountError", "Accounts", "Session", "Sessions",
            "SigninLimiter", "may", "check_name", "check_password"]

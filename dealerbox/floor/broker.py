@@ -8,7 +8,7 @@ Debian's stock ``mosquitto.conf`` says before it includes ``conf.d``
 only what must differ on this machine: the listener port (bound to
 127.0.0.1), the PKI, ACL and dynamic security paths, the plugin's path and the
 persistence directory. So whatever the tests prove about refusals is proved of
-the shipped settings. (tests/test_floor_install.py runs the stock file itself,
+the shipped settings. (tests/systemd/test_install_floor.py runs the stock file itself,
 with mosquitto dropping to its own user, as Debian starts it.)
 """
 
@@ -24,8 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..resources import data_dir
-from . import FloorError
+from dealerbox.resources import data_dir
+from dealerbox.errors import FloorError
 
 __all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "render_bridge", "bridge_acl", "free_port",
            "make_pki", "dynsec_plugin"]

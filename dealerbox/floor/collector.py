@@ -30,7 +30,7 @@ carry every table: a collector started beside two busy ones got a thousand
 retained messages ahead of its share of the tables' lines, and those lines
 waited seconds behind them (the group bench). The end of the retained messages
 is a message the collector publishes to a topic of its own once subscribed
-(:func:`~dealerbox.floor.protocol.collector_sync_topic`): the broker sends it
+(:func:`~dealerbox.link.protocol.collector_sync_topic`): the broker sends it
 after what that subscription brought.
 
 No table can slow down or silence another: messages wait in one queue per
@@ -62,12 +62,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import protocol as P
-from .client import Identity, SubscribeOptions, make_client
+from dealerbox.link import protocol as P
+from dealerbox.link.client import Identity, SubscribeOptions, make_client
 
 if TYPE_CHECKING:  # the store and the filing need the 'floor' extra; a table's config reads the limits
-    from .filing import Batch
-    from .store import Store
+    from dealerbox.floor.filing import Batch
+    from dealerbox.floor.store import Store
 
 __all__ = ["Collector", "CollectorLimits", "COLLECTOR_ID"]
 
@@ -273,7 +273,7 @@ class Collector:
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
         #: Lines received again that were already stored, per table.
-        from .filing import Filing
+        from dealerbox.floor.filing import Filing
         self.filing = Filing(self.store)
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
@@ -602,8 +602,8 @@ class Collector:
         try:
             if self._figures is None:
                 try:
-                    from .figures import Ledger
-                    from .store import store_engine
+                    from dealerbox.floor.figures import Ledger
+                    from dealerbox.floor.store import store_engine
                 except ImportError as exc:
                     log.warning("floor: no figures from this collector (%s is missing: the 'floor' extra)",
                                 exc.name)

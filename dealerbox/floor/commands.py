@@ -4,32 +4,21 @@ from __future__ import annotations
 
 import getpass
 import logging
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
-from . import FloorError
-from .config import load_collector, load_table_floor, load_web
+from dealerbox.errors import FloorError
+from dealerbox.floor.settings import load_collector, load_web
+from dealerbox.signals import wait_for_stop_signal
 
 log = logging.getLogger(__name__)
 
 
-def _wait_for_signal(*also: threading.Event) -> None:
-    """Wait for SIGTERM/SIGINT, or for any of *also* to be set."""
-    done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    for event in also:
-        threading.Thread(target=lambda e=event: (e.wait(), done.set()), daemon=True).start()
-    done.wait()
-
-
 def collect(config: Path, *, ready=None) -> int:
     """Run the collector until SIGTERM/SIGINT (the web view is ``floor web``, a process of its own)."""
-    from .collector import Collector
-    from .store import Store
+    from dealerbox.floor.collector import Collector
+    from dealerbox.floor.store import Store
 
     settings = load_collector(config)
     settings.identity.check()
@@ -37,7 +26,7 @@ def collect(config: Path, *, ready=None) -> int:
         collector = Collector(settings.identity, store, limits=settings.limits)
         with collector:
             print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
-            _wait_for_signal(collector.failed)
+            wait_for_stop_signal(collector.failed)
     if collector.failed.is_set():
         print(f"floor collector: {collector.failure}", file=sys.stderr, flush=True)
         return 1
@@ -78,8 +67,8 @@ def _new_password(name: str) -> str:
 def user(config: Path, action: str, name: str | None = None, role: str | None = None) -> int:
     """``floor user add|remove|passwd|list``: the web view's users, in the store."""
     _floor_extra("accounts")  # argon2-cffi, or one line saying what to install
-    from .accounts import AccountError, Accounts, check_name, check_role
-    from .store import Store
+    from dealerbox.floor.accounts import AccountError, Accounts, check_name, check_role
+    from dealerbox.floor.store import Store
 
     settings = load_web(config)
     with Store(settings.store) as store:
@@ -109,32 +98,16 @@ def user(config: Path, action: str, name: str | None = None, role: str | None = 
     return 0
 
 
-def publish(config: Path, journal: Path) -> int:
-    """Run a table's publisher on its own, outside the daemon, until SIGTERM/SIGINT."""
-    from .publisher import Publisher
-
-    settings = load_table_floor(config)
-    if not settings.enabled:
-        print(f"dealerbox floor publish: {config}: [floor] enabled is not true; nothing to do",
-              file=sys.stderr)
-        return 2
-    settings.identity.check()
-    with Publisher(settings, journal):
-        print(f"floor publisher: table {settings.table}, journal {journal}", file=sys.stderr, flush=True)
-        _wait_for_signal()
-    return 0
-
-
 def view(url: str, user_name: str | None = None, cafile: Path | None = None) -> int:
     """The Textual floor view, signed in to the web view."""
-    from .view import run_view
+    from dealerbox.floor.view import run_view
     return run_view(url, user_name, cafile)
 
 
 def verify(store_target: Path | str) -> int:
     """Check every table's stored chain (an SQLite store's path, or a PostgreSQL URL);
     exit 1 if a problem is found."""
-    from .store import Store
+    from dealerbox.floor.store import Store
 
     bad = 0
     with Store(store_target) as store:
@@ -152,9 +125,9 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
            csv: Path | None = None, pdf: Path | None = None) -> int:
     """``floor report``: the shift report of ``[start, end)`` from the store; a summary on
     stdout, and the files asked for."""
-    from . import figures as F
-    from . import report as R
-    from .store import Store, store_engine
+    from dealerbox.floor import figures as F
+    from dealerbox.floor import report as R
+    from dealerbox.floor.store import Store, store_engine
 
     def moment(name: str, text: str) -> float:
         try:
@@ -194,9 +167,9 @@ def migrate(config: Path, source: Path | None = None, *, check: bool = False) ->
     """``floor migrate``: bring the configured store's schema to the newest revision (the
     collector and the web view do it too, as they start); ``--from`` moves an SQLite floor
     store into it; ``--check`` only says where it stands (exit 1 when behind)."""
-    from .migrations import current, head
-    from .move import move_store
-    from .store import Store, store_engine
+    from dealerbox.floor.migrations import current, head
+    from dealerbox.floor.move import move_store
+    from dealerbox.floor.store import Store, store_engine
 
     settings = load_web(config)
     if check:
@@ -222,7 +195,7 @@ def migrate(config: Path, source: Path | None = None, *, check: bool = False) ->
 
 
 def _shown(store) -> str:
-    from .store import describe_target
+    from dealerbox.floor.store import describe_target
     return describe_target(store)
 
 
@@ -232,9 +205,9 @@ DEALER_NAME_MAX = 80
 
 def dealer(config: Path, action: str, dealer_id: str | None = None, name: str | None = None) -> int:
     """``floor dealer add|remove|list``: dealers' names, kept on the floor server only."""
-    from ..errors import RegistryError
-    from ..rules.badges import check_dealer_id
-    from .store import Store
+    from dealerbox.errors import RegistryError
+    from dealerbox.domain.badges import check_dealer_id
+    from dealerbox.floor.store import Store
 
     settings = load_web(config)
     with Store(settings.store) as store:

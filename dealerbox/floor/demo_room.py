@@ -22,8 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-from . import FloorError
-from .broker import Broker, free_port, make_pki
+from dealerbox.errors import FloorError
+from dealerbox.floor.broker import Broker, free_port, make_pki
 
 __all__ = ["DemoRoom", "main"]
 
@@ -33,7 +33,7 @@ DEMO_USER = "demo"
 
 def _sim_config(table: str, directory: Path, pki: Path, port: int) -> Path:
     """The shipped simulated table, as *table*, its state in *directory*, on the floor."""
-    from ..resources import data_dir
+    from dealerbox.resources import data_dir
 
     text = (data_dir() / "tables" / "sim.toml").read_text(encoding="utf-8")
     text = text.replace('name = "sim-table"', f'name = "{table}"', 1)
@@ -85,8 +85,8 @@ class DemoRoom:
 
     def _demo_user(self, store_path: Path) -> str:
         """A supervisor for the demo, with a new password each start (never a fixed one)."""
-        from .accounts import Accounts
-        from .store import Store
+        from dealerbox.floor.accounts import Accounts
+        from dealerbox.floor.store import Store
 
         password = secrets.token_urlsafe(12)
         with Store(store_path) as store:

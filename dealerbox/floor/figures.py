@@ -40,8 +40,8 @@ from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, St
                         func, insert, select, update)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from .hands import SENSING, HandFollower, HandSummary
-from .store import alerts_table, lines_table, tables_table
+from dealerbox.floor.hands import SENSING, HandFollower, HandSummary
+from dealerbox.floor.store import alerts_table, lines_table, tables_table
 
 __all__ = ["Ledger", "FIGURES", "parse_moment", "table_figures", "dealer_figures",
            "room_figures", "hourly", "alert_clearing", "sensing_faults", "BREAK_S"]

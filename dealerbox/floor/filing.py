@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import OperationalError
 
-from . import protocol as P
-from .store import Store, TableBusy, line_hash
+from dealerbox.link import protocol as P
+from dealerbox.floor.store import Store, TableBusy
+from dealerbox.link.chain import line_hash
 
 log = logging.getLogger(__name__)
 

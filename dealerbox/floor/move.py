@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
-from . import FloorError
-from .store import (Store, alerts_table, audit_table, dealer_names_table, early_lines_table, lines_table,
+from dealerbox.errors import FloorError
+from dealerbox.floor.store import (Store, alerts_table, audit_table, dealer_names_table, early_lines_table, lines_table,
                     meta_table, quarantine_table, tables_table, users_table)
 
 __all__ = ["move_store", "Moved"]
@@ -42,7 +42,7 @@ class Moved:
 
 def move_store(source: Store, target: Store) -> Moved:
     """Copy every row of *source* into *target* (see the module's docstring); raises
-    :class:`~dealerbox.floor.FloorError` when the target is not empty or the copy does
+    :class:`~dealerbox.errors.FloorError` when the target is not empty or the copy does
     not read back as the source."""
     if source.url == target.url:
         raise FloorError(f"the store to move from and the configured store are both {source.url}")
@@ -73,7 +73,7 @@ def move_store(source: Store, target: Store) -> Moved:
             raise FloorError(f"table {table_id}'s chain reads otherwise in {target.url} than in "
                              f"{source.url}: the copy is not to be trusted")
         moved.tables_verified += 1
-    from .figures import Ledger
+    from dealerbox.floor.figures import Ledger
     moved.lines_filed = Ledger().catch_up(target.engine)
     return moved
 

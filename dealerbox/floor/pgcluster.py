@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import FloorError
-from .broker import free_port, stop_process
+from dealerbox.errors import FloorError
+from dealerbox.floor.broker import free_port, stop_process
 
 __all__ = ["PostgresCluster", "find_server_binaries", "unavailable_reason"]
 

@@ -12,7 +12,7 @@ import csv
 import datetime as _dt
 import io
 
-from . import figures as F
+from dealerbox.floor import figures as F
 
 __all__ = ["shift_report", "report_csv", "report_pdf", "report_html", "stamp", "iso", "CSV_COLUMNS"]
 

@@ -27,7 +27,6 @@ take turns with that table and with no other.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -43,10 +42,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlalchemy.pool import StaticPool
 
-from . import FloorError
-from . import protocol as P
+from dealerbox.errors import FloorError
+from dealerbox.link import protocol as P
 
-__all__ = ["Store", "StoreUnavailable", "TableBusy", "line_hash", "store_engine", "describe_target",
+__all__ = ["Store", "StoreUnavailable", "TableBusy", "store_engine", "describe_target",
            "is_store_url", "METADATA", "lines_table", "tables_table", "alerts_table"]
 
 log = logging.getLogger(__name__)
@@ -190,10 +189,6 @@ class StoreUnavailable(FloorError, ConnectionError):
     """The store's database cannot be reached (or a store URL names no backend it knows)."""
 
 
-def line_hash(line: str) -> str:
-    return hashlib.sha256(line.encode("ascii", "replace")).hexdigest()
-
-
 def is_store_url(target) -> bool:
     """True when *target* is a database URL (``postgresql://...``) rather than an SQLite file."""
     return isinstance(target, str) and "://" in target
@@ -284,7 +279,7 @@ class Store:
                 with self.engine.connect() as conn:
                     conn.exec_driver_sql("PRAGMA journal_mode=WAL")
             if migrate:
-                from .migrations import upgrade
+                from dealerbox.floor.migrations import upgrade
                 upgrade(self.engine)
         except DBAPIError as exc:
             self.engine.dispose()

@@ -22,8 +22,8 @@ import json
 
 from sqlalchemy import select
 
-from .figures import fig_hands, fig_progress, store_lines
-from .hands import wall_seconds
+from dealerbox.floor.figures import fig_hands, fig_progress, store_lines
+from dealerbox.floor.hands import wall_seconds
 
 __all__ = ["tell", "hand_lines", "registry_cards", "HAND_LINES_MAX"]
 
@@ -92,7 +92,7 @@ def _card_of(event: dict, card_of_uid=None) -> str:
 
 
 def registry_cards(*registries):
-    """A *card_of_uid* for :func:`tell` from deck registries (dealerbox.rules.registry),
+    """A *card_of_uid* for :func:`tell` from deck registries (dealerbox.domain.decks),
     tried in order: a tag of a deck other than ``A`` is shown with its deck."""
     def card_of_uid(uid: str) -> str | None:
         for registry in registries:

@@ -31,7 +31,7 @@ from textual.containers import Grid
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-from ..errors import DealerboxError
+from dealerbox.errors import DealerboxError
 
 __all__ = ["FloorClient", "SigninError", "FloorView", "run_view", "sse_events",
            "USER_ENV", "PASSWORD_ENV"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 
-from ..errors import ConfigError, HardwareError, ReaderError
+from dealerbox.errors import ConfigError, HardwareError, ReaderError
 
 __all__ = ["Buses", "RealBuses", "buses_for", "simulated", "SIMULATED", "REAL", "BACKENDS"]
 
@@ -118,7 +118,7 @@ class RealBuses(Buses):
     def pin_factory(self):
         with self._lock:
             if self._factory is None:
-                from .gpio_panel import make_pin_factory
+                from dealerbox.hw.gpio_panel import make_pin_factory
 
                 self._factory = make_pin_factory(self.factory_kind)
             return self._factory

@@ -47,10 +47,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Mapping
 
-from ..errors import ConfigError, HardwareError
-from .device import Device
-from ..rules.events import BUTTONS, Event
-from ..service.schema import Pin, PinTable, RaisingReporter
+from dealerbox.errors import ConfigError, HardwareError
+from dealerbox.hw.device import Device
+from dealerbox.domain.events import BUTTONS, Event
+from dealerbox.options import Pin, PinTable, RaisingReporter
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 :class:`PanelLcd` shows :class:`dealerbox.service.panel.PanelView` frames on a 20x4 or
 16x2 HD44780 display. It programs the four suit glyphs into CGRAM slots 0..3
-(:data:`dealerbox.rules.cards.SUIT_GLYPH`) and, for each frame, writes only the
+(:data:`dealerbox.domain.cards.SUIT_GLYPH`) and, for each frame, writes only the
 cells that changed.
 
 Why not RPLCD's ``write_string`` as it is:
@@ -42,9 +42,9 @@ from RPLCD import codecs as rplcd_codecs
 from RPLCD import common as rplcd_common
 from RPLCD.i2c import CharLCD
 
-from ..rules.cards import SUIT_GLYPH
-from ..errors import HardwareError
-from .device import Device
+from dealerbox.domain.cards import SUIT_GLYPH
+from dealerbox.errors import HardwareError
+from dealerbox.hw.device import Device
 
 log = logging.getLogger(__name__)
 

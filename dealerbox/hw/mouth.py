@@ -18,8 +18,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..errors import HardwareError
-from .device import Device
+from dealerbox.errors import HardwareError
+from dealerbox.hw.device import Device
 
 
 class MouthSensor(Device):

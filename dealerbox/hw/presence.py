@@ -73,9 +73,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..errors import RegistryError
-from ..rules.events import ZONES, Event
-from ..rules.registry import normalize_uid
+from dealerbox.errors import RegistryError
+from dealerbox.domain.events import ZONES, Event
+from dealerbox.domain.decks import normalize_uid
 
 log = logging.getLogger(__name__)
 

@@ -63,10 +63,10 @@ import threading
 import time
 from collections import Counter
 
-from ..errors import ReaderError
-from ..rules.registry import normalize_uid
-from .iso14443 import ERR_BUFFER_OVFL, ERR_COLL, ERR_PARITY, ERR_PROTOCOL, Frame, Iso14443Protocol
-from .reader import TagReader
+from dealerbox.errors import ReaderError
+from dealerbox.domain.decks import normalize_uid
+from dealerbox.hw.iso14443 import ERR_BUFFER_OVFL, ERR_COLL, ERR_PARITY, ERR_PROTOCOL, Frame, Iso14443Protocol
+from dealerbox.hw.reader import TagReader
 
 log = logging.getLogger(__name__)
 

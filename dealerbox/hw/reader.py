@@ -25,9 +25,9 @@ import time
 from abc import ABC, abstractmethod
 from typing import Callable
 
-from ..errors import ReaderError, RegistryError
-from .device import Device
-from ..rules.registry import normalize_uid
+from dealerbox.errors import ReaderError, RegistryError
+from dealerbox.hw.device import Device
+from dealerbox.domain.decks import normalize_uid
 
 
 class TagReader(Device, ABC):
@@ -35,7 +35,7 @@ class TagReader(Device, ABC):
 
     Contract of :meth:`poll`: one read cycle over every zone the reader serves; it
     returns ``{zone: frozenset of UIDs}`` where the UIDs are upper-case hex as
-    :func:`dealerbox.rules.registry.normalize_uid` makes them (use :meth:`format_uid`).
+    :func:`dealerbox.domain.decks.normalize_uid` makes them (use :meth:`format_uid`).
     Every zone in :attr:`zones` is a key of the result when the reader looked at it
     in this cycle; an empty set means "looked, saw nothing". A zone left out means
     "not looked at this cycle" (e.g. a multiplexed antenna skipped), and presence

@@ -193,9 +193,9 @@ from dataclasses import dataclass, fields
 
 import serial
 
-from ..errors import DealerboxError, ReaderError, RegistryError
-from ..rules.registry import normalize_uid
-from .reader import TagReader
+from dealerbox.errors import DealerboxError, ReaderError, RegistryError
+from dealerbox.domain.decks import normalize_uid
+from dealerbox.hw.reader import TagReader
 
 __all__ = [
     "LINE_PROTOCOL",

@@ -4,9 +4,9 @@ streets, cards the shoe never gave)."""
 
 from __future__ import annotations
 
-from .book import outcome
-from .procedures import correct
-from .tracker import FAST_PAIR_S, ROUND_BEFORE, STREETS, Street
+from dealerbox.rules.book import outcome
+from dealerbox.rules.procedures import correct
+from dealerbox.rules.tracker import FAST_PAIR_S, ROUND_BEFORE, STREETS, Street
 
 
 # ---------------------------------------------------------------- board_on

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .tracker import UNREAD_PREFIX
+from dealerbox.rules.tracker import UNREAD_PREFIX
 
 PHASES = ("idle", "deal", "preflop", "flop", "turn", "river", "showdown", "over", "halted")
 ANY = PHASES
@@ -293,7 +293,7 @@ def _not_from_stub(eng, seen) -> bool:
 def _short_deal_answered_by_the_flop(eng, seen) -> bool:
     """The card is one drawn after SHORT_DEAL's question and given to a short seat, or the one the
     flop's burn would then be: the cards after the question were the burn and the flop"""
-    from .sensing import short_deal_fill
+    from dealerbox.rules.sensing import short_deal_fill
     fill = short_deal_fill(eng)
     if not fill:
         return False
@@ -388,7 +388,7 @@ def _seat_is_next_in_deal(eng, seen) -> bool:
 @guard("premature_deal_goes_on")
 def _premature_deal_goes_on(eng, seen) -> bool:
     """A premature street was judged and the dealer goes on dealing it before reading the panel."""
-    from .dealing import premature_deal_open
+    from dealerbox.rules.dealing import premature_deal_open
     return premature_deal_open(eng, eng.hand.drawing_street(eng.phase))
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from . import engine  # noqa: F401  (loads every outcome into the book)
-from .book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
-from .procedures import BUILDERS
-from .profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
+from dealerbox.rules import engine  # noqa: F401  (loads every outcome into the book)
+from dealerbox.rules.book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
+from dealerbox.rules.procedures import BUILDERS
+from dealerbox.rules.profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
 
 _HEADER = """\
 # The rule book
 
-Generated from `dealerbox/rules/book.py` by `tests/test_rulebook.py`; do not edit by hand
-(`DEALERBOX_WRITE_RULEBOOK=1 pytest tests/test_rulebook.py` rewrites it).
+Generated from `dealerbox/rules/book.py` by `tests/rules/test_book.py`; do not edit by hand
+(`DEALERBOX_WRITE_RULEBOOK=1 pytest tests/rules/test_book.py` rewrites it).
 
 For each event (CONTRACT.md) the engine tries the rules below in order. A rule applies
 in the phases listed when all its guards hold (`not X` negates a guard); the first that

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from .decisions import Step
-from .events import Event
+from dealerbox.domain.decisions import Step
+from dealerbox.domain.events import Event
 
 if TYPE_CHECKING:
-    from .engine import HandEngine
+    from dealerbox.rules.engine import HandEngine
 
 Check = Callable[["HandEngine", Event], bool]
 

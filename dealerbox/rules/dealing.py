@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from .book import outcome
-from .cards import JOKER
-from .corrections import Todo
-from .decisions import Step
-from .procedures import correct, late
-from .tracker import ROUND_BEFORE
+from dealerbox.rules.book import outcome
+from dealerbox.domain.cards import JOKER
+from dealerbox.rules.corrections import Todo
+from dealerbox.domain.decisions import Step
+from dealerbox.rules.procedures import correct, late
+from dealerbox.rules.tracker import ROUND_BEFORE
 
 
 def raise_for_card(name: str, rid: str, doc: str) -> None:

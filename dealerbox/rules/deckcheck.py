@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .cards import DECK_52, JOKER
-from .decisions import Decision, Step
-from ..errors import RegistryError
-from .profiles import Profile, load_profile
-from .registry import DeckRegistry, normalize_uid
+from dealerbox.domain.cards import DECK_52, JOKER
+from dealerbox.domain.decisions import Decision, Step
+from dealerbox.errors import RegistryError
+from dealerbox.rules.profiles import Profile, load_profile
+from dealerbox.domain.decks import DeckRegistry, normalize_uid
 
 
 @dataclass

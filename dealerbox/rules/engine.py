@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from transitions import Machine
 
-from . import board, buttons, dealing, sensing  # noqa: F401  (their outcomes register in the rule book)
-from .book import NOT_PLAYING, PHASES, compile_book, outcome, run
-from .cards import JOKER
-from .corrections import Correction, Todo
-from .decisions import Decision, Step, decision_to_dict
-from .events import Event
-from .health import ReaderHealth
-from .profiles import Profile, load_profile
-from .registry import DeckRegistry, simulation_registry
-from .tracker import STREETS, HandTracker, Seen, Street, identify, shown
+from dealerbox.rules import board, buttons, dealing, sensing  # noqa: F401  (their outcomes register in the rule book)
+from dealerbox.rules.book import NOT_PLAYING, PHASES, compile_book, outcome, run
+from dealerbox.domain.cards import JOKER
+from dealerbox.rules.corrections import Correction, Todo
+from dealerbox.domain.decisions import Decision, Step, decision_to_dict
+from dealerbox.domain.events import Event
+from dealerbox.rules.reader_health import ReaderHealth
+from dealerbox.rules.profiles import Profile, load_profile
+from dealerbox.domain.decks import DeckRegistry, simulation_registry
+from dealerbox.rules.tracker import STREETS, HandTracker, Seen, Street, identify, shown
 
 __all__ = ["PHASES", "PHASE_TRANSITIONS", "STREETS", "Correction", "Decision", "HandEngine", "Step", "Street",
            "Todo", "decision_to_dict"]

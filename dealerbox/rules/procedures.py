@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from . import corrections as obs
-from .book import outcome
-from .corrections import Correction, Todo, VoidedDeal
-from .decisions import Step
-from .profiles import ANY_IRREGULARITY, PROCEDURES
-from .tracker import NEXT_STREET, STREETS, ClosedDeal, Street
+from dealerbox.rules import corrections as obs
+from dealerbox.rules.book import outcome
+from dealerbox.rules.corrections import Correction, Todo, VoidedDeal
+from dealerbox.domain.decisions import Step
+from dealerbox.rules.profiles import ANY_IRREGULARITY, PROCEDURES
+from dealerbox.rules.tracker import NEXT_STREET, STREETS, ClosedDeal, Street
 
 if TYPE_CHECKING:
-    from .engine import HandEngine
+    from dealerbox.rules.engine import HandEngine
 
 Builder = Callable[..., "Correction | None"]
 #: Procedure name (as profiles spell it) -> the function that opens the correction.
@@ -344,7 +344,7 @@ def _skipped_folded(eng, street: str) -> None:
     st.voided = []
     hand.rounds_done += 1
     eng.next_round()
-    from .board import street_progress  # board builds on these procedures
+    from dealerbox.rules.board import street_progress  # board builds on these procedures
     street_progress(eng, st)
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..resources import data_dir
-from ..tomlfile import read_toml
+from dealerbox.errors import ConfigError
+from dealerbox.resources import data_dir
+from dealerbox.tomlfile import read_toml
 
 RULES_DIR = data_dir("rules")
 

@@ -22,9 +22,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .engine import HandEngine
-from .events import Event
-from .profiles import load_profile
+from dealerbox.rules.engine import HandEngine
+from dealerbox.domain.events import Event
+from dealerbox.rules.profiles import load_profile
 
 
 @dataclass

@@ -6,15 +6,15 @@ for it and never calls the floor.
 
 from __future__ import annotations
 
-from .board import board_card, not_from_shoe, street_progress
-from .book import outcome
-from .buttons import exposed_is_burn, misdeal_exposed_early, next_round
-from .dealing import deal_card, extra_or_early_burn, premature_deal_open, street_draw, take_from_stub
-from .decisions import Step
-from .events import Event
-from .procedures import correct, inform, procedure
-from .corrections import Todo
-from .tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
+from dealerbox.rules.board import board_card, not_from_shoe, street_progress
+from dealerbox.rules.book import outcome
+from dealerbox.rules.buttons import exposed_is_burn, misdeal_exposed_early, next_round
+from dealerbox.rules.dealing import deal_card, extra_or_early_burn, premature_deal_open, street_draw, take_from_stub
+from dealerbox.domain.decisions import Step
+from dealerbox.domain.events import Event
+from dealerbox.rules.procedures import correct, inform, procedure
+from dealerbox.rules.corrections import Todo
+from dealerbox.rules.tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
 
 
 def _record(eng, key: str, step: Step) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .cards import DECK_52, JOKER
-from .events import Event
+from dealerbox.domain.cards import DECK_52, JOKER
+from dealerbox.domain.events import Event
 
 STREETS = ("flop", "turn", "river")
 STREET_CARDS = {"flop": 3, "turn": 1, "river": 1}

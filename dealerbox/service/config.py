@@ -6,11 +6,11 @@ nobody asked for is a typo (the closest known key is suggested). Nothing is ever
 simulated unless the file says so: ``backend`` has no default on any device.
 
 Every key is declared once, as a field of a section's frozen dataclass
-(:mod:`dealerbox.service.schema` says how); the loader's checks and the
+(:mod:`dealerbox.options` says how); the loader's checks and the
 reference, ``docs/CONFIG.md``, are made from those declarations
 (``python -m dealerbox.service.config > docs/CONFIG.md``; a test fails when the
 committed file is stale). Reader kinds declare their options in
-:mod:`dealerbox.hw.kinds`.
+:mod:`dealerbox.service.kinds`.
 
 Public API
 ==========
@@ -39,7 +39,7 @@ section's fields by name::
 
     cfg = load_config(path)
     cfg.presence.shoe_rearm_s                 # PresenceSection
-    cfg.readers["board"].options.spi_hz        # RC522Options (dealerbox.hw.kinds)
+    cfg.readers["board"].options.spi_hz        # RC522Options (dealerbox.service.kinds)
     cfg.lcd.cols, cfg.panel.pins.leds          # LcdConfig, PanelConfig
 
 Adding a section
@@ -76,20 +76,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, RegistryError
-from ..hw.buses import BACKENDS, I2C_PINS, simulated
-from ..hw.gpio_panel import PANEL_BUTTON_ORDER, PIN_FACTORY_KINDS, PanelPins
-from ..hw.kinds import READER_KINDS as _KINDS, reader_kind
-from ..hw.presence import SETTLE_S, SHOE_REARM_S
-from ..rules.messages import LANGUAGES, load_messages
-from ..rules.profiles import Profile, available_profiles, load_profile
-from ..rules.badges import BadgeRegistry, simulation_badges
-from ..rules.registry import DeckRegistry, simulation_registry
-from ..resources import data_dir, is_inside_package, user_state_dir
-from ..tomlfile import read_toml
-from ..floor.publisher import FloorSettings
-from .journal import SYNC_POLICIES
-from .schema import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinBook, PinTable, Text, is_bad,
+from dealerbox.errors import ConfigError, RegistryError
+from dealerbox.hw.buses import BACKENDS, I2C_PINS, simulated
+from dealerbox.hw.gpio_panel import PANEL_BUTTON_ORDER, PIN_FACTORY_KINDS, PanelPins
+from dealerbox.service.kinds import READER_KINDS as _KINDS, reader_kind
+from dealerbox.hw.presence import SETTLE_S, SHOE_REARM_S
+from dealerbox.domain.messages import LANGUAGES, load_messages
+from dealerbox.rules.profiles import Profile, available_profiles, load_profile
+from dealerbox.domain.badges import BadgeRegistry, simulation_badges
+from dealerbox.domain.decks import DeckRegistry, simulation_registry
+from dealerbox.resources import data_dir, is_inside_package, user_state_dir
+from dealerbox.tomlfile import read_toml
+from dealerbox.service.uplink import FloorSettings
+from dealerbox.service.journal import SYNC_POLICIES
+from dealerbox.options import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinBook, PinTable, Text, is_bad,
                      markdown_table, option, options_of, read_fields, suggest, take_pins, unknown_keys)
 
 __all__ = [
@@ -140,7 +140,7 @@ class TableSection:
 
 @dataclass(frozen=True, kw_only=True)
 class JournalSection:
-    """How the journal is written (see dealerbox/service/journal.py)."""
+    """How the journal is written (see dealerbox/service/journal/__init__.py)."""
 
     sync: str = option(Choice(doc="fsync policy", choices=SYNC_POLICIES), "event")
     keep_days: int = option(Integer(doc="days of journal files kept after daily rotation", lo=1, hi=3650), 90)
@@ -157,7 +157,7 @@ class JournalSection:
         """The :class:`~dealerbox.service.journal.Journal` in *directory*, written as this section says.
 
         *overrides* are Journal keyword arguments a caller sets itself (tests, ``keep_from_seq``)."""
-        from .journal import Journal
+        from dealerbox.service.journal import Journal
 
         options = dict(sync=self.sync, keep_days=self.keep_days, group_window=self.group_window_s,
                        group_events=self.group_events, queue_lines=self.queue_lines, retry_s=self.retry_s)
@@ -198,7 +198,7 @@ class PresenceSection:
 
     def tracker(self, *, mouth_window: float | None = None, max_tags: int | None = None):
         """A :class:`~dealerbox.hw.presence.PresenceTracker` with these timings."""
-        from ..hw.presence import PresenceTracker
+        from dealerbox.hw.presence import PresenceTracker
 
         return PresenceTracker(shoe_rearm=self.shoe_rearm_s, board_dropout=self.board_dropout_s,
                                zone_dropout=self.zone_dropout_s, settle=self.settle_s,
@@ -250,7 +250,7 @@ class LcdConfig:
 
     def open(self, bus):
         """The :class:`~dealerbox.hw.lcd.PanelLcd` on I2C *bus* (what :meth:`Buses.i2c` handed out)."""
-        from ..hw.lcd import PanelLcd
+        from dealerbox.hw.lcd import PanelLcd
 
         return PanelLcd(bus=bus, cols=self.cols, rows=self.rows, port=self.port, address=self.address,
                         charmap=self.charmap)
@@ -277,7 +277,7 @@ class PanelConfig:
     def open(self, *, pin_factory, sink, **runtime):
         """The :class:`~dealerbox.hw.gpio_panel.PanelGpio` on *pin_factory*; *runtime* are its other
         arguments (``clock``, ``on_players``, ``poll_interval_s``...)."""
-        from ..hw.gpio_panel import PanelGpio
+        from dealerbox.hw.gpio_panel import PanelGpio
 
         return PanelGpio(self.pins, pin_factory=pin_factory, sink=sink, debounce_s=self.debounce_s,
                          floor_hold_s=self.floor_hold_s, players=self.players, hole_cards=self.hole_cards,
@@ -292,7 +292,7 @@ class ReaderConfig:
     kind: str
     backend: str
     poll_s: float
-    options: Any                  # the kind's options dataclass (dealerbox.hw.kinds)
+    options: Any                  # the kind's options dataclass (dealerbox.service.kinds)
 
     @property
     def zones(self) -> tuple[str, ...]:
@@ -806,8 +806,8 @@ class _Loader:
 
 _REFERENCE_HEAD = """# Table config reference
 
-<!-- Generated from the declarations in dealerbox/service/config.py and dealerbox/hw/kinds.py by
-     `python -m dealerbox.service.config > docs/CONFIG.md`; tests/test_config.py fails when it is stale. -->
+<!-- Generated from the declarations in dealerbox/service/config.py and dealerbox/service/kinds.py by
+     `python -m dealerbox.service.config > docs/CONFIG.md`; tests/service/test_config.py fails when it is stale. -->
 
 One TOML file per table says what is wired where (`firmware_config/tables/*.toml`).
 `dealerbox check-config FILE` lists every error at once, each naming the file, the

@@ -32,18 +32,18 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import DealerboxError
-from ..rules.engine import HandEngine
-from ..rules.events import Event, EventFile
-from ..rules.messages import load_messages
-from .devices import TableDevices
-from .engine_loop import EngineLoop
-from .health import BoxHealth
-from .output import DecisionOutput
-from .polling import ReaderPolling
-from .recovery import StartupRecovery
-from .sdnotify import Notifier
-from .sources import BadgeRead, DealerSignIn, InputFeed
+from dealerbox.errors import DealerboxError
+from dealerbox.rules.engine import HandEngine
+from dealerbox.domain.events import Event, EventFile
+from dealerbox.domain.messages import load_messages
+from dealerbox.service.devices import TableDevices
+from dealerbox.service.engine_loop import EngineLoop
+from dealerbox.service.health import BoxHealth
+from dealerbox.service.output import DecisionOutput
+from dealerbox.service.polling import ReaderPolling
+from dealerbox.service.recovery import StartupRecovery
+from dealerbox.service.sdnotify import Notifier
+from dealerbox.service.sources import BadgeRead, DealerSignIn, InputFeed
 
 log = logging.getLogger("dealerbox")
 
@@ -113,7 +113,7 @@ class Daemon:
         not acknowledged."""
         if not config.floor.enabled:
             return None
-        from ..floor.publisher import Publisher
+        from dealerbox.service.uplink import Publisher
 
         return Publisher(config.floor, config.state_dir / "journal",
                          readers=lambda: self.health.readers(self.config.readers), box=lambda: self.health.box())
@@ -266,7 +266,7 @@ class Daemon:
     # ------------------------------------------------------------------ reload
     def reload(self) -> bool:
         """SIGHUP: load the config again. A bad one is refused and the box runs on."""
-        from .config import load_config
+        from dealerbox.service.config import load_config
 
         self.notifier.reloading()
         try:
@@ -291,8 +291,8 @@ class Daemon:
 
 
 def make_reader(config, name: str, *, buses):
-    """Open reader *name* of *config*: its driver (:mod:`dealerbox.hw.kinds`) on *buses*."""
-    from ..hw.kinds import open_reader
+    """Open reader *name* of *config*: its driver (:mod:`dealerbox.service.kinds`) on *buses*."""
+    from dealerbox.service.kinds import open_reader
 
     return open_reader(config.readers[name], buses)
 

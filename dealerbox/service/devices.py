@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from ..errors import HardwareError
+from dealerbox.errors import HardwareError
 
 log = logging.getLogger("dealerbox")
 
@@ -52,7 +52,7 @@ class TableDevices:
 
     def buses_of(self, backend: str, key: str):
         """The buses a device with *backend* runs on: the simulated table's or the box's own."""
-        from ..hw.buses import RealBuses, buses_for
+        from dealerbox.hw.buses import RealBuses, buses_for
 
         if self._real_buses is None:
             self._real_buses = RealBuses(self.config.gpio_factory)
@@ -71,7 +71,7 @@ class TableDevices:
         """The optional photo-interrupter at the shoe's mouth; its counts go to the shoe's tracker."""
         if ms.pin is None:
             return None
-        from ..hw.mouth import MouthSensor
+        from dealerbox.hw.mouth import MouthSensor
 
         factory = self.buses_of(ms.backend, "mouth_sensor.backend").pin_factory()
         return MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level, clock=clock)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import queue
 
-from ..rules.events import Event
+from dealerbox.domain.events import Event
 
 log = logging.getLogger("dealerbox")
 

@@ -6,9 +6,9 @@ import json
 import logging
 import threading
 
-from ..rules.engine import Step, decision_to_dict
-from ..rules.events import Event
-from .panel import PanelView, render, technician_line
+from dealerbox.rules.engine import Step, decision_to_dict
+from dealerbox.domain.events import Event
+from dealerbox.service.panel import PanelView, render, technician_line
 
 log = logging.getLogger("dealerbox")
 

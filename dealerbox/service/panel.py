@@ -19,7 +19,7 @@ class PanelView:
     """One frame of the panel.
 
     ``lines`` has exactly ``rows`` strings of exactly ``cols`` characters each,
-    printable ASCII plus the suit glyphs of :data:`dealerbox.rules.cards.SUIT_GLYPH`
+    printable ASCII plus the suit glyphs of :data:`dealerbox.domain.cards.SUIT_GLYPH`
     (``\\x00``..``\\x03``, HD44780 CGRAM slots). ``led`` is ``green``, ``amber``
     or ``red``; ``blink`` is set for ``floor``; ``beep`` is set on the frame
     that first shows a new irregularity.

@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 
-from ..rules.events import Event
+from dealerbox.domain.events import Event
 
 log = logging.getLogger("dealerbox")
 
@@ -57,7 +57,7 @@ class ReaderPolling:
 
     def _loop(self, config, name: str, devices, sink, now) -> None:
         """Poll one reader on its fixed grid until told to stop."""
-        from ..hw.reader import PollSchedule
+        from dealerbox.hw.reader import PollSchedule
 
         polled = _PolledReader(self, config, name, devices, sink, now)
         schedule = PollSchedule(config.readers[name].poll_s, time.monotonic())
@@ -80,7 +80,7 @@ class _PolledReader:
     (with the mouth sensor when it reads the shoe) and its counts."""
 
     def __init__(self, polling: ReaderPolling, config, name: str, devices, sink, now):
-        from ..hw.kinds import supervise
+        from dealerbox.service.kinds import supervise
 
         rc = config.readers[name]
         self.polling, self.name, self.sink, self.now = polling, name, sink, now
@@ -90,7 +90,7 @@ class _PolledReader:
         self.mouth = devices.mouth if ms.pin is not None and "shoe" in rc.zones else None
         self.tracker = config.presence.tracker(mouth_window=ms.read_window_s if self.mouth is not None else None,
                                                max_tags=getattr(rc.options, "max_tags", None))
-        from ..hw.presence import BadgeReads
+        from dealerbox.hw.presence import BadgeReads
 
         self.badges = BadgeReads(config.badge_registry.by_uid(), rearm=config.presence.shoe_rearm_s)
         self.badge_sink = polling.badge_sink

@@ -6,12 +6,12 @@ import dataclasses
 import json
 import logging
 
-from ..errors import JournalError
-from ..rules.engine import decision_to_dict
-from ..rules.events import Event
-from .journal_lines import journal_files, parse_line, raw_lines, read_anchor
-from .journal_read import check_recent
-from .output import decision_record, give_out
+from dealerbox.errors import JournalError
+from dealerbox.rules.engine import decision_to_dict
+from dealerbox.domain.events import Event
+from dealerbox.service.journal.lines import journal_files, parse_line, raw_lines, read_anchor
+from dealerbox.service.journal.read import check_recent
+from dealerbox.service.output import decision_record, give_out
 
 log = logging.getLogger("dealerbox")
 
@@ -81,7 +81,7 @@ class StartupRecovery:
         second time, with the same ``seq``), and never missed. *alone*: *entry*
         is the open hand's ``new_hand`` and nothing came after it.
         """
-        from .journal import read_decisions
+        from dealerbox.service.journal import read_decisions
 
         done = sum(d.get("seq") == entry.seq for _seq, _wall, d in read_decisions(self.journal.directory, entry.seq))
         if alone and not done and not decisions:

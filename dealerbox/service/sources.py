@@ -7,9 +7,9 @@ import logging
 import time
 from dataclasses import dataclass
 
-from ..errors import EventError
-from ..rules.book import NOT_PLAYING
-from ..rules.events import Event, EventFile
+from dealerbox.errors import EventError
+from dealerbox.rules.book import NOT_PLAYING
+from dealerbox.domain.events import Event, EventFile
 
 log = logging.getLogger("dealerbox")
 
@@ -18,7 +18,7 @@ class InputFeed:
     """Owns an input of recorded events (a session replayed into a live box, or
     the crash test): where to resume after a restart, and the pace.
 
-    :param events: a list, or an :class:`~dealerbox.rules.events.EventFile`
+    :param events: a list, or an :class:`~dealerbox.domain.events.EventFile`
         read as a stream each time it is iterated (never held whole in memory).
     :param pace_s: seconds to wait after each event.
     :param journal: the box's journal, which says how far a previous run got.

@@ -79,12 +79,12 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules.engine import STREETS, Correction, HandEngine
-from ..errors import DealerboxError, JournalError
-from ..service.journal import read_entries, verify
-from ..rules.messages import load_messages
-from ..rules.profiles import Profile, load_profile
-from ..rules.registry import DeckRegistry
+from dealerbox.rules.engine import STREETS, Correction, HandEngine
+from dealerbox.errors import DealerboxError, JournalError
+from dealerbox.service.journal import read_entries, verify
+from dealerbox.domain.messages import load_messages
+from dealerbox.rules.profiles import Profile, load_profile
+from dealerbox.domain.decks import DeckRegistry
 
 __all__ = [
     "HISTORY_VERSION", "When", "StepRecord", "IrregularityRecord", "SeatRecord", "HandRecord",

@@ -22,7 +22,7 @@ Nothing answers without a signed-in user but the sign-in page and
 
 from __future__ import annotations
 
-from .app import FloorApp, create_app
-from .server import serve
+from dealerbox.floor.web.app import FloorApp, create_app
+from dealerbox.floor.web.server import serve
 
 __all__ = ["FloorApp", "create_app", "serve"]

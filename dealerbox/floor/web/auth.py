@@ -26,9 +26,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from ..accounts import Session, Sessions, may
-from ..config import WebSettings
-from ..store import Store
+from dealerbox.floor.accounts import Session, Sessions, may
+from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.store import Store
 
 __all__ = ["Gate", "Refused", "Client", "read_body", "BODY_LIMIT"]
 

@@ -15,11 +15,11 @@ import time
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
-from .. import figures as F
-from .. import protocol as P
-from .. import story as S
-from ..store import store_engine
-from .auth import Refused
+from dealerbox.floor import figures as F
+from dealerbox.link import protocol as P
+from dealerbox.floor import story as S
+from dealerbox.floor.store import store_engine
+from dealerbox.floor.web.auth import Refused
 
 __all__ = ["FiguresApi", "parse_time", "time_range", "table_id_of", "dealer_id_of", "DEFAULT_SPAN_S",
            "LONGEST_SPAN_S"]

@@ -15,8 +15,8 @@ import time
 
 from anyio import to_thread
 
-from ..collector import _view_table as view_table
-from ..store import Store
+from dealerbox.floor.collector import _view_table as view_table
+from dealerbox.floor.store import Store
 
 __all__ = ["Floor", "Subscriber", "POLL_S"]
 
@@ -156,7 +156,7 @@ class Floor:
         per hour over the last :data:`PIT_SPAN_S`. A figures problem leaves the last answer."""
         from sqlalchemy import select
 
-        from .. import figures as F
+        from dealerbox.floor import figures as F
 
         def read(conn):
             rows = F.room_figures(conn, now - PIT_SPAN_S, now)["tables"]

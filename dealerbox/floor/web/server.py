@@ -22,9 +22,9 @@ from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.utils import wrap_app
 
-from .. import FloorError
-from ..config import WebSettings
-from .app import FloorApp
+from dealerbox.errors import FloorError
+from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.web.app import FloorApp
 
 __all__ = ["serve", "hypercorn_config"]
 

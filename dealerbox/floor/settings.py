@@ -1,0 +1,237 @@
+"""Reading the floor server's TOML file, ``floor.toml`` (see firmware_config/floor/ and docs/FLOOR.md).
+
+Every bad value gets one :class:`ConfigError` naming the file, the key and
+what was expected.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dealerbox.errors import ConfigError
+from dealerbox.options import RaisingReporter, options_of, read_fields, unknown_keys
+from dealerbox.tomlfile import read_toml
+from dealerbox.link import protocol as P
+from dealerbox.link.client import Identity
+from dealerbox.floor.collector import CollectorLimits
+
+__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web"]
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """``[web]`` of ``floor.toml``: the floor view (``dealerbox floor web``)."""
+    #: The store: an SQLite file's path, or a PostgreSQL URL (``[store] url``).
+    store: Path | str
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: TLS: the web view's certificate and key from the casino CA (both or neither).
+    cert: Path | None = None
+    key: Path | None = None
+    #: A deck registry file (``deck register``'s) the hand's story names the tables' cards
+    #: with; the built-in simulated decks are known without it.
+    deck_registry: Path | None = None
+    #: Addresses (or networks) of reverse proxies whose user header is believed.
+    trusted_proxies: tuple = ()
+    proxy_user_header: str = "X-Remote-User"
+    #: Other origins a browser may post from (a proxy serving the view under another name).
+    origins: tuple = ()
+    session_idle_s: float = 1800.0
+    session_max_s: float = 43200.0
+    signin_limit_user: int = 5
+    signin_limit_address: int = 20
+    signin_window_s: float = 300.0
+    #: A request's head (and body) must arrive within this; an idle connection is closed after it.
+    request_timeout_s: float = 10.0
+    config: Path | None = field(default=None, compare=False)
+
+    @property
+    def tls(self) -> bool:
+        return self.cert is not None
+
+
+@dataclass(frozen=True)
+class CollectorSettings:
+    identity: Identity
+    store: Path | str
+    web: WebSettings | None = None
+    limits: CollectorLimits = CollectorLimits()
+
+    @property
+    def web_host(self) -> str:
+        return self.web.host if self.web else "127.0.0.1"
+
+    @property
+    def web_port(self) -> int:
+        return self.web.port if self.web else 8080
+
+
+class _Section:
+    def __init__(self, path: Path, name: str, data):
+        self.path, self.name = path, name
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(path, f"[{name}]", "a table")
+        self.data = data
+
+    def get(self, key, kind, default, *, check=None, expected=""):
+        if key not in self.data:
+            if default is ...:
+                raise ConfigError(self.path, f"{self.name}.{key}", expected or kind.__name__,
+                                  found=False)
+            return default
+        value = self.data[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok or (check is not None and not check(value)):
+            raise ConfigError(self.path, f"{self.name}.{key}", expected or kind.__name__, value)
+        return value
+
+    def path_of(self, key, default=...):
+        value = self.get(key, str, default if default is ... else str(default),
+                         check=bool, expected="a file path")
+        p = Path(value)
+        return p if p.is_absolute() else (self.path.parent / p)
+
+    def unknown(self, known) -> None:
+        extra = sorted(set(self.data) - set(known))
+        if extra:
+            raise ConfigError(self.path, f"{self.name}.{extra[0]}",
+                              f"one of {', '.join(sorted(known))}", self.data[extra[0]])
+
+
+def _port(v):
+    return 1 <= v <= 65535
+
+
+def _floor_toml(path: Path, what: str) -> dict:
+    data = read_toml(path, what)
+    extra = sorted(set(data) - {"broker", "store", "web", "collector"})
+    if extra:
+        raise ConfigError(path, f"[{extra[0]}]", "one of [broker], [store], [web], [collector]")
+    return data
+
+
+def load_collector(path) -> CollectorSettings:
+    """The collector's ``floor.toml`` (its ``[web]`` is checked too: one file, two services)."""
+    path = Path(path)
+    data = _floor_toml(path, "a floor collector config")
+    b = _Section(path, "broker", data.get("broker"))
+    b.unknown(("host", "port", "ca", "cert", "key"))
+    identity = Identity(b.get("host", str, "127.0.0.1", check=bool, expected="a host name"),
+                        b.get("port", int, 8883, check=_port, expected="a port 1..65535"),
+                        b.path_of("ca"), b.path_of("cert"), b.path_of("key"))
+    return CollectorSettings(identity, _store_path(path, data), _web(path, data),
+                             _limits(_Section(path, "collector", data.get("collector"))))
+
+
+def load_web(path) -> WebSettings:
+    """The web view's settings from ``floor.toml``: ``[store]`` and ``[web]``."""
+    path = Path(path)
+    return _web(path, _floor_toml(path, "a floor config"))
+
+
+def _store_path(path: Path, data: dict) -> Path | str:
+    """``[store]``: ``path`` (an SQLite file, the default backend) or ``url`` (PostgreSQL)."""
+    st = _Section(path, "store", data.get("store"))
+    st.unknown(("path", "url"))
+    if "url" in st.data:
+        from dealerbox.floor.store import describe_target
+        url = st.data["url"]
+        shown = describe_target(url) if isinstance(url, str) else url  # never a password in a message
+        if "path" in st.data:
+            raise ConfigError(path, "store.url", "either store.path (SQLite) or store.url (PostgreSQL), "
+                                                 "not both", shown)
+        if not isinstance(url, str) or not _postgres_url(url):
+            raise ConfigError(path, "store.url", "a PostgreSQL URL: postgresql://USER@HOST:PORT/DATABASE "
+                                                 "(the password from the service user's ~/.pgpass, or "
+                                                 "in the URL)", shown)
+        return url
+    return st.path_of("path")
+
+
+def _postgres_url(value: str) -> bool:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+    try:
+        url = make_url(value)
+    except ArgumentError:
+        return False
+    return url.get_backend_name() == "postgresql" and url.get_driver_name() in ("psycopg", "psycopg2") \
+        and bool(url.database)
+
+
+def _web(path: Path, data: dict) -> WebSettings:
+    w = _Section(path, "web", data.get("web"))
+    w.unknown(tuple(f.name for f in WebSettings.__dataclass_fields__.values()
+                    if f.name not in ("store", "config")))
+    d = WebSettings
+    cert = w.path_of("cert", None) if "cert" in w.data else None
+    key = w.path_of("key", None) if "key" in w.data else None
+    if (cert is None) != (key is None):
+        missing = "key" if key is None else "cert"
+        raise ConfigError(path, f"web.{missing}", "the certificate and its key together (TLS), or neither",
+                          found=False)
+
+    def addresses(key, parse, expected):
+        value = w.get(key, list, [], expected=expected)
+        out = []
+        for item in value:
+            try:
+                out.append(parse(item))
+            except (TypeError, ValueError):
+                raise ConfigError(path, f"web.{key}", expected, item) from None
+        return tuple(out)
+
+    def origin(value):
+        if not isinstance(value, str) or not value.startswith(("http://", "https://")) \
+                or value.count("/") != 2:
+            raise ValueError(value)
+        return value.lower()
+
+    positive = {"check": lambda v: v > 0, "expected": "a number of seconds > 0"}
+    count = {"check": lambda v: 1 <= v <= 1000, "expected": "a count 1..1000"}
+    idle = w.get("session_idle_s", float, d.session_idle_s, **positive)
+    longest = w.get("session_max_s", float, d.session_max_s, **positive)
+    if longest < idle:
+        raise ConfigError(path, "web.session_max_s", f"at least session_idle_s ({idle:g})", longest)
+    header = w.get("proxy_user_header", str, d.proxy_user_header,
+                   check=lambda v: v.replace("-", "").isalnum(), expected="an HTTP header name")
+    return WebSettings(
+        store=_store_path(path, data),
+        host=w.get("host", str, d.host, check=bool, expected="an address"),
+        port=w.get("port", int, d.port, check=lambda v: 0 <= v <= 65535,
+                   expected="a port 0..65535 (0: any free port)"),
+        cert=cert, key=key,
+        deck_registry=w.path_of("deck_registry", None) if "deck_registry" in w.data else None,
+        trusted_proxies=addresses("trusted_proxies", lambda v: ipaddress.ip_network(v, strict=False),
+                                  "a list of proxy addresses or networks (\"10.0.0.5\", \"10.1.0.0/24\")"),
+        proxy_user_header=header,
+        origins=addresses("origins", origin, "a list of origins (\"https://floor.example\")"),
+        session_idle_s=idle, session_max_s=longest,
+        signin_limit_user=w.get("signin_limit_user", int, d.signin_limit_user, **count),
+        signin_limit_address=w.get("signin_limit_address", int, d.signin_limit_address, **count),
+        signin_window_s=w.get("signin_window_s", float, d.signin_window_s, **positive),
+        request_timeout_s=w.get("request_timeout_s", float, d.request_timeout_s,
+                                check=lambda v: 0 < v <= 300, expected="seconds, more than 0 and at most 300"),
+        config=path)
+
+
+def _limits(c: _Section):
+    """``[collector]``: what bounds the collector (docs/FLOOR.md)."""
+    c.unknown(("max_message_bytes", "alerts_shown", "broker_lost_s", "share_group"))
+    d = CollectorLimits()
+    return CollectorLimits(
+        share_group=c.get("share_group", str, d.share_group, check=lambda v: bool(P.SHARE_GROUP_RE.match(v)),
+                          expected="1 to 64 letters, digits, - or _ (an MQTT shared subscription group)"),
+        max_message_bytes=c.get("max_message_bytes", int, d.max_message_bytes,
+                                check=lambda v: 4096 <= v <= 1_000_000,
+                                expected="bytes, 4096..1000000 (below the broker's 1 MiB packets)"),
+        alerts_shown=c.get("alerts_shown", int, d.alerts_shown, check=lambda v: 0 <= v <= 10_000,
+                           expected="a number of alerts, 0..10000"),
+        broker_lost_s=c.get("broker_lost_s", float, d.broker_lost_s, check=lambda v: 1 <= v <= 86400,
+                            expected="seconds, 1..86400"))

@@ -1,0 +1,94 @@
+"""The shift report: the figures of every table and dealer (equal to a recount from
+the journals), the alerts with who cleared them; as a page, JSON, CSV, HTML and PDF."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+
+from tests.floor.test_figures import T0, filled_store, recount_room, room  # noqa: F401
+from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
+from dealerbox.floor import figures as F
+from dealerbox.floor import report as R
+from dealerbox.floor.store import Store, store_engine
+
+START, END = T0 - 600.0, T0 + 11 * 3600.0
+
+
+def _report(path):
+    engine = store_engine(path)
+    F.Ledger().catch_up(engine)
+    with Store(path) as store, engine.connect() as conn:
+        out = R.shift_report(conn, store.alerts(open_only=False), START, END)
+    engine.dispose()
+    return out
+
+
+def test_the_report_holds_every_table_and_dealer_with_the_figures_a_recount_gives(tmp_path, room):
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    report = _report(path)
+    expected = recount_room(room, START, END)
+    assert report["tables"] == expected["tables"] and report["dealers"] == expected["dealers"]
+    assert report["room"] == expected["room"]
+    with Store(path) as store:
+        alerts = [a for a in store.alerts(open_only=False) if START <= a["raised"] < END]
+    assert len(report["alerts_open"]) + len(report["alerts_cleared"]) == len(alerts)
+    assert report["alerts_cleared"] and all(a["cleared_by"] in ("sam", "ada") for a in report["alerts_cleared"])
+    assert report["alerts_open"]
+
+
+def test_the_csv_has_a_line_per_table_dealer_and_the_room(tmp_path, room):
+    report = _report(filled_store(tmp_path / "floor.sqlite", room))
+    rows = list(csv.reader(io.StringIO(R.report_csv(report))))
+    assert rows[0] == ["kind", "id", *R.CSV_COLUMNS]
+    assert [r[1] for r in rows[1:] if r[0] == "table"] == [t["table"] for t in report["tables"]]
+    assert sum(1 for r in rows if r[0] == "dealer") == len(report["dealers"])
+    (room_row,) = [r for r in rows if r[0] == "room"]
+    assert int(room_row[2]) == report["room"]["hands"]
+
+
+def test_the_pdf_and_the_html_file_are_made_from_the_same_report(tmp_path, room):
+    report = _report(filled_store(tmp_path / "floor.sqlite", room))
+    pdf = R.report_pdf(report)
+    assert pdf.startswith(b"%PDF") and len(pdf) > 2000
+    html = R.report_html(report)
+    assert "<script" not in html and "@media print" in html
+    assert all(t["table"] in html for t in report["tables"]) and "sam" in html
+
+
+def test_dealerbox_floor_report_writes_the_files_asked_for(tmp_path, room):
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[broker]\nca = "ca.crt"\ncert = "c.crt"\nkey = "c.key"\n[store]\npath = "{path}"\n')
+    files = {kind: tmp_path / f"shift.{kind}" for kind in ("html", "csv", "pdf")}
+    proc = subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "report", "--config", str(config),
+                           "--from", str(START), "--to", str(END),
+                           *(a for kind, f in files.items() for a in (f"--{kind}", str(f)))],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{recount_room(room, START, END)['room']['hands']} hands" in proc.stdout
+    assert files["pdf"].read_bytes().startswith(b"%PDF") and "kind,id" in files["csv"].read_text()
+    bad = subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "report", "--config", str(config),
+                          "--from", "2026-11-24T10:00:00"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "UTC offset" in bad.stderr
+
+
+def test_the_report_page_json_and_csv_answer_a_signed_in_user_only(tmp_path, room):
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    add_users(path, ("vera",))
+    expected = recount_room(room, START, END)
+    with WebProcess(tmp_path, path) as web:
+        q = f"from={START}&to={END}"
+        assert call(web, "GET", f"/api/report?{q}")[0] == 401
+        cookie, _csrf = sign_in(web, "vera")
+        status, _h, body = call(web, "GET", f"/api/report?{q}", cookie=cookie)
+        assert status == 200 and body["room"] == expected["room"] and body["tables"] == expected["tables"]
+        status, _h, page = call(web, "GET", f"/report?{q}", cookie=cookie)
+        text = page if isinstance(page, str) else page.decode()
+        assert status == 200 and "Shift report" in text and all(t["table"] in text for t in expected["tables"])
+        status, headers, data = call(web, "GET", f"/report.csv?{q}", cookie=cookie)
+        text = data if isinstance(data, str) else data.decode()
+        assert status == 200 and text.startswith("kind,id,hands")
+        assert call(web, "GET", "/report?from=yesterday", cookie=cookie)[0] == 400

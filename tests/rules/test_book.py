@@ -1,0 +1,75 @@
+"""The rule book: complete, consistent with the profiles, and rendered into docs/RULEBOOK.md."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dealerbox.errors import ConfigError
+from dealerbox.rules import procedures
+from dealerbox.rules.book import GUARDS, OUTCOMES, PHASES, RULE_BOOK
+from dealerbox.rules.book_markdown import render_markdown
+from dealerbox.rules.engine import HandEngine
+from dealerbox.domain.events import Event
+from dealerbox.rules.profiles import PROCEDURES, load_profile, parse_profile
+from dealerbox.tomlfile import read_toml
+
+RULEBOOK = Path(__file__).resolve().parents[2] / "docs" / "RULEBOOK.md"
+
+
+def test_rendered_rule_book_is_current():
+    text = render_markdown()
+    if os.environ.get("DEALERBOX_WRITE_RULEBOOK"):
+        RULEBOOK.write_text(text)
+    assert RULEBOOK.read_text() == text, "docs/RULEBOOK.md is stale: DEALERBOX_WRITE_RULEBOOK=1 pytest tests/rules/test_book.py"
+
+
+def test_every_rule_names_known_guards_outcomes_phases_and_ids():
+    for rule in RULE_BOOK:
+        assert set(rule.phases) <= set(PHASES), rule
+        assert rule.outcome in OUTCOMES, rule
+        for g in rule.guards:
+            assert g.removeprefix("not ") in GUARDS, (rule, g)
+        assert set(rule.raises) <= set(PROCEDURES), rule
+
+
+def test_every_irregularity_is_raised_by_some_rule():
+    raised = {r for rule in RULE_BOOK for r in rule.raises}
+    # MISSING_CARD is a deck-check finding (dealerbox.rules.deckcheck), not an event's.
+    assert set(PROCEDURES) - {"MISSING_CARD"} <= raised
+
+
+def test_every_procedure_a_profile_may_choose_has_a_builder():
+    assert procedures.missing_builders() == []
+
+
+def test_an_unknown_procedure_is_a_config_error_naming_file_key_and_choices(tmp_path):
+    src = Path(load_profile("tda-2019").path)
+    data = read_toml(src, "rule profile")
+    data["rules"]["FOUR_CARD_FLOP"]["procedure"] = "scramble_and_guess"
+    with pytest.raises(ConfigError) as info:
+        parse_profile(data, tmp_path / "house.toml")
+    msg = str(info.value)
+    assert "house.toml" in msg and "rules.FOUR_CARD_FLOP.procedure" in msg
+    assert "scramble_pick_burn" in msg and "redeal_street" in msg
+
+
+def _four_card_flop(profile):
+    eng = HandEngine(profile)
+    events = [{"ev": "new_hand", "players": 2}]
+    events += [{"ev": "shoe", "card": c} for c in ("2c", "3c", "4c", "5c")]
+    events += [{"ev": "button", "name": "round_done"}, {"ev": "shoe", "card": "6c"}]
+    for c in ("7c", "8c", "9c", "Tc"):
+        events += [{"ev": "shoe", "card": c}, {"ev": "board_on", "card": c}]
+    for i, e in enumerate(events):
+        eng.feed(Event.from_dict({"t": float(i), **e}))
+    return eng.decision
+
+
+def test_a_profiles_procedure_choice_changes_what_the_box_says():
+    tda = load_profile("tda-2019")
+    rules = dict(tda.rules)
+    rules["FOUR_CARD_FLOP"] = type(rules["FOUR_CARD_FLOP"])("floor", "redeal_street", "house")
+    house = type(tda)("house", rules)
+    assert _four_card_flop(tda).steps[1].key == "four_flop.scramble_pick"
+    assert _four_card_flop(house).steps[0].key == "redeal.cards_back"
