@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_no_dead_relative_link(md):
 
 
 def test_the_checker_sees_a_dead_link(tmp_path, monkeypatch):
-    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     (tmp_path / "here.md").write_text("# Here\n## A part\n")
     doc = tmp_path / "doc.md"
     doc.write_text("[a](../shared/design/RULES.md) [b](gone.md) [c](here.md#a-part) [d](here.md#nope)\n"

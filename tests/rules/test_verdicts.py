@@ -351,9 +351,9 @@ def test_every_scenario_irregularity_ruled_misdeal_void_or_floor_by_a_house(base
         assert {st.key for st in ruled.steps} & NATIVE_STEPS[procedure], (procedure, ruled.steps)
 
 
-def test_the_readme_house_profile_example_loads_and_rules_as_it_says(tmp_path, tda_data):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Rule profiles"):]
+def test_the_documented_house_profile_example_loads_and_rules_as_it_says(tmp_path, tda_data):
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "RULES.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Profiles"):]
     example = tomllib.loads(section[section.index("```toml") + 7:section.index("```", section.index("```toml") + 7)])
     data = copy.deepcopy(tda_data)
     for rid, row in example["rules"].items():
