@@ -1,0 +1,72 @@
+"""Seat luck: exact probabilities of strong starting hands and the binomial tail, corrected."""
+
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+from dealerbox.errors import UsageError
+from dealerbox.floor.protect.hand import DealtHand
+from dealerbox.floor.protect.seat_luck import (SeatLuck, binomial_tail, holdem_class, holdem_probability,
+                                               holm, is_strong, omaha_probability, strong_probability)
+
+PAIRS = {r * 2 for r in "23456789TJQKA"}
+
+
+def test_holdem_classes_and_their_combinations():
+    assert holdem_class("Kd", "Ah") == "AKo" and holdem_class("Ah", "Kh") == "AKs"
+    assert holdem_class("7c", "7s") == "77"
+    # Any pocket pair: 13 ranks x C(4,2) = 78 of C(52,2) = 1326, one hand in 17.
+    assert holdem_probability(PAIRS) == Fraction(78, 1326) == Fraction(1, 17)
+    # The default strong hands: TT..AA 5 x 6 = 30, AKs 4, AKo 12: 46 of 1326.
+    assert strong_probability(2) == Fraction(46, 1326)
+
+
+def test_omaha_strong_hands_counted_by_hand():
+    # Two or more aces in four cards: C(4,2)C(48,2) + C(4,3)C(48,1) + C(4,4)
+    # = 6 x 1128 + 4 x 48 + 1 = 6961 of C(52,4) = 270725.
+    assert omaha_probability("A") == Fraction(6961, 270725)
+    # Two aces or two kings: 6961 + 6961 - (both: C(4,2) x C(4,2) = 36) = 13886.
+    assert omaha_probability("AK") == Fraction(2 * 6961 - 36, 270725) == strong_probability(4)
+    assert is_strong(("Ah", "Ad", "7c", "2s")) and not is_strong(("Ah", "Kd", "7c", "2s"))
+
+
+def test_the_binomial_upper_tail():
+    # At least 2 pairs in 3 hands, p = 1/17: 3 p^2 (1-p) + p^3 = (3 x 16 + 1) / 17^3 = 49/4913.
+    assert binomial_tail(2, 3, 1 / 17) == pytest.approx(49 / 4913)
+    assert binomial_tail(0, 3, 0.2) == 1.0 and binomial_tail(4, 3, 0.2) == 0.0
+
+
+def hand(i, seat1, seat2):
+    # Two players: seat 1 gets draw[0], draw[2]; seat 2 draw[1], draw[3].
+    return DealtHand("A", (seat1[0], seat2[0], seat1[1], seat2[1]), players=2, hand_id=i, table="T1")
+
+
+def test_a_seat_over_a_window_with_bonferroni_over_seats_tables_windows():
+    hands = [hand(1, ("Ah", "Ad"), ("7c", "2s")), hand(2, ("Kh", "Kd"), ("8c", "3s")),
+             hand(3, ("9h", "4d"), ("8d", "3h"))]
+    luck = SeatLuck(alpha=0.05, seats=2, tables=3, windows=1)   # a family of 2 x 3 x 1 = 6 tests
+    seat1, seat2 = luck.window(hands, "shift 1")
+    p = 46 / 1326
+    tail = 3 * p ** 2 * (1 - p) + p ** 3                        # 2 strong hands or more in 3
+    assert (seat1.seat, seat1.hands, seat1.strong, seat1.strong_hand_ids) == (1, 3, 2, (1, 2))
+    assert seat1.p_value == pytest.approx(tail)                 # about 0.0035
+    assert seat1.family == 6 and seat1.correction == "Bonferroni"
+    assert seat1.corrected == pytest.approx(6 * tail) and seat1.alert   # 0.021 < 0.05
+    assert seat2.strong == 0 and seat2.p_value == 1.0 and not seat2.alert
+    assert seat1.expected == pytest.approx(3 * p)
+
+
+def test_holm_steps_down():
+    luck = SeatLuck()
+    base = luck.window([hand(1, ("Ah", "Ad"), ("7c", "2s"))])[0]
+    found = [replace(base, p_value=v) for v in (0.01, 0.04, 0.03)]
+    # Sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04 -> kept monotone: 0.03, 0.06, 0.06.
+    assert [f.corrected for f in holm(found)] == pytest.approx([0.03, 0.06, 0.06])
+    assert {f.correction for f in holm(found)} == {"Holm"}
+
+
+def test_a_window_holds_one_game():
+    omaha = DealtHand("A", ("Ah", "Kd", "Ac", "Ks", "Ad", "Kh", "As", "Kc"), players=2, hole_cards=4)
+    with pytest.raises(UsageError, match="one game"):
+        SeatLuck().window([hand(1, ("Ah", "Ad"), ("7c", "2s")), omaha])
