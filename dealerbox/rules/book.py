@@ -5,21 +5,23 @@ run out are ``grace.extra``, ``grace.seats``, ``grace.held`` and ``grace.double_
 per trigger, rules in the order they are tried: the phases a rule applies in,
 its named guards (all must hold; ``not NAME`` negates one) and the named
 outcome it leads to. The first rule that applies decides, unless it ``goes_on``
-(bookkeeping that every later rule relies on). The guards are in
-:data:`GUARDS`, the outcomes register themselves in :data:`OUTCOMES` (modules
-:mod:`.dealing`, :mod:`.board`, :mod:`.buttons`), and an irregularity's
-correction is the profile's procedure (:mod:`.procedures`).
+(bookkeeping that every later rule relies on).
 
-:func:`render_markdown` prints the book beside the profiles' choices; the
-rendering is committed as ``docs/RULEBOOK.md``.
+The book is data and two registries, and imports none of the modules that fill
+them: the guards register themselves in :data:`GUARDS` (module :mod:`.guards`),
+the outcomes in :data:`OUTCOMES` (modules :mod:`.dealing`, :mod:`.board`,
+:mod:`.buttons`, :mod:`.sensing`, :mod:`.procedures` and the engine's own); the
+engine imports them all before it compiles the book. An irregularity's correction is the profile's
+procedure (:mod:`.procedures`).
+
+:func:`~dealerbox.rules.book_markdown.render_markdown` prints the book beside the
+profiles' choices; the rendering is committed as ``docs/RULEBOOK.md``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
-
-from dealerbox.rules.tracker import UNREAD_PREFIX
 
 PHASES = ("idle", "deal", "preflop", "flop", "turn", "river", "showdown", "over", "halted")
 ANY = PHASES
@@ -180,229 +182,6 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("grace.held", NOT_PLAYING, (), "forget_held"),
     _r("grace.double_burn", PLAYING, (), "double_burn_after_spread", "DOUBLE_BURN"),
 )
-
-
-# --------------------------------------------------------------------------
-# Guards: questions about the event's card and the hand, never changing either
-# --------------------------------------------------------------------------
-
-def _place(eng, seen):
-    return eng.hand.where.get(seen.key)
-
-
-_SIMPLE_GUARDS = (
-    ("is_card", "the tag is a card of the active deck",
-     lambda eng, seen: seen.kind == "card"),
-    ("is_joker", "the tag is a joker of the active deck",
-     lambda eng, seen: seen.kind == "joker"),
-    ("is_foreign", "the tag belongs to another registered deck",
-     lambda eng, seen: seen.kind == "foreign"),
-    ("is_unknown", "the tag belongs to no registered deck",
-     lambda eng, seen: seen.kind == "unknown"),
-    ("in_stub", "by tracking, the card is in the stub",
-     lambda eng, seen: _place(eng, seen) in ("stub", None)),
-    ("in_hand", "the card was drawn and not yet placed",
-     lambda eng, seen: _place(eng, seen) == "hand"),
-    ("on_board", "the card lies on the board",
-     lambda eng, seen: _place(eng, seen) == "board"),
-    ("set_aside", "the card was dealt face down aside (C40)",
-     lambda eng, seen: _place(eng, seen) == "aside"),
-    ("returning", "the card was sent back into the stub and may rightly come out again",
-     lambda eng, seen: seen.key in eng.hand.returning),
-    ("in_muck_zone", "the zone is the muck",
-     lambda eng, seen: seen.event.zone == "muck"),
-    ("in_burn_zone", "the zone is the burn pile",
-     lambda eng, seen: seen.event.zone == "burn"),
-    ("in_seat_zone", "the zone is a seat",
-     lambda eng, seen: seen.event.zone.startswith("seat")),
-    ("reshuffled_out", "the card was burned, mucked or on the board when the stub was reshuffled",
-     lambda eng, seen: seen.key in eng.hand.excluded),
-    ("is_unread", "the mouth sensor counted a card and no tag read came with it",
-     lambda eng, seen: seen.unread),
-    ("card_expected", "a correction said which card comes out next",
-     lambda eng, seen: bool(eng.hand.expect_next)),
-    ("unread_card_expected", "a correction expects a card back out of the stub that left it unread",
-     lambda eng, seen: bool(eng.hand.expect_next) and eng.hand.expect_next[0].startswith(UNREAD_PREFIX)),
-    ("held", "the card lies on the board, waiting for its late shoe read",
-     lambda eng, seen: seen.key in eng.hand.held),
-    ("held_on_board", "the card was seen on the board before its shoe read",
-     lambda eng, seen: seen.kind == "card" and seen.key in eng.hand.held),
-    ("at_a_seat", "the card was dealt to a seat",
-     lambda eng, seen: (_place(eng, seen) or "").startswith("seat")),
-    ("mouth_sensor", "the table counts every card at the shoe's mouth",
-     lambda eng, seen: eng.hand.mouth_sensor),
-    ("unread_draw_open", "a card of the street being dealt left the stub unread and is still to be placed",
-     lambda eng, seen: eng.hand.unread_board_draw(eng.hand.drawing_street(eng.phase)) is not None),
-    ("board_card_due", "the street being dealt wants a board card (its round is done, or a card was drawn for it)",
-     lambda eng, seen: eng.hand.board_card_due(eng.phase)),
-    ("taken_for_a_fast_pair_burn", "the card was taken for the burn of two cards drawn together and "
-     "read in swapped order (the other one reached the board first)",
-     lambda eng, seen: any(st.fast_pair and st.fast_pair[1] == seen.key for st in eng.hand.streets.values())),
-    ("deal_a_few_short", "the deal is short by fewer hole cards than there are seats (a whole lap missing is "
-     "round_done pressed too early, not unread tags)",
-     lambda eng, seen: eng.hand.deal_a_few_short()),
-    ("last_hole_card_again", "the last hole card comes out again as the first card after the first round",
-     lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
-                        and not eng.hand.streets["flop"].drawn)),
-    ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
-     lambda eng, seen: any(c.asks == "burn_unread" and not c.todos[0].done and c.born != eng.seq
-                           for c in eng.corrections)),
-    ("street_shows_nothing", "no card of the street the last round opened is out yet, its burn aside",
-     lambda eng, seen: eng.hand.street_shows_nothing(eng.phase)),
-    ("closed_deal_open", "later streets are being dealt face down aside (C40)",
-     lambda eng, seen: eng.hand.closed is not None),
-    ("after_first_round", "the first betting round is done",
-     lambda eng, seen: eng.hand.rounds_done > 0),
-    ("exposed_before", "a card was exposed earlier in this deal",
-     lambda eng, seen: eng.hand.exposed_count >= 1),
-    ("boxed_before", "a card was boxed earlier in this deal",
-     lambda eng, seen: eng.hand.boxed_count >= 1),
-    ("unknown_tag_open", "the floor is being asked about an unknown tag",
-     lambda eng, seen: any(c.unknown is not None for c in eng.corrections)),
-    ("short_deal_open", "the box asks to count the hole cards (SHORT_DEAL): a press repeats the one that asked",
-     lambda eng, seen: any(c.irregularity == "SHORT_DEAL" for c in eng.corrections)),
-    ("hole_card_question_open", "the box asks whether the last hole card, out again, was put back",
-     lambda eng, seen: any(c.asks == "hole_card_again" for c in eng.corrections)),
-    ("skipped_question_open", "the skipped player has not answered yet (C40)",
-     lambda eng, seen: any(c.skipped for c in eng.corrections)),
-    ("asked_back_on_board", "a correction asked for this card back on the board",
-     lambda eng, seen: any(c.keep_on_board == seen.key for c in eng.corrections)),
-    ("correction_moves_it", "an open correction says where this card goes off the board",
-     lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
-    ("reshuffle_pending", "an open correction waits for a reshuffle",
-     lambda eng, seen: any(t.button == "reshuffled" and not t.done for c in eng.corrections for t in c.todos)),
-    ("expected_card_in_stub", "the card a correction expects next is in the stub, or was sent back into it",
-     lambda eng, seen: (eng.hand.where.get(eng.hand.expect_next[0]) == "stub"
-                        or eng.hand.expect_next[0] in eng.hand.returning)),
-    ("exposed_question_open", "the box asked whether the exposed card was the second one dealt",
-     lambda eng, seen: any(c.asks == "exposed_position" for c in eng.corrections)),
-    ("flop_card_on_board", "a card drawn for the flop lies on the board",
-     lambda eng, seen: bool(eng.hand.on_board(eng.hand.streets["flop"].drawn))),
-)
-for _name, _doc, _fn in _SIMPLE_GUARDS:
-    guard(_name, _doc)(_fn)
-
-
-@guard("not_from_stub")
-def _not_from_stub(eng, seen) -> bool:
-    """A known card out of the shoe that was not in the stub and was not sent back into it."""
-    return seen.kind != "unknown" and _place(eng, seen) != "stub" and seen.key not in eng.hand.returning
-
-
-@guard("short_deal_answered_by_the_flop")
-def _short_deal_answered_by_the_flop(eng, seen) -> bool:
-    """The card is one drawn after SHORT_DEAL's question and given to a short seat, or the one the
-    flop's burn would then be: the cards after the question were the burn and the flop"""
-    from dealerbox.rules.sensing import short_deal_fill
-    fill = short_deal_fill(eng)
-    if not fill:
-        return False
-    flop = eng.hand.streets["flop"]
-    return seen.key in fill or (eng.phase == "flop" and flop.drawn[:1] == [seen.key])
-
-
-@guard("correction_open")
-def _correction_open(eng, seen) -> bool:
-    """A correction the dealer is following is open (not a halt, a question or a put-right)."""
-    return any(not c.halting and c.irregularity not in _NOT_FOLLOWED for c in eng.corrections)
-
-
-#: Open "corrections" that are no procedure the dealer follows.
-_NOT_FOLLOWED = frozenset({None, "UNKNOWN_TAG", "WRONG_CORRECTION", "UNREAD_CARD", "READER_DEGRADED"})
-
-
-@guard("other_card_expected")
-def _other_card_expected(eng, seen) -> bool:
-    """A correction said which card must come out next, and this is another."""
-    expect = eng.hand.expect_next
-    return bool(expect) and seen.key != expect[0]
-
-
-@guard("first_round_open")
-def _first_round_open(eng, seen) -> bool:
-    """The first betting round is not done, and no premature flop was judged."""
-    return eng.hand.rounds_done == 0 and not eng.hand.streets["flop"].settled
-
-
-@guard("last_draw_dealt")
-def _last_draw_dealt(eng, seen) -> bool:
-    """The last card out of the shoe was dealt as a hole card."""
-    key = eng.hand.last_shoe
-    return key is not None and key in eng.hand.deal_cards
-
-
-@guard("last_draw_out")
-def _last_draw_out(eng, seen) -> bool:
-    """The last card out of the shoe is still in play (not in the stub, not burned)."""
-    key = eng.hand.last_shoe
-    return key is not None and eng.hand.where.get(key) not in ("stub", "burn", None)
-
-
-@guard("among_first_two")
-def _among_first_two(eng, seen) -> bool:
-    """The last card out was deal card 1 or 2."""
-    return eng.hand.deal_cards.index(eng.hand.last_shoe) < 2
-
-
-@guard("second_card_dealt")
-def _second_card_dealt(eng, seen) -> bool:
-    """The last card out was deal card 2 by the box's count: the third if one read before it was missed."""
-    return eng.hand.deal_cards.index(eng.hand.last_shoe) == 1
-
-
-@guard("burn_may_have_come_back")
-def _burn_may_have_come_back(eng, seen) -> bool:
-    """The card was the only burn seen for an earlier street, and it comes out as the burn of the
-    street now due: the dealer may have put it back as a second burn whose first burn was not read."""
-    hand = eng.hand
-    if _place(eng, seen) != "burn":
-        return False
-    st, cur = hand.street_of(seen.key), hand.drawing_street(eng.phase)
-    return (st is not None and cur is not None and st is not cur and st.complete and st.burns == [seen.key]
-            and cur.burn_due and not cur.drawn and not cur.burns)
-
-
-def _deal_seat(eng, seen) -> int | None:
-    """The deal-order seat of the physical seat the zone event names, or None."""
-    seats, zone = eng.hand.seats, seen.event.zone
-    if seats is None or not zone[4:].isdigit() or int(zone[4:]) not in seats:
-        return None
-    return seats.index(int(zone[4:])) + 1
-
-
-@guard("unread_card_at_that_seat")
-def _unread_card_at_that_seat(eng, seen) -> bool:
-    """A card that left the stub unread was dealt to this seat and is not named yet."""
-    seat = _deal_seat(eng, seen)
-    return seat is not None and any(k.startswith(UNREAD_PREFIX) and p == f"seat{seat}"
-                                    for k, p in eng.hand.where.items())
-
-
-@guard("seat_is_next_in_deal")
-def _seat_is_next_in_deal(eng, seen) -> bool:
-    """The seat antenna is the one the next hole card goes to."""
-    seat = _deal_seat(eng, seen)
-    return seat is not None and seat == eng.hand.next_deal_seat()
-
-
-@guard("premature_deal_goes_on")
-def _premature_deal_goes_on(eng, seen) -> bool:
-    """A premature street was judged and the dealer goes on dealing it before reading the panel."""
-    from dealerbox.rules.dealing import premature_deal_open
-    return premature_deal_open(eng, eng.hand.drawing_street(eng.phase))
-
-
-@guard("drawn_for_a_street")
-def _drawn_for_a_street(eng, seen) -> bool:
-    """The last card out was drawn for a street."""
-    return eng.hand.street_of(eng.hand.last_shoe) is not None
-
-
-@guard("last_draw_on_board")
-def _last_draw_on_board(eng, seen) -> bool:
-    """The last card out was counted as a board card of its street."""
-    key = eng.hand.last_shoe
-    return key in eng.hand.street_of(key).board
 
 
 # --------------------------------------------------------------------------

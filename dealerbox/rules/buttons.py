@@ -9,6 +9,7 @@ from dealerbox.rules.dealing import check_seat_counts, raise_for_card
 from dealerbox.domain.decisions import Step
 from dealerbox.rules.procedures import correct, late
 from dealerbox.rules.tracker import STREETS
+from dealerbox.rules.unread_tags import after_hand, deal_short_at_the_end
 
 
 raise_for_card("misdeal_exposed_twice", "EXPOSED_TWICE", "Two exposed cards in one deal (002 r35A-1).")
@@ -21,7 +22,6 @@ def end_hand(eng, seen) -> None:
 
     A correction still open is recorded with the steps never seen done (a notice, verdict ok); the
     tags not read, a deal left short by one included, are to be checked after the hand."""
-    from dealerbox.rules.sensing import after_hand, deal_short_at_the_end  # sensing builds on these buttons
     hand = eng.hand
     deal_short_at_the_end(eng)
     left_open = [c for c in eng.corrections

@@ -4,15 +4,16 @@ and the typed state a correction carries while it is open."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from dealerbox.domain.decisions import Step
 from dealerbox.domain.events import Event
 
-if TYPE_CHECKING:
-    from dealerbox.rules.engine import HandEngine
-
-Check = Callable[["HandEngine", Event], bool]
+#: What the box must observe to count a step done: ``(engine, event) -> bool``. The
+#: engine stays unnamed here: it builds on the corrections, not the other way round.
+Check = Callable[..., bool]
+#: What a step does to the tracking once it is done: ``(engine) -> None``.
+OnDone = Callable[..., None]
 
 
 @dataclass(slots=True)
@@ -28,7 +29,7 @@ class Todo:
     step: Step
     check: Check | None = None
     button: str | None = None
-    on_done: Callable[["HandEngine"], None] | None = None
+    on_done: OnDone | None = None
     done: bool = False
 
     @property
@@ -120,7 +121,7 @@ def picked_one_of(cards) -> Check:
     """The floor took exactly one of *cards* off the board: it becomes the next burn."""
     cards = tuple(cards)
 
-    def check(eng: "HandEngine", e: Event) -> bool:
+    def check(eng, e: Event) -> bool:
         if e.ev != "board_off":
             return False
         off = [c for c in cards if eng.hand.where.get(c) != "board"]
@@ -152,17 +153,17 @@ def deal_drawn(n: int) -> Check:
     return lambda eng, e: len(eng.hand.deal_cards) >= n
 
 
-def deal_complete(eng: "HandEngine", e: Event) -> bool:
+def deal_complete(eng, e: Event) -> bool:
     """The deal phase is over."""
     return eng.phase != "deal"
 
 
-def answered(eng: "HandEngine", e: Event) -> bool:
+def answered(eng, e: Event) -> bool:
     """The skipped player's answer: ``ack`` (folds) or ``round_done`` (acts)."""
     return e.ev == "button" and e.name in ("ack", "round_done")
 
 
-def closed_done(eng: "HandEngine", e: Event) -> bool:
+def closed_done(eng, e: Event) -> bool:
     """The later streets were dealt face down aside (C40)."""
     return eng.hand.closed is None
 
@@ -173,19 +174,19 @@ def closed_done(eng: "HandEngine", e: Event) -> bool:
 
 def mark_returning(card: str):
     """*card* went back into the stub: it may come out again."""
-    def done(eng: "HandEngine") -> None:
+    def done(eng) -> None:
         eng.hand.returning.add(card)
     return done
 
 
-def snapshot_reshuffle(eng: "HandEngine") -> None:
+def snapshot_reshuffle(eng) -> None:
     """The stub was reshuffled: remember what must not come out of it."""
     eng.hand.reshuffled()
 
 
 def return_aside(cards):
     """The set-aside *cards* are reshuffled into the stub."""
-    def done(eng: "HandEngine") -> None:
+    def done(eng) -> None:
         hand = eng.hand
         for c in cards:
             if hand.where.get(c) == "aside":

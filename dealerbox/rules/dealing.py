@@ -7,8 +7,8 @@ from dealerbox.rules.book import outcome
 from dealerbox.domain.cards import JOKER
 from dealerbox.rules.corrections import Todo
 from dealerbox.domain.decisions import Step
+from dealerbox.rules.guards import premature_deal_open
 from dealerbox.rules.procedures import correct, late
-from dealerbox.rules.tracker import ROUND_BEFORE
 
 
 def raise_for_card(name: str, rid: str, doc: str) -> None:
@@ -176,15 +176,6 @@ def street_draw(eng, seen) -> None:
         st.voided.append(key)
         return
     st.drawn.append(key)
-
-
-def premature_deal_open(eng, st) -> bool:
-    """Street *st* was judged premature, its correction is not yet under way, and its round is
-    still the one being played: a card drawn for it now belongs to the premature deal."""
-    if st is None or not st.voided or eng.phase != ROUND_BEFORE[st.name]:
-        return False
-    corr = st.episode
-    return corr is not None and corr in eng.corrections and not corr.todos[0].done
 
 
 @outcome("extra_cards_misdeal")

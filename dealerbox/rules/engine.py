@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from transitions import Machine
 
-from dealerbox.rules import board, buttons, dealing, sensing  # noqa: F401  (their outcomes register in the rule book)
+# Imported for what they register, before the book is compiled below: the guards, the
+# outcomes and the procedures (the book and the procedures never import them back).
+from dealerbox.rules import board, buttons, dealing, guards, premature_streets, sensing  # noqa: F401
 from dealerbox.rules.book import NOT_PLAYING, PHASES, compile_book, outcome, run
 from dealerbox.domain.cards import JOKER
 from dealerbox.rules.corrections import Correction, Todo

@@ -5,21 +5,22 @@ RULES.md id; :func:`correct` looks the name up in :data:`BUILDERS` and the
 builder registered under it opens the correction: its steps, what the box must
 see for each, and what each step does to the tracking when done. A card room
 that edits a profile's procedure therefore changes what the box says.
+
+Most builders are here; a few register from the modules they build on, which
+this one never imports: the premature streets' (:mod:`.premature_streets`) and
+the short deal's count (:mod:`.sensing`). The engine imports them all.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from dealerbox.rules import corrections as obs
 from dealerbox.rules.book import outcome
-from dealerbox.rules.corrections import Correction, Todo, VoidedDeal
+from dealerbox.rules.corrections import Correction, Todo
 from dealerbox.domain.decisions import Step
 from dealerbox.rules.profiles import ANY_IRREGULARITY, PROCEDURES
-from dealerbox.rules.tracker import NEXT_STREET, STREETS, ClosedDeal, Street
-
-if TYPE_CHECKING:
-    from dealerbox.rules.engine import HandEngine
+from dealerbox.rules.tracker import NEXT_STREET, Street
 
 Builder = Callable[..., "Correction | None"]
 #: Procedure name (as profiles spell it) -> the function that opens the correction.
@@ -34,7 +35,7 @@ def procedure(name: str):
     return register
 
 
-def correct(eng: "HandEngine", rid: str, cards, **situation) -> "Correction | None":
+def correct(eng, rid: str, cards, **situation) -> "Correction | None":
     """Open the correction the profile chose for irregularity *rid*.
 
     *situation* is what the id's own procedure needs (the seat, the street...); a procedure
@@ -48,7 +49,8 @@ def correct(eng: "HandEngine", rid: str, cards, **situation) -> "Correction | No
 
 
 def missing_builders() -> list[str]:
-    """Procedure names profiles may choose that no builder implements (should be none)."""
+    """Procedure names profiles may choose that no builder implements (should be none once
+    :mod:`dealerbox.rules.engine` is imported: it loads every module that registers one)."""
     return sorted(({p for names in PROCEDURES.values() for p in names} | set(ANY_IRREGULARITY)) - set(BUILDERS))
 
 
@@ -252,122 +254,6 @@ def redeal_street(eng, rid, cards, *, street: Street):
     corr.off_board.update(dict.fromkeys(cards, "stub"))
     eng.hand.returning.update(cards)
     return corr
-
-
-# ---------------------------------------------------------------- premature streets
-def _void_to(eng, corr: Correction, st: Street, back: list, dest: str) -> Correction:
-    corr.off_board.update(dict.fromkeys(back, dest))
-    corr.voided = VoidedDeal(st.name, dest, back)
-    st.episode = corr
-    if dest == "stub":
-        eng.hand.returning.update(back)
-    return corr
-
-
-@procedure("new_flop_no_burn")
-def new_flop_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list):
-    """002 OP5-A: the burn stays, the flop goes back, reshuffle, a new flop after the round."""
-    street.burn_due = not burns
-    todos = [
-        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("premature.burn_stays", _card(burns[0]))) if burns else None,
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("flop")),
-        Todo(Step("premature.new_street_no_burn" if burns else "premature.new_street", (("street", "flop"),)),
-             check=obs.street_complete("flop")),
-    ]
-    corr = eng.open_correction(rid, cards, [t for t in todos if t is not None])
-    return _void_to(eng, corr, street, back, "stub")
-
-
-@procedure("set_aside_then_reshuffle_for_river")
-def set_aside_then_reshuffle_for_river(eng, rid, cards, *, street: Street, back: list, burns: list):
-    """002 OP5-B: the turn is set aside; burn and turn after the round; the river from a reshuffle."""
-    street.burn_due = True
-    eng.hand.streets["river"].burn_due = False
-    corr = eng.open_correction(rid, cards, [
-        Todo(Step("premature.set_aside", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("turn")),
-        Todo(Step("premature.burn_and_turn"), check=obs.street_complete("turn")),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
-        Todo(Step("premature.reshuffle_with", (("cards", tuple(back)),)), button="reshuffled",
-             on_done=obs.return_aside(back)),
-        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
-    ])
-    return _void_to(eng, corr, street, back, "aside")
-
-
-@procedure("new_river_no_burn")
-def new_river_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list):
-    """002 OP5-C: the river goes back into the stub; after the round, reshuffle, a new river."""
-    street.burn_due = False
-    corr = eng.open_correction(rid, cards, [
-        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
-    ])
-    return _void_to(eng, corr, street, back, "stub")
-
-
-@procedure("skipped_player_decides")
-def skipped_player_decides(eng, rid, cards, *, street: Street, back: list, burns: list):
-    """C40: the skipped player decides. Folds: ``ack``, the cards stand. Acts: ``round_done``."""
-    corr = eng.open_correction(rid, cards, [
-        Todo(Step("skipped.ask", (("street", street.name),)), check=obs.answered,
-             on_done=_skipped_answer(street.name)),
-    ])
-    corr.voided = VoidedDeal(street.name, "stub", list(back))
-    corr.skipped = street.name
-    street.episode = corr
-    return corr
-
-
-def _skipped_answer(street: str):
-    def done(eng: "HandEngine") -> None:
-        corr = next((c for c in eng.corrections if c.skipped == street), None)
-        if corr is None:
-            return
-        corr.skipped = None
-        if eng.last_button == "ack":
-            _skipped_folded(eng, street)
-        else:
-            _skipped_acted(eng, street, corr)
-    return done
-
-
-def _skipped_folded(eng, street: str) -> None:
-    hand = eng.hand
-    st = hand.streets[street]
-    st.drawn = st.burns + st.voided
-    st.board = hand.on_board(st.voided)
-    st.voided = []
-    hand.rounds_done += 1
-    eng.next_round()
-    from dealerbox.rules.board import street_progress  # board builds on these procedures
-    street_progress(eng, st)
-
-
-def _skipped_acted(eng, street: str, corr: Correction) -> None:
-    """The round is done; deal the later streets face down aside, then redeal this street."""
-    hand = eng.hand
-    st = hand.streets[street]
-    hand.rounds_done += 1
-    eng.next_round()
-    back = corr.voided.back
-    later = list(STREETS[STREETS.index(street) + 1:])
-    todos = []
-    if later:
-        hand.closed = ClosedDeal(later)
-        todos.append(Todo(Step("skipped.deal_closed", (("streets", tuple(later)),)), check=obs.closed_done))
-    todos += [
-        Todo(Step("redeal.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("redeal.deal_again", (("street", street),)), check=obs.street_complete(street)),
-    ]
-    corr.todos.extend(todos)
-    st.burn_due = False
-    _void_to(eng, corr, st, back, "stub")
 
 
 # ---------------------------------------------------------------- the dealer strayed from a correction

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dealerbox.rules.board import board_card, not_from_shoe, street_progress
 from dealerbox.rules.book import outcome
 from dealerbox.rules.buttons import exposed_is_burn, misdeal_exposed_early, next_round
-from dealerbox.rules.dealing import deal_card, extra_or_early_burn, premature_deal_open, street_draw, take_from_stub
+from dealerbox.rules.dealing import deal_card, extra_or_early_burn, street_draw, take_from_stub
 from dealerbox.domain.decisions import Step
 from dealerbox.domain.events import Event
+from dealerbox.rules.guards import premature_deal_open, short_deal_fill
 from dealerbox.rules.procedures import correct, inform, procedure
 from dealerbox.rules.corrections import Todo
 from dealerbox.rules.tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
@@ -183,17 +184,6 @@ def _unread_hole_cards_owed(eng) -> None:
         key = eng.hand.new_unread()
         deal_card(eng, Seen(None, "unread", key, unread=True))
         _record(eng, key, Step("unread.some_hole_card"))
-
-
-def short_deal_fill(eng) -> list[str]:
-    """The cards drawn after SHORT_DEAL's question and taken as the short seats' cards, while the
-    flop has not yet said what they were (none once it has)."""
-    hand = eng.hand
-    if eng.phase == "deal" and hand.short_deal_from is not None:
-        if any(c.irregularity == "SHORT_DEAL" for c in eng.corrections):
-            return hand.deal_cards[hand.short_deal_from:]
-        return []
-    return hand.short_fill if eng.phase == "flop" and not hand.streets["flop"].complete else []
 
 
 @outcome("short_deal_was_complete")
@@ -408,26 +398,3 @@ def reader_down(eng, seen) -> None:
     eng.faulted_readers.add(reader)
     if eng.health.fault(reader, eng.t):
         _reader_notice(eng, Step("reader.faults_often"))
-
-
-# ---------------------------------------------------------------- after the hand
-def deal_short_at_the_end(eng) -> None:
-    """No mouth sensor, and the hand ends while the deal is a few cards short (SHORT_DEAL's count):
-    each missing card was a tag not read, to be checked after the hand."""
-    hand = eng.hand
-    if hand.mouth_sensor or eng.phase != "deal" or not hand.deal_a_few_short():
-        return
-    for _ in range(hand.cards_owed()):
-        key = hand.new_unread()
-        hand.where[key] = "hand"          # out of the stub: mucked with the hand
-        hand.unread.append(UnreadCard(key, Step("unread.some_hole_card")))
-
-
-def after_hand(eng) -> None:
-    """The hand is over: ask for the tags that were not read to be checked."""
-    hand = eng.hand
-    if not hand.unread:
-        return
-    known = tuple(r.key for r in hand.unread if not r.key.startswith(UNREAD_PREFIX))
-    step = Step("unread.check_tags", (("cards", known),)) if known else Step("unread.check_deck")
-    inform(eng, "UNREAD_CARD", known, step=step)

@@ -1,0 +1,131 @@
+"""Corrections of a street dealt before its betting round was done (PREMATURE_FLOP,
+PREMATURE_TURN, PREMATURE_RIVER): the procedures a profile may choose for them.
+
+They register in :data:`dealerbox.rules.procedures.BUILDERS` like every procedure; they
+live apart because the skipped player's answer (C40) moves the hand on to the next
+street, which is the board's to judge (:func:`dealerbox.rules.board.street_progress`),
+and the board builds on the procedures.
+"""
+
+from __future__ import annotations
+
+from dealerbox.rules import corrections as obs
+from dealerbox.rules.board import street_progress
+from dealerbox.rules.corrections import Correction, Todo, VoidedDeal
+from dealerbox.domain.decisions import Step
+from dealerbox.rules.procedures import procedure
+from dealerbox.rules.tracker import STREETS, ClosedDeal, Street
+
+
+def _void_to(eng, corr: Correction, st: Street, back: list, dest: str) -> Correction:
+    corr.off_board.update(dict.fromkeys(back, dest))
+    corr.voided = VoidedDeal(st.name, dest, back)
+    st.episode = corr
+    if dest == "stub":
+        eng.hand.returning.update(back)
+    return corr
+
+
+@procedure("new_flop_no_burn")
+def new_flop_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """002 OP5-A: the burn stays, the flop goes back, reshuffle, a new flop after the round."""
+    street.burn_due = not burns
+    todos = [
+        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.burn_stays", (("card", burns[0]),))) if burns else None,
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("flop")),
+        Todo(Step("premature.new_street_no_burn" if burns else "premature.new_street", (("street", "flop"),)),
+             check=obs.street_complete("flop")),
+    ]
+    corr = eng.open_correction(rid, cards, [t for t in todos if t is not None])
+    return _void_to(eng, corr, street, back, "stub")
+
+
+@procedure("set_aside_then_reshuffle_for_river")
+def set_aside_then_reshuffle_for_river(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """002 OP5-B: the turn is set aside; burn and turn after the round; the river from a reshuffle."""
+    street.burn_due = True
+    eng.hand.streets["river"].burn_due = False
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("premature.set_aside", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("turn")),
+        Todo(Step("premature.burn_and_turn"), check=obs.street_complete("turn")),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
+        Todo(Step("premature.reshuffle_with", (("cards", tuple(back)),)), button="reshuffled",
+             on_done=obs.return_aside(back)),
+        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
+    ])
+    return _void_to(eng, corr, street, back, "aside")
+
+
+@procedure("new_river_no_burn")
+def new_river_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """002 OP5-C: the river goes back into the stub; after the round, reshuffle, a new river."""
+    street.burn_due = False
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
+    ])
+    return _void_to(eng, corr, street, back, "stub")
+
+
+@procedure("skipped_player_decides")
+def skipped_player_decides(eng, rid, cards, *, street: Street, back: list, burns: list):
+    """C40: the skipped player decides. Folds: ``ack``, the cards stand. Acts: ``round_done``."""
+    corr = eng.open_correction(rid, cards, [
+        Todo(Step("skipped.ask", (("street", street.name),)), check=obs.answered,
+             on_done=_skipped_answer(street.name)),
+    ])
+    corr.voided = VoidedDeal(street.name, "stub", list(back))
+    corr.skipped = street.name
+    street.episode = corr
+    return corr
+
+
+def _skipped_answer(street: str):
+    def done(eng) -> None:
+        corr = next((c for c in eng.corrections if c.skipped == street), None)
+        if corr is None:
+            return
+        corr.skipped = None
+        if eng.last_button == "ack":
+            _skipped_folded(eng, street)
+        else:
+            _skipped_acted(eng, street, corr)
+    return done
+
+
+def _skipped_folded(eng, street: str) -> None:
+    hand = eng.hand
+    st = hand.streets[street]
+    st.drawn = st.burns + st.voided
+    st.board = hand.on_board(st.voided)
+    st.voided = []
+    hand.rounds_done += 1
+    eng.next_round()
+    street_progress(eng, st)
+
+
+def _skipped_acted(eng, street: str, corr: Correction) -> None:
+    """The round is done; deal the later streets face down aside, then redeal this street."""
+    hand = eng.hand
+    st = hand.streets[street]
+    hand.rounds_done += 1
+    eng.next_round()
+    back = corr.voided.back
+    later = list(STREETS[STREETS.index(street) + 1:])
+    todos = []
+    if later:
+        hand.closed = ClosedDeal(later)
+        todos.append(Todo(Step("skipped.deal_closed", (("streets", tuple(later)),)), check=obs.closed_done))
+    todos += [
+        Todo(Step("redeal.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
+        Todo(Step("redeal.deal_again", (("street", street),)), check=obs.street_complete(street)),
+    ]
+    corr.todos.extend(todos)
+    st.burn_due = False
+    _void_to(eng, corr, st, back, "stub")
