@@ -4,13 +4,13 @@ Every figure is the median of several runs on this machine.
 
 ``serial_frames_per_s``
     Pepper C1 answer frames (``GET_UID`` answers carrying 7-byte UIDs) cut out of a
-    byte stream by :class:`dealerbox.hw.serial_reader.PepperFrameParser`, fed in
+    byte stream by :class:`dealerbox.hw.serial.pepper.PepperFrameParser`, fed in
     64-byte chunks as a UART driver hands them over. Goal: far above the wire,
     which at 115200 baud carries about 640 such 18-byte frames a second; a figure
     below that would make the parser, not the UART, the bottleneck. Baseline on
     the development VM: about 345,000 per second.
 ``serial_lines_per_s``
-    ``DBX1`` tag lines checked by :class:`dealerbox.hw.serial_reader.LineParser`
+    ``DBX1`` tag lines checked by :class:`dealerbox.hw.serial.shoe_line.LineParser`
     the same way (the wire carries about 420 such 27-byte lines a second). Same
     goal. Baseline on the development VM: about 385,000 per second.
 ``serial_garbage_bytes_per_s``
@@ -32,13 +32,8 @@ import random
 import statistics
 import time
 
-from dealerbox.hw.serial_reader import (
-    LineParser,
-    PepperC1Reader,
-    PepperFrameParser,
-    encode_line,
-    encode_pepper_frame,
-)
+from dealerbox.hw.serial.pepper import PepperC1Reader, PepperFrameParser, encode_pepper_frame
+from dealerbox.hw.serial.shoe_line import LineParser, encode_line
 from dealerbox.domain.decks import simulated_uid
 from hardware_sim.serial_sim import PepperC1Emulator
 

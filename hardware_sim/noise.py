@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dealerbox.domain.events import Event
-from dealerbox.domain.decks import simulation_registry
+from dealerbox.domain.decks import simulated_uid, simulation_registry
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,6 @@ def _uid(registry, e: dict, copy: int = 0) -> str:
     deck = e.get("deck") or registry.active
     uids = registry.uids_of(deck, e["card"])
     if not uids:
-        from dealerbox.domain.decks import simulated_uid
-
         return simulated_uid(deck, e["card"], copy)
     return uids[min(copy, len(uids) - 1)]
 
@@ -422,8 +421,6 @@ class TableNoise:
 
     def __init__(self, table, *, draw_card, last_uid, dealt_uids=None, mouth=None,
                  rng: random.Random | None = None, sleep=None):
-        import time
-
         self.table = table
         self.draw_card = draw_card
         self.last_uid = last_uid

@@ -20,6 +20,7 @@ import threading
 import time
 
 from dealerbox.domain.cards import DECK_52
+from dealerbox.domain.events import Event
 
 
 class HandScript:
@@ -246,8 +247,6 @@ class TableDealer:
         """Move event time on by *dt*, sending the ticks that fall on the way."""
         target = round(self.clock() + dt, 6)
         while self._next_tick <= target:
-            from dealerbox.domain.events import Event
-
             self.clock.advance(self._next_tick - self.clock())
             self.daemon.queue.put(Event(self.clock(), "tick"))
             self._next_tick = round(self._next_tick + self.tick_s, 6)

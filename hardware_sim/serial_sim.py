@@ -8,7 +8,7 @@ closes the pty and removes the link; "plugging in" makes a new pty and points th
 link at it, so the driver can reconnect to the same path.
 
 The wire formats are written here from the protocol descriptions, deliberately
-without the driver's code (:mod:`dealerbox.hw.serial_reader`), so that a mistake on
+without the drivers' code (:mod:`dealerbox.hw.serial`), so that a mistake on
 one side shows up as a failing test instead of cancelling out.
 
 Test-only methods, in the manner of gpiozero's mock pins:

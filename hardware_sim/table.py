@@ -20,49 +20,16 @@ from __future__ import annotations
 import threading
 import time
 
+from gpiozero.pins.mock import MockFactory
+
 from dealerbox.errors import HardwareError, ReaderError
 from dealerbox.hw.buses import Buses
-from dealerbox.service.kinds import reader_kind
+from dealerbox.hw.emulation import find_emulator
 from dealerbox.domain.badges import simulated_badge_uid
 from dealerbox.domain.decks import simulated_uid
 
-from hardware_sim.rc522 import RC522Emulator
-
-
-class LockedRC522Emulator(RC522Emulator):
-    """An RC522 emulator safe to use from a reader thread and a dealer thread at once.
-
-    It follows *clock* (``time.monotonic`` unless told otherwise), as a chip on a
-    live table does: the host's idle time between polls passes on the chip too,
-    so a tag laid down answers only after its power-up delay in real time
-    (:data:`~hardware_sim.rc522.POWER_UP_US`), and timers run while nobody polls.
-    Transfers are not paced (no sleeping): that is
-    :func:`~hardware_sim.rc522.charge_bus_time`'s business, for benches.
-    """
-
-    def __init__(self, *args, clock=time.monotonic, **kwargs):
-        self._lock = threading.RLock()
-        super().__init__(*args, clock=clock, **kwargs)
-
-    def transfer(self, *args, **kwargs):
-        with self._lock:
-            return super().transfer(*args, **kwargs)
-
-    def place(self, uid, **kwargs):
-        with self._lock:
-            return super().place(uid, **kwargs)
-
-    def remove(self, uid):
-        with self._lock:
-            super().remove(uid)
-
-    def unplug(self, miso: int = 0x00):
-        with self._lock:
-            super().unplug(miso)
-
-    def plug(self):
-        with self._lock:
-            super().plug()
+from hardware_sim.i2c_lcd import SimulatedI2cBus
+from hardware_sim.mouth import PhotoInterrupterEmulator
 
 
 class SimulatedBuses(Buses):
@@ -111,8 +78,6 @@ class SimulatedTable:
     """
 
     def __init__(self, config, *, dwell_s: float = 0.06):
-        from gpiozero.pins.mock import MockFactory
-
         self.config = config
         self.dwell_s = dwell_s
         self.emulators: dict[str, object] = {}                 # reader name -> EmulatedReader
@@ -123,7 +88,8 @@ class SimulatedTable:
         for name, rc in config.readers.items():
             if f"readers.{name}" not in simulated:
                 continue
-            emu = reader_kind(rc.kind).emulate(rc)
+            # Found by the kind's name (hardware_sim.emulators registers them), as the box would.
+            emu = find_emulator(rc.kind)(rc)
             self.emulators[name] = emu
             # Multiplexed readers declare an antennas table; a one-antenna reader serves its one zone.
             antennas = getattr(rc.options, "antennas", None) or {None: z for z in rc.zones}
@@ -134,8 +100,6 @@ class SimulatedTable:
         self.pin_factory = self.mock_factory if "panel" in simulated else None
         self.i2c = None
         if "lcd" in simulated:
-            from hardware_sim.i2c_lcd import SimulatedI2cBus
-
             self.i2c = SimulatedI2cBus.with_lcd(config.lcd.cols, config.lcd.rows, address=config.lcd.address,
                                                 port=config.lcd.port)
         self.players = config.panel.players
@@ -145,8 +109,6 @@ class SimulatedTable:
         self.mouth = None                          # the emulated photo-interrupter, if the table has one
         ms = getattr(config, "mouth_sensor", None)
         if ms is not None and ms.pin is not None and ms.backend == "sim":
-            from hardware_sim.mouth import PhotoInterrupterEmulator
-
             self.mouth = PhotoInterrupterEmulator(self.mock_factory, ms.pin, ms.blocked_level)
 
     @property

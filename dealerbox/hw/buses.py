@@ -29,6 +29,7 @@ import threading
 from abc import ABC, abstractmethod
 
 from dealerbox.errors import ConfigError, HardwareError, ReaderError
+from dealerbox.hw.gpio_panel import make_pin_factory
 
 __all__ = ["Buses", "RealBuses", "buses_for", "simulated", "SIMULATED", "REAL", "BACKENDS"]
 
@@ -118,8 +119,6 @@ class RealBuses(Buses):
     def pin_factory(self):
         with self._lock:
             if self._factory is None:
-                from dealerbox.hw.gpio_panel import make_pin_factory
-
                 self._factory = make_pin_factory(self.factory_kind)
             return self._factory
 

@@ -78,9 +78,10 @@ from typing import Any
 
 from dealerbox.errors import ConfigError, RegistryError
 from dealerbox.hw.buses import BACKENDS, I2C_PINS, simulated
-from dealerbox.hw.gpio_panel import PANEL_BUTTON_ORDER, PIN_FACTORY_KINDS, PanelPins
+from dealerbox.hw.gpio_panel import PANEL_BUTTON_ORDER, PIN_FACTORY_KINDS, PanelGpio, PanelPins
+from dealerbox.hw.lcd import PanelLcd
 from dealerbox.service.kinds import READER_KINDS as _KINDS, reader_kind
-from dealerbox.hw.presence import SETTLE_S, SHOE_REARM_S
+from dealerbox.hw.presence import SETTLE_S, SHOE_REARM_S, PresenceTracker
 from dealerbox.domain.messages import LANGUAGES, load_messages
 from dealerbox.rules.profiles import Profile, available_profiles, load_profile
 from dealerbox.domain.badges import BadgeRegistry, simulation_badges
@@ -88,7 +89,7 @@ from dealerbox.domain.decks import DeckRegistry, simulation_registry
 from dealerbox.resources import data_dir, is_inside_package, user_state_dir
 from dealerbox.tomlfile import read_toml
 from dealerbox.service.uplink import FloorSettings
-from dealerbox.service.journal import SYNC_POLICIES
+from dealerbox.service.journal import SYNC_POLICIES, Journal
 from dealerbox.options import (BAD, ZONES, Choice, Flag, Integer, Number, Pin, PinBook, PinTable, Text, is_bad,
                      markdown_table, option, options_of, read_fields, suggest, take_pins, unknown_keys)
 
@@ -157,8 +158,6 @@ class JournalSection:
         """The :class:`~dealerbox.service.journal.Journal` in *directory*, written as this section says.
 
         *overrides* are Journal keyword arguments a caller sets itself (tests, ``keep_from_seq``)."""
-        from dealerbox.service.journal import Journal
-
         options = dict(sync=self.sync, keep_days=self.keep_days, group_window=self.group_window_s,
                        group_events=self.group_events, queue_lines=self.queue_lines, retry_s=self.retry_s)
         options.update(overrides)
@@ -198,8 +197,6 @@ class PresenceSection:
 
     def tracker(self, *, mouth_window: float | None = None, max_tags: int | None = None):
         """A :class:`~dealerbox.hw.presence.PresenceTracker` with these timings."""
-        from dealerbox.hw.presence import PresenceTracker
-
         return PresenceTracker(shoe_rearm=self.shoe_rearm_s, board_dropout=self.board_dropout_s,
                                zone_dropout=self.zone_dropout_s, settle=self.settle_s,
                                mouth_window=mouth_window, max_tags=max_tags)
@@ -250,8 +247,6 @@ class LcdConfig:
 
     def open(self, bus):
         """The :class:`~dealerbox.hw.lcd.PanelLcd` on I2C *bus* (what :meth:`Buses.i2c` handed out)."""
-        from dealerbox.hw.lcd import PanelLcd
-
         return PanelLcd(bus=bus, cols=self.cols, rows=self.rows, port=self.port, address=self.address,
                         charmap=self.charmap)
 
@@ -277,8 +272,6 @@ class PanelConfig:
     def open(self, *, pin_factory, sink, **runtime):
         """The :class:`~dealerbox.hw.gpio_panel.PanelGpio` on *pin_factory*; *runtime* are its other
         arguments (``clock``, ``on_players``, ``poll_interval_s``...)."""
-        from dealerbox.hw.gpio_panel import PanelGpio
-
         return PanelGpio(self.pins, pin_factory=pin_factory, sink=sink, debounce_s=self.debounce_s,
                          floor_hold_s=self.floor_hold_s, players=self.players, hole_cards=self.hole_cards,
                          **runtime)

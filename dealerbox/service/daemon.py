@@ -36,14 +36,17 @@ from dealerbox.errors import DealerboxError
 from dealerbox.rules.engine import HandEngine
 from dealerbox.domain.events import Event, EventFile
 from dealerbox.domain.messages import load_messages
+from dealerbox.service.config import load_config
 from dealerbox.service.devices import TableDevices
 from dealerbox.service.engine_loop import EngineLoop
 from dealerbox.service.health import BoxHealth
+from dealerbox.service.kinds import open_reader
 from dealerbox.service.output import DecisionOutput
 from dealerbox.service.polling import ReaderPolling
 from dealerbox.service.recovery import StartupRecovery
 from dealerbox.service.sdnotify import Notifier
 from dealerbox.service.sources import BadgeRead, DealerSignIn, InputFeed
+from dealerbox.service.uplink import Publisher
 
 log = logging.getLogger("dealerbox")
 
@@ -113,8 +116,6 @@ class Daemon:
         not acknowledged."""
         if not config.floor.enabled:
             return None
-        from dealerbox.service.uplink import Publisher
-
         return Publisher(config.floor, config.state_dir / "journal",
                          readers=lambda: self.health.readers(self.config.readers), box=lambda: self.health.box())
 
@@ -266,8 +267,6 @@ class Daemon:
     # ------------------------------------------------------------------ reload
     def reload(self) -> bool:
         """SIGHUP: load the config again. A bad one is refused and the box runs on."""
-        from dealerbox.service.config import load_config
-
         self.notifier.reloading()
         try:
             new = load_config(self.config.path)
@@ -292,8 +291,6 @@ class Daemon:
 
 def make_reader(config, name: str, *, buses):
     """Open reader *name* of *config*: its driver (:mod:`dealerbox.service.kinds`) on *buses*."""
-    from dealerbox.service.kinds import open_reader
-
     return open_reader(config.readers[name], buses)
 
 

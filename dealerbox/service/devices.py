@@ -6,6 +6,8 @@ import logging
 import threading
 
 from dealerbox.errors import HardwareError
+from dealerbox.hw.buses import RealBuses, buses_for
+from dealerbox.hw.mouth import MouthSensor
 
 log = logging.getLogger("dealerbox")
 
@@ -52,8 +54,6 @@ class TableDevices:
 
     def buses_of(self, backend: str, key: str):
         """The buses a device with *backend* runs on: the simulated table's or the box's own."""
-        from dealerbox.hw.buses import RealBuses, buses_for
-
         if self._real_buses is None:
             self._real_buses = RealBuses(self.config.gpio_factory)
         return buses_for(self.config, backend, key=key, real_buses=self._real_buses,
@@ -71,8 +71,6 @@ class TableDevices:
         """The optional photo-interrupter at the shoe's mouth; its counts go to the shoe's tracker."""
         if ms.pin is None:
             return None
-        from dealerbox.hw.mouth import MouthSensor
-
         factory = self.buses_of(ms.backend, "mouth_sensor.backend").pin_factory()
         return MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level, clock=clock)
 

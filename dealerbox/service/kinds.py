@@ -6,8 +6,6 @@ A :class:`ReaderKind` holds, for one kind of card reader:
   :mod:`dealerbox.options` (checks and the docs/CONFIG.md table come from it);
 - ``open(reader_config, buses)``: its driver, opened on the buses it is handed
   (:mod:`dealerbox.hw.buses`), real or emulated alike;
-- ``emulate(reader_config)``: the emulator the simulated table puts behind those
-  buses (an :class:`EmulatedReader`);
 - ``claim(ctx, key, options, backend)``: the ports and pins it takes, and checks
   across its options (``ctx`` is the config loader);
 - ``zone_keys(options)``: the zones it serves, each with the key naming it;
@@ -17,49 +15,31 @@ A :class:`ReaderKind` holds, for one kind of card reader:
   :class:`~dealerbox.hw.reader.ReaderSupervisor` reopens a failed one;
 - ``needs``: the modules of the ``pi`` extra its driver imports.
 
-Adding a kind is one entry in :data:`READER_KINDS` (with its driver and emulator
-modules); nothing else in the box dispatches on ``kind``.
+The emulator the simulated table puts behind a kind's buses is not named here: the
+simulator registers it under the kind's name (the entry-point group of
+:mod:`dealerbox.hw.emulation`), so the box never imports the simulator.
+
+Adding a kind is one entry in :data:`READER_KINDS` (with its driver module), and its
+emulator registered under its name; nothing else in the box dispatches on ``kind``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 from typing import Callable
 
 from dealerbox.options import Antennas, Choice, Flag, Integer, Number, Pin, Text, Zone, option
-from dealerbox.hw import rc522 as _rc522
 from dealerbox.hw.buses import SPI_CE, SPI_HINT, SPI_PINS, UART_NODES, UART_PINS, simulated
+from dealerbox.hw.rc522 import FIELD, FIELDS, MAX_TAGS, MAX_TAGS_LIMIT, SPI_HZ, TIMEOUT_US, RC522Reader
+from dealerbox.hw.reader import ReaderSupervisor
+from dealerbox.hw.serial.pepper import PepperC1Reader
+from dealerbox.hw.serial.shoe_line import ShoeLineReader
 
-__all__ = ["ReaderKind", "DeviceNode", "EmulatedReader", "READER_KINDS", "reader_kind", "open_reader", "supervise",
+__all__ = ["ReaderKind", "DeviceNode", "READER_KINDS", "reader_kind", "open_reader", "supervise",
            "missing_drivers",
            "RC522Options", "SerialOptions", "PepperC1Options", "ShoeLineOptions"]
-
-
-class EmulatedReader:
-    """What the simulated table needs of an emulator: tags in and out of an antenna's field.
-
-    Subclasses must override :meth:`put`, :meth:`unplug` and :meth:`plug`, and set
-    either :attr:`spi_address` and :attr:`spi` (an emulated SPI chip, handed out as
-    the SPI bus) or :attr:`port` (a serial device: the port its driver opens). They
-    may override :meth:`close` (safe twice).
-    """
-
-    spi_address: tuple[int, int] | None = None
-    spi = None
-    port: str | None = None
-
-    def put(self, antenna: int | None, uid: str, present: bool) -> None:
-        raise NotImplementedError
-
-    def unplug(self) -> None:
-        raise NotImplementedError
-
-    def plug(self) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Stop the emulator; the default has nothing to stop."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +61,6 @@ class ReaderKind:
     doc: str                     # one line for the reference
     options: type                # the options dataclass
     open: Callable               # (ReaderConfig, Buses) -> TagReader
-    emulate: Callable            # (ReaderConfig) -> EmulatedReader
     claim: Callable              # (ctx, key, options, backend) -> bool
     zone_keys: Callable          # (options) -> {zone: key below readers.NAME}
     node: Callable               # (options) -> DeviceNode | None
@@ -112,44 +91,25 @@ class RC522Options:
                                        none_word="none", none_means="when RST is tied high"))
     spi_hz: int = option(Integer(doc="SPI clock (the MFRC522 takes up to 10 MHz; long jumper wires want less)",
                                  lo=10_000, hi=10_000_000,
-                                 expect="an SPI clock in Hz from 10000 to 10000000"), _rc522.SPI_HZ)
+                                 expect="an SPI clock in Hz from 10000 to 10000000"), SPI_HZ)
     # Tags start answering 91 us after a frame (ISO 14443-3 FDT): a shorter timer never hears one.
     timeout_us: float = option(Number(doc="the chip's timer: how long after a frame a tag may start answering",
-                                      lo=100, hi=50_000, unit="microseconds"), _rc522.TIMEOUT_US)
+                                      lo=100, hi=50_000, unit="microseconds"), TIMEOUT_US)
     max_tags: int = option(Integer(doc="cards tracked at once (a full board plus a sweep of folded cards); "
                                        "cards already known are always kept",
-                                   lo=1, hi=_rc522.MAX_TAGS_LIMIT), _rc522.MAX_TAGS)
+                                   lo=1, hi=MAX_TAGS_LIMIT), MAX_TAGS)
     # A shoe card is gone 30-100 ms after it arrives; the board's lie still for minutes.
     field: str = option(Choice(doc='what crosses the antenna: `resting` cards lie still (the board: a card '
                                    'missed is checked again, and kept 3 polls); `pass_through` cards slide '
                                    'through (the shoe\'s mouth: new cards looked for first, a card missed '
-                                   'once is forgotten)', choices=_rc522.FIELDS), _rc522.FIELD)
+                                   'once is forgotten)', choices=FIELDS), FIELD)
 
 
 def _open_rc522(rc, buses):
-    from dealerbox.hw.rc522 import RC522Reader
-
     o = rc.options
     return RC522Reader(rc.name, zone=o.zone, bus=o.bus, device=o.device, reset_pin=o.reset_pin,
                        spi_hz=o.spi_hz, timeout_us=o.timeout_us, max_tags=o.max_tags, field=o.field,
                        pin_factory=buses.pin_factory(), spi=buses.spi(o.bus, o.device))
-
-
-class _EmulatedRC522(EmulatedReader):
-    def __init__(self, rc):
-        from hardware_sim.table import LockedRC522Emulator
-
-        self.spi_address = (rc.options.bus, rc.options.device)
-        self.spi = LockedRC522Emulator(*self.spi_address)
-
-    def put(self, antenna, uid, present):
-        self.spi.place(uid) if present else self.spi.remove(uid)
-
-    def unplug(self):
-        self.spi.unplug()
-
-    def plug(self):
-        self.spi.plug()
 
 
 def _claim_rc522(ctx, key, o: RC522Options, backend) -> bool:
@@ -208,8 +168,6 @@ class ShoeLineOptions(SerialOptions):
 
 
 def _open_serial(rc, buses):
-    from dealerbox.hw.serial_reader import PepperC1Reader, ShoeLineReader
-
     o = rc.options
     url = buses.serial_url(rc.name, o.url)
     common = dict(name=rc.name, baudrate=o.baudrate)
@@ -217,36 +175,6 @@ def _open_serial(rc, buses):
         return PepperC1Reader(url, o.antennas, response_timeout=o.response_timeout_s, retries=o.retries,
                               antenna_select=o.antenna_select, **common)
     return ShoeLineReader(url, o.antennas, stall_timeout=o.stall_timeout_s, **common)
-
-
-class _EmulatedSerial(EmulatedReader):
-    def __init__(self, device):
-        self.device = device
-        self.port = device.port
-
-    def put(self, antenna, uid, present):
-        self.device.place_tag(antenna, uid) if present else self.device.remove_tag(antenna, uid)
-
-    def unplug(self):
-        self.device.unplug()
-
-    def plug(self):
-        self.device.plug()
-
-    def close(self):
-        self.device.close()
-
-
-def _emulate_pepper(rc):
-    from hardware_sim.serial_sim import PepperC1Emulator
-
-    return _EmulatedSerial(PepperC1Emulator())
-
-
-def _emulate_shoe_line(rc):
-    from hardware_sim.serial_sim import ShoeLineEmulator
-
-    return _EmulatedSerial(ShoeLineEmulator())
 
 
 def _claim_serial(ctx, key, o: SerialOptions, backend) -> bool:
@@ -285,16 +213,16 @@ def _serial_backoff(o: SerialOptions) -> tuple[float, float]:
 
 READER_KINDS: dict[str, ReaderKind] = {k.name: k for k in (
     ReaderKind("rc522", "dealerbox.hw.rc522.RC522Reader", "an NXP RC522 on SPI watching one zone",
-               RC522Options, _open_rc522, _EmulatedRC522, _claim_rc522,
+               RC522Options, _open_rc522, _claim_rc522,
                zone_keys=lambda o: {o.zone: "zone"}, node=_rc522_node,
                gpio=lambda o: o.reset_pin is not None, needs=("mfrc522",)),
-    ReaderKind("pepper_c1", "dealerbox.hw.serial_reader.PepperC1Reader",
+    ReaderKind("pepper_c1", "dealerbox.hw.serial.pepper.PepperC1Reader",
                "an Eccel Pepper C1 on a serial port, its antennas multiplexed",
-               PepperC1Options, _open_serial, _emulate_pepper, _claim_serial,
+               PepperC1Options, _open_serial, _claim_serial,
                zone_keys=_serial_zone_keys, node=_serial_node, backoff=_serial_backoff),
-    ReaderKind("shoe_line", "dealerbox.hw.serial_reader.ShoeLineReader",
+    ReaderKind("shoe_line", "dealerbox.hw.serial.shoe_line.ShoeLineReader",
                "a shoe streaming the DBX1 line protocol on a serial port",
-               ShoeLineOptions, _open_serial, _emulate_shoe_line, _claim_serial,
+               ShoeLineOptions, _open_serial, _claim_serial,
                zone_keys=_serial_zone_keys, node=_serial_node, backoff=_serial_backoff),
 )}
 
@@ -309,8 +237,6 @@ def reader_kind(kind: str) -> ReaderKind:
 
 def missing_drivers(readers) -> list[tuple[str, str]]:
     """``(kind, module)`` for each driver module the kinds of *readers* need that is not installed."""
-    import importlib.util
-
     kinds = dict.fromkeys(rc.kind for rc in readers)
     return [(kind, module) for kind in kinds for module in reader_kind(kind).needs
             if importlib.util.find_spec(module) is None]
@@ -323,8 +249,6 @@ def open_reader(rc, buses):
 
 def supervise(rc, buses, **kwargs):
     """A :class:`~dealerbox.hw.reader.ReaderSupervisor` for reader config *rc* on *buses*, with its kind's backoff."""
-    from dealerbox.hw.reader import ReaderSupervisor
-
     first, longest = reader_kind(rc.kind).backoff(rc.options)
     return ReaderSupervisor(rc.name, lambda: open_reader(rc, buses), backoff_initial=first, backoff_max=longest,
                             **kwargs)

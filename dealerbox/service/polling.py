@@ -7,6 +7,9 @@ import threading
 import time
 
 from dealerbox.domain.events import Event
+from dealerbox.hw.presence import BadgeReads
+from dealerbox.hw.reader import PollSchedule
+from dealerbox.service.kinds import supervise
 
 log = logging.getLogger("dealerbox")
 
@@ -57,8 +60,6 @@ class ReaderPolling:
 
     def _loop(self, config, name: str, devices, sink, now) -> None:
         """Poll one reader on its fixed grid until told to stop."""
-        from dealerbox.hw.reader import PollSchedule
-
         polled = _PolledReader(self, config, name, devices, sink, now)
         schedule = PollSchedule(config.readers[name].poll_s, time.monotonic())
         try:
@@ -80,8 +81,6 @@ class _PolledReader:
     (with the mouth sensor when it reads the shoe) and its counts."""
 
     def __init__(self, polling: ReaderPolling, config, name: str, devices, sink, now):
-        from dealerbox.service.kinds import supervise
-
         rc = config.readers[name]
         self.polling, self.name, self.sink, self.now = polling, name, sink, now
         self.counts = polling.stats.per_reader.setdefault(
@@ -90,8 +89,6 @@ class _PolledReader:
         self.mouth = devices.mouth if ms.pin is not None and "shoe" in rc.zones else None
         self.tracker = config.presence.tracker(mouth_window=ms.read_window_s if self.mouth is not None else None,
                                                max_tags=getattr(rc.options, "max_tags", None))
-        from dealerbox.hw.presence import BadgeReads
-
         self.badges = BadgeReads(config.badge_registry.by_uid(), rearm=config.presence.shoe_rearm_s)
         self.badge_sink = polling.badge_sink
         self.supervisor = supervise(rc, devices.buses_of(rc.backend, f"readers.{name}.backend"),

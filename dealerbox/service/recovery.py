@@ -10,7 +10,7 @@ from dealerbox.errors import JournalError
 from dealerbox.rules.engine import decision_to_dict
 from dealerbox.domain.events import Event
 from dealerbox.service.journal.lines import journal_files, parse_line, raw_lines, read_anchor
-from dealerbox.service.journal.read import check_recent
+from dealerbox.service.journal.read import check_recent, read_decisions
 from dealerbox.service.output import decision_record, give_out
 
 log = logging.getLogger("dealerbox")
@@ -81,8 +81,6 @@ class StartupRecovery:
         second time, with the same ``seq``), and never missed. *alone*: *entry*
         is the open hand's ``new_hand`` and nothing came after it.
         """
-        from dealerbox.service.journal import read_decisions
-
         done = sum(d.get("seq") == entry.seq for _seq, _wall, d in read_decisions(self.journal.directory, entry.seq))
         if alone and not done and not decisions:
             # A fresh engine cannot tell whether starting this hand changed the panel

@@ -17,17 +17,10 @@ import pytest
 from dealerbox.errors import ReaderError
 from dealerbox.hw.reader import ReaderSupervisor
 from dealerbox.domain.events import Event
-from dealerbox.hw.serial_reader import (
-    LineParser,
-    PepperC1Reader,
-    PepperFrameParser,
-    ReaderSetupError,
-    ShoeLineReader,
-    crc8,
-    crc16_ccitt,
-    encode_line,
-    encode_pepper_frame,
-)
+from dealerbox.hw.serial.base import ReaderSetupError
+from dealerbox.hw.serial.pepper import PepperC1Reader, PepperFrameParser, crc16_ccitt, encode_pepper_frame
+from dealerbox.hw.serial import shoe_line
+from dealerbox.hw.serial.shoe_line import LineParser, ShoeLineReader, crc8, encode_line
 from dealerbox.domain.decks import simulated_uid
 from hardware_sim.serial_sim import PepperC1Emulator, ShoeLineEmulator
 
@@ -37,7 +30,7 @@ TD = simulated_uid("A", "Td")
 TWO_C = simulated_uid("A", "2c")
 CLASSIC = "DEADBEEF"                    # 4 bytes
 TRIPLE = "0411223344556677889A"         # 10 bytes
-LOGGER = "dealerbox.hw.serial_reader"
+LOGGER = "dealerbox.hw.serial"
 
 
 class HandClock:
@@ -220,9 +213,7 @@ def test_line_parser_accepts_valid_lines_and_counts_each_kind_of_junk():
 
 
 def test_the_example_lines_in_the_protocol_description_are_valid():
-    import dealerbox.hw.serial_reader as module
-
-    examples = re.findall(r"\$[^$`\n]*\*[0-9A-F]{2}", module.__doc__)
+    examples = re.findall(r"\$[^$`\n]*\*[0-9A-F]{2}", shoe_line.__doc__)
     assert len(examples) >= 7
     parser = LineParser()
     bodies = parser.feed(b"".join(e.encode() + b"\n" for e in examples))

@@ -212,11 +212,12 @@ class _LoopBuses:
 
 
 def test_serial_options_fit_the_serial_drivers(tmp_path, monkeypatch):
-    from dealerbox.hw import serial_reader
+    from dealerbox.hw.serial.pepper import PepperC1Reader
+    from dealerbox.hw.serial.shoe_line import ShoeLineReader
     from dealerbox.service.kinds import open_reader, supervise
 
     # Build the drivers without connecting, as the test of the params did.
-    for cls in (serial_reader.PepperC1Reader, serial_reader.ShoeLineReader):
+    for cls in (PepperC1Reader, ShoeLineReader):
         monkeypatch.setattr(cls, "__init__", _no_connect(cls.__init__))
     cfg = load_config(PI5, check_devices=False)
     with open_reader(cfg.readers["c1"], _LoopBuses()) as c1:
