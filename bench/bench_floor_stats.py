@@ -1,6 +1,6 @@
 """Floor figures benchmark: a shift's figures from a store of 1,000,000 journal lines.
 
-A collector's store (store.py's schema, SQLite) is filled with bulk inserts: 100
+A collector's store (floor/store/schema.py, SQLite) is filled with bulk inserts: 100
 tables, 10,000 lines each, hands of 6 to 10 players with their cards, board,
 buttons and decisions (corrections, wrong corrections, misdeals, voids, unread
 cards, reader faults), 40 dealers taking turns at the tables every 20 to 60

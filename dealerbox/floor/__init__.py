@@ -1,8 +1,12 @@
 """The floor server: every table's journal, filed once, and what the room's people see of it.
 
 - :mod:`.collector` and :mod:`.filing`: take the tables' journal lines off the
-  broker (a shared MQTT v5 subscription) and file each exactly once.
+  broker (a shared MQTT v5 subscription) and file each exactly once; each
+  message passes between them as a :class:`~.message.Message`, and
+  :mod:`.limits` bounds the collector.
 - :mod:`.store`: the store behind one interface, SQLite or PostgreSQL.
+- :mod:`.table_view`: one table as the views show it (the collector's events,
+  the web view's streams).
 - :mod:`.figures`, :mod:`.report`, :mod:`.hands`, :mod:`.story`: the pit boss's figures,
   the shift report and a hand's story, recounted from stored lines.
 - :mod:`.web` and :mod:`.view`: the floor view, a web page with server-sent events

@@ -47,29 +47,29 @@ so that ``dealerbox floor collect`` exits non-zero and systemd restarts it.
 
 The checks and the filing are :class:`~dealerbox.floor.filing.Filing`'s; the
 collector owns the MQTT session, the writer thread, the acknowledgements and the
-floor view's events.
+floor view's events. Each message is queued as a
+:class:`~dealerbox.floor.message.Message`, its topic read once as it comes.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from dealerbox.floor.figures import Ledger
+from dealerbox.floor.filing import Batch, Filing
+from dealerbox.floor.limits import CollectorLimits
+from dealerbox.floor.message import Message
+from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.table_view import view_table
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity, SubscribeOptions, make_client
 
-if TYPE_CHECKING:  # the store and the filing need the 'floor' extra; a table's config reads the limits
-    from dealerbox.floor.filing import Batch
-    from dealerbox.floor.store import Store
-
-__all__ = ["Collector", "CollectorLimits", "COLLECTOR_ID"]
+__all__ = ["Collector", "COLLECTOR_ID"]
 
 log = logging.getLogger(__name__)
 
@@ -103,29 +103,6 @@ _GAPS_CHECK_S = 0.5
 _SNAPSHOT_WAIT_S = 10.0
 
 
-@dataclass(frozen=True)
-class CollectorLimits:
-    """What bounds the collector (``[collector]`` in floor.toml)."""
-
-    #: The MQTT v5 shared subscription group the collectors of one floor share the
-    #: tables through (each message goes to one of them; one collector is a group of one).
-    share_group: str = P.SHARE_GROUP
-    #: Nothing the collector publishes is larger (the broker's limit is 1 MiB).
-    max_message_bytes: int = 256 * 1024
-    #: The newest open alerts ``floor/alerts`` carries (fewer if they would not fit).
-    alerts_shown: int = 100
-    #: Give up (exit non-zero) after this long without a session that lasted.
-    broker_lost_s: float = 120.0
-    #: A session lasted when it stayed up this long (or ``broker_lost_s / 3``, if shorter).
-    session_kept_s: float = 10.0
-    #: Messages (and bytes) of one table that may wait; past it its messages are dropped.
-    table_queue: int = 1000
-    table_queue_bytes: int = 16 * 1024 * 1024
-    #: Messages (and bytes, at least one message) of one table filed per batch.
-    share: int = 16
-    share_bytes: int = 1024 * 1024
-
-
 class _Inbox:
     """Messages waiting to be filed: one queue per table, taken in turns."""
 
@@ -138,9 +115,10 @@ class _Inbox:
         self._closed = False
         self._dropped: dict[str, int] = {}
 
-    def put(self, table: str, item: tuple) -> bool:
-        """Queue *item* (topic, payload, ...) of *table*; False if its queue is full."""
-        size = len(item[1])
+    def put(self, message: Message) -> bool:
+        """Queue *message* behind its table's; False if that queue is full."""
+        table = message.table
+        size = len(message.payload)
         with self._cond:
             q = self._queues.get(table)
             if q is None:
@@ -152,26 +130,26 @@ class _Inbox:
                 return False
             if not q:
                 self._turns.append(table)
-            q.append(item)
+            q.append(message)
             self._bytes[table] += size
             self._cond.notify()
             return True
 
-    def put_back(self, items: list[tuple]) -> None:
-        """Return *items* (taken, not filed) to the front of their tables' queues, in order."""
+    def put_back(self, messages: list[Message]) -> None:
+        """Return *messages* (taken, not filed) to the front of their tables' queues, in order."""
         with self._cond:
-            for item in reversed(items):
-                table = P.parse_table_topic(item[0])[0]
+            for message in reversed(messages):
+                table = message.table
                 q = self._queues.get(table)
                 if q is None:
                     q = self._queues[table] = deque()
                     self._bytes[table] = 0
                     self._turns.append(table)
-                q.appendleft(item)
-                self._bytes[table] += len(item[1])
+                q.appendleft(message)
+                self._bytes[table] += len(message.payload)
             self._cond.notify()
 
-    def take(self, timeout: float, most: int) -> tuple[list, dict[str, int]] | None:
+    def take(self, timeout: float, most: int) -> tuple[list[Message], dict[str, int]] | None:
         """One batch of at most *most* messages: up to ``share`` of each waiting table, in
         turn; and the messages dropped per table since the last batch. None once closed."""
         with self._cond:
@@ -179,7 +157,7 @@ class _Inbox:
                 self._cond.wait(timeout)
             if self._closed:
                 return None
-            batch: list = []
+            batch: list[Message] = []
             for _ in range(len(self._turns)):
                 if len(batch) >= most:
                     break
@@ -187,7 +165,7 @@ class _Inbox:
                 q = self._queues[table]
                 taken = budget = 0
                 while q and taken < self.limits.share and len(batch) < most:
-                    size = len(q[0][1])
+                    size = len(q[0].payload)
                     if taken and budget + size > self.limits.share_bytes:
                         break
                     batch.append(q.popleft())
@@ -272,8 +250,6 @@ class Collector:
         # What the view shows of each table, kept so that lines arriving
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
-        #: Lines received again that were already stored, per table.
-        from dealerbox.floor.filing import Filing
         self.filing = Filing(self.store)
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
@@ -303,7 +279,7 @@ class Collector:
 
     def snapshot(self) -> dict:
         """Everything the view shows, now."""
-        return {"v": P.SCHEMA_VERSION, "tables": [_view_table(t) for t in self.store.tables()],
+        return {"v": P.SCHEMA_VERSION, "tables": [view_table(t) for t in self.store.tables()],
                 "alerts": self.store.alerts(), "now": time.time()}
 
     def clear_alert(self, alert_id: int, who: str, note: str = "") -> dict | None:
@@ -446,14 +422,13 @@ class Collector:
             return
         if topic == self._sync_topic:
             # The retained messages have all come: the writer joins the share once it filed them.
-            self._inbox.put("", (topic, b"", time.time(), self.commits, False))
+            self._inbox.put(Message.sync(topic, time.time(), self.commits))
             return
-        parsed = P.parse_table_topic(topic)
-        if parsed is None:
+        message = Message.on_table_topic(topic, msg.payload, time.time(), self.commits, bool(msg.retain))
+        if message is None:
             return
-        if not self._inbox.put(parsed[0], (topic, msg.payload, time.time(), self.commits, bool(msg.retain))):
-            table = parsed[0]
-            self.dropped[table] = self.dropped.get(table, 0) + 1
+        if not self._inbox.put(message):
+            self.dropped[message.table] = self.dropped.get(message.table, 0) + 1
 
     # -- the writer thread
 
@@ -470,7 +445,7 @@ class Collector:
             batch, dropped = taken
             # The sync message is no table's: the sign to join the share once this batch is filed.
             taken_count = len(batch)
-            batch = [item for item in batch if item[0] != self._sync_topic]
+            batch = [message for message in batch if message.topic != self._sync_topic]
             synced = len(batch) != taken_count
             try:
                 # As often as floor/alerts may be published, not every batch (a query each).
@@ -508,15 +483,15 @@ class Collector:
             except Exception:
                 log.exception("floor: collector housekeeping failed")
 
-    def _handle(self, batch, dropped: dict[str, int] | None = None) -> None:
+    def _handle(self, batch: list[Message], dropped: dict[str, int] | None = None) -> None:
         done = self.filing.store_batch(batch, time.time(), dropped=dropped)
         self.commits += 1
         if done.deferred:
             # Tables another collector was filing (PostgreSQL): they wait for a later batch
             # here instead of this whole batch waiting for that collector.
             self._inbox.put_back(done.deferred)
-            deferred = {id(item) for item in done.deferred}
-            batch = [item for item in batch if id(item) not in deferred]
+            deferred = {id(message) for message in done.deferred}
+            batch = [message for message in batch if id(message) not in deferred]
             if not batch:
                 self._stop.wait(_BUSY_WAIT_S)
         if self._kill_after_commit is not None and self.commits >= self._kill_after_commit and done.acks:
@@ -543,16 +518,16 @@ class Collector:
         for table, seq in resends.items():
             self._client.publish(P.ack_topic(table), P.encode({"resend_from": seq}), qos=0)
 
-    def _measure(self, batch) -> None:
+    def _measure(self, batch: list[Message]) -> None:
         """How long each table's messages waited (see :attr:`waited_batches`)."""
         committed = time.time()
         before = self.commits - 1  # batches done before this one
-        for topic, _payload, received, arrived, *_retained in batch:
-            table = P.parse_table_topic(topic)[0]
-            waited = before - arrived
+        for message in batch:
+            table = message.table
+            waited = before - message.arrived
             if waited > self.waited_batches.get(table, -1):
                 self.waited_batches[table] = waited
-            seconds = committed - received
+            seconds = committed - message.received
             if seconds > self.waited_s.get(table, -1.0):
                 self.waited_s[table] = seconds
 
@@ -597,18 +572,8 @@ class Collector:
     def _catch_up_figures(self) -> None:
         """File the lines stored since the last call into the figures' tables. After the
         acks, never before them: a figures problem is logged and costs no table a line."""
-        if self._figures is False:
-            return
         try:
             if self._figures is None:
-                try:
-                    from dealerbox.floor.figures import Ledger
-                    from dealerbox.floor.store import store_engine
-                except ImportError as exc:
-                    log.warning("floor: no figures from this collector (%s is missing: the 'floor' extra)",
-                                exc.name)
-                    self._figures = False
-                    return
                 self._figures = (Ledger(), store_engine(self.store.target))
             ledger, engine = self._figures
             ledger.catch_up(engine, wait=False)  # another collector filing them files these too
@@ -626,7 +591,7 @@ class Collector:
                 row = rows.get(t)
                 if row is None:
                     continue
-                view = self._views[t] = _view_table(row)
+                view = self._views[t] = view_table(row)
             else:
                 view["last_seq"] = done.last_seqs.get(t, view["last_seq"])
             views.append(dict(view))
@@ -674,22 +639,3 @@ class Collector:
         self.alerts_published += 1
         self.alerts_largest = max(self.alerts_largest, len(payload))
 
-
-def _view_table(row: dict) -> dict:
-    """One table as the view shows it."""
-    state, health = (json.loads(v) if isinstance(v, str) else (v or {})
-                     for v in (row.get("state"), row.get("health")))
-    open_ = state.get("open") if isinstance(state, dict) else None
-    online = bool(row.get("online"))
-    if not online:
-        colour = "grey"
-    elif open_ and open_.get("verdict") == "floor":
-        colour = "red"
-    elif open_:
-        colour = "amber"
-    else:
-        colour = "green"
-    return {"table": row["table_id"], "online": online, "colour": colour,
-            "last_seq": row["last_seq"], "open": open_, "phase": state.get("phase"),
-            "backlog": health.get("backlog"), "clock_ok": health.get("clock_ok"),
-            "readers": health.get("readers"), "boot": row.get("boot"), "seen": row.get("seen")}

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 from dealerbox.errors import FloorError
-from dealerbox.floor.settings import load_collector, load_web
 from dealerbox.signals import wait_for_stop_signal
 
 log = logging.getLogger(__name__)
@@ -18,6 +17,7 @@ log = logging.getLogger(__name__)
 def collect(config: Path, *, ready=None) -> int:
     """Run the collector until SIGTERM/SIGINT (the web view is ``floor web``, a process of its own)."""
     from dealerbox.floor.collector import Collector
+    from dealerbox.floor.settings import load_collector
     from dealerbox.floor.store import Store
 
     settings = load_collector(config)
@@ -45,8 +45,9 @@ def _floor_extra(module: str = "web"):
 
 def web(config: Path) -> int:
     """Serve the floor view until SIGTERM/SIGINT."""
+    serve = _floor_extra().serve  # its settings need the extra too: first, to say so in one line
+    from dealerbox.floor.settings import load_web
     settings = load_web(config)
-    serve = _floor_extra().serve
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     store = _shown(settings.store)
     return serve(settings, ready=lambda url: print(f"floor web: store {store}, view {url}",
@@ -68,6 +69,7 @@ def user(config: Path, action: str, name: str | None = None, role: str | None = 
     """``floor user add|remove|passwd|list``: the web view's users, in the store."""
     _floor_extra("accounts")  # argon2-cffi, or one line saying what to install
     from dealerbox.floor.accounts import AccountError, Accounts, check_name, check_role
+    from dealerbox.floor.settings import load_web
     from dealerbox.floor.store import Store
 
     settings = load_web(config)
@@ -127,6 +129,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     stdout, and the files asked for."""
     from dealerbox.floor import figures as F
     from dealerbox.floor import report as R
+    from dealerbox.floor.settings import load_web
     from dealerbox.floor.store import Store, store_engine
 
     def moment(name: str, text: str) -> float:
@@ -169,6 +172,7 @@ def migrate(config: Path, source: Path | None = None, *, check: bool = False) ->
     store into it; ``--check`` only says where it stands (exit 1 when behind)."""
     from dealerbox.floor.migrations import current, head
     from dealerbox.floor.move import move_store
+    from dealerbox.floor.settings import load_web
     from dealerbox.floor.store import Store, store_engine
 
     settings = load_web(config)
@@ -207,6 +211,7 @@ def dealer(config: Path, action: str, dealer_id: str | None = None, name: str | 
     """``floor dealer add|remove|list``: dealers' names, kept on the floor server only."""
     from dealerbox.errors import RegistryError
     from dealerbox.domain.badges import check_dealer_id
+    from dealerbox.floor.settings import load_web
     from dealerbox.floor.store import Store
 
     settings = load_web(config)

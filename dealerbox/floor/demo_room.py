@@ -23,7 +23,10 @@ import time
 from pathlib import Path
 
 from dealerbox.errors import FloorError
+from dealerbox.floor.accounts import Accounts
 from dealerbox.floor.broker import Broker, free_port, make_pki
+from dealerbox.floor.store import Store
+from dealerbox.resources import data_dir
 
 __all__ = ["DemoRoom", "main"]
 
@@ -33,8 +36,6 @@ DEMO_USER = "demo"
 
 def _sim_config(table: str, directory: Path, pki: Path, port: int) -> Path:
     """The shipped simulated table, as *table*, its state in *directory*, on the floor."""
-    from dealerbox.resources import data_dir
-
     text = (data_dir() / "tables" / "sim.toml").read_text(encoding="utf-8")
     text = text.replace('name = "sim-table"', f'name = "{table}"', 1)
     text = text.replace('state_dir = "state"', f'state_dir = "{directory / "state"}"', 1)
@@ -85,9 +86,6 @@ class DemoRoom:
 
     def _demo_user(self, store_path: Path) -> str:
         """A supervisor for the demo, with a new password each start (never a fixed one)."""
-        from dealerbox.floor.accounts import Accounts
-        from dealerbox.floor.store import Store
-
         password = secrets.token_urlsafe(12)
         with Store(store_path) as store:
             accounts = Accounts(store)

@@ -41,7 +41,7 @@ from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, St
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from dealerbox.floor.hands import SENSING, HandFollower, HandSummary
-from dealerbox.floor.store import alerts_table, lines_table, tables_table
+from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
 __all__ = ["Ledger", "FIGURES", "parse_moment", "table_figures", "dealer_figures",
            "room_figures", "hourly", "alert_clearing", "sensing_faults", "BREAK_S"]
@@ -55,7 +55,7 @@ CHUNK = 5000
 #: PostgreSQL advisory lock key held by the one caller filing the figures ("dbfg" in ASCII).
 _FIGURES_LOCK_KEY = 0x64626667
 
-# The store's tables this module reads (store.py owns and writes them).
+# The store's tables this module reads (dealerbox/floor/store/ owns and writes them).
 store_tables, store_lines, store_alerts = tables_table, lines_table, alerts_table
 
 # -- the aggregate (this module owns it; migrations/versions/0005_figures.py creates it)

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import OperationalError
 
-from dealerbox.link import protocol as P
+from dealerbox.floor.message import Message
 from dealerbox.floor.store import Store, TableBusy
+from dealerbox.link import protocol as P
 from dealerbox.link.chain import line_hash
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class Batch:
     last_seqs: dict[str, int] = field(default_factory=dict)
     alerts: bool = False
     #: Messages to file in a later batch: another collector held their table (PostgreSQL).
-    deferred: list = field(default_factory=list)
+    deferred: list[Message] = field(default_factory=list)
 
     def merge(self, other: "Batch") -> None:
         """Take in what one message led to (messages of a batch come in order)."""
@@ -110,12 +111,12 @@ class Filing:
         # (table, kind) -> when its alert was last shown and logged
         self._shown: dict[tuple[str, str], float] = {}
 
-    def store_batch(self, batch, now: float, *, dropped: dict[str, int] | None = None) -> Batch:
-        """Store every message of *batch* (``(topic, payload, received, ...)``, and a fifth
-        item, true for a retained message delivered again on subscribe) in one
-        transaction; what it leads to. A table another collector is filing at this moment
-        (PostgreSQL) is left for later: its messages come back in ``deferred``. A retained
-        message the store holds already is not filed again (see :meth:`_filed_already`).
+    def store_batch(self, batch: list[Message], now: float, *,
+                    dropped: dict[str, int] | None = None) -> Batch:
+        """Store every message of *batch* in one transaction; what it leads to. A table
+        another collector is filing at this moment (PostgreSQL) is left for later: its
+        messages come back in ``deferred``. A retained message delivered again on subscribe
+        that the store holds already is not filed again (see :meth:`_filed_already`).
 
         *dropped* counts, per table, the messages the collector could not even
         queue (a table sending faster than the floor files): a ``protocol`` alert.
@@ -124,13 +125,11 @@ class Filing:
         table's own in the order they came): collectors sharing a PostgreSQL store lock
         the tables' rows in one order, so none waits on another in a circle.
         """
-        by_table: dict[str, list] = {}
+        by_table: dict[str, list[Message]] = {}
         filed = self._filed_already(batch)
-        for item in batch:
-            if id(item) in filed:
-                continue
-            parsed = P.parse_table_topic(item[0])
-            by_table.setdefault(parsed[0] if parsed else "", []).append(item)
+        for message in batch:
+            if id(message) not in filed:
+                by_table.setdefault(message.table, []).append(message)
         dropped = dropped or {}
         if not by_table and not dropped:
             # Only retained messages filed already: no transaction (four round trips) for
@@ -146,32 +145,30 @@ class Filing:
                 self._set_state(before)
                 return self._store_tables(by_table, dropped, now, careful=True)
 
-    def _filed_already(self, batch) -> set[int]:
+    def _filed_already(self, batch: list[Message]) -> set[int]:
         """The ids of *batch*'s retained ``status``, ``state`` and ``health`` messages
         delivered again on subscribe whose payload is the one the store holds: a collector
         that starts gets every table's, and filing them (a row lock and a write each) cost
         a collector started under a thousand dealing tables seconds of backlog while
         another collector had filed each when it came (the group bench). One that differs
         is filed: a table's Last Will that came while no collector ran, for one."""
-        retained = [(item, parsed) for item in batch if len(item) > 4 and item[4] and item[1]
-                    for parsed in (P.parse_table_topic(item[0]),)
-                    if parsed is not None and parsed[1] in P.RETAINED_KINDS]
+        retained = [m for m in batch if m.retained and m.payload and m.kind in P.RETAINED_KINDS]
         if not retained:
             return set()
-        rows = self.store.table_rows({table for _item, (table, _kind) in retained})
+        rows = self.store.table_rows({m.table for m in retained})
         filed = set()
-        for item, (table, kind) in retained:
-            stored = (rows.get(table) or {}).get(kind)
+        for message in retained:
+            stored = (rows.get(message.table) or {}).get(message.kind)
             if stored is None:
                 continue
             try:
-                if json.dumps(P.decode(item[1])) == stored:
-                    filed.add(id(item))
+                if json.dumps(P.decode(message.payload)) == stored:
+                    filed.add(id(message))
             except P.PayloadError:
                 pass  # refused when filed, as any
         return filed
 
-    def _store_tables(self, by_table: dict[str, list], dropped: dict[str, int], now: float, *,
+    def _store_tables(self, by_table: dict[str, list[Message]], dropped: dict[str, int], now: float, *,
                       careful: bool) -> Batch:
         done = Batch()
         self.store.begin()
@@ -183,9 +180,9 @@ class Filing:
                 if table in busy:
                     done.deferred.extend(items)
                     items = []
-                for i, (topic, payload, received, *_rest) in enumerate(items):
+                for i, message in enumerate(items):
                     try:
-                        self._file(topic, payload, now, done, careful, received)
+                        self._file(message, now, done, careful)
                     except TableBusy:
                         done.deferred.extend(items[i:])
                         break
@@ -223,8 +220,7 @@ class Filing:
             mine.clear()
             mine.update(kept)
 
-    def _file(self, topic: str, payload: bytes, now: float, done: Batch, careful: bool,
-              received: float | None = None) -> None:
+    def _file(self, message: Message, now: float, done: Batch, careful: bool) -> None:
         """File one message; refused alone if it is unusable.
 
         A message that is not what its topic says is refused before anything is written.
@@ -232,10 +228,7 @@ class Filing:
         is in a savepoint of its own); else it raises :class:`_FiledCarefully`, and the
         batch is filed again carefully. Savepoints cost two round trips per message on
         PostgreSQL, and almost no message needs one."""
-        parsed = P.parse_table_topic(topic)
-        if parsed is None:
-            return
-        table, kind = parsed
+        table, kind, topic, payload = message.table, message.kind, message.topic, message.payload
         if not P.valid_table_id(table):
             return
         if kind not in P.KINDS:
@@ -256,7 +249,7 @@ class Filing:
         if careful:
             self.store.savepoint()
         try:
-            self._store_message(table, kind, d, now, mine, received)
+            self._store_message(table, kind, d, now, mine, message.received)
             if careful:
                 self.store.release()
         except OperationalError:

@@ -19,8 +19,10 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from dealerbox.errors import FloorError
-from dealerbox.floor.store import (Store, alerts_table, audit_table, dealer_names_table, early_lines_table, lines_table,
-                    meta_table, quarantine_table, tables_table, users_table)
+from dealerbox.floor.figures import Ledger
+from dealerbox.floor.store import Store
+from dealerbox.floor.store.schema import (alerts_table, audit_table, dealer_names_table, early_lines_table,
+                                          lines_table, meta_table, quarantine_table, tables_table, users_table)
 
 __all__ = ["move_store", "Moved"]
 
@@ -73,7 +75,6 @@ def move_store(source: Store, target: Store) -> Moved:
             raise FloorError(f"table {table_id}'s chain reads otherwise in {target.url} than in "
                              f"{source.url}: the copy is not to be trusted")
         moved.tables_verified += 1
-    from dealerbox.floor.figures import Ledger
     moved.lines_filed = Ledger().catch_up(target.engine)
     return moved
 

@@ -10,12 +10,15 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
 from dealerbox.errors import ConfigError
-from dealerbox.options import RaisingReporter, options_of, read_fields, unknown_keys
-from dealerbox.tomlfile import read_toml
+from dealerbox.floor.limits import CollectorLimits
+from dealerbox.floor.store import describe_target
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity
-from dealerbox.floor.collector import CollectorLimits
+from dealerbox.tomlfile import read_toml
 
 __all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web"]
 
@@ -140,7 +143,6 @@ def _store_path(path: Path, data: dict) -> Path | str:
     st = _Section(path, "store", data.get("store"))
     st.unknown(("path", "url"))
     if "url" in st.data:
-        from dealerbox.floor.store import describe_target
         url = st.data["url"]
         shown = describe_target(url) if isinstance(url, str) else url  # never a password in a message
         if "path" in st.data:
@@ -155,8 +157,6 @@ def _store_path(path: Path, data: dict) -> Path | str:
 
 
 def _postgres_url(value: str) -> bool:
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
     try:
         url = make_url(value)
     except ArgumentError:

@@ -28,8 +28,10 @@ from tests.floor.support import settings as table_settings
 from dealerbox.link import protocol as P
 from dealerbox.floor.broker import free_port
 from dealerbox.link.client import Identity
-from dealerbox.floor.collector import Collector, CollectorLimits
+from dealerbox.floor.collector import Collector
 from dealerbox.floor.filing import ALERT_QUIET_S, Filing
+from dealerbox.floor.limits import CollectorLimits
+from dealerbox.floor.message import Message
 from dealerbox.service.uplink import Publisher
 from dealerbox.floor.store import Store
 from dealerbox.link.chain import line_hash
@@ -49,13 +51,18 @@ def journal_lines(count: int, start: int = 1, prev: str = P.GENESIS, *, ev: str 
     return out
 
 
-def journal(table: str, lines: list[str], **extra) -> tuple[str, bytes, float]:
-    return P.journal_topic(table), P.encode({"table": table, "boot": 1, "lines": lines, **extra}), 0.0
+def message(topic: str, payload: bytes) -> Message | None:
+    """*payload* on *topic* as the collector queues it (None: a topic it queues nothing of)."""
+    return Message.on_table_topic(topic, payload, 0.0)
 
 
-def status(table: str, conn: int, online: bool = True) -> tuple[str, bytes, float]:
-    return P.status_topic(table), P.encode({"table": table, "online": online, "why": "birth",
-                                            "boot": 1, "conn": conn, "wall": 1764000000.0}), 0.0
+def journal(table: str, lines: list[str], **extra) -> Message:
+    return message(P.journal_topic(table), P.encode({"table": table, "boot": 1, "lines": lines, **extra}))
+
+
+def status(table: str, conn: int, online: bool = True) -> Message:
+    return message(P.status_topic(table), P.encode({"table": table, "online": online, "why": "birth",
+                                                    "boot": 1, "conn": conn, "wall": 1764000000.0}))
 
 
 def open_alerts(store: Store, table: str, kind: str | None = None) -> list[dict]:
@@ -69,12 +76,12 @@ def memory_store() -> Store:
 # -- A. one table's malformed message is refused for that table alone
 
 MALFORMED = {
-    "seq null": journal("T02", ['{"seq":null,"prev":"x"}'])[1],
-    "seq a string": journal("T02", ['{"seq":"7","prev":"x"}'])[1],
-    "seq negative": journal("T02", ['{"seq":-1,"prev":"x"}'])[1],
-    "seq past SQLite": journal("T02", ['{"seq":%d,"prev":"x"}' % 2**64])[1],
-    "seq a float": journal("T02", ['{"seq":1.0,"prev":"' + P.GENESIS + '"}'])[1],
-    "a line nested deeply": journal("T02", ["[" * 100_000])[1],
+    "seq null": journal("T02", ['{"seq":null,"prev":"x"}']).payload,
+    "seq a string": journal("T02", ['{"seq":"7","prev":"x"}']).payload,
+    "seq negative": journal("T02", ['{"seq":-1,"prev":"x"}']).payload,
+    "seq past SQLite": journal("T02", ['{"seq":%d,"prev":"x"}' % 2**64]).payload,
+    "seq a float": journal("T02", ['{"seq":1.0,"prev":"' + P.GENESIS + '"}']).payload,
+    "a line nested deeply": journal("T02", ["[" * 100_000]).payload,
     "a payload nested deeply": b"[" * 100_000,
     "not UTF-8": b'{"v":1,"lines":["\xff\xfe"]}',
     "a lone surrogate": b'{"v":1,"lines":["{\\"seq\\":1,\\"prev\\":\\"\\ud800\\"}"]}',
@@ -87,10 +94,10 @@ MALFORMED = {
 def _honest_batch(bad_topic: str, bad: bytes):
     t01 = journal_lines(3)
     return t01, [
-        (bad_topic, bad, 0.0),
+        message(bad_topic, bad),
         journal("T01", t01),
         status("T01", 1),
-        (P.state_topic("T03"), P.encode({"table": "T03", "phase": "flop", "open": None}), 0.0),
+        message(P.state_topic("T03"), P.encode({"table": "T03", "phase": "flop", "open": None})),
     ]
 
 
@@ -149,14 +156,14 @@ def test_a_table_refused_a_thousand_times_has_one_protocol_alert_and_one_log_lin
         filing = Filing(store)
         events = []
         for i in range(1000):
-            done = filing.store_batch([(P.journal_topic("T02"), b"garbage", 0.0)], 1000.0 + i / 100)
+            done = filing.store_batch([message(P.journal_topic("T02"), b"garbage")], 1000.0 + i / 100)
             events += done.events
         (alert,) = store.alerts()
         assert alert["kind"] == "protocol" and alert["count"] == 1000
         assert "not JSON" in alert["text"]
         # 10 s of garbage: the view and the log hear of it once, then again after the quiet time.
         assert len(events) == 1 and events[0]["alert"]["id"] == alert["id"]
-        done = filing.store_batch([(P.journal_topic("T02"), b"garbage", 0.0)], 1000.0 + ALERT_QUIET_S + 1)
+        done = filing.store_batch([message(P.journal_topic("T02"), b"garbage")], 1000.0 + ALERT_QUIET_S + 1)
         assert done.events[0]["alert"]["count"] == 1001
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "T02" in r.getMessage()]
     assert len(warnings) == 2
@@ -235,15 +242,15 @@ class Honest:
     def __init__(self, table: str):
         self.table, self.lines, self.conn = table, [], 0
 
-    def messages(self, more: int) -> list[tuple[str, bytes, float]]:
+    def messages(self, more: int) -> list[Message]:
         prev = line_hash(self.lines[-1]) if self.lines else P.GENESIS
         new = journal_lines(more, len(self.lines) + 1, prev)
         self.lines += new
         self.conn += 1
         return [status(self.table, self.conn), journal(self.table, new, oldest=1),
-                (P.state_topic(self.table), P.encode({"table": self.table, "phase": "deal", "open": None}), 0.0),
-                (P.health_topic(self.table), P.encode({"table": self.table, "backlog": 0, "clock_ok": True,
-                                                       "readers": {}}), 0.0)]
+                message(P.state_topic(self.table), P.encode({"table": self.table, "phase": "deal", "open": None})),
+                message(P.health_topic(self.table), P.encode({"table": self.table, "backlog": 0, "clock_ok": True,
+                                                              "readers": {}}))]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -256,7 +263,10 @@ def test_fuzzed_messages_from_one_table_cost_the_honest_tables_nothing(data, rou
         for r in range(rounds):
             batch = [m for h in honest for m in h.messages(data.draw(st.integers(1, 3)))]
             for topic, payload in data.draw(st.lists(fuzz_message(), max_size=6)):
-                batch.insert(data.draw(st.integers(0, len(batch))), (topic, payload, 0.0))
+                at = data.draw(st.integers(0, len(batch)))
+                fuzzed = message(topic, payload)
+                if fuzzed is not None:  # a topic that is no table's is never queued
+                    batch.insert(at, fuzzed)
             done = filing.store_batch(batch, 1000.0 + r)
             rows = {t["table_id"]: t for t in store.tables()}
             for h in honest:
@@ -296,8 +306,8 @@ def test_fuzzed_messages_through_the_broker_cost_an_honest_table_nothing_and_no_
             infos, thrown = [], []
             for item in order:
                 if item == "T01":
-                    topic, payload, _r = next(queue)
-                    infos.append(honest.client.publish(topic, payload, qos=1))
+                    sent_by_t01 = next(queue)
+                    infos.append(honest.client.publish(sent_by_t01.topic, sent_by_t01.payload, qos=1))
                 else:
                     thrown.append(bad.client.publish(*item, qos=1))
             for info in infos:

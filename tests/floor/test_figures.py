@@ -24,6 +24,7 @@ from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 from dealerbox.floor import figures as F
 from dealerbox.link import protocol as P
 from dealerbox.floor.filing import Filing
+from dealerbox.floor.message import Message
 from dealerbox.floor.hands import SENSING, hands_of_lines, wall_seconds
 from dealerbox.floor.move import move_store
 from dealerbox.service.uplink import JournalReader
@@ -154,7 +155,7 @@ def file_lines(store: Store, table: str, lines: list[str], *, per_batch: int = 3
         batch = lines[i:i + per_batch]
         payload = P.encode({"table": table, "boot": 1, "oldest": 1, "lines": batch})
         wall = json.loads(batch[-1])["wall"]
-        filing.store_batch([(P.journal_topic(table), payload, 0.0)], wall_seconds(wall))
+        filing.store_batch([Message.on_table_topic(P.journal_topic(table), payload, 0.0)], wall_seconds(wall))
 
 
 def clear_some_alerts(store: Store) -> None:
@@ -431,7 +432,7 @@ def test_catching_up_in_slices_gives_what_catching_up_once_gives(tmp_path, room)
                 part = lines[cut:cut + 29]
                 if part:
                     payload = P.encode({"table": table, "boot": 1, "oldest": 1, "lines": part})
-                    filings[table].store_batch([(P.journal_topic(table), payload, 0.0)],
+                    filings[table].store_batch([Message.on_table_topic(P.journal_topic(table), payload, 0.0)],
                                                wall_seconds(json.loads(part[-1])["wall"]))
             ledgers[cut // 29 % 3 // 2].catch_up(engine)
     with engine.connect() as conn:

@@ -11,13 +11,14 @@ import subprocess
 import sys
 import threading
 import uuid
+from dataclasses import replace
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import MetaData, inspect
 
-from tests.floor.test_collector import journal, journal_lines, open_alerts, status
+from tests.floor.test_collector import journal, journal_lines, message, open_alerts, status
 from tests.floor.test_figures import T0, all_queries, file_lines, filled_store, room  # noqa: F401
 from tests.floor.support import wait_for
 from dealerbox.errors import ConfigError
@@ -307,14 +308,14 @@ def test_a_retained_message_delivered_again_on_subscribe_is_filed_only_when_it_i
         filing = Filing(store)
         birth = status("T01", 1)
         assert filing.store_batch([birth], 1.0).refreshed == {"T01"}
-        done = filing.store_batch([(*birth[:2], 2.0, 0, True)], 2.0)
+        done = filing.store_batch([replace(birth, received=2.0, retained=True)], 2.0)
         assert (done.refreshed, done.changed) == (set(), set())
         assert store.table("T01")["seen"] == 1.0
         will = status("T01", 1, online=False)
-        assert filing.store_batch([(*will[:2], 3.0, 0, True)], 3.0).refreshed == {"T01"}
+        assert filing.store_batch([replace(will, received=3.0, retained=True)], 3.0).refreshed == {"T01"}
         assert store.table("T01")["online"] == 0
         # The same payload live (not retained) is filed as always.
-        assert filing.store_batch([(*will[:2], 4.0, 0, False)], 4.0).refreshed == {"T01"}
+        assert filing.store_batch([replace(will, received=4.0, retained=False)], 4.0).refreshed == {"T01"}
         assert store.table("T01")["seen"] == 4.0
 
 
@@ -399,8 +400,9 @@ def test_a_hostile_tables_text_is_stored_on_both_backends_or_refused_for_it_alon
     with Store(target) as store:
         filing = Filing(store)
         done = filing.store_batch([journal("T01", journal_lines(2)),
-                                   (status("T02", 1)[0], b'{"table":"T02","online":true,"why":"bi\\u0000rth",'
-                                                         b'"boot":1,"conn":1,"wall":1.0}', 0.0),
+                                   message(status("T02", 1).topic,
+                                           b'{"table":"T02","online":true,"why":"bi\\u0000rth",'
+                                           b'"boot":1,"conn":1,"wall":1.0}'),
                                    journal("T03", journal_lines(2))], 1.0)
         assert done.acks == {"T01": 2, "T03": 2}
         assert store.table("T02") is not None or open_alerts(store, "T02", "protocol")

@@ -12,6 +12,7 @@ from dealerbox.floor import figures as F
 from dealerbox.link import protocol as P
 from dealerbox.floor import story as S
 from dealerbox.floor.filing import Filing
+from dealerbox.floor.message import Message
 from dealerbox.floor.hands import wall_seconds
 from dealerbox.floor.store import Store, store_engine
 
@@ -24,7 +25,7 @@ def _played(tmp_path, name: str, dealer: str | None = None) -> list[str]:
 def _filed(path, table: str, lines: list[str]) -> None:
     with Store(path) as store:
         payload = P.encode({"table": table, "boot": 1, "oldest": 1, "lines": lines})
-        Filing(store).store_batch([(P.journal_topic(table), payload, 0.0)],
+        Filing(store).store_batch([Message.on_table_topic(P.journal_topic(table), payload, 0.0)],
                                   wall_seconds(json.loads(lines[-1])["wall"]))
 
 

@@ -26,16 +26,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from dealerbox.domain.decks import DeckRegistry, simulation_registry
 from dealerbox.floor import figures as F
-from dealerbox.link import protocol as P
 from dealerbox.floor import report as R
 from dealerbox.floor.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from dealerbox.floor.settings import WebSettings
 from dealerbox.floor.store import Store
+from dealerbox.floor.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
 from dealerbox.floor.web.figures_api import FiguresApi, dealer_id_of, table_id_of, time_range
 from dealerbox.floor.web.live import Floor
+from dealerbox.link import protocol as P
 
 __all__ = ["FloorApp", "create_app"]
 
@@ -457,9 +459,6 @@ class SecurityHeaders:
 def _deck_cards(settings: WebSettings):
     """The hand's story's names for the tables' tags: ``[web] deck_registry``, then the
     built-in simulated decks."""
-    from dealerbox.domain.decks import DeckRegistry, simulation_registry
-    from dealerbox.floor.story import registry_cards
-
     registries = [DeckRegistry.load(settings.deck_registry)] if settings.deck_registry else []
     return registry_cards(*registries, simulation_registry())
 

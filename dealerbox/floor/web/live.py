@@ -14,9 +14,11 @@ import logging
 import time
 
 from anyio import to_thread
+from sqlalchemy import select
 
-from dealerbox.floor.collector import _view_table as view_table
+from dealerbox.floor import figures as F
 from dealerbox.floor.store import Store
+from dealerbox.floor.table_view import view_table
 
 __all__ = ["Floor", "Subscriber", "POLL_S"]
 
@@ -154,10 +156,6 @@ class Floor:
     def _read_pit(self, now: float) -> dict[str, dict]:
         """Per table: who deals (as the figures follow the ``dealer`` events) and its hands
         per hour over the last :data:`PIT_SPAN_S`. A figures problem leaves the last answer."""
-        from sqlalchemy import select
-
-        from dealerbox.floor import figures as F
-
         def read(conn):
             rows = F.room_figures(conn, now - PIT_SPAN_S, now)["tables"]
             return rows, dict(conn.execute(select(F.fig_progress.c.table_id, F.fig_progress.c.dealer)).all())

@@ -1,0 +1,121 @@
+"""Alerts and the audit trail of who cleared what.
+
+An alert of a kind a table already has open is folded into it (``count`` and
+the ``last_*`` columns), so a table cannot fill the floor with alerts.
+"""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import func, insert, select, update
+
+from dealerbox.floor.store.connection import Connection
+from dealerbox.floor.store.schema import alerts_table, audit_table, storable, tables_table
+
+__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX"]
+
+#: Alert texts are cut to this many characters (parts of them come from the tables).
+ALERT_TEXT_MAX = 300
+
+_ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
+    "id", "table_id", "kind", "text", "seq", "raised", "cleared_by", "cleared_at", "note",
+    "count", "last_seq", "last_text", "last_raised"))
+
+
+class AlertsAndAudit(Connection):
+    """The alerts the filing raises and people clear, and the audit trail of the clears."""
+
+    def raise_alert(self, table_id: str, kind: str, text: str, seq: int | None = None,
+                    now: float | None = None) -> dict:
+        """Raise an alert, or fold it into the open alert of the same table and
+        kind (its ``count`` goes up, ``last_seq``/``last_text``/``last_raised``
+        say what came last). Returns the alert as it now is."""
+        now = time.time() if now is None else now
+        text = _cut(text)
+        a = alerts_table.c
+        with self._unit():
+            if self.backend == "postgresql":
+                # The table's row first, as the filing takes it: one order of locks for everyone.
+                self._execute(select(tables_table.c.table_id).where(tables_table.c.table_id == table_id)
+                              .with_for_update())
+            open_id = self._execute(select(a.id).where(a.table_id == table_id, a.kind == kind,
+                                                       a.cleared_at.is_(None))
+                                    .order_by(a.id.desc()).limit(1).with_for_update()).scalar()
+            if open_id is None:
+                open_id = self._execute(
+                    insert(alerts_table).values(table_id=table_id, kind=kind, text=text, seq=seq, raised=now,
+                                          last_seq=seq, last_text=text, last_raised=now)
+                    .returning(a.id)).scalar_one()
+            else:
+                self._execute(update(alerts_table).where(a.id == open_id).values(
+                    count=a.count + 1, last_seq=seq, last_text=text, last_raised=now))
+            return self.alert(open_id)
+
+    # -- reading and clearing (any thread)
+
+    def clear_alert(self, alert_id: int, who: str, note: str = "") -> dict | None:
+        """Acknowledge an alert; records who and when in the audit trail.
+        Returns the alert, or None if there is no such open alert."""
+        now = time.time()
+        a = alerts_table.c
+        with self._unit():
+            cleared = self._execute(update(alerts_table).where(a.id == alert_id, a.cleared_at.is_(None))
+                                    .values(cleared_by=who, cleared_at=now, note=note)).rowcount
+            if cleared:
+                self._execute(insert(audit_table).values(at=now, who=who, action="clear",
+                                                   alert_id=alert_id, detail=note))
+        return self.alert(alert_id) if cleared else None
+
+    def alert(self, alert_id: int) -> dict | None:
+        """The alert *alert_id*, open or cleared; None if there is no such alert."""
+        with self._unit(write=False):
+            row = self._execute(select(*_ALERT_COLUMNS).where(alerts_table.c.id == alert_id)).first()
+        return _alert(row) if row else None
+
+    def alerts(self, *, open_only: bool = True) -> list[dict]:
+        """The alerts, by id: the open ones, or every one (``open_only=False``)."""
+        stmt = select(*_ALERT_COLUMNS).order_by(alerts_table.c.id)
+        if open_only:
+            stmt = stmt.where(alerts_table.c.cleared_at.is_(None))
+        with self._unit(write=False):
+            return [_alert(r) for r in self._execute(stmt)]
+
+    def alert_summary(self, newest: int) -> dict:
+        """The open alerts in brief: the *newest* of them (oldest first), how many
+        are open, and how often each table raised each kind (``counts``)."""
+        a = alerts_table.c
+        with self._unit(write=False):
+            rows = self._execute(select(*_ALERT_COLUMNS).where(a.cleared_at.is_(None))
+                                 .order_by(a.id.desc()).limit(max(0, newest))).all()
+            counts: dict[str, dict[str, int]] = {}
+            total = 0
+            for table, kind, raised, times in self._execute(
+                    select(a.table_id, a.kind, func.count(), func.sum(a.count))
+                    .where(a.cleared_at.is_(None)).group_by(a.table_id, a.kind)
+                    .order_by(a.table_id, a.kind)):
+                counts.setdefault(table, {})[kind] = int(times)
+                total += raised
+        return {"open": [_alert(r) for r in reversed(rows)], "total": total, "counts": counts}
+
+    def audit(self) -> list[dict]:
+        """The audit trail, oldest first: who did what to which alert, and when."""
+        with self._unit(write=False):
+            c = audit_table.c
+            rows = self._execute(select(c.at, c.who, c.action, c.alert_id, c.detail).order_by(c.id)).all()
+        return [{"at": at, "who": w, "action": ac, "alert": i, "detail": d} for at, w, ac, i, d in rows]
+
+
+def _alert(row) -> dict:
+    i, t, k, text, seq, raised, by, at, note, count, last_seq, last_text, last_raised = row
+    return {"id": i, "table": t, "kind": k, "text": text, "seq": seq, "raised": raised,
+            "cleared_by": by, "cleared_at": at, "note": note, "count": count,
+            "last_seq": last_seq if last_text is not None else seq,
+            "last_text": last_text if last_text is not None else text,
+            "last_raised": last_raised if last_raised is not None else raised}
+
+
+def _cut(text: str, limit: int = ALERT_TEXT_MAX) -> str:
+    """*text* as the store keeps it, at most *limit* characters."""
+    text = storable(text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
