@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from dealerbox.cli import DEMO_SESSION, main
+from dealerbox.cli import main
 from dealerbox.domain.messages import MESSAGES_DIR
 from dealerbox.domain.decks import DeckRegistry, simulated_uid, simulation_registry
+from dealerbox.resources import demo_session
 from hardware_sim.script import HandScript
 
 DECISION_KEYS = {"t", "verdict", "irregularity", "cards", "rule", "steps", "step", "phase"}
 VERDICTS = {"ok", "correct", "misdeal", "void", "floor"}
 UNKNOWN_UID = "04DEADBEEF0001"
+DEMO_SESSION = demo_session()
 
 
 def write_events(path, events):
@@ -546,7 +548,7 @@ def sim_config(tmp_path, registry='"builtin:sim"'):
 
 def test_the_default_config_is_the_environment_then_etc_then_the_shipped_one(tmp_path, monkeypatch):
     from dealerbox import resources
-    from dealerbox.cli import config_path
+    from dealerbox.service.commands import config_path
     from dealerbox.service.config import DEFAULT_CONFIG
 
     monkeypatch.delenv("DEALERBOX_CONFIG", raising=False)
@@ -564,7 +566,7 @@ def test_run_and_sim_without_a_config_keep_their_state_in_the_checkouts_state_fo
     # make run (run --demo) and dealerbox sim take the shipped sim.toml: its state is the
     # checkout's state/, as the README says, whatever the working folder.
     from dealerbox import resources
-    from dealerbox.cli import load_table_config
+    from dealerbox.service.commands import load_table_config
     from dealerbox.service.config import TABLES_DIR
 
     monkeypatch.delenv("DEALERBOX_CONFIG", raising=False)

@@ -18,6 +18,10 @@ _VALID = frozenset(DECK_52) | {JOKER}
 #: slots; the panel model writes these characters. ASCII has no suit symbols.
 SUIT_GLYPH = {"c": "\x00", "d": "\x01", "h": "\x02", "s": "\x03"}
 
+#: The symbol each suit glyph slot stands for on a screen that has suit symbols (a terminal).
+GLYPH_SYMBOL = {SUIT_GLYPH["c"]: "\u2663", SUIT_GLYPH["d"]: "\u2666", SUIT_GLYPH["h"]: "\u2665",
+                SUIT_GLYPH["s"]: "\u2660"}
+
 
 def is_card(code: str) -> bool:
     """True for a valid card code (``Ah``) or ``joker``."""
@@ -40,3 +44,12 @@ def lcd_card(code: str) -> str:
     if code.startswith("uid:"):
         return "?" + code[4:10]
     return code
+
+
+def glass_symbols(line: str) -> str:
+    """An LCD line as a terminal shows it: the suit glyph slots (CGRAM 0..3) as suit symbols.
+
+    The other custom-character slots (4..7) show as a hollow box: a terminal
+    must never receive control characters.
+    """
+    return "".join(GLYPH_SYMBOL.get(ch, "\u25af" if ch < " " else ch) for ch in line)

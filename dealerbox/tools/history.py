@@ -76,6 +76,8 @@ completed it); ``null`` if it never was.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -486,9 +488,6 @@ def run_history(journal_dir, *, profile: Profile | str, registry: DeckRegistry |
     (every damaged line is named on *err*, nothing goes to *out*); 2 a bad
     ``--hand``/``--since`` (a ``--hand`` the journal does not have) or no journal directory.
     """
-    import json
-    import sys
-
     out = out or sys.stdout
     err = err or sys.stderr
     try:

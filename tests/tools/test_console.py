@@ -23,7 +23,7 @@ from dealerbox import cli
 from dealerbox.service.config import DEFAULT_CONFIG, load_config
 from dealerbox.tools.console.app import ConsoleSession, SimConsole, with_real_devices
 from dealerbox.tools.console.hands import parse_tag
-from dealerbox.tools.console.view import glass_symbols
+from dealerbox.domain.cards import glass_symbols
 from dealerbox.errors import ConfigError, EventError
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

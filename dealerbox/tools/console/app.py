@@ -69,7 +69,6 @@ import collections
 import dataclasses
 import json
 import logging
-import os
 import queue
 import random
 import signal
@@ -84,9 +83,16 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Input, Log, Static
+from textual.worker import get_current_worker
 
+from hardware_sim.table import SimulatedTable
+
+from dealerbox.atomic import save_atomic
 from dealerbox.errors import ConfigError, DealerboxError, EventError
 from dealerbox.hw.buses import REAL
+from dealerbox.rules.profiles import load_profile
+from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from dealerbox.service.daemon import Daemon
 from dealerbox.tools.console.hands import DealerHands, TagChoice, parse_tag
 from dealerbox.tools.console.keys import HELP, PROMPTS, bindings
 from dealerbox.tools.console.scenario import Scenario, ScenarioPlayer
@@ -229,17 +235,11 @@ class ConsoleSession:
         name = scenario.header.get("profile")
         if not name or name == config.profile.name:
             return config
-        from dealerbox.rules.profiles import load_profile
-
         return dataclasses.replace(config, profile=load_profile(name))
 
     # -- lifetime ----------------------------------------------------------------------
     def start(self) -> None:
         """Build the simulated table, start the daemon on it."""
-        from hardware_sim.table import SimulatedTable
-
-        from dealerbox.service.daemon import Daemon
-
         logging.getLogger("dealerbox").addHandler(self._handler)
         self.table = self.hands.table = SimulatedTable(self.config).__enter__()
         self.daemon = Daemon(self.config, table=self.table, on_decision=self._decided)
@@ -325,10 +325,8 @@ class ConsoleSession:
         if not self._closed:
             journal.flush()
         lines = [json.dumps(e.event.to_dict(), separators=(", ", ": ")) for e in journal.entries(self._record_from)]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        os.replace(tmp, path)
+        # A record is the technician's file, readable by whoever replays it.
+        save_atomic(path, "".join(line + "\n" for line in lines), new_mode=0o644)
         return len(lines)
 
     # -- the dealer's thread -----------------------------------------------------------
@@ -414,8 +412,6 @@ class SimConsole(App):
                  state_dir=None):
         super().__init__()
         if config is None:
-            from dealerbox.service.config import DEFAULT_CONFIG, load_config
-
             config = load_config(config_path or DEFAULT_CONFIG)
         self.session = ConsoleSession(with_real_devices(config, real), record=record, scenario=scenario,
                                       state_dir=state_dir)
@@ -455,8 +451,6 @@ class SimConsole(App):
         self.set_interval(0.1, self.refresh_view)
 
     def _dealer(self) -> None:
-        from textual.worker import get_current_worker
-
         self.session.dealer_loop(get_current_worker().cancelled_event)
 
     def on_unmount(self) -> None:

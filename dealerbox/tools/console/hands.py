@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from hardware_sim.noise import TableNoise
+
 from dealerbox.errors import EventError, RegistryError
 from dealerbox.domain.cards import DECK_52, JOKER, RANKS, SUITS
 from dealerbox.domain.decks import normalize_uid
@@ -323,8 +325,6 @@ class DealerHands:
 
     def do_noise(self, kind: str) -> None:
         """Act out one kind of a real table's radio noise (hardware_sim.noise, docs/NOISE.md)."""
-        from hardware_sim.noise import TableNoise
-
         noise = TableNoise(self.table, draw_card=self.random_stub_card,
                            last_uid=lambda: self.uid(self.last_drawn) if self.last_drawn else None,
                            dealt_uids=lambda: list(self.left_shoe), mouth=self.table.mouth)

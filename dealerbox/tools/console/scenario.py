@@ -23,6 +23,7 @@ from typing import Callable
 
 from dealerbox.errors import EventError
 from dealerbox.domain.decks import normalize_uid
+from dealerbox.rules.scenario import check_expectation
 from dealerbox.tools.console.hands import DealerHands, TagChoice
 
 #: The events a simulated table can act out.
@@ -156,8 +157,6 @@ class ScenarioPlayer:
             self._mark = (float(obj["t"]), time.monotonic())
 
     def _check_expectation(self, n: int, want: dict) -> None:
-        from dealerbox.rules.scenario import check_expectation
-
         self.settle()
         fails = check_expectation(self.engine(), want, n)
         if fails:

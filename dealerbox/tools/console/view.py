@@ -13,23 +13,13 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from dealerbox.domain.cards import JOKER
+from dealerbox.domain.cards import JOKER, glass_symbols
 from dealerbox.rules.tracker import UNREAD_PREFIX
 
 if TYPE_CHECKING:
     from dealerbox.tools.console.app import ConsoleSession
 
-SUIT_SYMBOL = {"\x00": "\u2663", "\x01": "\u2666", "\x02": "\u2665", "\x03": "\u2660"}
 LED_STYLE = {"green": "bold green", "amber": "bold yellow", "red": "bold red"}
-
-
-def glass_symbols(line: str) -> str:
-    """An LCD line with the suit glyph slots (CGRAM 0..3) shown as suit symbols.
-
-    The other custom-character slots (4..7) show as a hollow box: a terminal
-    must never receive control characters.
-    """
-    return "".join(SUIT_SYMBOL.get(ch, "\u25af" if ch < " " else ch) for ch in line)
 
 
 def _label(key: str) -> str:
