@@ -12,6 +12,10 @@ set -euo pipefail
 umask 022
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+# Every file install_file copies is root's unless the call names another owner.
+FILE_OWNER=root:root
 FLOOR_FILES=$REPO/firmware_config/floor
 SERVICE_USER=dealerbox-floor
 BROKER_USER=mosquitto
@@ -52,35 +56,6 @@ dealerbox-floor-ca client T07); the collector's in /etc/dealerbox/floor.
 EOF
 }
 
-die() { printf 'install-floor.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*"; }
-
-# Run a command, or only show it with --dry-run.
-run() {
-    if ((DRY_RUN)); then
-        local arg
-        printf '+'
-        for arg in "$@"; do
-            if [[ $arg =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then printf ' %s' "$arg"
-            else printf ' %q' "$arg"; fi
-        done
-        printf '\n'
-    else
-        "$@"
-    fi
-}
-
-# Copy SRC to DEST with MODE (and OWNER:GROUP, default root's) unless DEST already
-# has the same bytes; true when copied. Never a moment with a wider mode.
-install_file() {
-    local src=$1 dest=$2 mode=$3 owner=${4:-root:root}
-    if [[ -f $dest ]] && cmp -s "$src" "$dest"; then
-        say "$dest is up to date"
-        return 1
-    fi
-    run install -D -o "${owner%%:*}" -g "${owner##*:}" -m "$mode" "$src" "$dest"
-}
-
 # Give PATH the owner OWNER:GROUP and MODE (octal, e.g. 0640) unless it has them.
 ensure_mode() {
     local path=$1 owner=$2 mode=$3
@@ -119,14 +94,11 @@ while (($#)); do
     shift
 done
 
-[[ -d $ROOT ]] || die "--root $ROOT is not a directory"
-ROOT=$(cd "$ROOT" && pwd)
-R=${ROOT%/}   # prefix of every path written: empty for the real root
+resolve_root
 if ((!DRY_RUN)) && ((EUID != 0)); then
     die "run as root (sudo): the keys belong to root and the groups $BROKER_USER and $SERVICE_USER; or use --dry-run"
 fi
-((DRY_RUN)) && say "dry run: nothing will be changed"
-[[ -n $R ]] && say "root: $ROOT"
+announce_run
 
 PREFIX=$R/opt/dealerbox
 VENVS=$PREFIX/venvs
@@ -144,29 +116,7 @@ SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 
 # -- what to install -----------------------------------------------------------------
-current_version() {
-    local target
-    target=$(readlink "$CURRENT" 2>/dev/null) || return 0
-    [[ -x $CURRENT/bin/dealerbox ]] && basename "$target"
-}
-if [[ -z $WHEEL && -n $WHEELHOUSE ]]; then
-    WHEEL=$(find "$WHEELHOUSE" -maxdepth 1 -name 'dealerbox-*.whl' | sort -V | tail -n 1)
-    [[ -n $WHEEL ]] || die "no dealerbox wheel in $WHEELHOUSE (make wheelhouse puts one there)"
-fi
-if [[ -n $WHEEL ]]; then
-    [[ -f $WHEEL ]] || die "no wheel at $WHEEL"
-    WHEEL=$(cd "$(dirname "$WHEEL")" && pwd)/$(basename "$WHEEL")
-    SOURCE=$WHEEL
-    VERSION=${WHEEL##*/dealerbox-}
-    VERSION=${VERSION%%-*}
-else
-    SOURCE=$REPO
-    VERSION=
-    while IFS= read -r line; do
-        if [[ $line =~ ^version\ =\ \"([^\"]+)\" ]]; then VERSION=${BASH_REMATCH[1]}; break; fi
-    done <"$REPO/pyproject.toml"
-fi
-[[ $VERSION =~ ^[0-9A-Za-z.+_]+$ ]] || die "cannot tell the version of $SOURCE"
+choose_source
 INSTALLED=$(current_version)
 say "dealerbox $VERSION from $SOURCE${INSTALLED:+ (installed: $INSTALLED)}"
 
@@ -276,46 +226,21 @@ else
 fi
 
 # -- the code: a venv per version, switched by a symlink --------------------------------
-pip_install() {
-    local python=$1; shift
-    local offline=()
-    [[ -n $WHEELHOUSE ]] && offline=(--no-index --find-links "$WHEELHOUSE")
-    run "$python" -m pip install --quiet --disable-pip-version-check "${offline[@]}" "$@"
-}
-with_extras() { if [[ -n $2 ]]; then printf '%s[%s]' "$1" "$2"; else printf '%s' "$1"; fi; }
-
 CODE_CHANGED=0
 if [[ $INSTALLED == "$VERSION" ]]; then
     say "dealerbox $VERSION is installed in $CURRENT: kept"
 else
-    NEW=$VENVS/$VERSION
-    say "virtual environment $NEW with extras [$EXTRAS]"
-    [[ -e $NEW ]] && run rm -rf "$NEW"
-    run install -d -m 0755 "$VENVS"
-    run "$PYTHON" -m venv "$NEW"
-    pip_install "$NEW/bin/python" "$(with_extras "$SOURCE" "$EXTRAS")"
+    make_venv
     say "dealerbox $VERSION reads $CONF_DIR/floor.toml"
     if ! run "$NEW/bin/python" -c 'import sys; from dealerbox.floor.settings import load_collector; load_collector(sys.argv[1])' \
         "$CONF_DIR/floor.toml"; then
         run rm -rf "$NEW"
         die "dealerbox $VERSION refuses $CONF_DIR/floor.toml (above)${INSTALLED:+: dealerbox $INSTALLED stays in use}"
     fi
-    [[ -d $CURRENT && ! -L $CURRENT ]] && run rm -rf "$CURRENT"
-    run ln -sfn "venvs/$VERSION" "$CURRENT.new"
-    run mv -T "$CURRENT.new" "$CURRENT"
+    switch_venv
     CODE_CHANGED=1
-    if ((!DRY_RUN)); then
-        for old in "$VENVS"/*; do
-            name=$(basename "$old")
-            [[ $name == "$VERSION" || $name == "$INSTALLED" ]] && continue
-            run rm -rf "$old"
-        done
-    fi
 fi
-install_file "$REPO/README.md" "$PREFIX/README.md" 0644 || true
-for doc in "$REPO"/docs/*.md; do
-    [[ -f $doc ]] && { install_file "$doc" "$PREFIX/docs/$(basename "$doc")" 0644 || true; }
-done
+install_docs
 
 # -- the units -------------------------------------------------------------------------
 say "systemd units ${UNITS[*]}"

@@ -10,6 +10,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 UNIT=dealerbox.service
 SERVICE_USER=dealerbox
 DEVICE_GROUPS=(gpio spi i2c dialout)
@@ -51,25 +53,6 @@ Usage: install.sh [options]             install, or bring an install up to date
 EOF
 }
 
-die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
-say() { printf '==> %s\n' "$*"; }
-
-# Run a command, or only show it with --dry-run.
-run() {
-    if ((DRY_RUN)); then
-        local arg
-        printf '+'
-        for arg in "$@"; do
-            # Quote only what a shell would misread, so the log stays legible.
-            if [[ $arg =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then printf ' %s' "$arg"
-            else printf ' %q' "$arg"; fi
-        done
-        printf '\n'
-    else
-        "$@"
-    fi
-}
-
 # Append LINE to FILE unless FILE already has exactly that line.
 ensure_line() {
     local line=$1 file=$2
@@ -81,16 +64,6 @@ ensure_line() {
         printf '%s\n' "$line" >>"$file"
         REBOOT_NEEDED=1
     fi
-}
-
-# Copy SRC to DEST with MODE unless DEST already has the same bytes; true when copied.
-install_file() {
-    local src=$1 dest=$2 mode=$3
-    if [[ -f $dest ]] && cmp -s "$src" "$dest"; then
-        say "$dest is up to date"
-        return 1
-    fi
-    run install -D -m "$mode" "$src" "$dest"
 }
 
 while (($#)); do
@@ -113,14 +86,11 @@ done
 PURGE=${PURGE:-0}
 ((PURGE)) && [[ $MODE != uninstall ]] && die "--purge goes with --uninstall"
 
-[[ -d $ROOT ]] || die "--root $ROOT is not a directory"
-ROOT=$(cd "$ROOT" && pwd)
-R=${ROOT%/}   # prefix of every path written: empty for the real root
+resolve_root
 if [[ -z $R ]] && ((!DRY_RUN)) && ((EUID != 0)); then
     die "run as root (sudo), or use --dry-run or --root DIR"
 fi
-((DRY_RUN)) && say "dry run: nothing will be changed"
-[[ -n $R ]] && say "root: $ROOT"
+announce_run
 
 PREFIX=$R/opt/dealerbox
 VENVS=$PREFIX/venvs
@@ -131,13 +101,6 @@ UNIT_DIR=$R/etc/systemd/system
 MODULES_LOAD=$R/etc/modules-load.d/dealerbox.conf
 MODEL_FILE=${DEALERBOX_MODEL_FILE:-$R/proc/device-tree/model}
 BOOT_CONFIG=${DEALERBOX_BOOT_CONFIG:-}
-
-# The version the CURRENT symlink points at, or nothing.
-current_version() {
-    local target
-    target=$(readlink "$CURRENT" 2>/dev/null) || return 0
-    [[ -x $CURRENT/bin/dealerbox ]] && basename "$target"
-}
 
 if [[ $MODE == uninstall ]]; then
     say "uninstall"
@@ -163,24 +126,7 @@ if [[ $MODE == uninstall ]]; then
 fi
 
 # -- what to install -----------------------------------------------------------------
-if [[ -z $WHEEL && -n $WHEELHOUSE ]]; then
-    WHEEL=$(find "$WHEELHOUSE" -maxdepth 1 -name 'dealerbox-*.whl' | sort -V | tail -n 1)
-    [[ -n $WHEEL ]] || die "no dealerbox wheel in $WHEELHOUSE (make wheelhouse puts one there)"
-fi
-if [[ -n $WHEEL ]]; then
-    [[ -f $WHEEL ]] || die "no wheel at $WHEEL"
-    WHEEL=$(cd "$(dirname "$WHEEL")" && pwd)/$(basename "$WHEEL")
-    SOURCE=$WHEEL
-    VERSION=${WHEEL##*/dealerbox-}   # dealerbox-VERSION-py3-none-any.whl
-    VERSION=${VERSION%%-*}
-else
-    SOURCE=$REPO
-    VERSION=
-    while IFS= read -r line; do
-        if [[ $line =~ ^version\ =\ \"([^\"]+)\" ]]; then VERSION=${BASH_REMATCH[1]}; break; fi
-    done <"$REPO/pyproject.toml"
-fi
-[[ $VERSION =~ ^[0-9A-Za-z.+_]+$ ]] || die "cannot tell the version of $SOURCE"
+choose_source
 INSTALLED=$(current_version)
 if [[ $MODE == upgrade && -z $INSTALLED ]]; then
     die "--upgrade: dealerbox is not installed under $PREFIX (install it first)"
@@ -291,14 +237,6 @@ if [[ -f $FLOOR_CONFIG ]] && awk '/^[ \t]*\[/ { on = ($0 ~ /^[ \t]*\[[ \t]*floor
 fi
 
 # -- the code: a venv per version, switched by a symlink --------------------------------
-pip_install() {
-    local python=$1; shift
-    local offline=()
-    [[ -n $WHEELHOUSE ]] && offline=(--no-index --find-links "$WHEELHOUSE")
-    run "$python" -m pip install --quiet --disable-pip-version-check "${offline[@]}" "$@"
-}
-with_extras() { if [[ -n $2 ]]; then printf '%s[%s]' "$1" "$2"; else printf '%s' "$1"; fi; }
-
 CODE_CHANGED=0
 if [[ $INSTALLED == "$VERSION" ]]; then
     say "dealerbox $VERSION is installed in $CURRENT: kept"
@@ -306,13 +244,7 @@ if [[ $INSTALLED == "$VERSION" ]]; then
         pip_install "$CURRENT/bin/python" "$(with_extras "$SOURCE" mqtt)"
     fi
 else
-    NEW=$VENVS/$VERSION
-    say "virtual environment $NEW with extras [$EXTRAS]"
-    # A venv of this version that is not in use is what a failed attempt left.
-    [[ -e $NEW ]] && run rm -rf "$NEW"
-    run install -d -m 0755 "$VENVS"
-    run "$PYTHON" -m venv "$NEW"
-    pip_install "$NEW/bin/python" "$(with_extras "$SOURCE" "$EXTRAS")"
+    make_venv
     if [[ $BOARD == pi5 && ,$EXTRAS, == *,pi,* ]]; then
         # RPi.GPIO cannot drive a Pi 5; rpi-lgpio is its drop-in replacement and
         # the two must not be installed together (same module name).
@@ -327,25 +259,10 @@ else
         fi
         die "dealerbox $VERSION refuses $CONF_DIR/table.toml (above): fix it and run install.sh again"
     fi
-    # Switch in one rename, so the unit never sees a half-made venv. (A real
-    # directory there is the venv of an installer from before venvs/.)
-    [[ -d $CURRENT && ! -L $CURRENT ]] && run rm -rf "$CURRENT"
-    run ln -sfn "venvs/$VERSION" "$CURRENT.new"
-    run mv -T "$CURRENT.new" "$CURRENT"
+    switch_venv
     CODE_CHANGED=1
-    # Keep the version just replaced for a manual rollback; older ones go.
-    if ((!DRY_RUN)); then
-        for old in "$VENVS"/*; do
-            name=$(basename "$old")
-            [[ $name == "$VERSION" || $name == "$INSTALLED" ]] && continue
-            run rm -rf "$old"
-        done
-    fi
 fi
-install_file "$REPO/README.md" "$PREFIX/README.md" 0644 || true
-for doc in "$REPO"/docs/*.md; do
-    [[ -f $doc ]] && { install_file "$doc" "$PREFIX/docs/$(basename "$doc")" 0644 || true; }
-done
+install_docs
 
 # -- the unit ----------------------------------------------------------------------------
 say "systemd unit $UNIT"

@@ -19,12 +19,11 @@ registry that shares a tag with the deck registry.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import tomli_w
 
+from dealerbox.atomic import save_atomic
 from dealerbox.errors import ConfigError, RegistryError
 from dealerbox.tomlfile import read_toml
 from dealerbox.domain.events import DEALER_ID
@@ -129,28 +128,10 @@ class BadgeRegistry:
         """Write the registry atomically: a crash leaves the old file or the new one.
 
         The new file keeps the old one's mode and owner; a first file gets its folder's
-        owner and mode 0640. A technician registers badges as root while the box runs as
-        its own user, and the box must still read the file on its next reload.
+        owner and mode 0640 (see :func:`dealerbox.atomic.save_atomic`): a technician
+        registers badges as root while the box runs as its own user.
         """
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        like = path if path.exists() else path.parent
-        st = like.stat()
-        mode = st.st_mode & 0o777 if like is path else 0o640
-        fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
-        try:
-            os.fchmod(fd, mode)
-            if os.geteuid() == 0:
-                os.fchown(fd, st.st_uid, st.st_gid)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(self.to_toml())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        save_atomic(path, self.to_toml())
 
 
 def simulated_badge_uid(dealer: str) -> str:

@@ -16,13 +16,12 @@ The registry file is TOML a technician can read and edit::
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import tomli_w
 
+from dealerbox.atomic import save_atomic
 from dealerbox.domain.cards import DECK_52, JOKER, is_card
 from dealerbox.errors import ConfigError, RegistryError
 from dealerbox.tomlfile import read_toml
@@ -169,20 +168,13 @@ class DeckRegistry:
         return tomli_w.dumps({"active": self.active or "", "decks": decks})
 
     def save(self, path) -> None:
-        """Write the registry atomically: a crash leaves the old file or the new one."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(self.to_toml())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        """Write the registry atomically: a crash leaves the old file or the new one.
+
+        The new file keeps the old one's mode and owner; a first file gets its folder's
+        owner and mode 0640 (see :func:`dealerbox.atomic.save_atomic`): a technician
+        registers decks as root while the box runs as its own user.
+        """
+        save_atomic(path, self.to_toml())
 
 
 def _order(card: str) -> int:

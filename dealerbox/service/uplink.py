@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from dealerbox.atomic import save_atomic
 from dealerbox.service.journal import journal_files
 from dealerbox.errors import ConfigError
 from dealerbox.options import (Flag, Integer, Number, Option, RaisingReporter, Text, option, options_of,
@@ -292,15 +293,6 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 @dataclass
 class _Link:
     connected: bool = False
@@ -449,7 +441,7 @@ class Publisher:
             self.boot = int(boot_path.read_text().strip() or 0) + 1
         except (OSError, ValueError):
             self.boot = 1
-        _write_atomic(boot_path, f"{self.boot}\n")
+        save_atomic(boot_path, f"{self.boot}\n")
         self.sent_batches = 0
 
     # -- public API
@@ -663,7 +655,7 @@ class Publisher:
         if acked != self._saved_acked and (now or mono - self._saved_at >= CURSOR_SAVE_S):
             self._saved_at = mono
             try:
-                _write_atomic(self.directory / CURSOR_NAME, json.dumps({"acked": acked}) + "\n")
+                save_atomic(self.directory / CURSOR_NAME, json.dumps({"acked": acked}) + "\n")
                 self._saved_acked = acked
             except OSError:
                 log.exception("floor: cannot save the cursor")

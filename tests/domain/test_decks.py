@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-import dealerbox.domain.decks as registry_module
+import dealerbox.atomic as atomic_module
 from dealerbox.domain.cards import DECK_52, JOKER
 from dealerbox.errors import ConfigError, DealerboxError, RegistryError
 from dealerbox.domain.decks import (
@@ -280,7 +280,7 @@ def test_failed_save_keeps_the_old_file(tmp_path, sim, monkeypatch):
     def refuse(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(registry_module.os, "replace", refuse)
+    monkeypatch.setattr(atomic_module.os, "replace", refuse)
     with pytest.raises(OSError, match="No space"):
         sim.save(path)
     monkeypatch.undo()
@@ -297,12 +297,31 @@ def test_failed_write_keeps_the_old_file(tmp_path, sim, monkeypatch):
     def broken_fsync(fd):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(registry_module.os, "fsync", broken_fsync)
+    monkeypatch.setattr(atomic_module.os, "fsync", broken_fsync)
     with pytest.raises(OSError):
         DeckRegistry(active="A").save(path)
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["decks.toml"]
+
+
+def test_a_first_save_gives_mode_0640(tmp_path, sim):
+    path = tmp_path / "decks.toml"
+    sim.save(path)
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_a_rewrite_by_root_keeps_the_registrys_mode_and_owner(tmp_path, sim):
+    # A technician registers decks as root; the box, its own user, must still read the file.
+    path = tmp_path / "decks.toml"
+    sim.save(path)
+    path.chmod(0o604)
+    os.chown(path, 4242, 4343)
+    DeckRegistry(active="A").save(path)
+    st = path.stat()
+    assert (st.st_mode & 0o777, st.st_uid, st.st_gid) == (0o604, 4242, 4343)
+    assert DeckRegistry.load(path).active == "A"
 
 
 GOOD_DECK = '[decks.A]\nback = "blue"\n[decks.A.tags]\n04A3C6CAE26180 = "Ah"\n'

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from dealerbox import __version__
+from tests.systemd.support import path_without
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What install.sh reads from its checkout ($REPO), beside itself.
@@ -51,7 +52,9 @@ def sh(*argv, **kw):
 
 
 def wheel_of(version: str, where: Path, *, drop_profile: str | None = None) -> Path:
-    """A dealerbox wheel of the checkout with *version* (and one profile less)."""
+    """A dealerbox wheel of the checkout with *version* (and one profile less), built
+    from a copy: a build writes build/ and *.egg-info beside its source, and other
+    tests (on other xdist workers) build from the checkout at the same moment."""
     src = where / f"src-{version}"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for part in ("dealerbox", "hardware_sim", "firmware_config"):
@@ -104,8 +107,7 @@ def kit():
     top.chmod(0o755)
     wheels = top / "wheels"
     wheels.mkdir()
-    sh(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", wheels, ROOT, cwd=top)
-    current = next(wheels.glob(f"dealerbox-{__version__}-*.whl"))
+    current = wheel_of(__version__, wheels)
     newer = wheel_of(__version__ + ".1", wheels)
     broken = wheel_of(__version__ + ".2", wheels, drop_profile="tda-2019")
     house = top / "wheelhouse"
@@ -169,7 +171,8 @@ class Box:
         return self.root / "opt" / "dealerbox" / ".venv"
 
     def install(self, *args, ok=True):
-        env = {"PATH": f"{self.path_dir}:/usr/bin:/bin", "HOME": str(self.kit["top"] / f"{self.root.name}-home"),
+        system = path_without("/usr/bin:/bin", self.kit["top"] / f"{self.root.name}-system")
+        env = {"PATH": f"{self.path_dir}:{system}", "HOME": str(self.kit["top"] / f"{self.root.name}-home"),
                "LANG": "C.UTF-8", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1",
                "DEALERBOX_PYTHON": SYSTEM_PYTHON, "DEALERBOX_TEST_CALLS": str(self.calls)}
         argv = ["bash", str(self.kit["install"]), "--root", str(self.root), "--wheelhouse", str(self.kit["house"]),

@@ -16,9 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.systemd.support import path_without
+
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "dealerbox.service"
 INSTALL = ROOT / "systemd" / "install.sh"
+LIB = ROOT / "systemd" / "lib.sh"
 EXEC_START = "/opt/dealerbox/.venv/bin/dealerbox"
 DEVICES = {
     "/dev/spidev0.0", "/dev/spidev1.0", "/dev/i2c-1", "/dev/gpiochip0", "/dev/gpiochip4",
@@ -137,7 +140,7 @@ def test_unit_has_what_the_box_needs():
     assert s.get(("Install", "WantedBy")) == ["multi-user.target"]
 
 
-# -- install.sh, only ever with --dry-run
+# -- install.sh, only ever with --dry-run, in a fake root
 
 MUTATING = ["apt-get", "groupadd", "useradd", "usermod", "systemctl", "install", "python3",
             "pip", "pip3", "cp", "mv", "mkdir", "chown", "chmod", "ln", "rm", "sed", "tee",
@@ -146,7 +149,10 @@ MUTATING = ["apt-get", "groupadd", "useradd", "usermod", "systemctl", "install",
 
 def dry_run(tmp_path, *args, raspi_config=False, boot_config_text=None, model=b"Raspberry Pi 4 Model B Rev 1.5\0"):
     """Run install.sh --dry-run on a board of *model* with every command that
-    could change the system replaced by a stub that records the call and fails."""
+    could change the system replaced by a stub that records the call and fails.
+
+    It runs in the fake root ``tmp_path/root`` (what is installed on this machine
+    plays no part) and getent knows no user or group there, as on a fresh image."""
     stubs = tmp_path / "stubs"
     stubs.mkdir(exist_ok=True)
     calls = tmp_path / "calls.log"
@@ -156,18 +162,29 @@ def dry_run(tmp_path, *args, raspi_config=False, boot_config_text=None, model=b"
         stub = stubs / name
         stub.write_text(f'#!/bin/sh\necho "{name} $*" >> "{calls}"\nexit 1\n')
         stub.chmod(0o755)
+    (stubs / "getent").write_text("#!/bin/sh\nexit 2\n")
+    (stubs / "getent").chmod(0o755)
+    root = fake_root(tmp_path)
+    root.mkdir(exist_ok=True)
     boot = tmp_path / "config.txt"
     model_file = tmp_path / "model"
     if model is not None and not model_file.exists():
         model_file.write_bytes(model)
     if boot_config_text is not None:
         boot.write_text(boot_config_text)
-    env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}",
+    system = path_without(os.environ["PATH"], tmp_path / "system")
+    env = {**os.environ, "PATH": f"{stubs}:{system}",
            "DEALERBOX_BOOT_CONFIG": str(boot), "DEALERBOX_MODEL_FILE": str(tmp_path / "model")}
-    result = subprocess.run(["bash", str(INSTALL), "--dry-run", *args], capture_output=True,
+    result = subprocess.run(["bash", str(INSTALL), "--dry-run", "--root", str(root), *args], capture_output=True,
                             text=True, env=env, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     ran = calls.read_text() if calls.exists() else ""
+    assert list(root.iterdir()) == []
     return result, ran
+
+
+def fake_root(tmp_path):
+    """Where :func:`dry_run` points install.sh's ``--root``."""
+    return tmp_path / "root"
 
 
 def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
@@ -175,18 +192,20 @@ def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
     assert result.returncode == 0, result.stderr
     assert ran == ""
     out = result.stdout
+    root = re.escape(str(fake_root(tmp_path)))
     assert re.search(r"^\+ (useradd .*|usermod .*)--groups gpio,spi,i2c,dialout dealerbox$", out, re.M)
     for group in ("gpio", "spi", "i2c", "dialout"):
         assert re.search(rf"^(\+ groupadd --system {group}|==> group {group} exists)$", out, re.M)
     boot = tmp_path / "config.txt"
     for line in ("dtparam=spi=on", "dtparam=i2c_arm=on", "dtoverlay=spi1-1cs"):
         assert f"+ echo {line} >> {boot}" in out
-    assert re.search(r"^\+ python3 -m venv /opt/dealerbox/venvs/[0-9.]+$", out, re.M)
+    assert re.search(rf"^\+ python3 -m venv {root}/opt/dealerbox/venvs/[0-9.]+$", out, re.M)
     assert re.search(r"pip install --quiet --disable-pip-version-check \S+\\\[pi\\\]$", out, re.M)
-    assert re.search(r"/bin/dealerbox check-config --fresh-install /etc/dealerbox/table.toml$", out, re.M)
-    assert "+ mv -T /opt/dealerbox/.venv.new /opt/dealerbox/.venv" in out
-    assert "/etc/dealerbox/table.toml" in out
-    assert re.search(r"^\+ install -D -m 0644 \S+/systemd/dealerbox.service /etc/systemd/system/dealerbox.service$", out, re.M)
+    assert re.search(rf"/bin/dealerbox check-config --fresh-install {root}/etc/dealerbox/table.toml$", out, re.M)
+    assert f"+ mv -T {fake_root(tmp_path)}/opt/dealerbox/.venv.new {fake_root(tmp_path)}/opt/dealerbox/.venv" in out
+    assert f"{fake_root(tmp_path)}/etc/dealerbox/table.toml" in out
+    assert re.search(rf"^\+ install -D -m 0644 \S+/systemd/dealerbox.service {root}/etc/systemd/system/dealerbox.service$",
+                     out, re.M)
     assert "+ systemctl enable dealerbox.service" in out
     assert not (tmp_path / "config.txt").exists()
 
@@ -227,7 +246,7 @@ def test_dry_run_on_an_unknown_board_leaves_config_txt_alone(tmp_path):
 def test_dry_run_of_an_uninstall(tmp_path):
     result, ran = dry_run(tmp_path, "--uninstall")
     assert result.returncode == 0 and ran == ""
-    assert "kept: /etc/dealerbox" in result.stdout
+    assert f"kept: {fake_root(tmp_path)}/etc/dealerbox" in result.stdout
 
 
 def test_unknown_argument_is_refused(tmp_path):
@@ -236,9 +255,23 @@ def test_unknown_argument_is_refused(tmp_path):
     assert "unknown argument" in result.stderr
 
 
-def test_install_script_passes_shellcheck():
+@pytest.mark.parametrize("script", [INSTALL, LIB], ids=lambda p: p.name)
+def test_install_script_passes_shellcheck(script):
+    # -x: the installer is checked with the lib.sh it sources, lib.sh also on its own.
     shellcheck = tool("shellcheck", "shellcheck")
-    result = subprocess.run([shellcheck, str(INSTALL)], capture_output=True, text=True,
+    result = subprocess.run([shellcheck, "-x", str(script)], capture_output=True, text=True,
                             timeout=TIMEOUT)
     assert result.returncode == 0, result.stdout
     assert result.stdout == ""
+
+
+def test_a_tool_of_this_machine_is_hidden_from_the_installers(tmp_path):
+    system = tmp_path / "usr-bin"
+    system.mkdir()
+    for name in ("raspi-config", "awk"):
+        (system / name).write_text("#!/bin/sh\n")
+        (system / name).chmod(0o755)
+    path = path_without(f"{tmp_path / 'none'}:{system}", tmp_path / "farm")
+    first, second = path.split(":")
+    assert first == str(tmp_path / "none")
+    assert sorted(p.name for p in Path(second).iterdir()) == ["awk"]
