@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run floor test bench install clean system-deps dist wheelhouse
+.PHONY: run floor test test-quick bench install clean system-deps dist wheelhouse
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
@@ -39,8 +39,17 @@ run: $(STAMP)
 floor: $(STAMP) system-deps
 	$(PY) -m dealerbox.floor.demo_room $(FLOOR_ARGS)
 
+# Every test, on every core: pytest-xdist, one session per worker (tests/conftest.py
+# keeps the workers' ports, temporary directories and PostgreSQL clusters apart).
+# worksteal: an idle worker takes half of a busy one's queue, which keeps both busy
+# to the end whatever the tests' lengths.
+PYTEST_PARALLEL := -n auto --dist worksteal
 test: $(STAMP) system-deps
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_PARALLEL) $(TEST_ARGS)
+
+# The quick set, in a few minutes: every test but those tests/conftest.py marks slow.
+test-quick: $(STAMP) system-deps
+	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow" $(TEST_ARGS)
 
 bench: $(STAMP) system-deps
 	$(PY) -m bench

@@ -101,7 +101,7 @@ def test_the_sdist_rebuilt_gives_the_same_wheel(dist):
     with tarfile.open(sdist) as tar:
         inside = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     # A packager can build, test and install from the sdist alone.
-    for needed in ("pyproject.toml", "Makefile", "MANIFEST.in", "systemd/install.sh", "tests/test_wheel.py",
+    for needed in ("pyproject.toml", "Makefile", "MANIFEST.in", "systemd/install.sh", "systemd/lib.sh", "tests/test_wheel.py",
                    "firmware_config/tables/sim.toml", "docs/INSTALL.md"):
         assert needed in inside
 

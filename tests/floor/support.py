@@ -1,4 +1,4 @@
-"""Shared fixtures and helpers of the floor tests (no tests here).
+"""Shared helpers of the floor tests (no tests here; the fixtures are in conftest.py).
 
 Every floor test uses a real mosquitto, started on a free loopback port with
 the shipped mosquitto.conf and ACL, TLS, and certificates from the shipped
@@ -7,8 +7,6 @@ make-ca.sh. There are no mocks of MQTT.
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -17,40 +15,14 @@ import pytest
 
 pytest.importorskip("paho.mqtt", reason="paho-mqtt is not installed (pip install 'dealerbox[mqtt]')")
 
-from dealerbox.floor.broker import Broker, make_pki  # noqa: E402
+from dealerbox.floor.broker import Broker  # noqa: E402
 from dealerbox.link.client import Identity, make_client  # noqa: E402
 from dealerbox.service.uplink import FloorSettings  # noqa: E402
 from dealerbox.service.journal import Journal  # noqa: E402
+# The fixtures live in tests/floor/conftest.py; here for the modules that import them by name.
+from tests.floor.conftest import TABLES, broker, need, pki  # noqa: E402, F401
 
 TIMEOUT = 60.0
-TABLES = ("T01", "T02", "T03")
-
-
-def need(binary: str, package: str) -> str:
-    path = shutil.which(binary) or (f"/usr/sbin/{binary}" if os.path.exists(f"/usr/sbin/{binary}") else None)
-    if path is None:
-        message = f"{binary} is not installed (Debian package: {package})"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
-
-
-@pytest.fixture(scope="session")
-def pki(tmp_path_factory):
-    need("openssl", "openssl")
-    return make_pki(tmp_path_factory.mktemp("pki"),
-                    [*TABLES, "floor-collector", "floor-collector-2", "floor-collector-3", "floor-view",
-                     "floor-revoked"])
-
-
-@pytest.fixture
-def broker(tmp_path, pki):
-    need("mosquitto", "mosquitto")
-    b = Broker(tmp_path / "broker", pki)
-    b.directory.mkdir()
-    with b:
-        yield b
 
 
 def identity(pki: Path, broker: Broker, name: str) -> Identity:
