@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from dealerbox.domain.events import ZONES as _EVENT_ZONES
+from dealerbox.errors import ConfigError
 
 __all__ = [
     "BAD", "Bad", "Reporter", "PinBook", "RaisingReporter", "Option", "Text", "Integer", "Number", "Choice", "Flag", "Pin", "PinTable",
@@ -82,8 +83,6 @@ class RaisingReporter:
         self.pins = PinBook(self.fail)
 
     def fail(self, key: str, expected: str, value=None, *, found: bool = True):
-        from dealerbox.errors import ConfigError
-
         raise ConfigError(self.file, key, expected, value, found=found)
 
     def take_pin(self, pin: int, key: str, who: str | None = None) -> bool:
