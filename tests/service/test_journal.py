@@ -738,7 +738,7 @@ def test_verify_counts_the_inserted_lines_it_skips(tmp_path):
 def test_the_writer_queues_a_gap_line_for_what_a_full_queue_lost(tmp_path):
     """JournalWriter on its own: with the queue full, a line is lost and counted; the gap
     line saying so takes the next free place in the queue, before the next line."""
-    from dealerbox.service.journal.chain import ChainFile
+    from dealerbox.service.journal.day_file import ChainFile
     from dealerbox.service.journal.retention import Retention
     from dealerbox.service.journal.writer import JournalWriter
 

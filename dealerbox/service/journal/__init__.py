@@ -132,7 +132,7 @@ Where each part lives
 This module is the :class:`Journal` facade. The line format and the file
 helpers are in ``journal_lines``, following the chain in ``journal_verify``,
 reading back in ``journal_read``; the writing side is split into the day file
-and its fsync policy (``journal_chain``), the writer thread
+and its fsync policy (``day_file``), the writer thread
 (``journal_writer``), retention (``journal_retention``) and what opening
 finds and sets aside (``journal_damage``).
 """
@@ -148,7 +148,7 @@ from typing import Callable, Iterator
 
 from dealerbox.errors import JournalError
 from dealerbox.domain.events import Event
-from dealerbox.service.journal.chain import ChainFile
+from dealerbox.service.journal.day_file import ChainFile
 from dealerbox.service.journal.damage import DamageScan, damage_record
 from dealerbox.service.journal.lines import (
     ANCHOR_NAME, BODY_KINDS, GENESIS, LOCK_NAME, SYNC_POLICIES, Entry, TornTail, utc_day, journal_files,

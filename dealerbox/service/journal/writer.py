@@ -11,7 +11,7 @@ from collections import deque
 from typing import Callable
 
 from dealerbox.errors import JournalError
-from dealerbox.service.journal.chain import ChainFile, PendingLine
+from dealerbox.service.journal.day_file import ChainFile, PendingLine
 from dealerbox.service.journal.lines import utc_text
 
 log = logging.getLogger("dealerbox.service.journal")
