@@ -136,8 +136,11 @@ class Ledger:
     progress from the value it read, so two callers never file the same lines.
     """
 
-    def __init__(self, *, chunk: int = CHUNK):
+    def __init__(self, *, chunk: int = CHUNK, protection=None):
         self.chunk = chunk
+        #: A pass run on the same connection after each catch-up, under the same lock (the
+        #: game protection's :class:`~dealerbox.floor.protect.floor_pass.Protection`), or None.
+        self.protection = protection
         self._lock = threading.Lock()
         #: Lines that could not be read (malformed), skipped; per table, this process.
         self.skipped: dict[str, int] = {}
@@ -162,14 +165,19 @@ class Ledger:
                     if conn.execute(select(lock(_FIGURES_LOCK_KEY))).scalar() is False:
                         return 0
                 try:
-                    return self._catch_up(conn)
+                    return self._after(conn, self._catch_up(conn))
                 finally:
                     try:
                         with conn.begin():
                             conn.execute(select(func.pg_advisory_unlock(_FIGURES_LOCK_KEY)))
                     except DBAPIError:
                         conn.invalidate()  # the session ends, and its lock with it
-            return self._catch_up(conn)
+            return self._after(conn, self._catch_up(conn))
+
+    def _after(self, conn, read: int) -> int:
+        if self.protection is not None:
+            self.protection.catch_up(conn)
+        return read
 
     def _catch_up(self, conn) -> int:
         with conn.begin():

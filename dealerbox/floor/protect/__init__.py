@@ -1,7 +1,7 @@
 """Game protection: the statistics that watch the card record (issue 33).
 
-Pure: plain records in, findings with probabilities out; no I/O, no clock, no
-threads, and every random draw from a ``random.Random`` the caller passes in.
+The statistics are pure: plain records in, findings with probabilities out; no I/O,
+no clock, no threads, and every random draw from a ``random.Random`` the caller passes in.
 
 - :mod:`~dealerbox.floor.protect.hand` the hand as the checks read it;
 - :mod:`~dealerbox.floor.protect.shuffles` the declared shuffle and gathering models;
@@ -10,4 +10,18 @@ threads, and every random draw from a ``random.Random`` the caller passes in.
 - :mod:`~dealerbox.floor.protect.shuffle_check` was the deck really shuffled;
 - :mod:`~dealerbox.floor.protect.seat_luck` is one seat fed strong starting hands;
 - :mod:`~dealerbox.floor.protect.control_chart` is a dealer's error rate out of line.
+
+Those statistics are pure. On the floor's side, with the store:
+
+- :mod:`~dealerbox.floor.protect.journal_hands` stored journal lines read into hands
+  (the figures' hand follower, plus the cards), pure;
+- :mod:`~dealerbox.floor.protect.config` what ``[protect]`` declares;
+- :mod:`~dealerbox.floor.protect.tables` the pass's tables (migration 0007);
+- :mod:`~dealerbox.floor.protect.floor_pass` the pass the figures' ledger runs: hands
+  through the checks, alerts filed, state and per-hand results kept in the store;
+- :mod:`~dealerbox.floor.protect.figures` what a page shows (shuffle quality, seat luck,
+  a dealer's chart);
+- :mod:`~dealerbox.floor.protect.fit` ``dealerbox floor protect fit``;
+- :mod:`~dealerbox.floor.protect.sim_journal` simulated hands written as journal lines
+  (the bench and the tests).
 """

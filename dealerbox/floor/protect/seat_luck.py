@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from dealerbox.domain.cards import RANKS
+from dealerbox.domain.cards import DECK_52, RANKS
 from dealerbox.errors import UsageError
 from dealerbox.floor.protect.hand import DealtHand
 
@@ -156,16 +156,23 @@ class SeatLuck:
         dealt: dict[int, list] = {}
         for h in hands:
             for seat, cards in zip(h.seat_numbers(), h.holes()):
-                if len(cards) == h.hole_cards:
+                if len(cards) == h.hole_cards and all(c in _NAMED for c in cards):  # unread: no hand
                     dealt.setdefault(seat, []).append((h.hand_id, is_strong(cards, self.classes, self.pair_ranks)))
         out = []
         for seat in sorted(dealt):
             rows = dealt[seat]
-            ids = tuple(i for i, s in rows if s)
-            tail = binomial_tail(len(ids), len(rows), float(p))
-            out.append(SeatFinding(hands[0].table, seat, window, len(rows), len(ids), p, tail, self.family,
-                                   min(1.0, tail * self.family), "Bonferroni", self.alpha, ids))
+            out.append(self.score(hands[0].table, seat, window, len(rows), tuple(i for i, s in rows if s), p))
         return out
+
+    def score(self, table: str, seat: int, window: str, hands: int, strong_ids: tuple,
+              p: Fraction) -> SeatFinding:
+        """The finding of one seat dealt *hands* hands, *strong_ids* of them strong (probability *p* each)."""
+        tail = binomial_tail(len(strong_ids), hands, float(p))
+        return SeatFinding(table, seat, window, hands, len(strong_ids), p, tail, self.family,
+                           min(1.0, tail * self.family), "Bonferroni", self.alpha, tuple(strong_ids))
+
+
+_NAMED = frozenset(DECK_52)
 
 
 def holm(findings) -> list[SeatFinding]:

@@ -1,0 +1,322 @@
+"""Game protection benchmark: false alarms and detection, through the floor code.
+
+Every hand is dealt by the simulator (dealerbox/floor/protect/simulate.py), written as a
+table's chained journal lines (protect/sim_journal.py), filed into an SQLite floor store
+by the collector's own Filing, and read by the figures' Ledger with the protection pass
+hooked in (protect/floor_pass.py); every figure below is counted from the alerts the
+store then holds (and the pass's per-hand rows), never from a copy of the statistics.
+
+The references are computed first as ``dealerbox floor protect fit`` computes them
+(``REFERENCE_HANDS`` hands per game under the declared model). Hands are 2 minutes
+apart (240 a shift); each fair table has its own dealer, erring at the room's rate
+(2% of hands). The declared shuffle is a machine unless said otherwise; the house's
+hand shuffle is ``riffle riffle strip riffle cut`` with the default gathering model
+(hands kept together, board either way, gathered cards above or below the stub).
+
+``protect_false_alarms_per_10000_hands_machine`` / ``_hand_shuffle``
+    Alerts of every kind (shuffle, procedure, seat luck, dealer chart) per 10,000
+    fair hands at 9 players. Goal: at most 1, over at least 100,000 hands each.
+``protect_false_alarms_per_10000_hands_hand_shuffle_<gathering>``
+    The same when the dealers gather otherwise than the model assumes (fewer hands).
+``protect_no_shuffle_detected_within_hands`` (median; goal <= 3) and
+``protect_no_shuffle_detected_pct`` (within 5 hands; goal >= 99), at 9 players; ``_6p`` beside.
+``protect_false_riffle_detected_pct`` (k = 12, 9 players, within 3 hands; goal >= 95),
+    the per-hand detection rate and k = 8 (and 20) beside it.
+``protect_stacked_seat_detected_pct`` (AA at one seat once in 10 hands; within one
+    8-hour shift; goal >= 95), once in 30 beside it.
+``protect_stopped_shuffler_detected_within_hands`` (median; a machine that only cuts,
+    two decks dealt in turn; goal <= 5).
+``protect_dealer_3x_detected_within_hands`` (median) beside
+    ``protect_dealer_false_alarms_per_shift`` (goal <= 0.01).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from dealerbox.floor.figures import Ledger
+from dealerbox.floor.filing import Filing
+from dealerbox.floor.message import Message
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.figures import shuffle_quality
+from dealerbox.floor.protect.fit import fit_model
+from dealerbox.floor.protect.floor_pass import ALERT_KINDS, Protection, save_reference
+from dealerbox.floor.protect.shuffles import Gathering, Shuffle
+from dealerbox.floor.protect.sim_journal import JournalWriter
+from dealerbox.floor.protect.simulate import FalseRiffle, Stack, TableSim, no_shuffle
+from dealerbox.floor.store import Store, store_engine
+from dealerbox.link import protocol as P
+
+T0 = 1_790_006_400.0   # a shift's start (a multiple of 8 hours)
+HAND_S = 120.0         # 30 hands an hour, 240 a shift
+ROOM_RATE = 0.02
+MACHINE = Shuffle(("machine",))
+HAND_SHUFFLE = Shuffle(("riffle", "riffle", "strip", "riffle", "cut"))
+BATCH = 1000           # lines per filed message
+
+#: Full size (``make bench``); ``python -m bench.bench_protect --quick`` (5%) or ``--scale=F`` scales the counts.
+FAIR_HANDS = 100_000
+GATHERING_HANDS = 20_000
+REFERENCE_HANDS = 100_000
+TRIALS = 200
+FAIR_TABLES = 20
+
+GOALS = {
+    "protect_false_alarms_per_10000_hands_machine": ("<=", 1),
+    "protect_false_alarms_per_10000_hands_hand_shuffle": ("<=", 1),
+    "protect_no_shuffle_detected_within_hands": ("<=", 3),
+    "protect_no_shuffle_detected_pct": (">=", 99),
+    "protect_false_riffle_detected_pct": (">=", 95),
+    "protect_stacked_seat_detected_pct": (">=", 95),
+    "protect_stopped_shuffler_detected_within_hands": ("<=", 5),
+    "protect_dealer_3x_detected_within_hands": ("", None),
+    "protect_dealer_false_alarms_per_shift": ("<=", 0.01),
+}
+
+
+def show(figures: dict) -> None:
+    """Each goal's figure beside its goal (``<=`` or ``>=``), and whether it was met."""
+    for key, (op, goal) in GOALS.items():
+        value = figures.get(key)
+        met = None if not op or value is None else value <= goal if op == "<=" else value >= goal
+        print(f"   {key:52} {value!s:>10}  {f'goal {op} {goal}' if op else '':14} "
+              f"{'' if met is None else 'ok' if met else 'MISSED'}", flush=True)
+
+
+class Room:
+    """A floor store in a scratch directory, the tables' journals filed into it, the pass run."""
+
+    def __init__(self, directory: Path, name: str, config: ProtectConfig, references: dict):
+        self.path = directory / f"{name}.sqlite"
+        self.store = Store(self.path)
+        self.engine = store_engine(self.path)
+        self.config = config
+        with self.engine.begin() as conn:
+            for (players, hole_cards), (reference, model) in references.items():
+                save_reference(conn, players, hole_cards, reference, model)
+        self.filing = Filing(self.store)
+        self.tables: dict[str, JournalWriter] = {}
+
+    def deal(self, table: str, sim: TableSim, hands: int, *, error_rate: float = ROOM_RATE,
+             rng: random.Random) -> JournalWriter:
+        writer = self.tables.setdefault(table, JournalWriter(T0, hand_s=HAND_S))
+        for _ in range(hands):
+            writer.hand(sim.deal(), irregularity="MISSED_BURN" if rng.random() < error_rate else None)
+        return writer
+
+    def file(self) -> float:
+        """File every table's lines as the collector does; run the figures and the pass; seconds taken."""
+        started = time.perf_counter()
+        for table, writer in self.tables.items():
+            lines = writer.lines
+            for i in range(0, len(lines), BATCH):
+                batch = lines[i:i + BATCH]
+                payload = P.encode({"table": table, "boot": 1, "oldest": 1, "lines": batch})
+                wall = json.loads(batch[-1])["wall"]
+                now = time.mktime(time.strptime(wall[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
+                self.filing.store_batch([Message.on_table_topic(P.journal_topic(table), payload, 0.0)], now)
+        Ledger(protection=Protection(self.config, clock=lambda: T0)).catch_up(self.engine)
+        return time.perf_counter() - started
+
+    def alerts(self) -> list[dict]:
+        return [a for a in self.store.alerts(open_only=False) if a["kind"] in ALERT_KINDS]
+
+    def close(self) -> None:
+        self.engine.dispose()
+        self.store.close()
+
+
+def first_alert_hand(room: Room, table: str, kinds, after: int) -> int | None:
+    """The 1-based number of the hand, counted from hand index *after*, of *table*'s first
+    alert of *kinds* on or after it (None: no alert)."""
+    seqs = room.tables[table].hand_seqs
+    index = {s: i for i, s in enumerate(seqs)}
+    firsts = [index[a["seq"]] for a in room.alerts() if a["table"] == table and a["kind"] in kinds
+              and a["seq"] in index and index[a["seq"]] >= after]
+    return min(firsts) - after + 1 if firsts else None
+
+
+def references(config: ProtectConfig, games, hands: int, seed: int) -> dict:
+    """The references of *games* under *config*'s model, computed as ``floor protect fit`` does."""
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "fit.sqlite"
+        with Store(path):
+            engine = store_engine(path)
+            with engine.begin() as conn:
+                fitted = fit_model(conn, ProtectConfig(shuffle=config.shuffle, gathering=config.gathering,
+                                                       players=tuple(p for p, _ in games), hole_cards=(2,)),
+                                   random.Random(seed), hands=hands)
+            engine.dispose()
+    model = str(config.shuffle)
+    for cfg, ref in fitted.items():
+        out[cfg] = (ref, model)
+    return out
+
+
+def fair(directory, name, config, refs, hands, rng, *, gathering=None) -> tuple[float, Room, int]:
+    """Fair hands at 9 players over FAIR_TABLES tables (a dealer each); alerts per 10,000 hands."""
+    room = Room(directory, name, config, refs)
+    per = max(1, hands // FAIR_TABLES)
+    for t in range(FAIR_TABLES):
+        sim = TableSim(config.shuffle, random.Random(rng.random()), players=9,
+                       gathering=gathering or config.gathering, dealer=f"D{t:03d}", table=f"F{t:03d}")
+        room.deal(f"F{t:03d}", sim, per, rng=rng)
+    room.file()
+    alerts = room.alerts()
+    total = sum(a["count"] for a in alerts)
+    return round(total * 10_000 / (per * FAIR_TABLES), 3), room, per * FAIR_TABLES
+
+
+def detection(directory, name, config, refs, trials, make_sim, kinds, *, warm=2, cheat_hands=10,
+              rng) -> list:
+    """Per trial table: *warm* fair hands, then *cheat_hands* of the cheat; the hand (from the
+    first cheating one) of the first alert of *kinds*, or None."""
+    room = Room(directory, name, config, refs)
+    for t in range(trials):
+        table = f"{name[:8]}{t:04d}"
+        fair_sim, cheat_sim = make_sim(table, random.Random(rng.random()))
+        room.deal(table, fair_sim, warm, rng=rng, error_rate=0.0)
+        room.deal(table, cheat_sim, cheat_hands, rng=rng, error_rate=0.0)
+    room.file()
+    out = [first_alert_hand(room, f"{name[:8]}{t:04d}", kinds, warm) for t in range(trials)]
+    room.close()
+    return out
+
+
+def _pct(found, within) -> float:
+    return round(100.0 * sum(1 for f in found if f is not None and f <= within) / len(found), 1)
+
+
+def _median(found) -> float | None:
+    values = [f if f is not None else float("inf") for f in found]
+    m = statistics.median(values)
+    return None if m == float("inf") else m
+
+
+def run(scale: float = 1.0) -> dict:
+    started = time.perf_counter()
+    rng = random.Random(33)
+    fair_hands = int(FAIR_HANDS * scale)
+    ref_hands = int(REFERENCE_HANDS * scale)
+    trials = max(10, int(TRIALS * scale))
+    # A reference of n hands cannot give a p-value below 1/(n + 1): at a reduced size the
+    # threshold is raised to reach it, and the false-alarm figures are not the full run's.
+    threshold = max(ProtectConfig().threshold, 2.0 / (ref_hands + 1))
+    machine = ProtectConfig(shuffle=MACHINE, threshold=threshold, room_rate=ROOM_RATE)
+    house = ProtectConfig(shuffle=HAND_SHUFFLE, threshold=threshold, room_rate=ROOM_RATE)
+    fig: dict = {"protect_reference_hands": ref_hands, "protect_threshold": threshold}
+    t = time.perf_counter()
+    refs_machine = references(machine, [(9, 2), (6, 2)], ref_hands, 1)
+    refs_house = references(house, [(9, 2)], ref_hands, 2)
+    fig["protect_fit_s"] = round(time.perf_counter() - t, 1)
+    scratch = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="dealerbox-protect-", dir=scratch) as d:
+        d = Path(d)
+        t = time.perf_counter()
+        rate, room, hands = fair(d, "fair_machine", machine, refs_machine, fair_hands, rng)
+        fig["protect_false_alarms_per_10000_hands_machine"] = rate
+        fig["protect_fair_hands_machine"] = hands
+        by_kind = {}
+        for a in room.alerts():
+            by_kind[a["kind"]] = by_kind.get(a["kind"], 0) + a["count"]
+        fig["protect_false_alarms_machine_by_kind"] = by_kind
+        dealer_shifts = hands / 240
+        fig["protect_dealer_false_alarms_per_shift"] = round(by_kind.get("dealer_chart", 0) / dealer_shifts, 4)
+        with room.engine.connect() as conn:
+            quality = shuffle_quality(conn, T0, T0 + 10 ** 9)["tables"][0]
+        fig["protect_shuffle_quality_example"] = {k: quality[k] for k in ("table", "scored", "mean_kept",
+                                                                           "expected_kept", "low_p_share")}
+        room.close()
+        rate, room, hands = fair(d, "fair_hand", house, refs_house, fair_hands, rng)
+        fig["protect_false_alarms_per_10000_hands_hand_shuffle"] = rate
+        fig["protect_fair_hands_hand_shuffle"] = hands
+        room.close()
+        for label, gathering in (("board_in_order", Gathering(board="in_order")),
+                                 ("hands_loose", Gathering(hands_together=False)),
+                                 ("gathered_on_top", Gathering(place="top"))):
+            rate, room, _ = fair(d, f"g_{label}", house, refs_house, int(GATHERING_HANDS * scale), rng,
+                                 gathering=gathering)
+            fig[f"protect_false_alarms_per_10000_hands_hand_shuffle_{label}"] = rate
+            room.close()
+        fig["protect_fair_s"] = round(time.perf_counter() - t, 1)
+
+        t = time.perf_counter()
+        for players, suffix in ((9, ""), (6, "_6p")):
+            def no_shuffle_sim(table, r, players=players):
+                sim = TableSim(MACHINE, r, players=players, table=table)
+                return sim, _switch(sim, no_shuffle)
+            found = detection(d, f"noshuf{players}", machine, refs_machine, trials, no_shuffle_sim, ("shuffle",),
+                              rng=rng)
+            fig[f"protect_no_shuffle_detected_within_hands{suffix}"] = _median(found)
+            fig[f"protect_no_shuffle_detected_pct{suffix}"] = _pct(found, 5)
+        for k in (12, 8, 20):
+            def riffle_sim(table, r, k=k):
+                sim = TableSim(MACHINE, r, players=9, table=table)
+                return sim, _switch(sim, FalseRiffle(k, MACHINE))
+            found = detection(d, f"false{k:02d}", machine, refs_machine, trials, riffle_sim, ("shuffle",), rng=rng)
+            suffix = "" if k == 12 else f"_k{k}"
+            fig[f"protect_false_riffle_detected_pct{suffix}"] = _pct(found, 3)
+            fig[f"protect_false_riffle_detected_pct_first_hand{'' if k == 12 else f'_k{k}'}"] = _pct(found, 1)
+
+        def stopped_sim(table, r):
+            sim = TableSim(MACHINE, r, players=9, table=table, decks=("A", "B"))
+            return sim, _switch(sim, Shuffle(("cut",)))
+        found = detection(d, "stopped", machine, refs_machine, trials, stopped_sim, ("shuffle",), warm=4, rng=rng)
+        fig["protect_stopped_shuffler_detected_within_hands"] = _median(found)
+        fig["protect_stopped_shuffler_detected_pct_within_5"] = _pct(found, 5)
+
+        shift = 240
+        for every, suffix in ((10, ""), (30, "_1_in_30")):
+            def stacked_sim(table, r, every=every):
+                return (TableSim(MACHINE, r, players=9, table=table),
+                        TableSim(MACHINE, r, players=9, table=table, stack=Stack(0, ("Ah", "As"), every)))
+            # The stack runs a whole shift; one more hand opens the next window, which scores it.
+            found = detection(d, f"stack{every:02d}", machine, refs_machine, max(10, trials // 4), stacked_sim,
+                              ("seat_luck",), warm=0, cheat_hands=shift + 1, rng=rng)
+            fig[f"protect_stacked_seat_detected_pct{suffix}"] = _pct(found, shift + 1)
+
+        room = Room(d, "dealer3x", machine, refs_machine)
+        dealer_trials = max(10, trials // 4)
+        for n in range(dealer_trials):
+            table = f"dealer{n:04d}"
+            sim = TableSim(MACHINE, random.Random(rng.random()), players=9, table=table, dealer=f"X{n:04d}")
+            room.deal(table, sim, 3000, error_rate=3 * ROOM_RATE, rng=rng)
+        room.file()
+        found = [first_alert_hand(room, f"dealer{n:04d}", ("dealer_chart",), 0) for n in range(dealer_trials)]
+        fig["protect_dealer_3x_detected_within_hands"] = _median(found)
+        fig["protect_dealer_3x_detected_pct_within_3000"] = _pct(found, 3000)
+        room.close()
+        fig["protect_detection_s"] = round(time.perf_counter() - t, 1)
+    fig["protect_bench_s"] = round(time.perf_counter() - started, 1)
+    show(fig)
+    return fig
+
+
+def _switch(sim: TableSim, cheat) -> "_Swapped":
+    """*sim* dealing with the cheat *cheat* in place of its own shuffle from now on (the same
+    TableSim, so the decks' order carries on from the fair hands)."""
+    return _Swapped(sim, cheat)
+
+
+class _Swapped:
+    def __init__(self, sim: TableSim, cheat):
+        self.sim, self.cheat = sim, cheat
+
+    def deal(self):
+        self.sim.shuffle = self.cheat
+        return self.sim.deal()
+
+
+if __name__ == "__main__":
+    scale = next((float(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--scale=")),
+                 0.05 if "--quick" in sys.argv else 1.0)
+    figures = run(scale)
+    print(json.dumps(figures, sort_keys=True))

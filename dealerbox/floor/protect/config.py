@@ -1,0 +1,57 @@
+"""What a house declares for game protection: ``[protect]`` of ``floor.toml``
+(read by :func:`dealerbox.floor.settings.load_protect`; docs/FLOOR.md, "Surveillance").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dealerbox.floor.protect.seat_luck import OMAHA_PAIR_RANKS
+from dealerbox.floor.protect.shuffles import Gathering, Shuffle
+
+__all__ = ["ProtectConfig", "SHIFT_S", "PREMIUM"]
+
+#: A shift: the default window of the seat-luck check.
+SHIFT_S = 8 * 3600.0
+#: The hold'em starting hands seat luck calls strong by default: AA, KK, QQ, AK suited.
+PREMIUM = frozenset({"AA", "KK", "QQ", "AKs"})
+
+
+@dataclass(frozen=True)
+class ProtectConfig:
+    """The declared model and the checks' thresholds (defaults: a machine shuffle)."""
+
+    #: The house's shuffle: ``machine``, or its procedure (``riffle riffle strip riffle cut``).
+    shuffle: Shuffle = Shuffle(("machine",))
+    #: How dealers gather the cards (only matters for a hand shuffle; docs/FLOOR.md).
+    gathering: Gathering = Gathering()
+    #: A hand is a shuffle alert when its p-value under the declared shuffle is below this.
+    #: The false-alarm budget of 1 per 10,000 fair hands is shared so that a measurement of
+    #: 100,000 hands meets it with room for chance: shuffle 0.2, dealer chart 0.21 (an ARL of
+    #: 48,000 hands per dealer), procedure 0.02, seat luck at most 0.14 per 10,000 hands.
+    threshold: float = 2e-5
+    #: Each new hand is compared with its deck's last this many hands.
+    memory: int = 2
+    #: The procedure check: blocks of this many hands per dealer, and its threshold.
+    procedure_block: int = 50
+    procedure_threshold: float = 1e-4
+    #: Seat luck: the window in seconds, the family-wise alpha and the family's size.
+    window_s: float = SHIFT_S
+    seat_alpha: float = 0.01
+    seats: int = 10
+    #: The starting hands seat luck counts as strong: hold'em classes, and the ranks of which
+    #: two in an Omaha hand make it strong. The premium four (22 of 1326 combinations, 1.7%)
+    #: rather than TT+ and AK (46, 3.5%): what a stacker deals stands out from fewer by chance.
+    holdem_strong: frozenset = PREMIUM
+    omaha_pairs: str = OMAHA_PAIR_RANKS
+    tables: int = 20
+    windows: int = 1095
+    #: The dealers' chart: the room's rate of hands with an error (None: fitted from the
+    #: store by ``floor protect fit``), the shift to detect and the in-control ARL in hands.
+    room_rate: float | None = 0.02
+    chart_shift: float = 3.0
+    chart_arl: float = 48_000.0
+    #: ``floor protect fit``: the games to compute references for, and how many hands each.
+    players: tuple = (6, 9)
+    hole_cards: tuple = (2,)
+    reference_hands: int = 100_000

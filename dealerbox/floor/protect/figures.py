@@ -1,0 +1,100 @@
+"""The protection figures a page shows, read from the pass's per-hand rows (``protect_hands``).
+
+SQLAlchemy Core, so they read either backend, on a connection as the floor's other
+figures (:mod:`dealerbox.floor.figures`) do; a hand belongs to a range by its start.
+
+- :func:`shuffle_quality`: per table and per dealer, how many hands were scored, the
+  mean of the statistic (pairs kept from the deck's last hands) against the mean the
+  declared shuffle gives (the reference's), and the share of hands whose p-value was
+  below 0.05 (5% under the declared shuffle: much more says the shuffling is weaker);
+- :func:`dealer_chart`: one dealer's control chart, hand by hand, with its limit h;
+- :func:`seat_luck`: one table's seats over one range: hands, strong hands, the
+  expected number, the p-value, and the strong hands' seqs (each a story).
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Integer, and_, func, select
+
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.floor_pass import load_references
+from dealerbox.floor.protect.seat_luck import binomial_tail, strong_probability
+from dealerbox.floor.protect.tables import protect_hands
+
+__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "LOW_P"]
+
+#: A hand "looks unshuffled" on the figures below this p-value (5% of fair hands do).
+LOW_P = 0.05
+
+
+def _in_range(start: float, end: float):
+    return and_(protect_hands.c.started >= start, protect_hands.c.started < end)
+
+
+def shuffle_quality(conn, start: float, end: float) -> dict:
+    """``{"tables": [...], "dealers": [...]}``: each row ``hands``, ``scored``, ``mean_kept``,
+    ``expected_kept`` (the declared shuffle's mean for the same games), ``low_p_share``
+    (of scored hands, p below :data:`LOW_P`; about 0.05 when fair) and ``min_p``."""
+    means = {cfg: sum(k * c for k, c in enumerate(r.counts)) / r.n for cfg, r in load_references(conn).items()}
+    h = protect_hands.c
+    out = {}
+    for name, column in (("tables", h.table_id), ("dealers", h.dealer)):
+        rows: dict = {}
+        for key, players, hole_cards, hands, scored, total, low, min_p in conn.execute(
+                select(column, h.players, h.hole_cards, func.count(), func.count(h.p_value),
+                       func.sum(h.statistic), func.sum((h.p_value < LOW_P).cast(Integer)),
+                       func.min(h.p_value))
+                .where(_in_range(start, end)).group_by(column, h.players, h.hole_cards)):
+            r = rows.setdefault(key, {"hands": 0, "scored": 0, "kept": 0, "expected": 0.0, "low": 0, "min_p": None})
+            r["hands"] += hands
+            r["scored"] += scored
+            r["kept"] += int(total or 0)
+            r["expected"] += scored * means.get((players, hole_cards), 0.0)
+            r["low"] += int(low or 0)
+            if min_p is not None:
+                r["min_p"] = min_p if r["min_p"] is None else min(r["min_p"], min_p)
+        key_name = "table" if name == "tables" else "dealer"
+        out[name] = [{key_name: key, "hands": r["hands"], "scored": r["scored"],
+                      "mean_kept": round(r["kept"] / r["scored"], 4) if r["scored"] else None,
+                      "expected_kept": round(r["expected"] / r["scored"], 4) if r["scored"] else None,
+                      "low_p_share": round(r["low"] / r["scored"], 4) if r["scored"] else None,
+                      "min_p": r["min_p"]}
+                     for key, r in sorted(rows.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))]
+    return out
+
+
+def dealer_chart(conn, dealer: str, start: float, end: float, *, h: float | None = None) -> dict:
+    """One dealer's CUSUM hand by hand: ``points`` (table, start_seq, started, error, value)
+    and the limit ``h`` when given (the pass's :class:`~dealerbox.floor.protect.control_chart.Cusum`)."""
+    c = protect_hands.c
+    points = [{"table": t, "start_seq": s, "started": at, "error": bool(e), "value": v}
+              for t, s, at, e, v in conn.execute(
+                  select(c.table_id, c.start_seq, c.started, c.error, c.chart)
+                  .where(_in_range(start, end), c.dealer == dealer).order_by(c.started, c.start_seq))]
+    return {"dealer": dealer, "from": start, "to": end, "h": h, "points": points}
+
+
+def seat_luck(conn, table_id: str, start: float, end: float, config: ProtectConfig = ProtectConfig()) -> list[dict]:
+    """Per seat (and game) of one table in ``[start, end)``: hands dealt, strong hands (as
+    *config* defines them: the floor's ``[protect]``), the expected number, P(at least that
+    many) by chance (uncorrected), and the strong hands' seqs."""
+    c = protect_hands.c
+    counts: dict = {}
+    for start_seq, hole_cards, seats, strong in conn.execute(
+            select(c.start_seq, c.hole_cards, c.seats, c.strong)
+            .where(_in_range(start, end), c.table_id == table_id).order_by(c.start_seq)):
+        strong = set(json.loads(strong))
+        for seat in json.loads(seats):
+            n, ids = counts.get((seat, hole_cards), (0, []))
+            if seat in strong:
+                ids.append(start_seq)
+            counts[(seat, hole_cards)] = (n + 1, ids)
+    out = []
+    for (seat, hole_cards), (n, ids) in sorted(counts.items()):
+        p = float(strong_probability(hole_cards, config.holdem_strong, config.omaha_pairs))
+        out.append({"seat": seat, "hole_cards": hole_cards, "hands": n, "strong": len(ids),
+                    "expected": round(n * p, 3), "p_value": binomial_tail(len(ids), n, p),
+                    "strong_hands": ids})
+    return out

@@ -1,0 +1,71 @@
+"""The protection pass's tables in the store (migrations/versions/0007_protect.py creates them).
+
+Like the figures' tables (:mod:`dealerbox.floor.figures`), these are an aggregate the
+pass can rebuild from the stored lines, except ``protect_fitted`` (the references and
+room rate ``dealerbox floor protect fit`` computed), which is configuration.
+
+- ``protect_progress``: per table, the last line read, the open hand's first line
+  (read again next time), who deals there, and the seat-luck window last scored;
+- ``protect_decks``: per table and deck, the pairs its last hands left together (JSON);
+- ``protect_dealers``: per dealer, the control chart's value (lattice steps) and the
+  procedure check's open block (JSON);
+- ``protect_hands``: one row per closed hand: its deck, the shuffle statistic and
+  p-value, whether it had an error, the chart value after it, the seats dealt and the
+  seats dealt a strong starting hand (JSON lists); the figures read these;
+- ``protect_fitted``: key -> JSON value (``reference/<players>/<hole cards>``, ``room_rate``).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, Index, Integer, MetaData, Table, Text
+
+from dealerbox.floor.store.schema import Float64, Int64
+
+__all__ = ["PROTECT", "protect_progress", "protect_decks", "protect_dealers", "protect_hands",
+           "protect_fitted"]
+
+PROTECT = MetaData()
+protect_progress = Table(
+    "protect_progress", PROTECT,
+    Column("table_id", Text, primary_key=True),
+    Column("seq", Int64, nullable=False),
+    Column("resume_seq", Int64),
+    Column("dealer", Text),
+    Column("window", Int64),
+)
+protect_decks = Table(
+    "protect_decks", PROTECT,
+    Column("table_id", Text, primary_key=True),
+    Column("deck", Text, primary_key=True),
+    Column("pairs", Text, nullable=False),
+)
+protect_dealers = Table(
+    "protect_dealers", PROTECT,
+    Column("dealer", Text, primary_key=True),   # "" for hands nobody was signed in for
+    Column("chart", Int64, nullable=False),
+    Column("block", Text, nullable=False),
+)
+protect_hands = Table(
+    "protect_hands", PROTECT,
+    Column("table_id", Text, primary_key=True),
+    Column("start_seq", Int64, primary_key=True),
+    Column("dealer", Text),
+    Column("started", Float64),
+    Column("players", Integer),
+    Column("hole_cards", Integer, nullable=False),
+    Column("deck", Text),
+    Column("statistic", Integer),
+    Column("p_value", Float64),
+    Column("error", Integer, nullable=False),
+    Column("chart", Float64, nullable=False),
+    Column("seats", Text, nullable=False),
+    Column("strong", Text, nullable=False),
+)
+Index("protect_hands_started", protect_hands.c.started)
+Index("protect_hands_table_started", protect_hands.c.table_id, protect_hands.c.started)
+Index("protect_hands_dealer_started", protect_hands.c.dealer, protect_hands.c.started)
+protect_fitted = Table(
+    "protect_fitted", PROTECT,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
