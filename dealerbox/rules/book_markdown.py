@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dealerbox.rules import engine  # noqa: F401  (loads every outcome into the book)
 from dealerbox.rules.book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
+from dealerbox.rules.open_steps import MOMENTS, RULINGS, STEP_CONTRACTS
 from dealerbox.rules.procedures import BUILDERS
 from dealerbox.rules.profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
 
@@ -61,6 +62,20 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += [f"| `{o}` | {_first_line(OUTCOMES[o])} |" for o in used]
     out += ["", "## Procedures", "", "| procedure | what the dealer is told |", "| --- | --- |"]
     out += [f"| `{name}` | {_first_line(BUILDERS[name])} |" for name in sorted(BUILDERS)]
+    out += ["", "## Open steps: their answers, wrong corrections and ends", "",
+            "RULES.md: a correction never stays open silently while the hand moves past it. Every step the",
+            "panel can show settles by one of its answers, in any order of the buttons; an action none allows",
+            "is `WRONG_CORRECTION` at once (the rows above), and past the moments listed the step can no",
+            "longer be done: the engine rules as the last column says, after every event",
+            "(`dealerbox/rules/open_steps.py`). The moments:", ""]
+    out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
+    out += ["", "The rulings:", ""]
+    out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
+    out += ["", "| step | answers | wrong correction | ends | past it |", "| --- | --- | --- | --- | --- |"]
+    for key in sorted(STEP_CONTRACTS):
+        c = STEP_CONTRACTS[key]
+        past = ", ".join(f"`{m}`: {r}" for m, r in c.past) or "-"
+        out.append(f"| `{key}` | {c.answers} | {c.wrong} | {c.ends} | {past} |")
     anyone = ", ".join(f"`{p}`" for p in ANY_IRREGULARITY)
     own_only = ", ".join(f"`{rid}`" for rid in PROCEDURES if rid in OWN_PROCEDURES_ONLY)
     head = " | ".join(f"{p.name}: verdict, procedure" for p in loaded)

@@ -35,8 +35,7 @@ def end_hand(eng, seen) -> None:
     hand.held.clear()
     eng.end_hand()
     for corr in left_open:
-        undone = tuple(todo.step for todo in corr.todos if not todo.done)
-        eng.record(corr.irregularity, corr.cards, corr.rule, (Step("over.left_open"),) + undone)
+        eng.record_left_open(corr)
     after_hand(eng)
 
 

@@ -58,12 +58,17 @@ class Correction:
     todos: list[Todo]
     halting: bool = False
     born: int = 0
+    #: The street the correction is about (its procedure's), or None.
+    street: str | None = None
     #: Where a card taken off the board goes, for the cards this correction moves.
     off_board: dict = field(default_factory=dict)
     #: A premature deal this correction voids.
     voided: VoidedDeal | None = None
     #: The street whose skipped player has not answered yet (C40).
     skipped: str | None = None
+    #: C40: the skipped player's ROUND DONE was taken as "acts"; the street's burn_due before it,
+    #: so that an ACK coming next ("folds", the buttons the other way round) can still be taken.
+    acted_burn_due: bool | None = None
     #: The unknown tag the floor is asked about.
     unknown: str | None = None
     #: A card that must go back on the board (it left it while a reshuffle was due).
@@ -92,8 +97,8 @@ class Correction:
 # --------------------------------------------------------------------------
 
 def drew(card: str) -> Check:
-    """The next shoe card is *card*."""
-    return lambda eng, e: e.ev == "shoe" and eng.hand.last_shoe == card
+    """The next shoe card is *card* (for a card that left the stub unread: the card it turned out to be)."""
+    return lambda eng, e: e.ev == "shoe" and eng.hand.last_shoe == eng.hand.known_as(card)
 
 
 def drew_other_than(card: str) -> Check:

@@ -23,6 +23,7 @@ from dealerbox.rules import board, buttons, dealing, guards, premature_streets, 
 from dealerbox.rules.book import NOT_PLAYING, PHASES, compile_book, outcome, run
 from dealerbox.domain.cards import JOKER
 from dealerbox.rules.corrections import Correction, Todo
+from dealerbox.rules.open_steps import overtaken
 from dealerbox.domain.decisions import Decision, Step, decision_to_dict
 from dealerbox.domain.events import Event
 from dealerbox.rules.reader_health import ReaderHealth
@@ -161,6 +162,8 @@ class HandEngine:
         run(_INDEX, trigger, self, seen)
         if self.corrections:
             self._advance(event)
+        if self.corrections:
+            overtaken(self, event, seen.key)
         if self._dealer_next is not _NO_CHANGE:
             self._dealer_takes_over(event)
         return self._emit(event.t)
@@ -190,8 +193,10 @@ class HandEngine:
         for key, (due, _) in list(hand.held.items()):
             if (settle or t >= due) and self.hand is hand and key in hand.held:
                 run(_INDEX, "grace.held", self, Seen(event, "card", key))
+        # The hand ending (HAND OVER, or the next hand) decides what still waits, on what was seen.
+        ending = event.ev == "new_hand" or (event.ev == "button" and event.name == "hand_over")
         wait = hand.double_burn_wait
-        if wait is not None and (t >= wait[1] or event.ev == "shoe" or event.name == "round_done"):
+        if wait is not None and (t >= wait[1] or ending or event.ev == "shoe" or event.name == "round_done"):
             hand.double_burn_wait = None
             run(_INDEX, "grace.double_burn", self, Seen(event, None, wait[0]))
 
@@ -259,6 +264,11 @@ class HandEngine:
         decided with the event being applied, before what the panel shows next."""
         self.records.append(Decision(self.t, "ok", irregularity, tuple(cards), rule, tuple(steps), 0, self.phase))
 
+    def record_left_open(self, corr: Correction) -> None:
+        """Put *corr* on record as left open when its hand ended, with the steps never seen done."""
+        undone = tuple(todo.step for todo in corr.todos if not todo.done)
+        self.record(corr.irregularity, corr.cards, corr.rule, (Step("over.left_open"),) + undone)
+
     def _emit(self, t: float) -> list[Decision]:
         records, self.records = self.records, []
         if self.corrections:
@@ -279,6 +289,10 @@ class HandEngine:
 def _start_hand(eng: HandEngine, seen: Seen) -> None:
     """A new hand: every card back in the stub, the deal begins."""
     e = seen.event
+    for corr in eng.corrections:
+        if corr.born == eng.seq and corr.irregularity is not None:
+            # Decided by this event, the hand before ending unannounced: on record, not lost.
+            eng.record_left_open(corr)
     eng.hand = HandTracker(e.players, e.hole_cards or 2, e.seats, eng.joker_keys, bool(e.mouth_sensor))
     eng.corrections = []
     eng.start_hand()

@@ -32,6 +32,20 @@ def short_deal_fill(eng) -> list[str]:
     return hand.short_fill if eng.phase == "flop" and not hand.streets["flop"].complete else []
 
 
+def acted_answer_untouched(eng):
+    """The C40 correction whose ROUND DONE was taken as "the skipped player acts", while nothing the
+    dealer did since followed it (no card dealt aside, no premature card off the board), or None."""
+    hand = eng.hand
+    for corr in eng.corrections:
+        if corr.acted_burn_due is None or corr.voided is None or len(corr.todos) < 2 or corr.todos[1].done:
+            continue
+        if hand.closed is not None and hand.closed.draws:
+            continue
+        if all(hand.where.get(c) == "board" for c in corr.voided.back):
+            return corr
+    return None
+
+
 def _place(eng, seen):
     return eng.hand.where.get(seen.key)
 
@@ -93,6 +107,19 @@ _SIMPLE_GUARDS = (
     ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
      lambda eng, seen: any(c.asks == "burn_unread" and not c.todos[0].done and c.born != eng.seq
                            for c in eng.corrections)),
+    ("missed_burn_street_has_unread_draw", "a card of the street MISSED_BURN is about left the stub unread "
+     "and never reached the board (the burn, its count reported after the first card's read)",
+     lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done
+                           and any(k.startswith(UNREAD_PREFIX) and eng.hand.where.get(k) == "hand"
+                                   for k in getattr(eng.hand.street_of(c.cards[0]), "drawn", ()))
+                           for c in eng.corrections)),
+    ("street_burn_only", "the turn or river, opened by the last round, shows only its burn: no card of it drawn "
+     "or seen (a flop of three cannot hide behind one dead tag)",
+     lambda eng, seen: (eng.phase in ("turn", "river") and eng.hand.streets[eng.phase].burn_due
+                        and len(eng.hand.streets[eng.phase].drawn) == 1
+                        and eng.hand.street_shows_nothing(eng.phase))),
+    ("street_card_question_open", "the box asks whether the street's card lies on the board (a dead tag)",
+     lambda eng, seen: any(c.asks == "street_card_there" for c in eng.corrections)),
     ("street_shows_nothing", "no card of the street the last round opened is out yet, its burn aside",
      lambda eng, seen: eng.hand.street_shows_nothing(eng.phase)),
     ("closed_deal_open", "later streets are being dealt face down aside (C40)",
@@ -161,6 +188,13 @@ def _other_card_expected(eng, seen) -> bool:
     """A correction said which card must come out next, and this is another."""
     expect = eng.hand.expect_next
     return bool(expect) and seen.key != expect[0]
+
+
+@guard("acted_answer_untouched")
+def _acted_answer_untouched(eng, seen) -> bool:
+    """C40: ROUND DONE was taken as the skipped player acting and nothing since followed it: an ACK now
+    is the fold, the buttons the other way round"""
+    return acted_answer_untouched(eng) is not None
 
 
 @guard("first_round_open")

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dealerbox.rules import corrections as obs
 from dealerbox.rules.board import street_progress
+from dealerbox.rules.book import outcome
 from dealerbox.rules.corrections import Correction, Todo, VoidedDeal
 from dealerbox.domain.decisions import Step
+from dealerbox.rules.guards import acted_answer_untouched
 from dealerbox.rules.procedures import procedure
 from dealerbox.rules.tracker import STREETS, ClosedDeal, Street
 
@@ -127,5 +129,28 @@ def _skipped_acted(eng, street: str, corr: Correction) -> None:
         Todo(Step("redeal.deal_again", (("street", street),)), check=obs.street_complete(street)),
     ]
     corr.todos.extend(todos)
+    corr.acted_burn_due = st.burn_due
     st.burn_due = False
     _void_to(eng, corr, st, back, "stub")
+
+
+@outcome("skipped_folds_after_round")
+def skipped_folds_after_round(eng, seen) -> None:
+    """C40: ACK right after the ROUND DONE that was taken as "acts": the skipped player folded and
+    the street stands. The buttons came the other way round; the answer is the same (RULES.md)."""
+    corr = acted_answer_untouched(eng)
+    hand = eng.hand
+    st = hand.streets[corr.voided.street]
+    back = corr.voided.back
+    del corr.todos[1:]
+    hand.closed = None
+    hand.returning.difference_update(back)
+    for c in back:
+        corr.off_board.pop(c, None)
+    st.burn_due = corr.acted_burn_due
+    corr.acted_burn_due = None
+    st.drawn = st.burns + st.voided
+    st.board = hand.on_board(st.voided)
+    st.voided = []
+    street_progress(eng, st)
+    eng.corrections = [c for c in eng.corrections if c is not corr]

@@ -45,7 +45,11 @@ def correct(eng, rid: str, cards, **situation) -> "Correction | None":
     """
     if eng.is_halted:
         return None
-    return BUILDERS[eng.profile[rid].procedure](eng, rid, list(cards), **situation)
+    corr = BUILDERS[eng.profile[rid].procedure](eng, rid, list(cards), **situation)
+    street = situation.get("street")
+    if corr is not None and street is not None and corr.street is None:
+        corr.street = street.name      # the street whose later cards the correction must come before
+    return corr
 
 
 def missing_builders() -> list[str]:
@@ -264,11 +268,14 @@ _PUT_RIGHT = {
     ],
     "reshuffled_in": lambda cards: [Todo(Step("wrong.reshuffled_in", _card(cards[0]))), Todo(Step("floor.decides"))],
     "burn_not_due": lambda cards: [Todo(Step("wrong.burn_not_due", _card(cards[0]))), Todo(Step("floor.decides"))],
+    "step_overtaken": lambda cards: [Todo(Step("wrong.step_overtaken")), Todo(Step("floor.decides"))],
+    "missed_burn_bet_on": lambda cards: [Todo(Step("wrong.missed_burn_bet_on", _card(cards[0]))),
+                                         Todo(Step("floor.decides"))],
     "keep_on_board": lambda cards: [Todo(Step("wrong.keep_on_board", _card(cards[0])),
                                          check=obs.back_on_board(cards[0]))],
 }
 #: The cases the dealer cannot put right alone: the floor decides.
-_FLOOR_CASES = {"reshuffled_in", "burn_not_due"}
+_FLOOR_CASES = {"reshuffled_in", "burn_not_due", "missed_burn_bet_on", "step_overtaken"}
 
 
 @procedure("put_right")

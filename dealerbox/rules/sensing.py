@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dealerbox.rules.board import board_card, not_from_shoe, street_progress
 from dealerbox.rules.book import outcome
-from dealerbox.rules.buttons import exposed_is_burn, misdeal_exposed_early, next_round
+from dealerbox.rules.buttons import exposed_is_burn, misdeal_exposed_early, next_round, round_called_ahead
 from dealerbox.rules.dealing import deal_card, extra_or_early_burn, street_draw, take_from_stub
 from dealerbox.domain.decisions import Step
 from dealerbox.domain.events import Event
 from dealerbox.rules.guards import premature_deal_open, short_deal_fill
 from dealerbox.rules.procedures import correct, inform, procedure
 from dealerbox.rules.corrections import Todo
-from dealerbox.rules.tracker import LATE_READ_S, UNREAD_PREFIX, Seen, UnreadCard
+from dealerbox.rules.tracker import LATE_READ_S, NEXT_STREET, UNREAD_PREFIX, Seen, UnreadCard
 
 
 def _record(eng, key: str, step: Step) -> None:
@@ -105,8 +105,11 @@ def unread_card_shown(eng, seen) -> None:
 @outcome("unread_card_read")
 def unread_card_read(eng, seen) -> None:
     """A correction expects an unread card back out of the stub, and an untracked card comes:
-    it is that card, now read."""
-    eng.hand.learn(eng.hand.expect_next[0], seen.key)
+    it is that card, now read: an unread card has no face, any card not yet seen in the hand is it."""
+    placeholder = eng.hand.expect_next[0]
+    eng.hand.learn(placeholder, seen.key)
+    for corr in eng.corrections:
+        corr.cards = tuple(seen.key if c == placeholder else c for c in corr.cards)
 
 
 @outcome("forget_held")
@@ -249,22 +252,119 @@ def short_deal(eng, seen) -> None:
     correct(eng, "SHORT_DEAL", [])
 
 
+def _missed_burn_open(eng):
+    return next(c for c in eng.corrections if c.irregularity == "MISSED_BURN" and not c.todos[0].done)
+
+
+def _card_back_on_its_street(eng, key: str):
+    """A card MISSED_BURN counted as the street's open burn stays on the board after all."""
+    st = eng.hand.street_of(key)
+    st.burns.remove(key)
+    st.board.append(key)
+    return st
+
+
 @outcome("burn_was_unread")
 def burn_was_unread(eng, seen) -> None:
     """The dealer says a card was burned: its tag was not read. The card on the board stays."""
     hand = eng.hand
-    corr = next(c for c in eng.corrections if c.irregularity == "MISSED_BURN" and not c.todos[0].done)
+    corr = _missed_burn_open(eng)
     eng.corrections.remove(corr)
     key = corr.cards[0]
-    st = hand.street_of(key)
-    st.burns.remove(key)
-    st.board.append(key)
+    st = _card_back_on_its_street(eng, key)
     burn = hand.new_unread()
     hand.where[burn] = "burn"
     st.drawn.insert(0, burn)
     st.burns.insert(0, burn)
     _record(eng, burn, Step("unread.burn", (("street", st.name),)))
     street_progress(eng, st)
+
+
+def _unread_left_in_hand(eng, st) -> str | None:
+    """A card of *st* that left the stub unread and never reached the board, or None."""
+    return next((k for k in st.drawn if k.startswith(UNREAD_PREFIX) and eng.hand.where.get(k) == "hand"), None)
+
+
+@outcome("missed_burn_read_late")
+def missed_burn_read_late(eng, seen) -> None:
+    """ROUND DONE with MISSED_BURN's card still on the board, and a card of that street counted at the
+    mouth with no read that never reached the board: it was the burn, counted after the first card's
+    read (the order of the reports lied). No burn was missed; the card on the board stays."""
+    corr = _missed_burn_open(eng)
+    eng.corrections.remove(corr)
+    st = _card_back_on_its_street(eng, corr.cards[0])
+    burn = _unread_left_in_hand(eng, st)
+    st.drawn.remove(burn)
+    st.drawn.insert(0, burn)
+    st.burns.insert(0, burn)
+    eng.hand.where[burn] = "burn"
+    street_progress(eng, st)
+
+
+@outcome("missed_burn_bet_on")
+def missed_burn_bet_on(eng, seen) -> None:
+    """ROUND DONE with MISSED_BURN's card still on the board, and a mouth sensor: no read was missed,
+    and the street was bet on with its unburned card. The step can no longer be done: the floor
+    decides (WRONG_CORRECTION, floor), and the box follows the board as it lies."""
+    corr = _missed_burn_open(eng)
+    eng.corrections.remove(corr)
+    _card_back_on_its_street(eng, corr.cards[0])
+    correct(eng, "WRONG_CORRECTION", [corr.cards[0]], case="missed_burn_bet_on")
+
+
+@outcome("ask_street_card_there")
+def ask_street_card_there(eng, seen) -> None:
+    """No mouth sensor: ROUND DONE while the street shows its burn and no card. A tag may be dead
+    (neither reader saw the card), or the round was called done ahead (all in) and the card is
+    still to come. Ask; never move a card on a read that did not happen (RULES.md, sensing faults).
+    Until the answer the round counts as called ahead, as it did before the question. The verdict is
+    UNREAD_CARD's (ok): a repeated press is as likely as a dead tag, and neither is a dealing error."""
+    name = eng.phase
+    round_called_ahead(eng, seen)
+    corr = eng.open_correction("UNREAD_CARD", [], [
+        Todo(Step("unread.street_card_there", (("street", name),)), check=_acked,
+             on_done=lambda eng: street_card_was_there(eng, name))], halting=False)
+    corr.asks = "street_card_there"
+
+
+def _acked(eng, e) -> bool:
+    return e.ev == "button" and e.name == "ack"
+
+
+def street_card_was_there(eng, name: str) -> None:
+    """The street's card lay on the board, its tag dead: UNREAD_CARD names its place. The draws the
+    box counted for the street after its burn belong to the next one; the round was done."""
+    hand = eng.hand
+    st = hand.streets[name]
+    later = st.drawn[1:]
+    key = hand.new_unread()
+    hand.where[key] = "board"
+    st.drawn[1:] = [key]
+    st.board.append(key)
+    nxt = hand.streets.get(NEXT_STREET.get(name, ""))
+    if nxt is not None:
+        nxt.drawn[:0] = later
+    _record(eng, key, Step("unread.board_card", (("street", name),)))
+    street_progress(eng, st)
+    if hand.rounds_ahead and eng.phase == name:
+        hand.rounds_ahead -= 1
+        hand.rounds_done += 1
+        eng.next_round()
+
+
+@outcome("street_card_answered_by_play")
+def street_card_answered_by_play(eng, seen) -> None:
+    """The dealer's play answers "is the card there?": the street's card laid straight after its burn
+    says it was still to come; a card laid after another draw (a burn) says the street's card was on
+    the board (its tag dead) and this is the next street. Then the card is judged as any other."""
+    hand = eng.hand
+    corr = next(c for c in eng.corrections if c.asks == "street_card_there")
+    eng.corrections.remove(corr)
+    name = corr.todos[0].step.params[0][1]
+    st = hand.streets[name]
+    if seen.key in st.drawn and st.drawn.index(seen.key) >= 2:
+        street_card_was_there(eng, name)
+    board_card(eng, seen)
 
 
 # ---------------------------------------------------------------- questions

@@ -123,6 +123,8 @@ class HandTracker:
         self.held: dict[str, tuple[float, str]] = {}
         #: A double burn judged only once a spread street's last card had time to land: (street, deadline).
         self.double_burn_wait: tuple[str, float] | None = None
+        #: Unread cards the box has since learned: placeholder -> the card it turned out to be.
+        self.learned: dict[str, str] = {}
 
     def new_unread(self) -> str:
         """A key for a card that left the stub unread; it is in the stub until drawn."""
@@ -133,6 +135,7 @@ class HandTracker:
     def learn(self, placeholder: str, key: str) -> None:
         """The unread card *placeholder* turns out to be *key* (still in the stub by tracking)."""
         self.where[key] = self.where.pop(placeholder)
+        self.learned[placeholder] = key
         for lst in [self.deal_cards, self.expect_next] + [getattr(st, name) for st in self.streets.values()
                                                           for name in ("drawn", "voided", "board", "burns")]:
             if placeholder in lst:
@@ -146,6 +149,10 @@ class HandTracker:
                 record.key = key
                 if record.correction is not None:
                     record.correction.cards = (key,)
+
+    def known_as(self, key: str) -> str:
+        """*key*, or the card an unread placeholder turned out to be."""
+        return self.learned.get(key, key)
 
     def deadline(self) -> float | None:
         """The earliest time at which a waiting judgment is due, or None."""

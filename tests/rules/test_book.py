@@ -73,3 +73,19 @@ def test_a_profiles_procedure_choice_changes_what_the_box_says():
     house = type(tda)("house", rules)
     assert _four_card_flop(tda).steps[1].key == "four_flop.scramble_pick"
     assert _four_card_flop(house).steps[0].key == "redeal.cards_back"
+
+
+def test_every_step_the_panel_can_show_has_its_answers_and_end():
+    import re
+    from pathlib import Path
+
+    from dealerbox.rules.open_steps import MOMENTS, RULINGS, STEP_CONTRACTS, missing_contracts
+
+    sources = (Path(__file__).parents[2] / "dealerbox" / "rules").glob("*.py")
+    keys = {k for p in sources for k in re.findall(r'Step\(\s*"([a-z_0-9.]+)"', p.read_text())}
+    keys |= {"halt.misdeal", "halt.void"}   # the verdict's own step (``Step(f"halt.{verdict}")``)
+    assert missing_contracts(keys) == []
+    for key, contract in STEP_CONTRACTS.items():
+        assert contract.answers and contract.ends, key
+        for moment, ruling in contract.past:
+            assert moment in MOMENTS and ruling in RULINGS, (key, moment, ruling)
