@@ -80,6 +80,17 @@ def cmd_floor(args) -> int:
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf)
     if args.floor_command == "migrate":
         return commands.migrate(args.config, args.source, check=args.check)
+    if args.floor_command == "bridge":
+        return commands.bridge(args.bridge_command, getattr(args, "property", None), side=args.side,
+                               tables=getattr(args, "tables", None), group_host=getattr(args, "group_host", None),
+                               group_port=getattr(args, "group_port", 8883), broker_host=args.broker_host,
+                               broker_port=args.broker_port, pki=args.pki, conf_dir=args.conf_dir)
+    if args.floor_command == "broker-check":
+        return commands.broker_check(host=args.host, port=args.port, pki=args.pki, cert=args.cert,
+                                     timeout=args.timeout)
+    if args.floor_command == "protect":
+        return commands.protect(args.config, args.protect_command, house=args.house, hands=args.hands,
+                                seed=args.seed)
     return commands.verify(args.store if "://" in args.store else Path(args.store))
 
 
@@ -299,6 +310,54 @@ def _add_floor_commands(sub) -> None:
     fp.add_argument("--check", action="store_true",
                     help="only say which schema revision the store is at and which is the newest "
                          "(exit 1 if it is behind)")
+    fp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("protect", help="game protection: the shuffle check's references (docs/FLOOR.md)")
+    psub = fp.add_subparsers(dest="protect_command", required=True)
+    pp = psub.add_parser("fit", help="compute and store the references under the declared [protect] shuffle, "
+                                     "or from the house's recorded fair hands (--house FROM TO)")
+    pp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                    help="the floor's floor.toml (its [store] and [protect]) (default: %(default)s)")
+    pp.add_argument("--house", nargs=2, metavar=("FROM", "TO"),
+                    help="fit from the hands started in this range (epoch seconds or ISO 8601 with an offset), "
+                         "which the house trusts to be fair; also fits the room's error rate")
+    pp.add_argument("--hands", type=int, help="hands dealt per game under the model ([protect] reference_hands)")
+    pp.add_argument("--seed", type=int, help="the model's random seed (default: fresh)")
+    pp.set_defaults(func=cmd_floor)
+    _add_bridge_commands(fsub)
+
+
+def _add_bridge_commands(fsub) -> None:
+    """``floor bridge add|remove|list`` and ``floor broker-check`` (docs/GROUP.md, Bridges)."""
+    fp = fsub.add_parser("bridge", help="a property's bridge to the group broker, on either side (docs/GROUP.md)")
+    bsub = fp.add_subparsers(dest="bridge_command", required=True)
+    for action, what in (("add", "give a property's bridge its rights (group side) or write it (property side)"),
+                         ("remove", "take a property's bridge away (its rights, or its conf.d file)"),
+                         ("list", "the bridges of this side")):
+        bp = bsub.add_parser(action, help=what)
+        if action != "list":
+            bp.add_argument("property", help="the property's name (its bridge's CN is bridge-NAME)")
+        bp.add_argument("--side", choices=["group", "property"], default="group",
+                        help="group: the group broker's dynamic security (default); property: a conf.d file")
+        if action == "add":
+            bp.add_argument("--tables", nargs="+", metavar="TABLE", help="the property's tables (group side)")
+            bp.add_argument("--group-host", help="the group broker's address (property side)")
+            bp.add_argument("--group-port", type=int, default=8883, help="its port (default: %(default)s)")
+        bp.add_argument("--broker-host", default="127.0.0.1", help="this group broker (default: %(default)s)")
+        bp.add_argument("--broker-port", type=int, default=8883, help="its port (default: %(default)s)")
+        bp.add_argument("--pki", type=Path, default=Path("/etc/mosquitto/dealerbox"),
+                        help="the CA and floor-admin's (group) or the bridge's (property) certificate "
+                             "(default: %(default)s)")
+        bp.add_argument("--conf-dir", type=Path, default=Path("/etc/mosquitto/conf.d"),
+                        help="mosquitto's conf.d (property side) (default: %(default)s)")
+        bp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("broker-check", help="exit 1 unless this broker answers a TLS client's CONNECT in time "
+                                              "(dealerbox-broker-check.timer)")
+    fp.add_argument("--host", default="127.0.0.1", help="the broker (default: %(default)s)")
+    fp.add_argument("--port", type=int, default=8883, help="its port (default: %(default)s)")
+    fp.add_argument("--pki", type=Path, default=Path("/etc/mosquitto/dealerbox"),
+                    help="where ca.crt and the client's certificate are (default: %(default)s)")
+    fp.add_argument("--cert", default="floor-admin", help="the client certificate's name (default: %(default)s)")
+    fp.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the CONNACK (default: %(default)s)")
     fp.set_defaults(func=cmd_floor)
 
 

@@ -15,7 +15,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 UNIT=dealerbox.service
 SERVICE_USER=dealerbox
 DEVICE_GROUPS=(gpio spi i2c dialout)
-PYTHON=${DEALERBOX_PYTHON:-python3}
+# Debian's python, never whichever python3 comes first on PATH: a venv is only as
+# runnable as the interpreter it links to (one under /root is not, for the service user).
+PYTHON=${DEALERBOX_PYTHON:-/usr/bin/python3}
 
 ROOT=/
 DRY_RUN=0
@@ -101,6 +103,13 @@ UNIT_DIR=$R/etc/systemd/system
 MODULES_LOAD=$R/etc/modules-load.d/dealerbox.conf
 MODEL_FILE=${DEALERBOX_MODEL_FILE:-$R/proc/device-tree/model}
 BOOT_CONFIG=${DEALERBOX_BOOT_CONFIG:-}
+
+# install-floor.sh puts a floor server in the same /opt/dealerbox and /etc/dealerbox:
+# a table here would silently run the floor's venv (or remove it, uninstalling).
+if [[ -e $CONF_DIR/floor.toml ]]; then
+    die "this machine is a floor server ($CONF_DIR/floor.toml, from install-floor.sh): a table and a" \
+        "floor server share /opt/dealerbox and /etc/dealerbox, so a table needs a machine of its own"
+fi
 
 if [[ $MODE == uninstall ]]; then
     say "uninstall"

@@ -21,14 +21,17 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 from dealerbox.resources import data_dir
 from dealerbox.errors import FloorError
+from dealerbox.floor.message import bridge_topic
+from dealerbox.link.client import Identity, make_client
 
 __all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "render_bridge", "bridge_acl", "free_port",
-           "make_pki", "dynsec_plugin"]
+           "make_pki", "dynsec_plugin", "connack_seconds"]
 
 FLOOR_CONFIG_DIR = data_dir("floor")
 MAKE_CA = FLOOR_CONFIG_DIR / "make-ca.sh"
@@ -214,5 +217,49 @@ def bridge_acl(property_name: str, tables) -> str:
     lines = [f"user bridge-{property_name}"]
     for table in tables:
         lines += [f"topic write dealerbox/v1/tables/{table}/#", f"topic read dealerbox/v1/ack/{table}"]
+    # Its notifications (bridge.conf): whether the property's bridge is up.
+    lines.append(f"topic write {bridge_topic(property_name)}")
     lines.append("topic read dealerbox/v1/floor/#")
     return "\n".join(lines) + "\n"
+
+
+def connack_seconds(identity: Identity, timeout: float = 5.0) -> float:
+    """How long a fresh TLS MQTT v5 client of *identity* waited for a successful CONNACK
+    from its broker; :class:`FloorError` when none came within *timeout* seconds.
+
+    The health check of a property's broker (``floor broker-check``): a broker spinning
+    or stopped still accepts TCP in the kernel, so only a CONNACK says it works. The
+    client runs in a thread of its own, waited for at most *timeout*: a TLS handshake
+    that never ends (a stopped broker) blocks paho's connect itself."""
+    done = threading.Event()
+    result: dict = {}
+
+    def on_connect(_c, _u, _f, reason_code, _p):
+        result["rc"] = reason_code
+        done.set()
+
+    def attempt():
+        try:
+            client.connect(identity.host, identity.port, keepalive=10)
+            client.loop_start()
+        except OSError as e:
+            result["error"] = e
+            done.set()
+
+    client = make_client(identity, f"broker-check-{os.getpid()}")
+    client.on_connect = on_connect
+    start = time.monotonic()
+    threading.Thread(target=attempt, daemon=True).start()
+    answered = done.wait(timeout)
+    waited = time.monotonic() - start
+    if answered and "rc" in result:
+        client.disconnect()
+        client.loop_stop()
+    where = f"{identity.host}:{identity.port}"
+    if not answered:
+        raise FloorError(f"no CONNACK from the broker at {where} within {timeout:g} s")
+    if "error" in result:
+        raise FloorError(f"cannot connect to the broker at {where}: {result['error']}")
+    if result["rc"].is_failure:
+        raise FloorError(f"the broker at {where} refused {Path(identity.cert).name}: {result['rc']}")
+    return waited

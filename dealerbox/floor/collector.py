@@ -61,9 +61,10 @@ import time
 from collections import deque
 
 from dealerbox.floor.figures import Ledger
+from dealerbox.floor.protect.floor_pass import Protection
 from dealerbox.floor.filing import Batch, Filing
 from dealerbox.floor.limits import CollectorLimits
-from dealerbox.floor.message import Message
+from dealerbox.floor.message import BRIDGES_WILDCARD, Message
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.table_view import view_table
 from dealerbox.link import protocol as P
@@ -199,8 +200,11 @@ class Collector:
     """
 
     def __init__(self, identity: Identity, store: Store, *, keepalive_s: int = 10,
-                 limits: CollectorLimits | None = None):
+                 limits: CollectorLimits | None = None, bridge_blind_s: float = 300.0,
+                 protection: Protection | None = None):
         self.identity = identity
+        # Game protection reads the filed lines where the figures do (figures.Ledger).
+        self.protection = protection
         self.store = store
         self.keepalive_s = keepalive_s
         self.limits = limits or CollectorLimits()
@@ -250,6 +254,10 @@ class Collector:
         # What the view shows of each table, kept so that lines arriving
         # need no query (the writer thread's own; listeners get copies).
         self._views: dict[str, dict] = {}
+        #: A property's bridge down this long raises an alert (``[bridges] blind_alert_s``).
+        self.bridge_blind_s = bridge_blind_s
+        self._bridge_notes: deque[Message] = deque()  # from paho's thread to the writer's
+        self._bridges_checked_at = float("-inf")
         self.filing = Filing(self.store)
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
@@ -363,6 +371,9 @@ class Collector:
             _rc, self._snapshot_mid = client.subscribe(
                 [(topic, 1) for topic in (*P.retained_wildcards(), self._sync_topic)])
             self._snapshot_since = time.monotonic()
+        # The properties' bridges, up or down (retained): every collector keeps their
+        # states, not shared, since noting one twice changes nothing.
+        client.subscribe(BRIDGES_WILDCARD, qos=1)
 
     def _on_subscribe(self, client, _userdata, mid, reason_codes, _properties) -> None:
         with self._subscribing:
@@ -423,6 +434,10 @@ class Collector:
         if topic == self._sync_topic:
             # The retained messages have all come: the writer joins the share once it filed them.
             self._inbox.put(Message.sync(topic, time.time(), self.commits))
+            return
+        bridge = Message.on_bridge_topic(topic, msg.payload, time.time())
+        if bridge is not None:
+            self._bridge_notes.append(bridge)  # the writer notes it in the store
             return
         message = Message.on_table_topic(topic, msg.payload, time.time(), self.commits, bool(msg.retain))
         if message is None:
@@ -534,6 +549,7 @@ class Collector:
     def _tick(self) -> None:
         """Between batches: publish ``floor/alerts`` when due, ask for the gaps no message
         closed (lines wait ahead of them), and watch the broker session."""
+        self._bridges_tick()
         mono = time.monotonic()
         snapshot_since = self._snapshot_since
         if snapshot_since is not None and mono - snapshot_since >= _SNAPSHOT_WAIT_S:
@@ -564,6 +580,26 @@ class Collector:
             log.error("floor: %s", self.failure)
             self.failed.set()
 
+    def _bridges_tick(self) -> None:
+        """Note the bridges' states that came, and alert on a property blind too long."""
+        changed = False
+        while self._bridge_notes:
+            note = self._bridge_notes.popleft()
+            up = note.bridge_up
+            if up is None:
+                log.warning("floor: ignoring the bridge notification %r on %s", note.payload[:40], note.topic)
+                continue
+            self.store.note_bridge(note.table, up, note.received)
+            changed = True
+        mono = time.monotonic()
+        if mono - self._bridges_checked_at >= _GAPS_CHECK_S:
+            self._bridges_checked_at = mono
+            for alert in self.store.alert_blind_bridges(self.bridge_blind_s):
+                self._alerts_dirty = True
+                self._emit({"type": "alert", "alert": alert})
+        if changed:
+            self._emit({"type": "bridges", "bridges": self.store.bridges(), "now": time.time()})
+
     def _figures_loop(self) -> None:
         while not self._stop.wait(_FIGURES_EVERY_S):
             self._catch_up_figures()
@@ -574,7 +610,7 @@ class Collector:
         acks, never before them: a figures problem is logged and costs no table a line."""
         try:
             if self._figures is None:
-                self._figures = (Ledger(), store_engine(self.store.target))
+                self._figures = (Ledger(protection=self.protection), store_engine(self.store.target))
             ledger, engine = self._figures
             ledger.catch_up(engine, wait=False)  # another collector filing them files these too
         except Exception:

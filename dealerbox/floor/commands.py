@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import getpass
 import logging
+import os
+import pwd
 import sys
 import time
 from pathlib import Path
@@ -17,13 +19,16 @@ log = logging.getLogger(__name__)
 def collect(config: Path, *, ready=None) -> int:
     """Run the collector until SIGTERM/SIGINT (the web view is ``floor web``, a process of its own)."""
     from dealerbox.floor.collector import Collector
+    from dealerbox.floor.protect.floor_pass import Protection
     from dealerbox.floor.settings import load_collector
     from dealerbox.floor.store import Store
 
     settings = load_collector(config)
     settings.identity.check()
     with Store(settings.store) as store:
-        collector = Collector(settings.identity, store, limits=settings.limits)
+        collector = Collector(settings.identity, store, limits=settings.limits,
+                              bridge_blind_s=settings.bridge_blind_s,
+                              protection=Protection(settings.protect))
         with collector:
             print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
             wait_for_stop_signal(collector.failed)
@@ -48,10 +53,42 @@ def web(config: Path) -> int:
     serve = _floor_extra().serve  # its settings need the extra too: first, to say so in one line
     from dealerbox.floor.settings import load_web
     settings = load_web(config)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if settings.tls:
+        for what, path in (("cert", settings.cert), ("key", settings.key)):
+            _readable(settings.config, f"web.{what}", path)
+    setup_logging()
     store = _shown(settings.store)
     return serve(settings, ready=lambda url: print(f"floor web: store {store}, view {url}",
                                                    file=sys.stderr, flush=True))
+
+
+#: Libraries whose INFO lines say nothing an operator acts on (alembic's seven at every start).
+QUIET_LIBRARIES = ("alembic", "sqlalchemy", "hypercorn.error", "httpx", "paho")
+
+
+def setup_logging(verbose: bool = False) -> None:
+    """The floor's log on stderr (journald stamps each line): INFO of dealerbox's own,
+    WARNING and up of the libraries in :data:`QUIET_LIBRARIES` unless *verbose*."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def _readable(config: Path, key: str, path: Path) -> None:
+    """Refuse in one line a file the floor must read and cannot, naming it and the fix."""
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except FileNotFoundError:
+        raise FloorError(f"{config}: {key} = {str(path)!r}: no such file") from None
+    except PermissionError:
+        user = pwd.getpwuid(os.geteuid()).pw_name  # who runs, not who logged in ($USER)
+        raise FloorError(f"{config}: {key} = {str(path)!r}: {user} cannot read it (permission denied): give it "
+                         f"to the group {user} (chgrp {user} FILE; chmod 0640 FILE) in a folder {user} may enter, "
+                         "or run install-floor.sh --web-name NAME, which puts the view's certificate and key in "
+                         "/etc/dealerbox/floor/ so") from None
+    except IsADirectoryError:
+        raise FloorError(f"{config}: {key} = {str(path)!r}: a folder, not a file") from None
 
 
 def _new_password(name: str) -> str:
@@ -236,4 +273,101 @@ def dealer(config: Path, action: str, dealer_id: str | None = None, name: str | 
             raise FloorError(f"dealerbox floor dealer remove: no name for dealer {dealer_id}")
         else:
             print(f"dealer {dealer_id} has no name on the floor any more", file=sys.stderr)
+    return 0
+
+
+def protect(config: Path, action: str, *, house: tuple[str, str] | None = None, hands: int | None = None,
+            seed: int | None = None) -> int:
+    """``floor protect fit``: the shuffle check's references (and, from house hands, the room's
+    error rate) computed and kept in the store: under the declared ``[protect]`` model, or
+    from the house's recorded fair hands started between *house*'s two moments."""
+    import random
+
+    from dealerbox.floor.figures import parse_moment
+    from dealerbox.floor.protect.fit import fit_house, fit_model
+    from dealerbox.floor.settings import load_protect, load_web
+    from dealerbox.floor.store import Store, store_engine
+
+    if action != "fit":
+        raise FloorError(f"dealerbox floor protect: no action {action!r} (fit)")
+    settings, config = load_web(config), load_protect(config)
+
+    def report(players, hole_cards, reference):
+        print(f"{players} players, {hole_cards} hole cards: {reference.n} hands ({reference.source}); "
+              f"p-value resolution {reference.resolution:.2g}; the threshold {config.threshold:g} is reached "
+              f"from {reference.critical(config.threshold)} kept pairs", flush=True)
+    moments = None
+    if house is not None:
+        moments = []
+        for name, text in zip(("--from", "--to"), house):
+            try:
+                moments.append(parse_moment(text))
+            except ValueError as exc:
+                raise FloorError(f"dealerbox floor protect fit --house {name}={text}{exc}") from None
+    with Store(settings.store):
+        engine = store_engine(settings.store)
+        try:
+            with engine.begin() as conn:
+                if moments is None:
+                    fit_model(conn, config, random.Random(seed), hands=hands, report=report)
+                else:
+                    fitted = fit_house(conn, config, moments[0], moments[1], report=report)
+                    print(f"room rate: {fitted['room_rate']:.4g} of {fitted['hands']} hands had an error")
+        finally:
+            engine.dispose()
+    return 0
+
+
+def bridge(action: str, property_name: str | None = None, *, side: str = "group",
+           tables: list[str] | None = None, group_host: str | None = None, group_port: int = 8883,
+           broker_host: str = "127.0.0.1", broker_port: int = 8883, pki: Path | None = None,
+           conf_dir: Path | None = None) -> int:
+    """``floor bridge add|remove|list``: a property's bridge on the group broker (``--side group``:
+    its identity and rights, in the dynamic security plugin's file) or on the property's own
+    (``--side property``: its conf.d file). docs/GROUP.md, Bridges."""
+    from dealerbox.floor import bridges as B
+    pki = pki or B.PKI_DIR
+    conf_dir = conf_dir or B.CONF_DIR
+    group = B.GroupBroker(broker_host, broker_port, pki)
+    if action == "list":
+        found = B.granted(group) if side == "group" else B.property_bridges(conf_dir)
+        for name, what in found.items():
+            print(f"{name}\t{' '.join(what) if side == 'group' else what}")
+        if not found:
+            print(f"no bridges on the {side} side", file=sys.stderr)
+        return 0
+    if action == "add" and side == "group":
+        acls = B.grant(group, property_name, tables or [])
+        print(f"{B.bridge_name(property_name)} may now publish for {', '.join(tables)} on the group broker "
+              f"({len(acls)} rights; kept across upgrades)", file=sys.stderr)
+    elif action == "add":
+        if not group_host:
+            raise FloorError("floor bridge add --side property needs --group-host (the group broker's address)")
+        path = B.write_property_side(property_name, group_host, group_port, conf_dir=conf_dir, pki=pki)
+        print(f"wrote {path}; now restart mosquitto (systemctl restart mosquitto)", file=sys.stderr)
+    elif side == "group":
+        done = B.revoke(group, property_name)
+        print(f"{B.bridge_name(property_name)}: " + ("its rights are gone and its session ended" if done
+                                                     else "had no rights on the group broker"), file=sys.stderr)
+    else:
+        done = B.remove_property_side(property_name, conf_dir=conf_dir)
+        print(f"{B.conf_path(property_name, conf_dir)}: " + ("removed; now restart mosquitto" if done
+                                                             else "there was none"), file=sys.stderr)
+    return 0
+
+
+def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float) -> int:
+    """``floor broker-check``: exit 0 when a fresh TLS client got its CONNACK within *timeout*
+    seconds, 1 (and one line saying why) when not (dealerbox-broker-check.service restarts
+    mosquitto then)."""
+    from dealerbox.floor.broker import connack_seconds
+    from dealerbox.link.client import Identity
+    identity = Identity(host, port, pki / "ca.crt", pki / f"{cert}.crt", pki / f"{cert}.key")
+    identity.check()
+    try:
+        waited = connack_seconds(identity, timeout)
+    except FloorError as e:
+        print(f"broker-check: {e}", file=sys.stderr)
+        return 1
+    print(f"broker-check: CONNACK from {host}:{port} in {waited:.3f} s", file=sys.stderr)
     return 0

@@ -7,6 +7,7 @@ what was expected.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,12 +16,14 @@ from sqlalchemy.exc import ArgumentError
 
 from dealerbox.errors import ConfigError
 from dealerbox.floor.limits import CollectorLimits
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.shuffles import BOARDS, PLACES, Gathering, Shuffle, STEPS
 from dealerbox.floor.store import describe_target
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity
 from dealerbox.tomlfile import read_toml
 
-__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web"]
+__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_protect"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,10 @@ class CollectorSettings:
     store: Path | str
     web: WebSettings | None = None
     limits: CollectorLimits = CollectorLimits()
+    #: ``[protect]``: the declared shuffle and the game protection's thresholds.
+    protect: ProtectConfig = ProtectConfig()
+    #: ``[bridges] blind_alert_s``: a property's bridge down this long raises an alert.
+    bridge_blind_s: float = 300.0
 
     @property
     def web_host(self) -> str:
@@ -113,9 +120,10 @@ def _port(v):
 
 def _floor_toml(path: Path, what: str) -> dict:
     data = read_toml(path, what)
-    extra = sorted(set(data) - {"broker", "store", "web", "collector"})
+    extra = sorted(set(data) - {"broker", "store", "web", "collector", "protect", "bridges"})
     if extra:
-        raise ConfigError(path, f"[{extra[0]}]", "one of [broker], [store], [web], [collector]")
+        raise ConfigError(path, f"[{extra[0]}]",
+                          "one of [broker], [store], [web], [collector], [protect], [bridges]")
     return data
 
 
@@ -129,13 +137,30 @@ def load_collector(path) -> CollectorSettings:
                         b.get("port", int, 8883, check=_port, expected="a port 1..65535"),
                         b.path_of("ca"), b.path_of("cert"), b.path_of("key"))
     return CollectorSettings(identity, _store_path(path, data), _web(path, data),
-                             _limits(_Section(path, "collector", data.get("collector"))))
+                             _limits(_Section(path, "collector", data.get("collector"))),
+                             _protect(_Section(path, "protect", data.get("protect"))),
+                             _bridge_blind_s(_Section(path, "bridges", data.get("bridges"))))
+
+
+def _bridge_blind_s(s: _Section) -> float:
+    """``[bridges]``: how long a property's bridge may be down before the floor raises an
+    alert (docs/GROUP.md, Bridge outages). A bridge that heals comes back within about
+    15 s of the link (keepalive 10 s): the default leaves room for a few of those."""
+    s.unknown(("blind_alert_s",))
+    return s.get("blind_alert_s", float, CollectorSettings.bridge_blind_s,
+                 check=lambda v: 1 <= v <= 86400, expected="seconds, 1..86400")
 
 
 def load_web(path) -> WebSettings:
     """The web view's settings from ``floor.toml``: ``[store]`` and ``[web]``."""
     path = Path(path)
     return _web(path, _floor_toml(path, "a floor config"))
+
+
+def load_protect(path) -> ProtectConfig:
+    """``[protect]`` of ``floor.toml``: the declared shuffle and the game protection's thresholds."""
+    path = Path(path)
+    return _protect(_Section(path, "protect", _floor_toml(path, "a floor config").get("protect")))
 
 
 def _store_path(path: Path, data: dict) -> Path | str:
@@ -235,3 +260,65 @@ def _limits(c: _Section):
                            expected="a number of alerts, 0..10000"),
         broker_lost_s=c.get("broker_lost_s", float, d.broker_lost_s, check=lambda v: 1 <= v <= 86400,
                             expected="seconds, 1..86400"))
+
+
+#: A hold'em starting-hand class: a pair (``AA``), or two ranks high first, suited or offsuit.
+_HOLDEM_CLASS = re.compile(r"([2-9TJQKA])\1|(A[2-9TJQK]|K[2-9TJQ]|Q[2-9TJ]|J[2-9T]|T[2-9]|9[2-8]|8[2-7]|7[2-6]|6[2-5]|5[2-4]|4[23]|32)[so]")
+
+
+def _protect(p: _Section) -> ProtectConfig:
+    """``[protect]``: the declared shuffle, the gathering model, the checks' thresholds (docs/FLOOR.md)."""
+    p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
+               "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
+               "chart_arl", "players", "hole_cards", "reference_hands"))
+    d = ProtectConfig()
+    procedure = p.get("shuffle", str, str(d.shuffle), check=lambda v: bool(v.split()) and all(
+        s in STEPS for s in v.split()), expected=f"steps of {', '.join(sorted(STEPS))} separated by spaces")
+    g = _Section(p.path, "protect.gathering", p.data.get("gathering"))
+    g.unknown(("hands_together", "board", "place"))
+    gathering = Gathering(
+        hands_together=g.get("hands_together", bool, d.gathering.hands_together),
+        board=g.get("board", str, d.gathering.board, check=lambda v: v in BOARDS,
+                    expected=f"one of {', '.join(BOARDS)}"),
+        place=g.get("place", str, d.gathering.place, check=lambda v: v in PLACES,
+                    expected=f"one of {', '.join(PLACES)}"))
+    probability = dict(check=lambda v: 0 < v < 1, expected="a probability, more than 0 and less than 1")
+    room_rate = p.data.get("room_rate", d.room_rate)
+    if room_rate == "fitted":
+        room_rate = None
+    else:
+        room_rate = p.get("room_rate", float, d.room_rate, check=lambda v: 0 < v < 0.3,
+                          expected='a rate of hands with an error, more than 0 and less than 0.3, or "fitted"')
+
+    def games(key, default, allowed, what):
+        value = p.get(key, list, list(default), check=lambda v: bool(v) and all(
+            isinstance(x, int) and not isinstance(x, bool) and x in allowed for x in v), expected=what)
+        return tuple(value)
+    return ProtectConfig(
+        shuffle=Shuffle(tuple(procedure.split())), gathering=gathering,
+        threshold=p.get("threshold", float, d.threshold, **probability),
+        memory=p.get("memory", int, d.memory, check=lambda v: 1 <= v <= 10, expected="hands, 1..10"),
+        procedure_block=p.get("procedure_block", int, d.procedure_block, check=lambda v: 5 <= v <= 10_000,
+                              expected="hands, 5..10000"),
+        procedure_threshold=p.get("procedure_threshold", float, d.procedure_threshold, **probability),
+        window_s=3600.0 * p.get("window_hours", float, d.window_s / 3600, check=lambda v: 0.25 <= v <= 168,
+                                expected="hours, 0.25..168"),
+        seat_alpha=p.get("seat_alpha", float, d.seat_alpha, **probability),
+        seats=p.get("seats", int, d.seats, check=lambda v: 2 <= v <= 10, expected="seats, 2..10"),
+        holdem_strong=frozenset(p.get("strong", list, sorted(d.holdem_strong), check=lambda v: bool(v) and all(
+            isinstance(x, str) and _HOLDEM_CLASS.fullmatch(x) for x in v),
+            expected='a list of hold\'em classes such as "AA", "AKs", "AKo"')),
+        omaha_pairs=p.get("omaha_pairs", str, d.omaha_pairs, check=lambda v: bool(v) and all(
+            r in "23456789TJQKA" for r in v) and len(set(v)) == len(v), expected='ranks such as "AK"'),
+        tables=p.get("tables", int, d.tables, check=lambda v: 1 <= v <= 10_000, expected="tables, 1..10000"),
+        windows=p.get("windows", int, d.windows, check=lambda v: 1 <= v <= 1_000_000,
+                      expected="windows tested in a year or so, 1..1000000"),
+        room_rate=room_rate,
+        chart_shift=p.get("chart_shift", float, d.chart_shift, check=lambda v: 1 < v <= 20,
+                          expected="a factor, more than 1 and at most 20"),
+        chart_arl=p.get("chart_arl", float, d.chart_arl, check=lambda v: 100 <= v <= 1e7,
+                        expected="hands, 100..10000000"),
+        players=games("players", d.players, range(2, 11), "a list of player counts, 2..10"),
+        hole_cards=games("hole_cards", d.hole_cards, (2, 4), "a list of 2 (hold'em) and 4 (Omaha)"),
+        reference_hands=p.get("reference_hands", int, d.reference_hands, check=lambda v: 1000 <= v <= 10_000_000,
+                              expected="hands, 1000..10000000"))

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from dealerbox.errors import UsageError
-from dealerbox.resources import installed_config
+from dealerbox.resources import data_dir, installed_config
 from dealerbox.service.config import DEFAULT_CONFIG, check_config as check_config_file, load_config
 from dealerbox.service.daemon import Daemon, read_input_events
 from dealerbox.service.journal import verify
@@ -26,8 +26,19 @@ from dealerbox.signals import wait_for_stop_signal
 def config_path(given=None) -> Path:
     """The table config a command uses: *given* (``--config``), else
     ``$DEALERBOX_CONFIG``, else ``/etc/dealerbox/table.toml`` when it exists (an
-    installed box), else the shipped all-simulated table."""
-    return Path(given) if given else (installed_config() or DEFAULT_CONFIG)
+    installed box), else the shipped all-simulated table.
+
+    A *given* name that is no file here but a bare name of a shipped table
+    (``pi4-rc522.toml``, or ``pi4-rc522``) is that shipped table: a rehearsal on a
+    laptop names the file it will install without a checkout at hand."""
+    if not given:
+        return installed_config() or DEFAULT_CONFIG
+    path = Path(given)
+    if not path.exists() and path.name == str(given):
+        shipped = data_dir("tables") / (path.name if path.suffix == ".toml" else f"{path.name}.toml")
+        if shipped.is_file():
+            return shipped
+    return path
 
 
 def load_table_config(given=None, *, check_devices: bool = True):

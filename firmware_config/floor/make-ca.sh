@@ -140,6 +140,7 @@ init)
         -days 3650 -addext "basicConstraints=critical,CA:true" \
         -addext "keyUsage=critical,keyCertSign,cRLSign" -out "$dir/ca.crt"
     FLOOR_SAN=DNS:unused write_crl
+    echo "made a CA in $dir: ca.crt (on every table), ca.key (root's alone), ca.crl" >&2
     ;;
 broker|web)
     [ $# -ge 1 ] || usage
@@ -152,6 +153,11 @@ broker|web)
     file=broker
     [ "$command" = broker ] || file=floor-web
     FLOOR_SAN=$san sign "$name" server_ext $file
+    echo "made $dir/$file.crt and $dir/$file.key for ${san}" >&2
+    if [ "$command" = web ]; then
+        echo "the view runs as dealerbox-floor: install-floor.sh --web-name $name puts them in" \
+             "/etc/dealerbox/floor/ where it can read them (docs/FLOOR.md, TLS)" >&2
+    fi
     ;;
 client)
     replace=0
@@ -175,6 +181,7 @@ client)
             revoked=$((revoked + count))
         fi
         FLOOR_SAN=DNS:unused sign "$cn" client_ext
+        echo "made $dir/$cn.crt and $dir/$cn.key (CN $cn)" >&2
     done
     if [ "$revoked" -gt 0 ]; then
         FLOOR_SAN=DNS:unused write_crl
@@ -222,6 +229,7 @@ kick)
 crl)
     dir=$(cd "$dir" && pwd)
     FLOOR_SAN=DNS:unused write_crl
+    echo "wrote $dir/ca.crl: now reload mosquitto" >&2
     ;;
 *)
     usage

@@ -7,13 +7,18 @@ property's tables only."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
-from tests.floor.support import Client, TcpProxy, identity, need, open_journal, settings, wait_for
+from tests.floor.support import (Client, TcpProxy, append_lines, identity, need, open_journal, settings,
+                                 wait_for)
 from tests.floor.test_faults import CuttingProxy, Dealer, seqs
 from dealerbox.link import protocol as P
+from dealerbox.errors import FloorError
+from dealerbox.floor import bridges
 from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.store.bridges import BLIND_KIND, bridge_alert_table
 from dealerbox.floor.collector import Collector
 from dealerbox.service.uplink import Publisher
 from dealerbox.floor.store import Store
@@ -27,7 +32,8 @@ assert TcpProxy  # CuttingProxy's base, from the support module
 @pytest.fixture
 def group_pki(tmp_path_factory):
     need("openssl", "openssl")
-    return make_pki(tmp_path_factory.mktemp("group-pki"), [*TABLES, "T03", "floor-collector", "bridge-north"])
+    return make_pki(tmp_path_factory.mktemp("group-pki"),
+                    [*TABLES, "T03", "floor-collector", "bridge-north", "floor-admin"])
 
 
 @pytest.fixture
@@ -97,3 +103,97 @@ def test_a_bridge_cannot_publish_for_another_propertys_table(bridged):
         assert not allowed.is_failure
     finally:
         bridge.close()
+
+
+def test_a_bridge_with_its_rights_in_dynamic_security_publishes_and_the_floor_sees_it_come_and_go(
+        group_pki, tmp_path):
+    """The group side of ``floor bridge add``: the bridge's identity and rights in the dynamic
+    security plugin (no line of it in the ACL file, which upgrades replace). Its notifications
+    tell the floor the property is connected, then blind when its broker dies, with an alert
+    once it has been blind longer than [bridges] blind_alert_s."""
+    need("mosquitto", "mosquitto")
+    pki = group_pki
+    group = Broker(tmp_path / "group", pki)  # the shipped ACL file only
+    group.directory.mkdir()
+    group.start()
+    admin = bridges.GroupBroker(port=group.port, pki=pki)
+    bridges.grant(admin, "north", ["T01"])
+    assert bridges.granted(admin) == {"north": ["T01"]}
+    conf_d = tmp_path / "conf.d"
+    conf_d.mkdir()
+    conf = bridges.write_property_side("north", "127.0.0.1", group.port, conf_dir=conf_d, pki=pki)
+    assert bridges.property_bridges(conf_d) == {"north": f"127.0.0.1:{group.port}"}
+    prop = Broker(tmp_path / "north", pki, extra=conf.read_text())
+    prop.directory.mkdir()
+    journal = open_journal(tmp_path / "T01")
+    try:
+        with Store(tmp_path / "group.sqlite") as store, \
+                Collector(identity(pki, group, "floor-collector"), store, bridge_blind_s=1) as collector:
+            assert collector.connected.wait(30)
+            prop.start()
+            wait_for(lambda: (store.bridge("north") or {}).get("connected"), "the floor seeing north connected")
+            with Publisher(settings(pki, prop, "T01", batch=8, window=32), tmp_path / "T01") as pub:
+                append_lines(journal, 20)
+                wait_for(lambda: pub.acked == 20, "T01's lines acknowledged over the bridge")
+            assert seqs(store, "T01") == list(range(1, 21))
+            assert store.alerts() == []
+            killed_at = time.time()
+            prop.kill()  # the property's broker dies: its bridge's will says so
+            blind = wait_for(lambda: (b := store.bridge("north")) and not b["connected"] and b,
+                             "the floor seeing north blind")
+            assert blind["since"] >= killed_at - 1
+            (alert,) = wait_for(lambda: [a for a in store.alerts() if a["kind"] == BLIND_KIND],
+                                "the alert of a property blind too long")
+            assert alert["table"] == bridge_alert_table("north") and "north" in alert["text"]
+            prop.start()
+            wait_for(lambda: (store.bridge("north") or {}).get("connected"), "north connected again")
+        # A bridge whose rights were taken away is refused.
+        assert bridges.revoke(admin, "north") and bridges.granted(admin) == {}
+        bridge = Client(identity(pki, group, "bridge-north"), "bridge-north")
+        assert bridge.connect(group.port)
+        try:
+            line = json.dumps({"seq": 1, "prev": P.GENESIS, "wall": None, "event": {"t": 0, "ev": "tick"}})
+            refused = bridge.publish(P.journal_topic("T01"), P.encode({"table": "T01", "boot": 1, "lines": [line]}))
+            assert refused.value == 135
+        finally:
+            bridge.close()
+        assert bridges.remove_property_side("north", conf_dir=conf_d) and bridges.property_bridges(conf_d) == {}
+    finally:
+        journal.close()
+        prop.stop()
+        group.stop()
+
+
+def test_a_bridge_is_refused_names_and_paths_it_cannot_use(tmp_path, group_pki):
+    with pytest.raises(FloorError, match="property name 'North/1'"):
+        bridges.write_property_side("North/1", "group.example", conf_dir=tmp_path, pki=group_pki)
+    with pytest.raises(FloorError, match="bridge-south.crt"):
+        bridges.write_property_side("south", "group.example", conf_dir=tmp_path, pki=group_pki)
+    with pytest.raises(FloorError, match="at least one table"):
+        bridges.group_acls("north", [])
+    with pytest.raises(FloorError, match="table 'T/1'"):
+        bridges.group_acls("north", ["T/1"])
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request, tmp_path):
+    if request.param == "sqlite":
+        return tmp_path / "floor.sqlite"
+    return request.getfixturevalue("postgres_cluster").database("floor_bridges")
+
+
+def test_a_bridge_state_keeps_its_since_until_it_changes_and_a_blind_spell_alerts_once(store_target):
+    with Store(store_target) as store:
+        assert store.note_bridge("north", True, 100.0)["since"] == 100.0
+        assert store.note_bridge("north", True, 150.0)["since"] == 100.0  # the retained 1 again
+        assert store.note_bridge("north", False, 200.0)["since"] == 200.0
+        assert store.alert_blind_bridges(60, now=259.0) == []
+        (alert,) = store.alert_blind_bridges(60, now=261.0)
+        assert (alert["table"], alert["kind"]) == (bridge_alert_table("north"), BLIND_KIND)
+        assert store.alert_blind_bridges(60, now=900.0) == []  # one alert per spell
+        store.note_bridge("north", True, 1000.0)
+        store.note_bridge("north", False, 1100.0)
+        assert len(store.alert_blind_bridges(60, now=1200.0)) == 1  # a new spell
+        assert [(a["kind"], a["count"]) for a in store.alerts()] == [(BLIND_KIND, 2)]  # folded
+        assert store.bridges() == [{"name": "north", "connected": False, "since": 1100.0, "heard": 1100.0,
+                                    "alerted": True}]

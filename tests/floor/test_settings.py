@@ -75,3 +75,96 @@ def test_will_delay_s_was_removed_and_says_so(tmp_path):
     assert only.key == "floor.will_delay_s" and "removed" in str(only)
     with pytest.raises(ValueError, match="will_delay_s was removed"):
         FloorSettings(enabled=True, table="T1", will_delay_s=10)
+
+
+def _as_another_user(call):
+    """*call*() in a child process that runs as the user nobody (as root) or as this user; its
+    exit code and stderr. Forked: the interpreter need not be one that nobody may run."""
+    import os
+    import pwd
+    import sys
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        code = 70
+        try:
+            os.close(r)
+            os.dup2(w, 2)
+            sys.stderr = os.fdopen(2, "w", closefd=False)
+            if os.geteuid() == 0:
+                nobody = pwd.getpwnam("nobody")
+                os.setgroups([])
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+            code = call()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        err = fh.read()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), err
+
+
+def test_a_web_key_the_view_cannot_read_is_one_line_naming_it_and_the_fix():
+    """The view's key made where the CA lives (root's 0600, in a folder closed to the view's
+    user) stops `floor web` with one line, not a PermissionError traceback."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from dealerbox.cli import main
+    from dealerbox.floor import web  # noqa: F401  (loaded before the fork: nobody may not read the venv)
+
+    top = Path(tempfile.mkdtemp(prefix="dealerbox-web-key-", dir="/tmp"))
+    try:
+        top.chmod(0o755)
+        closed = top / "ca"
+        closed.mkdir(mode=0o700)
+        cert, key = top / "floor-web.crt", closed / "floor-web.key"
+        cert.write_text("not read this far\n")
+        cert.chmod(0o644)
+        key.write_text("secret\n")
+        key.chmod(0o600 if os.geteuid() == 0 else 0o000)
+        config = top / "floor.toml"
+        config.write_text(f'[store]\npath = "{top}/floor.sqlite"\n[broker]\nhost = "127.0.0.1"\n'
+                          f'[web]\nport = 0\ncert = "{cert}"\nkey = "{key}"\n')
+        config.chmod(0o644)
+        code, err = _as_another_user(lambda: main(["floor", "web", "--config", str(config)]))
+        assert code == 2, err
+        (line,) = err.splitlines()
+        assert line.startswith(f"dealerbox: {config}: web.key = '{key}': ") and "cannot read it" in line, line
+        assert "chmod 0640" in line and "install-floor.sh --web-name" in line
+        assert ("nobody cannot read it" in line) == (os.geteuid() == 0)
+        assert not (top / "floor.sqlite").exists()          # refused before the store is opened
+    finally:
+        key.chmod(0o600)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+_MIGRATE_WITH_LOGS = """
+import sys
+from dealerbox.floor.commands import setup_logging
+from dealerbox.floor.store import Store
+setup_logging(verbose=sys.argv[2] == "verbose")
+import logging
+logging.getLogger("dealerbox.floor.commands").info("the floor's own line")
+with Store(sys.argv[1]):
+    pass
+"""
+
+
+def test_the_floor_log_leaves_out_alembics_info_lines_unless_verbose(tmp_path):
+    """A store migrated under the floor's logging: alembic's INFO lines (seven at every start of
+    the web view) are not in the log; the floor's own INFO lines are, and verbose shows both."""
+    import subprocess
+    import sys
+    runs = {}
+    for mode in ("quiet", "verbose"):
+        runs[mode] = subprocess.run([sys.executable, "-c", _MIGRATE_WITH_LOGS, str(tmp_path / f"{mode}.sqlite"), mode],
+                                    capture_output=True, text=True, timeout=120)
+        assert runs[mode].returncode == 0, runs[mode].stderr
+    assert "INFO alembic" in runs["verbose"].stderr          # the lines are there to be quieted
+    assert "alembic" not in runs["quiet"].stderr
+    assert "INFO dealerbox.floor.commands: the floor's own line" in runs["quiet"].stderr

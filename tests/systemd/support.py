@@ -7,7 +7,10 @@ install than the one it sets up, or run the real tool.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import tempfile
 from pathlib import Path
 
 #: Tools an installer changes its course for, that a test puts on PATH itself when it wants them.
@@ -30,3 +33,15 @@ def path_without(path: str, farm: Path, hidden=HOST_TOOLS) -> str:
                 (copy / entry.name).symlink_to(entry)
         parts.append(str(copy))
     return os.pathsep.join(parts)
+
+
+@contextlib.contextmanager
+def floor_user_held():
+    """Held while a test makes, uses and removes the system user ``dealerbox-floor`` (the floor
+    installer's tests run as root, on xdist workers at once): one at a time, across processes."""
+    with open(os.path.join(tempfile.gettempdir(), "dealerbox-floor-user.lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

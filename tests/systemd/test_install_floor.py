@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from tests.floor.support import Client, append_lines, need, open_journal, wait_for
+from tests.systemd.support import floor_user_held
 from tests.systemd.test_install import Box, installer_copy, missing, sh, wheel_of
 from dealerbox import __version__
 from dealerbox.link.client import Identity
@@ -133,6 +134,7 @@ def test_a_dry_run_of_the_floor_installer_changes_nothing(tmp_path):
     assert "+ apt-get install -y --no-install-recommends mosquitto openssl python3-venv" in out
     assert "broker floor.casino.example 127.0.0.1 10.0.0.5" in out
     assert "+ systemctl enable mosquitto.service dealerbox-floor.service dealerbox-floor-web.service" in out
+    assert "+ systemctl enable --now dealerbox-broker-check.timer" in out  # the broker's health check
 
 
 def _stock_conf() -> str:
@@ -188,6 +190,11 @@ def test_a_bare_debian_floor_server_takes_its_first_table(kit):
     env = {"PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(top), "LANG": "C.UTF-8",
            "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1", "DEALERBOX_PYTHON": SYSTEM_PYTHON,
            "DEALERBOX_TEST_CALLS": str(calls)}
+    with floor_user_held():
+        _bare_debian_floor_server(kit, root, top, calls, env, stock)
+
+
+def _bare_debian_floor_server(kit, root, top, calls, env, stock):
     made_user = subprocess.run(["getent", "passwd", SERVICE_USER], capture_output=True).returncode != 0
     procs: list[subprocess.Popen] = []
 

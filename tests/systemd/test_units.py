@@ -199,7 +199,8 @@ def test_dry_run_says_what_it_would_do_and_does_nothing(tmp_path):
     boot = tmp_path / "config.txt"
     for line in ("dtparam=spi=on", "dtparam=i2c_arm=on", "dtoverlay=spi1-1cs"):
         assert f"+ echo {line} >> {boot}" in out
-    assert re.search(rf"^\+ python3 -m venv {root}/opt/dealerbox/venvs/[0-9.]+$", out, re.M)
+    # Debian's python, not the python3 first on PATH (the stub above).
+    assert re.search(rf"^\+ /usr/bin/python3 -m venv {root}/opt/dealerbox/venvs/[0-9.]+$", out, re.M)
     assert re.search(r"pip install --quiet --disable-pip-version-check \S+\\\[pi\\\]$", out, re.M)
     assert re.search(rf"/bin/dealerbox check-config --fresh-install {root}/etc/dealerbox/table.toml$", out, re.M)
     assert f"+ mv -T {fake_root(tmp_path)}/opt/dealerbox/.venv.new {fake_root(tmp_path)}/opt/dealerbox/.venv" in out

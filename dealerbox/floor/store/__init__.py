@@ -28,6 +28,7 @@ its own over the shared :class:`~dealerbox.floor.store.connection.Connection`:
 from __future__ import annotations
 
 from dealerbox.floor.store.alerts import AlertsAndAudit
+from dealerbox.floor.store.bridges import BridgeStates
 from dealerbox.floor.store.counters import Counters
 from dealerbox.floor.store.dealers import DealerNames
 from dealerbox.floor.store.engine import StoreUnavailable, describe_target, is_store_url, store_engine
@@ -39,7 +40,7 @@ __all__ = ["Store", "StoreUnavailable", "TableBusy", "store_engine", "describe_t
            "is_store_url", "METADATA", "lines_table", "tables_table", "alerts_table"]
 
 
-class Store(TableLines, AlertsAndAudit, Counters, UsersAndSessions, DealerNames):
+class Store(TableLines, BridgeStates, AlertsAndAudit, Counters, UsersAndSessions, DealerNames):
     """The store at *target* (an SQLite file's path, or a PostgreSQL URL).
 
     All of this object's statements go through one connection under :attr:`lock`;

@@ -13,7 +13,7 @@ from sqlalchemy import func, insert, select, update
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import alerts_table, audit_table, storable, tables_table
 
-__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX"]
+__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in"]
 
 #: Alert texts are cut to this many characters (parts of them come from the tables).
 ALERT_TEXT_MAX = 300
@@ -104,6 +104,27 @@ class AlertsAndAudit(Connection):
             c = audit_table.c
             rows = self._execute(select(c.at, c.who, c.action, c.alert_id, c.detail).order_by(c.id)).all()
         return [{"at": at, "who": w, "action": ac, "alert": i, "detail": d} for at, w, ac, i, d in rows]
+
+
+def raise_alert_in(conn, table_id: str, kind: str, text: str, seq: int | None, now: float) -> int:
+    """:meth:`AlertsAndAudit.raise_alert` inside the caller's transaction on a SQLAlchemy Core
+    connection (a pass that files its own rows with the alert, as the protection pass does):
+    the same folding into the open alert of this table and kind. Returns the alert's id."""
+    text = _cut(text)
+    a = alerts_table.c
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(tables_table.c.table_id).where(tables_table.c.table_id == table_id)
+                     .with_for_update())
+    open_id = conn.execute(select(a.id).where(a.table_id == table_id, a.kind == kind, a.cleared_at.is_(None))
+                           .order_by(a.id.desc()).limit(1).with_for_update()).scalar()
+    if open_id is None:
+        return conn.execute(insert(alerts_table).values(table_id=table_id, kind=kind, text=text, seq=seq,
+                                                        raised=now, last_seq=seq, last_text=text,
+                                                        last_raised=now)
+                            .returning(a.id)).scalar_one()
+    conn.execute(update(alerts_table).where(a.id == open_id).values(
+        count=a.count + 1, last_seq=seq, last_text=text, last_raised=now))
+    return open_id
 
 
 def _alert(row) -> dict:

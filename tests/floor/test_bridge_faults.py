@@ -1,0 +1,279 @@
+"""What a real link between a property and the group does to the shipped bridge
+(firmware_config/floor/bridge.conf), on Debian's mosquitto: the group's address refusing
+connections, accepting TCP and closing it at once, taking packets and never answering
+(a blackhole), and answering with a TLS certificate the property does not trust. Each
+while the property's tables publish.
+
+Afterwards every line is in the group's store; the property's own tables kept their
+broker throughout (a fresh TLS client got its CONNACK within seconds all along: the
+shipped bridge.conf of before, on 2.0.11, left the broker spinning and refusing them);
+the group floor showed the property blind while it was, and raised its alert. The
+time from the link's healing to the floor seeing the bridge again is printed (-s) and
+quoted in docs/GROUP.md, Bridge outages.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from tests.conftest import worker_free_port
+from tests.floor.support import Client, identity, need, open_journal, settings, wait_for
+from tests.floor.test_faults import Dealer, seqs
+from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.collector import Collector
+from dealerbox.floor.store import Store
+from dealerbox.floor.store.bridges import BLIND_KIND, bridge_alert_table
+from dealerbox.service.uplink import Publisher
+
+TABLES = ("T01", "T02")
+#: Lines a second per table while the link is down, as a busy table writes them.
+PACE_S = 0.05
+#: The floor's [bridges] blind_alert_s in these tests: shorter than every outage.
+BLIND_ALERT_S = 3.0
+#: A fresh TLS client on the property's broker must get its CONNACK within this.
+CONNACK_S = 5.0
+#: The link healed, the bridge must be back on the group floor within this (keepalive 10 s).
+HEAL_S = 30.0
+
+
+class FaultyLink:
+    """The group broker's address as the property's bridge meets it, on a port of its own.
+
+    ``up``: a TCP relay to the group broker. ``refuse``: nothing listens (connections
+    refused). ``close``: accepts and closes at once. ``blackhole``: accepts and never
+    answers; the connections open when it began stop carrying bytes but stay open, as
+    behind a dead router. ``badtls``: relays to another broker, whose certificate is of
+    another CA. Every fault but the blackhole also ends the connections open when it
+    begins, as the far end's restart or a firewall's reset would.
+    """
+
+    def __init__(self, group_port: int, other_port: int):
+        self.ports = {"up": group_port, "badtls": other_port}
+        self.port = worker_free_port()
+        self.mode = "up"
+        self._links: list[dict] = []
+        self._every: list[dict] = []  # closed at the end
+        self._lock = threading.Lock()
+        self._closed = False
+        self._listener: socket.socket | None = None
+        self._listen()
+
+    def _listen(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while not self._closed:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            mode = self.mode
+            if mode in ("close", "refuse"):  # refuse: came in as the listener closed
+                client.close()
+                continue
+            link = {"dead": mode == "blackhole", "socks": [client]}
+            with self._lock:
+                self._links.append(link)
+                self._every.append(link)
+            if mode == "blackhole":
+                continue
+            try:
+                server = socket.create_connection(("127.0.0.1", self.ports[mode]))
+            except OSError:
+                client.close()
+                continue
+            link["socks"].append(server)
+            threading.Thread(target=self._pump, args=(client, server, link), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, link), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst, link) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if not link["dead"]:
+                    dst.sendall(data)
+        except OSError:
+            pass
+        for s in link["socks"]:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def fault(self, mode: str) -> None:
+        """Begin the fault *mode* (``refuse``, ``close``, ``blackhole``, ``badtls``)."""
+        self.mode = mode
+        with self._lock:
+            links, self._links = self._links, []
+        for link in links:
+            link["dead"] = True
+            if mode != "blackhole":
+                for s in link["socks"]:
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+            else:
+                with self._lock:
+                    self._links.append(link)
+        if mode == "refuse":
+            self._listener.close()
+            self._listener = None
+
+    def heal(self) -> None:
+        """The group's address answers again, for new connections."""
+        self.mode = "up"
+        if self._listener is None:
+            self._listen()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._listener is not None:
+            self._listener.close()
+        with self._lock:
+            every = list(self._every)
+        for link in every:
+            for s in link["socks"]:
+                s.close()
+
+
+@pytest.fixture(scope="module")
+def group_pki(tmp_path_factory):
+    need("openssl", "openssl")
+    return make_pki(tmp_path_factory.mktemp("group-pki"),
+                    [*TABLES, "T03", "floor-collector", "bridge-north"])
+
+
+@pytest.fixture(scope="module")
+def stranger_pki(tmp_path_factory):
+    """Another CA: a broker answering with its certificate fails the bridge's TLS handshake."""
+    need("openssl", "openssl")
+    return make_pki(tmp_path_factory.mktemp("stranger-pki"))
+
+
+@pytest.fixture
+def group(tmp_path, group_pki, stranger_pki):
+    """The group broker with the property "north"'s bridge lines, a stranger broker, and
+    the faulty link in front of them, the property's broker bridged through it."""
+    need("mosquitto", "mosquitto")
+    acl = tmp_path / "group-acl"
+    acl.write_text(SHIPPED_ACL.read_text() + "\n" + bridge_acl("north", TABLES))
+    group = Broker(tmp_path / "group", group_pki, acl=acl)
+    stranger = Broker(tmp_path / "stranger", stranger_pki)
+    for b in (group, stranger):
+        b.directory.mkdir()
+        b.start()
+    link = FaultyLink(group.port, stranger.port)
+    prop = Broker(tmp_path / "north", group_pki,
+                  extra=render_bridge(property_name="north", group_host="127.0.0.1", group_port=link.port,
+                                      pki=group_pki))
+    prop.directory.mkdir()
+    prop.start()
+    try:
+        yield {"group": group, "property": prop, "link": link, "pki": group_pki}
+    finally:
+        prop.stop()
+        link.close()
+        stranger.stop()
+        group.stop()
+
+
+class Watch:
+    """Samples, every 0.5 s in a thread: whether the property's tables are connected, how
+    long a fresh TLS client waits for its CONNACK on the property's broker, and what the
+    group floor shows of the property's bridge."""
+
+    def __init__(self, pki, prop: Broker, store: Store, publishers):
+        self.pki, self.prop, self.store, self.publishers = pki, prop, store, publishers
+        self.samples: list[dict] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            probe = Client(identity(self.pki, self.prop, "T03"), "T03")
+            start = time.monotonic()
+            ok = probe.connect(self.prop.port, timeout=CONNACK_S)
+            connack_s = time.monotonic() - start
+            probe.close()
+            bridge = self.store.bridge("north")
+            self.samples.append({"at": time.monotonic(), "connack_s": connack_s if ok else None,
+                                 "tables": all(p.connected for p in self.publishers),
+                                 "bridge": bridge["connected"] if bridge else None})
+
+    def __enter__(self) -> "Watch":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+OUTAGES = [
+    pytest.param("refuse", 10, id="refuse-10s"),
+    pytest.param("refuse", 60, id="refuse-60s"),
+    pytest.param("close", 10, id="accept-and-close-10s"),
+    # The group broker ends a silent bridge after 1.5 keepalives (15 s): the floor sees it blind then.
+    pytest.param("blackhole", 25, id="blackhole-25s"),
+    pytest.param("badtls", 10, id="tls-handshake-fails-10s"),
+]
+
+
+@pytest.mark.parametrize(("mode", "outage_s"), OUTAGES)
+def test_a_link_fault_heals_by_itself_and_loses_nothing_while_the_property_keeps_its_tables(
+        group, tmp_path, mode, outage_s):
+    pki, prop, link = group["pki"], group["property"], group["link"]
+    lines = int((outage_s + 15) / PACE_S)
+    journals = {t: open_journal(tmp_path / t) for t in TABLES}
+    with Store(tmp_path / "group.sqlite") as store, \
+            Collector(identity(pki, group["group"], "floor-collector"), store,
+                      bridge_blind_s=BLIND_ALERT_S) as collector:
+        assert collector.connected.wait(30)
+        pubs = [Publisher(settings(pki, prop, t, batch=8, window=32), tmp_path / t).start() for t in TABLES]
+        try:
+            with Dealer(journals["T01"], lines, PACE_S), Dealer(journals["T02"], lines, PACE_S):
+                wait_for(lambda: all(p.acked >= 20 for p in pubs), "acks back over the bridge", 60)
+                wait_for(lambda: (store.bridge("north") or {}).get("connected"),
+                         "the floor seeing the bridge connected", 30)
+                with Watch(pki, prop, store, pubs) as watch:
+                    link.fault(mode)
+                    time.sleep(outage_s)
+                    healed_at = time.monotonic()
+                    link.heal()
+                    wait_for(lambda: watch.samples and watch.samples[-1]["bridge"] and
+                             watch.samples[-1]["at"] > healed_at, "the floor seeing the bridge again", HEAL_S)
+                    back_s = watch.samples[-1]["at"] - healed_at
+            wait_for(lambda: all(p.acked == lines for p in pubs), "every line acknowledged", 120)
+        finally:
+            for p in pubs:
+                p.close()
+            for j in journals.values():
+                j.close()
+        during = [s for s in watch.samples if s["at"] <= healed_at]
+        print(f"\n{mode} {outage_s} s: the floor saw the bridge again {back_s:.1f} s after the link healed; "
+              f"CONNACK on the property at most {max(s['connack_s'] or 99 for s in watch.samples):.2f} s")
+        for t in TABLES:
+            assert seqs(store, t) == list(range(1, lines + 1)), t
+            assert store.verify(t) == []
+        # The property's tables kept their broker, and a new client got in at any time.
+        assert all(s["tables"] for s in watch.samples), [s for s in watch.samples if not s["tables"]]
+        assert all(s["connack_s"] is not None for s in watch.samples), watch.samples
+        # The floor showed the property blind while it was, and said so in an alert.
+        assert any(s["bridge"] is False for s in during), during
+        alerts = [a for a in store.alerts() if a["kind"] == BLIND_KIND]
+        assert [a["table"] for a in alerts] == [bridge_alert_table("north")]
+        assert store.bridge("north")["connected"]
