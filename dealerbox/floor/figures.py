@@ -19,7 +19,8 @@ Definitions (docs/FLOOR.md, "Figures", is the reference for API users):
 
 - A hand belongs to a time range by its start (the wall time of its ``new_hand``
   line); only closed hands count (the hand in play counts once it is over).
-- *Dealing time* of a hand: its own seconds plus the pause before it, when the
+- *Dealing time* of a hand: its own seconds (its ``new_hand`` line's wall time to its
+  own last line's; the next ``new_hand`` belongs to the next hand) plus the pause before it, when the
   previous hand at the same table ended at most :data:`BREAK_S` before it started
   (the shuffle and the button move belong to dealing; a longer pause is a break).
   *Hands per hour* = hands / (dealing time in hours).
@@ -43,7 +44,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from dealerbox.floor.hands import SENSING, HandFollower, HandSummary
 from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
-__all__ = ["Ledger", "FIGURES", "parse_moment", "table_figures", "dealer_figures",
+__all__ = ["Ledger", "FIGURES", "empty_figures", "parse_moment", "table_figures", "dealer_figures",
            "room_figures", "hourly", "alert_clearing", "sensing_faults", "BREAK_S"]
 
 log = logging.getLogger(__name__)
@@ -290,8 +291,19 @@ class Ledger:
 
 # ------------------------------------------------------------------ the queries
 
+#: How the figures are rounded (docs/FLOOR.md, "Figures"): rates and means of counts to
+#: this many decimals, seconds to :data:`SECONDS_DECIMALS`.
+RATE_DECIMALS = 4
+SECONDS_DECIMALS = 3
+
+
 def _per(count, base, per=100.0):
-    return round(count * per / base, 4) if base else None
+    """*count* per *per* of *base*, rounded as a rate; ``None`` over nothing."""
+    return round(count * per / base, RATE_DECIMALS) if base else None
+
+
+def _seconds(value: float) -> float:
+    return round(value, SECONDS_DECIMALS)
 
 
 def _in_range(table, start: float, end: float):
@@ -316,6 +328,11 @@ _HAND_SUMS = (
 )
 
 
+def empty_figures() -> dict:
+    """The figures of a group with no hands: every field the API answers, in its order."""
+    return _figures(None, [])
+
+
 def _figures(sums, irregular: list[tuple[str, str, int]]) -> dict:
     """The figures of one group from its hand sums and its (id, verdict, count) rows."""
     hands = sums.hands if sums is not None else 0
@@ -329,10 +346,10 @@ def _figures(sums, irregular: list[tuple[str, str, int]]) -> dict:
     corrections = int(get("corrections"))
     return {
         "hands": hands,
-        "dealing_seconds": round(dealing, 3),
-        "hands_per_hour": round(hands * 3600.0 / dealing, 3) if dealing > 0 else None,
-        "players_per_hand": round(get("players") / sums.with_players, 4) if hands and sums.with_players else None,
-        "mean_seconds_per_hand": round(get("seconds") / sums.with_seconds, 3) if hands and sums.with_seconds else None,
+        "dealing_seconds": _seconds(dealing),
+        "hands_per_hour": _per(hands, dealing, 3600.0) if dealing > 0 else None,
+        "players_per_hand": _per(get("players"), sums.with_players, 1.0) if hands and sums.with_players else None,
+        "mean_seconds_per_hand": _seconds(get("seconds") / sums.with_seconds) if hands and sums.with_seconds else None,
         "irregularities": int(get("irregularities")),
         "irregularities_per_100_hands": _per(int(get("irregularities")), hands),
         "irregularities_by_id": {k: {"count": v, "per_100_hands": _per(v, hands)}
@@ -433,8 +450,8 @@ def hourly(conn, start: float, end: float, *, table_id: str | None = None,
         hands = r.hands if r is not None else 0
         dealing = float(r.dealing or 0) if r is not None else 0.0
         irregular = int(r.irregularities or 0) if r is not None else 0
-        out.append({"hour": hour * 3600, "hands": hands, "dealing_seconds": round(dealing, 3),
-                    "hands_per_hour": round(hands * 3600.0 / dealing, 3) if dealing > 0 else None,
+        out.append({"hour": hour * 3600, "hands": hands, "dealing_seconds": _seconds(dealing),
+                    "hands_per_hour": _per(hands, dealing, 3600.0) if dealing > 0 else None,
                     "irregularities": irregular,
                     "irregularities_per_100_hands": _per(irregular, hands)})
     return out
@@ -454,8 +471,8 @@ def alert_clearing(conn, start: float, end: float) -> list[dict]:
             still_open += 1
             continue
         by.setdefault(who, []).append(max(0.0, cleared_at - raised))
-    out = [{"cleared_by": who, "count": len(s), "mean_s": round(statistics.fmean(s), 3),
-            "p50_s": round(statistics.median(s), 3), "max_s": round(max(s), 3)}
+    out = [{"cleared_by": who, "count": len(s), "mean_s": _seconds(statistics.fmean(s)),
+            "p50_s": _seconds(statistics.median(s)), "max_s": _seconds(max(s))}
            for who, s in sorted(by.items(), key=lambda kv: kv[0] or "")]
     if still_open:
         out.append({"cleared_by": None, "count": 0, "open": still_open,

@@ -16,11 +16,10 @@ from dealerbox.floor import figures as F
 
 __all__ = ["shift_report", "report_csv", "report_pdf", "report_html", "stamp", "iso", "CSV_COLUMNS"]
 
-#: The CSV's columns after ``kind`` and ``id``: the figures, in the order the report shows them.
-CSV_COLUMNS = ("hands", "hands_per_hour", "players_per_hand", "mean_seconds_per_hand",
-               "irregularities", "irregularities_per_100_hands", "misdeals_per_100_hands",
-               "voids_per_100_hands", "corrections", "wrong_corrections",
-               "wrong_corrections_per_100_corrections", "unread_cards", "reader_degraded", "reader_faults")
+#: The CSV's columns after ``kind`` and ``id``: every figure the API gives a table, a dealer
+#: and the room, in the API's order; then a count column per irregularity id of the report
+#: (``irregularities:<ID>``), since the API's by-id figures are nested.
+CSV_COLUMNS = tuple(k for k, v in F.empty_figures().items() if not isinstance(v, dict))
 
 
 def shift_report(conn, alerts: list[dict], start: float, end: float) -> dict:
@@ -44,12 +43,16 @@ def _rows(report: dict):
 
 
 def report_csv(report: dict) -> str:
-    """One line per table, per dealer and for the room, with :data:`CSV_COLUMNS`."""
+    """One line per table, per dealer and for the room: :data:`CSV_COLUMNS`, then the count of each
+    irregularity id."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(("kind", "id", *CSV_COLUMNS))
+    ids = sorted({i for _kind, _ident, row in _rows(report) for i in row.get("irregularities_by_id", {})})
+    writer.writerow(("kind", "id", *CSV_COLUMNS, *(f"irregularities:{i}" for i in ids)))
     for kind, ident, row in _rows(report):
-        writer.writerow((kind, ident, *("" if row.get(c) is None else row[c] for c in CSV_COLUMNS)))
+        by_id = row.get("irregularities_by_id", {})
+        writer.writerow((kind, ident, *("" if row.get(c) is None else row[c] for c in CSV_COLUMNS),
+                         *(by_id[i]["count"] if i in by_id else 0 for i in ids)))
     return out.getvalue()
 
 

@@ -235,7 +235,7 @@ def recount(hands: list[dict]) -> dict:
     voids = sum(h["void"] for h in hands)
     return {
         "hands": n, "dealing_seconds": round(dealing, 3),
-        "hands_per_hour": round(n * 3600 / dealing, 3) if dealing else None,
+        "hands_per_hour": round(n * 3600 / dealing, 4) if dealing else None,
         "players_per_hand": round(sum(players) / len(players), 4) if players else None,
         "mean_seconds_per_hand": round(sum(seconds) / len(seconds), 3) if seconds else None,
         "irregularities": irregular, "irregularities_per_100_hands": per(irregular, n),
@@ -275,7 +275,7 @@ def recount_hourly(room, start, end, table=None, dealer=None) -> list[dict]:
         dealing = sum(h["dealing"] for h in these)
         irregular = sum(len(h["episodes"]) for h in these)
         out.append({"hour": hour * 3600, "hands": len(these), "dealing_seconds": round(dealing, 3),
-                    "hands_per_hour": round(len(these) * 3600 / dealing, 3) if dealing else None,
+                    "hands_per_hour": round(len(these) * 3600 / dealing, 4) if dealing else None,
                     "irregularities": irregular, "irregularities_per_100_hands": per(irregular, len(these))})
     return out
 

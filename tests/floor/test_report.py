@@ -42,7 +42,9 @@ def test_the_report_holds_every_table_and_dealer_with_the_figures_a_recount_give
 def test_the_csv_has_a_line_per_table_dealer_and_the_room(tmp_path, room):
     report = _report(filled_store(tmp_path / "floor.sqlite", room))
     rows = list(csv.reader(io.StringIO(R.report_csv(report))))
-    assert rows[0] == ["kind", "id", *R.CSV_COLUMNS]
+    ids = rows[0][2 + len(R.CSV_COLUMNS):]
+    assert rows[0][:2 + len(R.CSV_COLUMNS)] == ["kind", "id", *R.CSV_COLUMNS]
+    assert ids == [f"irregularities:{i}" for i in sorted(report["room"]["irregularities_by_id"])]
     assert [r[1] for r in rows[1:] if r[0] == "table"] == [t["table"] for t in report["tables"]]
     assert sum(1 for r in rows if r[0] == "dealer") == len(report["dealers"])
     (room_row,) = [r for r in rows if r[0] == "room"]
@@ -92,3 +94,18 @@ def test_the_report_page_json_and_csv_answer_a_signed_in_user_only(tmp_path, roo
         text = data if isinstance(data, str) else data.decode()
         assert status == 200 and text.startswith("kind,id,hands")
         assert call(web, "GET", "/report?from=yesterday", cookie=cookie)[0] == 400
+
+
+def test_the_csv_carries_every_figure_the_api_gives(tmp_path, room):
+    report = _report(filled_store(tmp_path / "floor.sqlite", room))
+    rows = list(csv.reader(io.StringIO(R.report_csv(report))))
+    header, (room_row,) = rows[0], [r for r in rows if r[0] == "room"]
+    figures = report["room"]
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            continue
+        assert key in header, key
+        assert room_row[header.index(key)] == ("" if value is None else str(value)), key
+    for irregularity, counted in figures["irregularities_by_id"].items():
+        assert int(room_row[header.index(f"irregularities:{irregularity}")]) == counted["count"]
+    assert {"dealing_seconds", "misdeals", "voids"} <= set(header)
