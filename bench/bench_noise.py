@@ -160,24 +160,28 @@ class Judge:
         self.registry = simulation_registry()
         self.engine_errors = 0
 
-    def play(self, events: list[Event], profile: str, missed: list[tuple[str, str]]) -> list:
+    def play(self, events: list[Event], profile: str, missed: list[tuple[str, str]],
+             dead: list[tuple[float, float]] = ()) -> list:
         """Every decision of the hand; a prompt that is right because a read really was missed
         (a ``SHORT_DEAL`` with a hole card unread, a ``MISSED_BURN`` with a burn unread) is
-        answered with ACK at once, as the dealer who counts the cards would answer it."""
+        answered with ACK at once, as the dealer who counts the cards would answer it. The box's
+        question "is the street's card there?" is answered with ACK when a card with a dead tag
+        lies on the board (*dead*: :func:`dead_on_board`); else the dealer deals on, which answers it."""
         engine = HandEngine(self.profiles[profile], self.registry)
         roles = {role for _, role in missed}
         out = []
         for e in events:
             for d in self._feed(engine, e):
                 out.append(d)
-                if _right_prompt(d, roles):
+                if _right_prompt(d, roles) or (asks_street_card(engine) and _lying(dead, d.t)):
                     out += self._feed(engine, Event(d.t, "button", name="ack"))
         return out
 
-    def run(self, events: list[Event], profile: str, missed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    def run(self, events: list[Event], profile: str, missed: list[tuple[str, str]],
+            dead: list[tuple[float, float]] = ()) -> list[tuple[str, str]]:
         """(verdict, irregularity) of every decision that was not ok and not an answered right prompt."""
         roles = {role for _, role in missed}
-        return [(d.verdict, d.irregularity) for d in self.play(events, profile, missed)
+        return [(d.verdict, d.irregularity) for d in self.play(events, profile, missed, dead)
                 if d.verdict != "ok" and d.irregularity != "UNREAD_CARD" and not _right_prompt(d, roles)]
 
     def _feed(self, engine: HandEngine, event: Event) -> list:
@@ -186,6 +190,20 @@ class Judge:
         except Exception:   # the daemon logs and drops such an event; so does the bench
             self.engine_errors += 1
             return []
+
+
+def asks_street_card(engine) -> bool:
+    """True while *engine* asks whether a street's card lies on the board (a dead tag, RULES.md)."""
+    return any(getattr(c, "asks", None) == "street_card_there" for c in engine.corrections)
+
+
+def dead_on_board(hand) -> list[tuple[float, float]]:
+    """(from, to) of every stay on the board of a card whose tag is dead (``dead_board_tag``)."""
+    return [(p.t_on, p.t_off) for p in hand.passes if p.zone == "board" and p.uid in hand.dead]
+
+
+def _lying(dead, t: float) -> bool:
+    return any(a <= t <= b for a, b in dead)
 
 
 def _right_prompt(decision, missed_roles: set[str]) -> bool:
@@ -214,7 +232,8 @@ def clean_run(judge: Judge, hands: int, settle: float, seed: int = 14) -> dict:
         missed_hands += bool(missed)
         noise.update(set(hand.noise))
         for mouth in (False, True):
-            bad = judge.run(presence_events(hand, stream, _tracker(settle, mouth=mouth), mouth=mouth), profile, missed)
+            bad = judge.run(presence_events(hand, stream, _tracker(settle, mouth=mouth), mouth=mouth), profile, missed,
+                            dead_on_board(hand))
             if bad:
                 alarm_hands[mouth] += 1
                 alarms[mouth][bad[0][1]] += 1
@@ -252,7 +271,7 @@ def detection_run(judge: Judge, settle: float, *, rearm: float = REARM_S, draws:
             for mouth in tables:
                 total[mouth] += 1
                 events_out = presence_events(hand, stream, _tracker(settle, rearm, mouth), mouth=mouth)
-                raised = {d.irregularity for d in judge.play(events_out, profile, hand.missed())}
+                raised = {d.irregularity for d in judge.play(events_out, profile, hand.missed(), dead_on_board(hand))}
                 if set(raises) <= raised:
                     found[mouth] += 1
                 else:
@@ -280,7 +299,7 @@ def settle_sweep(judge: Judge) -> dict:
             hand = act_out(events, model, rng, registry=judge.registry)
             stream = poll_stream(hand, model, rng)
             out = presence_events(hand, stream, _tracker(settle))
-            alarms += bool(judge.run(out, profile, hand.missed()))
+            alarms += bool(judge.run(out, profile, hand.missed(), dead_on_board(hand)))
             landed = {p.uid: p.t_on for p in hand.passes if p.zone == "board" and p.t_off - p.t_on > 1.0}
             lag += [e.t - landed[e.uid] for e in out if e.ev == "board_on" and e.uid in landed]
         rows[settle] = (round(1000 * alarms / SWEEP_HANDS, 2), round(1000 * sum(lag) / max(1, len(lag)), 1))
@@ -306,7 +325,7 @@ def rearm_sweep(judge: Judge, settle: float) -> dict:
             events, profile = clean_script(n, rng)
             hand = act_out(events, model, rng, registry=judge.registry)
             out_events = presence_events(hand, poll_stream(hand, model, rng), _tracker(settle, rearm))
-            alarms += bool(judge.run(out_events, profile, hand.missed()))
+            alarms += bool(judge.run(out_events, profile, hand.missed(), dead_on_board(hand)))
         found = total = 0
         for _name, events, profile, raises in redrawn:
             for _ in range(4):

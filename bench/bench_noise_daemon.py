@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.bench_noise import (GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, REARM_S, _scenarios, beside_goals,
-                               clean_script, undetectable)
+from bench.bench_noise import (GOALS, MOUTH_WINDOW_S, PROFILES, PROMPTS, REARM_S, _scenarios, asks_street_card,
+                               beside_goals, clean_script, dead_on_board, undetectable)
 from dealerbox.rules.profiles import load_profile
 from dealerbox.service.config import DEFAULT_CONFIG, load_config
 from dealerbox.service.daemon import Daemon
@@ -157,6 +157,11 @@ def session(hands: list[tuple[list[dict], str]], mouth: bool, seed: int) -> list
             state["decisions"].append(d)
             if d.get("irregularity") in PROMPTS and _right_prompt(d, missed(daemon)):
                 state["player"].ack_due = True      # the dealer answers the prompt at the next move
+            elif asks_street_card(daemon.engine) and any(
+                    a <= daemon.now() <= b for a, b in dead_on_board(state["hand"])):
+                # "Is the street's card there?": it lies on the board, its tag dead. Else the
+                # dealer deals on, which answers the question too.
+                state["player"].ack_due = True
 
         with SimulatedTable(config) as table:
             daemon = Daemon(config, table=table, input_events=[], clock=clock, on_decision=decided)

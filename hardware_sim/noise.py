@@ -43,6 +43,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "a burn slides out and no poll reads its tag"),
     Kind("unread_board", 0.0035, "board card", (0, 0), "measured",
          "a board card slides out unread at the shoe (the board antenna reads it later)"),
+    Kind("dead_board_tag", 0.001, "board card", (0, 0), "assumed",
+         "a board card's tag is dead: neither the shoe nor the board antenna ever reads it"),
     Kind("double_read", 0.05, "card drawn", (0.005, 0.04), "assumed",
          "the tag is read again a few ms after it left the field (reflection, a hand)"),
     Kind("linger", 0.001, "hole card or burn", (0.2, 1.2), "assumed",
@@ -97,6 +99,7 @@ class PhysicalHand:
     faults: list[tuple[str, float, float]] = field(default_factory=list)  # (reader, start, end)
     unread: list[tuple[str, str]] = field(default_factory=list)           # (uid, role) never read at the shoe
     noise: list[str] = field(default_factory=list)                        # kinds that happened
+    dead: set[str] = field(default_factory=set)                           # UIDs of dead tags (no reader sees them)
     end: float = 0.0
 
     def missed(self) -> list[tuple[str, str]]:
@@ -208,7 +211,13 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
             p = Pass("shoe", uid, start, start + rng.uniform(*SHOE_DWELL), role=role)
             hand.passes.append(p)
             hand.counts.append(start + rng.uniform(*MOUTH_LAG))
-            if model.happens(rng, f"unread_{role}" if role in ("hole", "burn", "board") else "unread_hole"):
+            if role == "board" and model.happens(rng, "dead_board_tag"):
+                # The mouth sensor still counts the card (a `shoe` with `unread`); no antenna reads it.
+                p.readable = False
+                hand.dead.add(uid)
+                hand.unread.append((uid, role))
+                hand.noise.append("dead_board_tag")
+            elif model.happens(rng, f"unread_{role}" if role in ("hole", "burn", "board") else "unread_hole"):
                 p.readable = False
                 hand.unread.append((uid, role))
                 hand.noise.append(f"unread_{role}")
@@ -229,7 +238,7 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
                 flop_draws.append(p)
         elif ev == "board_on":
             uid = _uid(registry, e)
-            p = Pass("board", uid, t, float("inf"))
+            p = Pass("board", uid, t, float("inf"), readable=uid not in hand.dead)
             # A flop drawn as three and spread: its cards are first read late, apart.
             drawn_together = len(flop_draws) >= 3 and flop_draws[-1].uid != uid and any(
                 d.uid == uid for d in flop_draws[-3:])
@@ -456,10 +465,15 @@ class TableNoise:
         if kind not in KINDS:
             raise ValueError(f"unknown noise kind {kind!r}; known: {', '.join(KINDS)}")
         last = self.last_uid()
-        if kind.startswith("unread_") or kind in ("fast_pair", "extra_pitch"):
+        if kind.startswith("unread_") or kind in ("fast_pair", "extra_pitch", "dead_board_tag"):
             card = self.draw_card()
             if card is None:
                 return f"{kind}: the stub is empty"
+            if kind == "dead_board_tag":
+                # Counted at the mouth, never read: the dealer lays it on the board, where no poll sees it.
+                if self.mouth is not None:
+                    self.mouth.card_passes()
+                return f"dead_board_tag: {card} left the shoe and lies on the board, its tag dead"
             if kind.startswith("unread_"):
                 # The card leaves the stub (the mouth sensor counts it); no poll reads its tag.
                 if self.mouth is not None:

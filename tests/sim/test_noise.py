@@ -16,6 +16,7 @@ import pytest
 from dealerbox.hw.presence import PresenceTracker
 from dealerbox.rules.engine import HandEngine
 from dealerbox.domain.events import Event
+from bench.bench_noise import Judge, asks_street_card, dead_on_board
 from hardware_sim.noise import KINDS, NoiseModel, act_out, poll_stream, presence_events
 from hardware_sim.script import HandScript
 
@@ -75,6 +76,9 @@ class Played:
                 self.decisions.append(d)
                 if d.irregularity in answer and self.hand.missed():
                     # The dealer answers: every seat has its cards / a card was burned, unread.
+                    self.decisions += engine.feed(Event(d.t, "button", name="ack"))
+                elif answer and asks_street_card(engine) and any(a <= d.t <= b for a, b in dead_on_board(self.hand)):
+                    # "Is the street's card there?": it is, its tag dead.
                     self.decisions += engine.feed(Event(d.t, "button", name="ack"))
 
     @property
@@ -385,6 +389,61 @@ def test_an_unread_board_card_without_a_sensor_raises_nothing():
     assert played.alarms == []
 
 
+def dead(nth: int):
+    """Make the *nth* board card's tag dead: neither the shoe nor the board antenna reads it."""
+    def alter(hand):
+        uid = [p for p in hand.passes if p.zone == "shoe" and p.role == "board"][nth].uid
+        hand.dead.add(uid)
+        for p in hand.passes:
+            if p.uid == uid and p.zone in ("shoe", "board"):
+                p.readable = False
+    return alter
+
+
+@pytest.mark.parametrize("mouth", [False, True], ids=["no_sensor", "mouth_sensor"])
+def test_a_dead_board_tag_is_seen_by_no_reader(mouth):
+    model = NoiseModel(only=["dead_board_tag"], rates={"dead_board_tag": 1.0})
+    events = clean_hand(2)
+    board = [e["card"] for e in events if e["ev"] == "board_on"]
+    played = Played(events, model=model, mouth=mouth, judge=False)
+    assert len(played.hand.dead) == len(board) == 5
+    assert played.hand.noise.count("dead_board_tag") == 5
+    assert {role for _, role in played.hand.missed()} == {"board"}
+    assert not any(e.ev in ("board_on", "board_off") for e in played.events)
+    shoes = [e for e in played.events if e.ev == "shoe"]
+    # With a mouth sensor each board card still comes as `unread`, in its place; without, nothing.
+    assert sum(bool(e.unread) for e in shoes) == (5 if mouth else 0)
+    assert len(shoes) == sum(1 for e in events if e["ev"] == "shoe") - (0 if mouth else 5)
+
+
+def test_a_dead_board_tag_has_its_rate_and_is_off_on_a_perfect_radio():
+    assert KINDS["dead_board_tag"].per == "board card" and 0 < KINDS["dead_board_tag"].rate < 0.0035
+    hand = act_out(clean_hand(2), NoiseModel(scale=0), random.Random(1))
+    assert hand.dead == set() and all(p.readable for p in hand.passes)
+
+
+@pytest.mark.parametrize("mouth", [False, True], ids=["no_sensor", "mouth_sensor"])
+@pytest.mark.parametrize("answer", [True, False], ids=["ack", "deals_on"])
+@pytest.mark.parametrize("nth", range(5), ids=["flop1", "flop2", "flop3", "turn", "river"])
+def test_a_dead_board_tag_is_never_corrected(nth, answer, mouth):
+    """RULES.md, sensing faults: no correction that moves a card on a read that did not happen,
+    whether the dealer answers the box's question or deals on (which answers it too)."""
+    played = Played(clean_hand(2, players=10), mouth=mouth, alter=dead(nth),
+                    answer=("SHORT_DEAL", "MISSED_BURN") if answer else ())
+    assert played.alarms == [], played.raised
+    if mouth:
+        assert "unread.board_card" in [d.steps[d.step].key for d in played.decisions if d.steps]
+
+
+@pytest.mark.parametrize("nth", [3, 4], ids=["turn", "river"])
+def test_without_a_sensor_a_dead_turn_or_river_tag_is_asked_about_and_the_ack_records_it(nth):
+    played = Played(clean_hand(2, players=10), alter=dead(nth))
+    keys = [d.steps[d.step].key for d in played.decisions if d.steps]
+    assert "unread.street_card_there" in keys
+    assert keys.index("unread.board_card") > keys.index("unread.street_card_there")
+    assert played.alarms == []
+
+
 def test_a_reader_fault_during_a_draw_with_a_mouth_sensor_raises_nothing():
     def fault(hand):
         burn = next(p for p in hand.passes if p.zone == "shoe" and p.role == "burn")
@@ -478,3 +537,14 @@ def test_the_table_not_the_script_says_whether_a_sensor_counts_the_cards(mouth):
     played = Played(events, mouth=mouth, judge=False)
     new_hand = next(e for e in played.events if e.ev == "new_hand")
     assert bool(new_hand.mouth_sensor) is mouth
+
+
+@pytest.mark.parametrize("answers", [True, False], ids=["dead_card_on_board", "no_dead_card"])
+def test_the_bench_dealer_acks_the_street_card_question_only_when_a_dead_card_lies_there(answers):
+    played = Played(clean_hand(2, players=10), alter=dead(4), answer=())
+    lying = dead_on_board(played.hand) if answers else []
+    keys = [d.steps[d.step].key for d in Judge().play(played.events, "tda-2019", played.hand.missed(), lying)
+            if d.steps]
+    assert "unread.street_card_there" in keys
+    # ACK records the dead tag's place; unanswered, the question stays open to the hand's end.
+    assert ("unread.board_card" in keys) is answers
