@@ -35,8 +35,9 @@ from dealerbox.floor.store import Store
 from dealerbox.floor.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
-from dealerbox.floor.web.figures_api import FiguresApi, dealer_id_of, table_id_of, time_range
+from dealerbox.floor.web.figures_api import FiguresApi
 from dealerbox.floor.web.live import Floor
+from dealerbox.floor.web.params import dealer_id_of, row_id_of, table_id_of, time_range, user_name_of
 from dealerbox.link import protocol as P
 
 __all__ = ["FloorApp", "create_app"]
@@ -319,7 +320,8 @@ class FloorApp:
         note = data.get("note")
         if not isinstance(note, str) or not note.strip() or len(note) > NOTE_MAX:
             raise Refused(400, f"a note of 1 to {NOTE_MAX} characters says why the alert is cleared")
-        alert = await run_in_threadpool(self._clear, request.path_params["alert_id"], session.user,
+        alert_id = row_id_of("open alert", request.path_params["alert_id"])
+        alert = await run_in_threadpool(self._clear, alert_id, session.user,
                                         note.strip())
         if alert is None:
             raise Refused(404, "no such open alert")
@@ -349,7 +351,7 @@ class FloorApp:
         return JSONResponse({"name": name, "role": role}, 201)
 
     async def api_user_remove(self, request, client, session):
-        name = request.path_params["name"]
+        name = user_name_of(request.path_params["name"])
         try:
             await run_in_threadpool(self.accounts.remove, name)
         except AccountError as exc:

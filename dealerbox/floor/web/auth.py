@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from dealerbox.floor.accounts import Session, Sessions, may
@@ -80,6 +80,11 @@ async def read_body(request: Request, timeout: float, limit: int = BODY_LIMIT) -
                 chunks.append(chunk)
     except TimeoutError:
         raise Refused(408, "the body did not arrive in time", {"Connection": "close"}) from None
+    except ClientDisconnect:
+        # Nobody is left to answer; one line, not the framework's traceback.
+        peer = request.client.host if request.client else "?"
+        log.info("floor web: a client at %s closed its connection before its body arrived", peer)
+        raise Refused(400, "the connection closed before the body arrived") from None
     request.state.body = b"".join(chunks)
     return request.state.body
 

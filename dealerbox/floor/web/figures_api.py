@@ -9,60 +9,16 @@ the store; the collector calling it after each commit keeps that step short.
 
 from __future__ import annotations
 
-import re
-import time
-
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from dealerbox.floor import figures as F
-from dealerbox.link import protocol as P
 from dealerbox.floor import story as S
 from dealerbox.floor.store import store_engine
 from dealerbox.floor.web.auth import Refused
+from dealerbox.floor.web.params import dealer_id_of, dealer_query, row_id_of, table_id_of, table_query, time_range
 
-__all__ = ["FiguresApi", "parse_time", "time_range", "table_id_of", "dealer_id_of", "DEFAULT_SPAN_S",
-           "LONGEST_SPAN_S"]
-
-#: Without ``from``, the range starts this long before ``to``.
-DEFAULT_SPAN_S = 12 * 3600.0
-#: The longest range asked for at once (a year and a day).
-LONGEST_SPAN_S = 366 * 86400.0
-#: A dealer's id as the badge registry holds it (CONTRACT.md, the ``dealer`` event).
-DEALER_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,10}$")
-
-
-def parse_time(name: str, text: str) -> float:
-    """Epoch seconds from the query parameter *name* (:func:`figures.parse_moment`), else a 400."""
-    try:
-        return F.parse_moment(text)
-    except ValueError as exc:
-        raise Refused(400, f"{name}={text[:40]!r}{exc}") from None
-
-
-def time_range(request) -> tuple[float, float]:
-    q = request.query_params
-    end = parse_time("to", q["to"]) if "to" in q else time.time()
-    start = parse_time("from", q["from"]) if "from" in q else end - DEFAULT_SPAN_S
-    if start >= end:
-        raise Refused(400, f"from ({start}) must be before to ({end})")
-    if end - start > LONGEST_SPAN_S:
-        raise Refused(400, f"a range of at most {LONGEST_SPAN_S / 86400:.0f} days at once")
-    return start, end
-
-
-def table_id_of(value: str) -> str:
-    """*value* if it is a table id, else a 400 saying so."""
-    if not P.valid_table_id(value):
-        raise Refused(400, f"table {value[:40]!r} is no table id")
-    return value
-
-
-def dealer_id_of(value: str) -> str:
-    """*value* if it is a dealer id, else a 400 saying so."""
-    if not DEALER_ID_RE.match(value):
-        raise Refused(400, f"dealer {value[:40]!r} is no dealer id (1 to 10 letters, digits, - or _)")
-    return value
+__all__ = ["FiguresApi"]
 
 
 class FiguresApi:
@@ -89,6 +45,7 @@ class FiguresApi:
         """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/story.py);
         a 404 when the floor has no such line."""
         table_id = table_id_of(table_id)
+        seq = row_id_of("journal line", seq)
         self.ledger.catch_up(self.engine)
         with self.engine.connect() as conn:
             found = S.hand_lines(conn, table_id, seq)
@@ -125,9 +82,7 @@ class FiguresApi:
 
     async def hourly(self, request, client, session):
         start, end = time_range(request)
-        q = request.query_params
-        table_id = table_id_of(q["table"]) if "table" in q else None
-        dealer_id = dealer_id_of(q["dealer"]) if "dealer" in q else None
+        table_id, dealer_id = table_query(request), dealer_query(request)
         hours = await run_in_threadpool(self.answer, F.hourly, start, end, table_id=table_id,
                                         dealer_id=dealer_id)
         return JSONResponse({"from": start, "to": end, "table": table_id, "dealer": dealer_id,

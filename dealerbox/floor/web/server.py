@@ -24,6 +24,7 @@ from hypercorn.utils import wrap_app
 
 from dealerbox.errors import FloorError
 from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.web import http11
 from dealerbox.floor.web.app import FloorApp
 
 __all__ = ["serve", "hypercorn_config"]
@@ -41,7 +42,8 @@ def hypercorn_config(settings: WebSettings) -> HypercornConfig:
                 raise FloorError(f"{settings.config}: web.{what} = {str(path)!r}: no such file")
         config.certfile, config.keyfile = str(settings.cert), str(settings.key)
     # HTTP/1.1 only: the head deadline below is what protects the server, and a
-    # floor page needs one event stream, not multiplexing.
+    # floor page needs one event stream, not multiplexing (a preface without TLS
+    # is refused by http11.Http11Only, which serve() installs).
     config.alpn_protocols = ["http/1.1"]
     config.keep_alive_timeout = settings.request_timeout_s
     config.ssl_handshake_timeout = settings.request_timeout_s
@@ -71,6 +73,7 @@ def serve(settings: WebSettings, ready=None) -> int:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     url = f"{'https' if settings.tls else 'http'}://{host}:{port}/"
     floor_app = FloorApp(settings)
+    http11.install()
     app = wrap_app(floor_app.asgi(), config.wsgi_max_body_size, "asgi")
 
     async def main() -> None:

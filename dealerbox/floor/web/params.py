@@ -1,0 +1,101 @@
+"""Every value a request carries in its path or query, checked in one place.
+
+A handler takes its parameters from here and never parses one itself, so a value of
+any shape is a 400 (or a 404 for an id no row can have) naming the parameter, never
+a 500: SQLite holds signed 64-bit integers, and Python's dates end at year 9999.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from dealerbox.floor import figures as F
+from dealerbox.floor.accounts import NAME_RE
+from dealerbox.floor.web.auth import Refused
+from dealerbox.link import protocol as P
+
+__all__ = ["time_range", "parse_time", "table_id_of", "dealer_id_of", "row_id_of", "user_name_of", "table_query",
+           "dealer_query", "DEFAULT_SPAN_S", "LONGEST_SPAN_S", "LATEST_MOMENT", "ROW_ID_MAX"]
+
+#: Without ``from``, the range starts this long before ``to``.
+DEFAULT_SPAN_S = 12 * 3600.0
+#: The longest range asked for at once (a year and a day).
+LONGEST_SPAN_S = 366 * 86400.0
+#: The latest moment a range may name (3000-01-01T00:00:00Z): every date print and
+#: time zone shift of it stays inside Python's years.
+LATEST_MOMENT = 32503680000.0
+#: The largest id a store row can have (SQLite's and PostgreSQL's signed 64-bit integer).
+ROW_ID_MAX = 2 ** 63 - 1
+#: A dealer's id as the badge registry holds it (CONTRACT.md, the ``dealer`` event).
+DEALER_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,10}$")
+
+
+def _shown(text: str) -> str:
+    return repr(text[:40])
+
+
+def parse_time(name: str, text: str) -> float:
+    """Epoch seconds from the query parameter *name* (:func:`figures.parse_moment`), else a 400."""
+    try:
+        moment = F.parse_moment(text)
+    except ValueError as exc:
+        raise Refused(400, f"{name}={_shown(text)}{exc}") from None
+    if moment > LATEST_MOMENT:
+        raise Refused(400, f"{name}={_shown(text)}: expected a time before 3000-01-01")
+    return moment
+
+
+def time_range(request) -> tuple[float, float]:
+    """``(from, to)`` of the request's query, in epoch seconds: ``to`` defaults to now,
+    ``from`` to :data:`DEFAULT_SPAN_S` before ``to`` (never before 0); a 400 when they
+    are out of order or further apart than :data:`LONGEST_SPAN_S`."""
+    q = request.query_params
+    end = parse_time("to", q["to"]) if "to" in q else time.time()
+    start = parse_time("from", q["from"]) if "from" in q else max(0.0, end - DEFAULT_SPAN_S)
+    if start >= end:
+        raise Refused(400, f"from ({start}) must be before to ({end})")
+    if end - start > LONGEST_SPAN_S:
+        raise Refused(400, f"a range of at most {LONGEST_SPAN_S / 86400:.0f} days at once")
+    return start, end
+
+
+def table_id_of(value: str) -> str:
+    """*value* if it is a table id, else a 400 saying so."""
+    if not P.valid_table_id(value):
+        raise Refused(400, f"table {_shown(value)} is no table id")
+    return value
+
+
+def dealer_id_of(value: str) -> str:
+    """*value* if it is a dealer id, else a 400 saying so."""
+    if not DEALER_ID_RE.match(value):
+        raise Refused(400, f"dealer {_shown(value)} is no dealer id (1 to 10 letters, digits, - or _)")
+    return value
+
+
+def row_id_of(what: str, value: int) -> int:
+    """*value* (a path's ``int``, which Starlette leaves unbounded) if a store row can
+    have it, else a 404: no journal line or alert has such a number."""
+    if not 0 <= value <= ROW_ID_MAX:
+        raise Refused(404, f"no {what} {str(value)[:40]}")
+    return value
+
+
+def user_name_of(value: str) -> str:
+    """*value* if a user can have it as a name (:data:`accounts.NAME_RE`), else a 404."""
+    if not NAME_RE.match(value):
+        raise Refused(404, f"no user {_shown(value)}")
+    return value
+
+
+def table_query(request) -> str | None:
+    """The query's ``table`` (checked), or None when it has none."""
+    q = request.query_params
+    return table_id_of(q["table"]) if "table" in q else None
+
+
+def dealer_query(request) -> str | None:
+    """The query's ``dealer`` (checked), or None when it has none."""
+    q = request.query_params
+    return dealer_id_of(q["dealer"]) if "dealer" in q else None
