@@ -11,13 +11,15 @@ import time
 from pathlib import Path
 
 from dealerbox.errors import FloorError
-from dealerbox.signals import wait_for_stop_signal
+from dealerbox.signals import catch_stop_signals, wait_for_stop_signal
 
 log = logging.getLogger(__name__)
 
 
 def collect(config: Path, *, ready=None) -> int:
     """Run the collector until SIGTERM/SIGINT (the web view is ``floor web``, a process of its own)."""
+    # Before the imports and the broker: a stop while the collector starts ends it cleanly.
+    stop = catch_stop_signals()
     from dealerbox.floor.collector import Collector
     from dealerbox.floor.protect.floor_pass import Protection
     from dealerbox.floor.settings import load_collector
@@ -31,7 +33,7 @@ def collect(config: Path, *, ready=None) -> int:
                               protection=Protection(settings.protect))
         with collector:
             print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
-            wait_for_stop_signal(collector.failed)
+            wait_for_stop_signal(collector.failed, stop=stop)
     if collector.failed.is_set():
         print(f"floor collector: {collector.failure}", file=sys.stderr, flush=True)
         return 1

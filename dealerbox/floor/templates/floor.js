@@ -4,6 +4,7 @@
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const grid = document.getElementById("grid");
 const alertlist = document.getElementById("alertlist");
+const bridges = document.getElementById("bridges");
 const conn = document.getElementById("conn");
 
 function fragment(html) {
@@ -46,8 +47,9 @@ es.addEventListener("error", () => {
 es.addEventListener("signedout", () => { es.close(); signedOut(); });
 es.addEventListener("snapshot", e => {
   const d = JSON.parse(e.data);
-  grid.innerHTML = d.grid; alertlist.innerHTML = d.alerts; count(); ages();
+  grid.innerHTML = d.grid; alertlist.innerHTML = d.alerts; bridges.innerHTML = d.bridges; count(); ages();
 });
+es.addEventListener("bridges", e => { bridges.innerHTML = JSON.parse(e.data).html; ages(); });
 es.addEventListener("tile", e => { upsert(grid, JSON.parse(e.data)); ages(); });
 es.addEventListener("alert", e => { upsert(alertlist, JSON.parse(e.data)); count(); });
 es.addEventListener("cleared", e => {

@@ -183,7 +183,7 @@ class FloorApp:
         snap = self.floor.snapshot()
         names = await self._names(session)
         return self.render(request, "floor.html", session=session, names=names, tables=snap["tables"],
-                           alerts=snap["alerts"], now=snap["now"])
+                           alerts=snap["alerts"], bridges=snap["bridges"], now=snap["now"])
 
     async def audit_page(self, request, client, session):
         audit, alerts = await run_in_threadpool(self._audit)
@@ -375,12 +375,16 @@ class FloorApp:
         names = await self._names(session)
         tile = self.templates.get_template("_tile.html")
         alert = self.templates.get_template("_alert.html")
+        bridges = self.templates.get_template("_bridges.html")
 
         def render(name, data):
             if name == "snapshot":
                 yield {"event": "snapshot", "data": json.dumps({
                     "grid": "".join(tile.render(t=t, names=names) for t in data["tables"]),
-                    "alerts": "".join(alert.render(a=a, can_clear=can_clear) for a in data["alerts"])})}
+                    "alerts": "".join(alert.render(a=a, can_clear=can_clear) for a in data["alerts"]),
+                    "bridges": bridges.render(bridges=data["bridges"])})}
+            elif name == "bridges":
+                yield {"event": "bridges", "data": json.dumps({"html": bridges.render(bridges=data["bridges"])})}
             elif name == "tables":
                 for t in data["tables"]:
                     yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}",

@@ -63,6 +63,8 @@ class Floor:
         self.figures = figures
         self.tables: dict[str, dict] = {}
         self.alerts: dict[int, dict] = {}
+        #: Each property's bridge (a group floor): connected or blind, and since when.
+        self.bridges: list[dict] = []
         self.subscribers: set[Subscriber] = set()
         self._store: Store | None = None
         self._version: int | None = None
@@ -88,7 +90,8 @@ class Floor:
 
     def snapshot(self) -> dict:
         return {"tables": [self.tables[t] for t in sorted(self.tables)],
-                "alerts": [self.alerts[i] for i in sorted(self.alerts)], "now": time.time()}
+                "alerts": [self.alerts[i] for i in sorted(self.alerts)], "bridges": list(self.bridges),
+                "now": time.time()}
 
     def subscribe(self) -> tuple[Subscriber, dict]:
         """A new stream and the snapshot it starts from (no event is lost or
@@ -120,13 +123,15 @@ class Floor:
                 await asyncio.sleep(1.0)
 
     async def _refresh(self, announce: bool = True) -> None:
-        version, tables, alerts = await to_thread.run_sync(self._read)
+        version, tables, alerts, bridges = await to_thread.run_sync(self._read)
         self._version = version
         self.refreshes += 1
         events = []
         changed = [view for name, view in sorted(tables.items()) if self.tables.get(name) != view]
         if changed:
             events.append({"type": "tables", "tables": changed, "now": time.time()})
+        if bridges != self.bridges:
+            events.append({"type": "bridges", "bridges": bridges})
         for alert_id in sorted(set(alerts) - set(self.alerts)):
             events.append({"type": "alert", "alert": alerts[alert_id]})
         gone = sorted(set(self.alerts) - set(alerts))
@@ -134,7 +139,7 @@ class Floor:
             cleared = await to_thread.run_sync(lambda: [self._store.alert(i) for i in gone])
             for alert_id, row in zip(gone, cleared):
                 events.append({"type": "cleared", "alert": row or self.alerts[alert_id]})
-        self.tables, self.alerts = tables, alerts
+        self.tables, self.alerts, self.bridges = tables, alerts, bridges
         if announce:
             for event in events:
                 for sub in list(self.subscribers):
@@ -145,13 +150,14 @@ class Floor:
         version = store.data_version()  # before the reads: a commit after it is seen next time
         tables = {row["table_id"]: view_table(row) for row in store.tables()}
         alerts = {a["id"]: a for a in store.alerts()}
+        bridges = store.bridges()
         now = time.time()
         if now - self._pit_at >= PIT_EVERY_S:
             self._pit_at = now
             self._pit = self._read_pit(now)
         for name, view in tables.items():
             view.update(self._pit.get(name, {"dealer": None, "hands_per_hour": None}))
-        return version, tables, alerts
+        return version, tables, alerts, bridges
 
     def _read_pit(self, now: float) -> dict[str, dict]:
         """Per table: who deals (as the figures follow the ``dealer`` events) and its hands
