@@ -113,11 +113,10 @@ _SIMPLE_GUARDS = (
                            and any(k.startswith(UNREAD_PREFIX) and eng.hand.where.get(k) == "hand"
                                    for k in getattr(eng.hand.street_of(c.cards[0]), "drawn", ()))
                            for c in eng.corrections)),
-    ("street_burn_only", "the turn or river, opened by the last round, shows only its burn: no card of it drawn "
-     "or seen (a flop of three cannot hide behind one dead tag)",
-     lambda eng, seen: (eng.phase in ("turn", "river") and eng.hand.streets[eng.phase].burn_due
-                        and len(eng.hand.streets[eng.phase].drawn) == 1
-                        and eng.hand.street_shows_nothing(eng.phase))),
+    ("street_one_card_unseen", "the street the last round opened lacks one card: its burn drawn, every card "
+     "drawn after the burn on the board, one fewer than the street has (the turn's or river's card, the "
+     "flop's third), nothing waiting for a late read (one dead tag can hide one card, not a whole flop)",
+     lambda eng, seen: eng.hand.street_one_card_unseen(eng.phase)),
     ("street_card_question_open", "the box asks whether the street's card lies on the board (a dead tag)",
      lambda eng, seen: any(c.asks == "street_card_there" for c in eng.corrections)),
     ("street_shows_nothing", "no card of the street the last round opened is out yet, its burn aside",

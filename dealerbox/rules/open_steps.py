@@ -133,9 +133,9 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "wrong.step_overtaken": _FLOOR,
     "wrong.keep_on_board": _c("the card back on the board"),
     # -- sensing faults and notices
-    "unread.street_card_there": _c("ACK (the card is there, its tag dead: UNREAD_CARD); the street's card laid "
-                                   "(it was still to come); a burn and a card laid (it was there: the next "
-                                   "street)", ends="an answer, or the hand ends"),
+    "unread.street_card_there": _c("ACK (the card is there, its tag dead: UNREAD_CARD); the street's missing "
+                                   "card laid (it was still to come); a burn and a card laid (it was there: "
+                                   "the next street)", ends="an answer, or the hand ends"),
     "unread.board_card": _INFO, "unread.burn": _INFO, "unread.card": _INFO, "unread.hole_card": _INFO,
     "unread.some_hole_card": _INFO, "unread.check_deck": _INFO, "unread.check_tags": _INFO,
     "reader.faults_often": _INFO, "reader.misses_reads": _INFO, "over.left_open": _INFO,

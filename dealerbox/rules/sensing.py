@@ -314,11 +314,13 @@ def missed_burn_bet_on(eng, seen) -> None:
 
 @outcome("ask_street_card_there")
 def ask_street_card_there(eng, seen) -> None:
-    """No mouth sensor: ROUND DONE while the street shows its burn and no card. A tag may be dead
-    (neither reader saw the card), or the round was called done ahead (all in) and the card is
-    still to come. Ask; never move a card on a read that did not happen (RULES.md, sensing faults).
-    Until the answer the round counts as called ahead, as it did before the question. The verdict is
-    UNREAD_CARD's (ok): a repeated press is as likely as a dead tag, and neither is a dealing error."""
+    """No mouth sensor: ROUND DONE while the street lacks one card that no reader saw: ask.
+
+    The card missing is the turn's or river's, or the flop's third. Its tag may be dead (neither
+    reader saw it), or the round was called done ahead (all in) and the card is still to come.
+    Never move a card on a read that did not happen (RULES.md, sensing faults). Until the answer
+    the round counts as called ahead, as it did before the question. The verdict is UNREAD_CARD's
+    (ok): a repeated press is as likely as a dead tag, and neither is a dealing error."""
     name = eng.phase
     round_called_ahead(eng, seen)
     corr = eng.open_correction("UNREAD_CARD", [], [
@@ -333,13 +335,15 @@ def _acked(eng, e) -> bool:
 
 def street_card_was_there(eng, name: str) -> None:
     """The street's card lay on the board, its tag dead: UNREAD_CARD names its place. The draws the
-    box counted for the street after its burn belong to the next one; the round was done."""
+    box counted for the street after its burn and its cards on the board belong to the next one; the
+    round was done."""
     hand = eng.hand
     st = hand.streets[name]
-    later = st.drawn[1:]
+    shown = _shown_when_asked(st)
+    later = st.drawn[1 + shown:]
     key = hand.new_unread()
     hand.where[key] = "board"
-    st.drawn[1:] = [key]
+    st.drawn[1 + shown:] = [key]
     st.board.append(key)
     nxt = hand.streets.get(NEXT_STREET.get(name, ""))
     if nxt is not None:
@@ -352,6 +356,11 @@ def street_card_was_there(eng, name: str) -> None:
         eng.next_round()
 
 
+def _shown_when_asked(st) -> int:
+    """How many of the street's cards lay on the board when the box asked: all but the unseen one."""
+    return st.n - 1
+
+
 @outcome("street_card_answered_by_play")
 def street_card_answered_by_play(eng, seen) -> None:
     """The dealer's play answers "is the card there?": the street's card laid straight after its burn
@@ -362,7 +371,7 @@ def street_card_answered_by_play(eng, seen) -> None:
     eng.corrections.remove(corr)
     name = corr.todos[0].step.params[0][1]
     st = hand.streets[name]
-    if seen.key in st.drawn and st.drawn.index(seen.key) >= 2:
+    if seen.key in st.drawn and st.drawn.index(seen.key) >= 2 + _shown_when_asked(st):
         street_card_was_there(eng, name)
     board_card(eng, seen)
 

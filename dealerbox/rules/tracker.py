@@ -239,6 +239,21 @@ class HandTracker:
                 and not self.on_board(st.drawn + st.board + st.voided)
                 and not any(s == name for _, s in self.held.values()))
 
+    def street_one_card_unseen(self, name: str) -> bool:
+        """Street *name* lacks exactly one card and nothing explains it but a dead tag: its burn was
+        drawn (and is not on the board), every card drawn after it lies on the board, they are one
+        fewer than the street has (none for the turn or river, two for the flop), none was dealt
+        aside, none of a voided deal lies there, and no card waits on the board for its late read."""
+        if name not in self.streets:
+            return False
+        st = self.streets[name]
+        after_burn = st.drawn[1:]
+        return (st.burn_due and not st.complete and len(st.drawn) == st.n and not st.from_aside
+                and not self.on_board(st.drawn[:1])
+                and len(self.on_board(after_burn)) == len(after_burn) == st.n - 1
+                and not self.on_board(st.voided)
+                and not any(s == name for _, s in self.held.values()))
+
     def on_board(self, cards) -> list:
         """Those of *cards* that lie on the board now."""
         return [c for c in cards if self.where.get(c) == "board"]

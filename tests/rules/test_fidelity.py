@@ -212,6 +212,84 @@ def test_dead_tag_on_the_turn_answered_with_ack():
     assert t.left_open() == []
 
 
+def test_dead_tag_on_the_flop_is_asked_about_and_the_turn_answers():
+    """RULES.md, sensing faults: no mouth sensor, the flop's third card has a dead tag (no shoe read, no
+    board read). ROUND DONE while the flop shows two cards asks whether the card is there; the turn's
+    burn and card laid say it was, and the box names its place (UNREAD_CARD), never a dealing error."""
+    t = Table()
+    t.new_hand(6)
+    t.press("round_done")
+    t.street("8c", "4d", "Qd")                    # the third flop card, 9s, is never seen
+    t.press("round_done")
+    assert t.now.irregularity == "UNREAD_CARD" and t.now.verdict == "ok"
+    assert t.now.steps[t.now.step].key == "unread.street_card_there"
+    assert dict(t.now.steps[t.now.step].params)["street"] == "flop"
+    t.street("6s", "7d")
+    assert t.now.verdict == "ok" and t.engine.phase == "turn"
+    assert t.engine.where["6s"] == "burn" and t.engine.where["7d"] == "board"
+    unread = [k for k, p in t.engine.where.items() if k.startswith("unread:") and p == "board"]
+    assert len(unread) == 1 and unread[0] in t.engine.hand.streets["flop"].board
+    t.press("round_done")
+    t.street("2h", "9c")
+    assert t.engine.phase == "river"
+    t.press("round_done")
+    t.press("hand_over")
+    assert set(t.raised()) == {"UNREAD_CARD"} and t.left_open() == []
+
+
+def test_dead_tag_on_the_flop_answered_with_ack():
+    """ACK says the third flop card is there: UNREAD_CARD names the flop; the turn is dealt as usual."""
+    t = Table()
+    t.new_hand(6)
+    t.press("round_done")
+    t.street("8c", "4d", "Qd")
+    t.press("round_done")
+    t.press("ack")
+    assert t.now.irregularity == "UNREAD_CARD" and t.now.verdict == "ok"
+    assert t.now.steps[0].key == "unread.board_card" and dict(t.now.steps[0].params)["street"] == "flop"
+    assert t.engine.phase == "turn"
+    t.street("6s", "7d")
+    t.press("round_done")
+    t.street("2h", "9c")
+    t.press("round_done")
+    t.press("hand_over")
+    assert set(t.raised()) == {"UNREAD_CARD"} and t.left_open() == []
+
+
+def test_flop_third_card_still_to_come_answers_the_question():
+    """ROUND DONE pressed with two flop cards laid (all in, or too early): the third card laid next,
+    with no burn before it, says it was still to come. Nothing is recorded; the hand plays on."""
+    t = Table()
+    t.new_hand(6)
+    t.press("round_done")
+    t.street("8c", "4d", "Qd")
+    t.press("round_done")
+    assert t.now.steps[t.now.step].key == "unread.street_card_there"
+    t.shoe("9s")
+    t.board("9s")
+    assert t.now.verdict == "ok" and t.engine.hand.streets["flop"].board == ["4d", "Qd", "9s"]
+    t.press("round_done")
+    assert t.engine.phase == "turn"
+    t.street("6s", "7d")
+    t.press("round_done")
+    t.street("2h", "9c")
+    t.press("round_done")
+    t.press("hand_over")
+    keys = {s.key for d in t.decisions for s in d.steps}
+    assert "unread.board_card" not in keys
+    assert set(t.raised()) <= {"UNREAD_CARD"} and t.left_open() == []
+
+
+def test_flop_of_two_with_a_mouth_sensor_asks_nothing():
+    """With a mouth sensor the shoe counts every card: a flop of two with no third draw is no dead tag."""
+    t = Table()
+    t.new_hand(6, mouth_sensor=True)
+    t.press("round_done")
+    t.street("8c", "4d", "Qd")
+    t.press("round_done")
+    assert "unread.street_card_there" not in {s.key for d in t.decisions for s in d.steps}
+
+
 def test_double_burn_still_in_its_grace_period_is_recorded_at_hand_over():
     """Hand 5: a spread flop with a second burn, swept 0.9 s later, then HAND OVER: DOUBLE_BURN on record."""
     t = Table()
