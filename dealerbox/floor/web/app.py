@@ -68,7 +68,7 @@ class FloorApp:
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
-        self.templates.filters.update(clock=_clock, age=_age, stamp=R.stamp, iso=R.iso)
+        self.templates.filters.update(clock=_clock, age=_age, stamp=R.stamp, iso=R.iso, local=_local)
 
     # -- the table of routes
 
@@ -471,6 +471,11 @@ def _deck_cards(settings: WebSettings):
 
 def _clock(ts) -> str:
     return _dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
+
+
+def _local(ts) -> str:
+    """A moment in the floor server's time zone, with the zone: ``2026-11-26 19:55 CET``."""
+    return _dt.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M %Z") if ts else ""
 
 
 def _age(since) -> str:

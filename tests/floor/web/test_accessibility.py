@@ -5,9 +5,13 @@ each is kept under the test's tmp dir."""
 
 from __future__ import annotations
 
+import time
+
 import os
 
 import pytest
+
+from dealerbox.floor.store import Store
 
 from tests.floor.test_accounts import open_alert
 from tests.floor.test_story import _filed, _played
@@ -28,6 +32,9 @@ def web(tmp_path_factory):
     store = directory / "floor.sqlite"
     _filed(store, "T01", _played(directory, "exposed_deal_then_flop_burned_anyway", "2077"))
     add_users(store)
+    with Store(store) as filed:  # a group floor: one property blind, one connected
+        filed.note_bridge("north", False, time.time() - 600)
+        filed.note_bridge("south", True)
     with WebProcess(directory, store) as w:
         open_alert(w)
         yield w
