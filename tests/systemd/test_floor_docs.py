@@ -38,6 +38,7 @@ from tests.systemd.test_install import missing, wheel_of
 from tests.systemd.test_install_floor import _stock_conf, _unit_lines, owner_mode, DEBIAN_UNIT
 from dealerbox import __version__
 from dealerbox.service.uplink import Publisher, load_table_floor
+from dealerbox.floor.broker import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -313,13 +314,7 @@ def _follow_the_docs(shell: Shell, stock: str) -> None:
         assert out.stdout == "T07: 60 lines, chain ok\n", out.stdout + out.stderr
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc, timeout=20)
         if made_user:
             subprocess.run(["userdel", SERVICE_USER], capture_output=True)
 

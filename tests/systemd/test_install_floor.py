@@ -42,6 +42,7 @@ from dealerbox.link.client import Identity
 from dealerbox.service.uplink import floor_settings, load_table_floor
 from dealerbox.service.uplink import Publisher
 from dealerbox.service.config import DEFAULT_CONFIG
+from dealerbox.floor.broker import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL_FLOOR = ROOT / "systemd" / "install-floor.sh"
@@ -326,13 +327,7 @@ def _bare_debian_floor_server(kit, root, top, calls, env, stock):
         assert verify.stdout == "T01: 20 lines, chain ok\n", verify.stdout + verify.stderr
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc, timeout=20)
         if made_user:
             subprocess.run(["userdel", SERVICE_USER], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
