@@ -14,7 +14,9 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from dealerbox.domain.messages import LANGUAGES
 from dealerbox.errors import ConfigError
+from dealerbox.floor.clock import DEFAULT_SHIFT_STARTS, parse_shift_start, zone_named
 from dealerbox.floor.limits import CollectorLimits
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.shuffles import BOARDS, PLACES, Gathering, Shuffle, STEPS
@@ -51,6 +53,12 @@ class WebSettings:
     signin_window_s: float = 300.0
     #: A request's head (and body) must arrive within this; an idle connection is closed after it.
     request_timeout_s: float = 10.0
+    #: The floor's time zone (IANA, ``Europe/Prague``); empty: the machine's own.
+    time_zone: str = ""
+    #: The language the floor names irregularities in: en, cs, de or sk.
+    language: str = "en"
+    #: When each shift starts, local time: the figures' "this shift" and "last shift".
+    shift_starts: tuple = DEFAULT_SHIFT_STARTS
     config: Path | None = field(default=None, compare=False)
 
     @property
@@ -243,7 +251,29 @@ def _web(path: Path, data: dict) -> WebSettings:
         signin_window_s=w.get("signin_window_s", float, d.signin_window_s, **positive),
         request_timeout_s=w.get("request_timeout_s", float, d.request_timeout_s,
                                 check=lambda v: 0 < v <= 300, expected="seconds, more than 0 and at most 300"),
+        time_zone=w.get("time_zone", str, d.time_zone, check=_known_zone,
+                        expected="an IANA time zone (\"Europe/Prague\"), or \"\" for the machine's"),
+        language=w.get("language", str, d.language, check=lambda v: v in LANGUAGES,
+                       expected="one of " + ", ".join(LANGUAGES)),
+        shift_starts=tuple(w.get("shift_starts", list, list(d.shift_starts), check=_shift_starts,
+                                 expected="a list of different local times (\"06:00\", \"14:00\", \"22:00\")")),
         config=path)
+
+
+def _known_zone(name: str) -> bool:
+    try:
+        zone_named(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _shift_starts(starts: list) -> bool:
+    try:
+        times = [parse_shift_start(s) for s in starts]
+    except (TypeError, ValueError):
+        return False
+    return bool(times) and len(set(times)) == len(times)
 
 
 def _limits(c: _Section):

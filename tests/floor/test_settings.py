@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dealerbox.errors import ConfigError
-from dealerbox.floor.settings import load_collector
+from dealerbox.floor.settings import load_collector, load_web
 from dealerbox.service.uplink import load_table_floor
 from dealerbox.floor.broker import FLOOR_CONFIG_DIR
 
@@ -168,3 +168,25 @@ def test_the_floor_log_leaves_out_alembics_info_lines_unless_verbose(tmp_path):
     assert "INFO alembic" in runs["verbose"].stderr          # the lines are there to be quieted
     assert "alembic" not in runs["quiet"].stderr
     assert "INFO dealerbox.floor.commands: the floor's own line" in runs["quiet"].stderr
+
+
+@pytest.mark.parametrize("line, key", [
+    ('time_zone = "Mars/Olympus"', "web.time_zone"),
+    ('language = "fr"', "web.language"),
+    ('shift_starts = ["06:00", "6pm"]', "web.shift_starts"),
+    ('shift_starts = []', "web.shift_starts"),
+])
+def test_a_bad_zone_language_or_shift_names_the_key(tmp_path, line, key):
+    path = tmp_path / "floor.toml"
+    path.write_text(f'[store]\npath = "floor.sqlite"\n[web]\n{line}\n')
+    with pytest.raises(ConfigError) as caught:
+        load_web(path)
+    assert key in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_zone_language_and_shifts_are_read(tmp_path):
+    path = tmp_path / "floor.toml"
+    path.write_text('[store]\npath = "floor.sqlite"\n[web]\ntime_zone = "Europe/Prague"\n'
+                    'language = "cs"\nshift_starts = ["07:00", "19:00"]\n')
+    web = load_web(path)
+    assert (web.time_zone, web.language, web.shift_starts) == ("Europe/Prague", "cs", ("07:00", "19:00"))

@@ -29,6 +29,7 @@ from starlette.routing import Route
 from dealerbox.domain.decks import DeckRegistry, simulation_registry
 from dealerbox.floor import figures as F
 from dealerbox.floor import report as R
+from dealerbox.floor.clock import FloorClock
 from dealerbox.floor.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from dealerbox.floor.settings import WebSettings
 from dealerbox.floor.store import Store
@@ -68,7 +69,9 @@ class FloorApp:
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
-        self.templates.filters.update(clock=_clock, age=_age, stamp=R.stamp, iso=R.iso, local=_local)
+        self.clock = FloorClock(settings.time_zone, settings.shift_starts)
+        self.templates.filters.update(clock=self.clock.time, full=self.clock.full, local=self.clock.stamp,
+                                      age=_age, stamp=self.clock.stamp, iso=R.iso)
 
     # -- the table of routes
 
@@ -467,15 +470,6 @@ def _deck_cards(settings: WebSettings):
     built-in simulated decks."""
     registries = [DeckRegistry.load(settings.deck_registry)] if settings.deck_registry else []
     return registry_cards(*registries, simulation_registry())
-
-
-def _clock(ts) -> str:
-    return _dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
-
-
-def _local(ts) -> str:
-    """A moment in the floor server's time zone, with the zone: ``2026-11-26 19:55 CET``."""
-    return _dt.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M %Z") if ts else ""
 
 
 def _age(since) -> str:
