@@ -112,6 +112,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("shoe", PLAYING, ("closed_deal_open",), "closed_draw"),
     _r("shoe", ("deal",), (), "deal_card"),
     _r("shoe", ("preflop",), ("first_round_open",), "extra_or_early_burn", "EXTRA_CARD"),
+    _r("shoe", ("flop",), ("early_flop_passed_over",), "extra_cards_found_late", "EXTRA_CARDS"),
     _r("shoe", PLAYING, (), "street_draw"),
     # -- a card reaches the board
     _r("board_on", NOT_PLAYING, ("is_card", "not in_stub"), "to_board"),

@@ -54,6 +54,7 @@ def next_round(eng, seen) -> None:
         if others and not hand.on_board(flop.drawn):
             # Burn and flop drawn early but not shown: they stand as the flop's draws.
             hand.extra_deadline = None
+            hand.early_flop = tuple(flop.drawn)
             if hand.extra is not None:
                 eng.corrections = [c for c in eng.corrections if c.irregularity != "EXTRA_CARD"]
                 hand.expect_next = []

@@ -186,6 +186,13 @@ def extra_cards_misdeal(eng, seen) -> None:
     correct(eng, "EXTRA_CARDS", [hand.extra] + [c for c in drawn if c != hand.extra])
 
 
+@outcome("extra_cards_found_late")
+def extra_cards_found_late(eng, seen) -> None:
+    """The two cards ROUND DONE took for the flop's early draws were passed over by a fresh burn
+    and flop: they were two extra cards after the deal (000 par.6), a misdeal."""
+    correct(eng, "EXTRA_CARDS", list(eng.hand.early_flop))
+
+
 # ---------------------------------------------------------------- side zones
 def _move_to(place: str):
     def move(eng, seen) -> None:

@@ -202,6 +202,18 @@ def _first_round_open(eng, seen) -> bool:
     return eng.hand.rounds_done == 0 and not eng.hand.streets["flop"].settled
 
 
+@guard("early_flop_passed_over")
+def _early_flop_passed_over(eng, seen) -> bool:
+    """ROUND DONE took two cards drawn after the deal for the flop's burn and first card, yet a
+    third card is now drawn after the press with neither of them shown: a fresh burn and a
+    flop of its own, so the two were extra cards (RULES.md, EXTRA_CARDS)."""
+    hand = eng.hand
+    early = hand.early_flop
+    if len(early) < 2 or hand.on_board(early):
+        return False
+    return len(hand.streets["flop"].drawn) - len(early) >= 2
+
+
 @guard("last_draw_dealt")
 def _last_draw_dealt(eng, seen) -> bool:
     """The last card out of the shoe was dealt as a hole card."""

@@ -96,6 +96,9 @@ class HandTracker:
         self.streets = {name: Street(name) for name in STREETS}
         self.extra: str | None = None          # the first card after the deal (EXTRA_CARD)
         self.extra_deadline: float | None = None
+        #: The cards after the deal that ROUND DONE took for the flop's early draws (the burn
+        #: and a flop card drawn before the press, none shown yet): the flop must show them.
+        self.early_flop: tuple[str, ...] = ()
         self.returning: set[str] = set()       # sent back into the stub: may rightly come out again
         self.expect_next: list[str] = []       # the next shoe read must be this card
         self.excluded: set[str] = set()        # burned/mucked/board when the stub was reshuffled

@@ -3,6 +3,8 @@
 Each drives the engine with CONTRACT.md events, as a table would send them, and checks the
 verdicts RULES.md gives ("What the box must tell apart", "Sensing faults")."""
 
+import pytest
+
 from dealerbox.domain.events import Event
 from dealerbox.rules.engine import HandEngine
 
@@ -365,3 +367,51 @@ def test_a_burn_counted_after_the_first_cards_read_is_no_missed_burn_at_round_do
     t.press("round_done")
     t.press("hand_over")
     assert "WRONG_CORRECTION" not in t.raised() and t.left_open() == []
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True])
+@pytest.mark.parametrize("spread", [False, True], ids=["laid-one-by-one", "spread"])
+def test_two_extra_cards_and_round_done_inside_the_grace_period_are_extra_cards(mouth_sensor, spread):
+    """Heads-up: two cards after the deal, ROUND DONE within the 3 s grace, then a fresh burn and a
+    flop of three other cards. The two were extra cards (EXTRA_CARDS, misdeal), not an early burn
+    and flop card: the box once took them so and ruled DOUBLE_BURN and a cascade of wrong steps."""
+    t = Table()
+    t.new_hand(2, mouth_sensor=mouth_sensor)
+    t.shoe("Tc")
+    t.shoe("8s")
+    t.press("round_done", dt=1.0)
+    t.shoe("7s")
+    if spread:
+        for c in ("6h", "5c", "2d"):
+            t.shoe(c, dt=0.3)
+        for c in ("6h", "5c", "2d"):
+            t.board(c, dt=0.2)
+    else:
+        for c in ("6h", "5c", "2d"):
+            t.shoe(c)
+            t.board(c)
+    raised = [r for r in t.raised() if r != "EXTRA_CARD"]
+    assert raised and set(raised) == {"EXTRA_CARDS"}
+    assert t.now.verdict == "misdeal"
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True])
+def test_an_early_burn_and_flop_card_before_round_done_stand_as_the_flop(mouth_sensor):
+    """The same two cards, when the second then reaches the board after ROUND DONE: the burn and the
+    first flop card were drawn before the press; the flop stands and nothing else is raised."""
+    t = Table()
+    t.new_hand(2, mouth_sensor=mouth_sensor)
+    t.shoe("Tc")
+    t.shoe("8s")
+    t.press("round_done", dt=1.0)
+    t.board("8s")
+    for c in ("6h", "5c"):
+        t.shoe(c)
+        t.board(c)
+    t.press("round_done")
+    t.street("3c", "9d")
+    t.press("round_done")
+    t.street("4d", "Qd")
+    t.press("round_done")
+    t.press("hand_over")
+    assert [r for r in t.raised() if r != "EXTRA_CARD"] == [] and t.left_open() == []

@@ -40,7 +40,9 @@ FOLLOW_UPS = {"WRONG_CORRECTION", "UNREAD_CARD", "READER_DEGRADED", "SHORT_DEAL"
 #: A kind whose own irregularity may show on a later card: under C40 the premature flop stands, so the
 #: cards the script reshuffles in (TDA's correction) are out of the stub, and whichever comes out first
 #: is the contamination (a card that must stay out drawn again), not the burn the script aimed at.
-OWN_LATER = {"stub_contamination": {"STUB_CONTAMINATION", "DUPLICATE_CARD"}}
+#: What a kind's own episode may still rule after its correction is shown: two extra cards whose
+#: ROUND DONE came inside the grace period are found out once a fresh burn and flop pass them over.
+OWN_LATER = {"stub_contamination": {"STUB_CONTAMINATION", "DUPLICATE_CARD"}, "extra_cards": {"EXTRA_CARDS"}}
 
 
 def _street(s: HandScript, name: str, *, burn=True, mouth=False, dead=False):
@@ -104,8 +106,10 @@ def _play(draw, kind, street, mouth, behaviour):
         s.deal()
         s.draw()
         s.draw()
-        s.tick(draw(st.sampled_from([3.5, 6.0, 12.0])))   # past the grace period: none reached the board
-        shown_at = len(s.events)
+        wait = draw(st.sampled_from([0.0, 3.5, 6.0, 12.0]))
+        if wait:
+            s.tick(wait)                                 # past the grace period: none reached the board
+        shown_at = len(s.events)                         # (0: the dealer acts inside the grace period)
     elif kind == "joker":
         k = draw(st.integers(0, total - 1))
         s.deal(k).draw("joker")
