@@ -87,6 +87,7 @@ def cmd_floor(args) -> int:
                                broker_port=args.broker_port, pki=args.pki, conf_dir=args.conf_dir)
     if args.floor_command == "broker-check":
         return commands.broker_check(host=args.host, port=args.port, pki=args.pki, cert=args.cert,
+                                     blind_restart_s=args.bridge_blind_s, state=args.state,
                                      timeout=args.timeout)
     if args.floor_command == "protect":
         return commands.protect(args.config, args.protect_command, house=args.house, hands=args.hands,

@@ -178,14 +178,14 @@ say "dealerbox $VERSION from $SOURCE${INSTALLED:+ (installed: $INSTALLED)}"
 
 # -- the system ----------------------------------------------------------------------
 if [[ -n $WHEELHOUSE ]]; then
-    say "offline (--wheelhouse): no apt-get; mosquitto, openssl and python3-venv must be installed"
+    say "offline (--wheelhouse): no apt-get; mosquitto, openssl, python3-venv and fonts-dejavu-core must be installed"
 else
     say "system packages"
     run apt-get update
     if ((COLLECTORS_ONLY)); then
-        run apt-get install -y --no-install-recommends python3-venv
+        run apt-get install -y --no-install-recommends python3-venv fonts-dejavu-core
     else
-        run apt-get install -y --no-install-recommends mosquitto openssl python3-venv
+        run apt-get install -y --no-install-recommends mosquitto openssl python3-venv fonts-dejavu-core
     fi
 fi
 if ((!COLLECTORS_ONLY)); then
@@ -363,7 +363,7 @@ else
     say "dealerbox $VERSION, run as $SERVICE_USER, reads $CONF_DIR/floor.toml"
     for name in floor "${COLLECTORS[@]}"; do
         if ! run runuser -u "$SERVICE_USER" -- "$NEW/bin/dealerbox" --version ||
-            ! run runuser -u "$SERVICE_USER" -- "$NEW/bin/python" -c \
+            ! run runuser -u "$SERVICE_USER" -- "$NEW/bin/python" -I -c \
                 'import sys; from dealerbox.floor.settings import load_collector; load_collector(sys.argv[1])' \
                 "$CONF_DIR/$name.toml"; then
             run rm -rf "$NEW"

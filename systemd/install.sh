@@ -249,7 +249,7 @@ fi
 CODE_CHANGED=0
 if [[ $INSTALLED == "$VERSION" ]]; then
     say "dealerbox $VERSION is installed in $CURRENT: kept"
-    if ((FLOOR_ON)) && ! "$CURRENT/bin/python" -c 'import paho.mqtt' 2>/dev/null; then
+    if ((FLOOR_ON)) && ! "$CURRENT/bin/python" -I -c 'import paho.mqtt' 2>/dev/null; then
         pip_install "$CURRENT/bin/python" "$(with_extras "$SOURCE" mqtt)"
     fi
 else

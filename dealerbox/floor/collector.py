@@ -462,15 +462,18 @@ class Collector:
             taken_count = len(batch)
             batch = [message for message in batch if message.topic != self._sync_topic]
             synced = len(batch) != taken_count
+            asked = False   # whether the store was asked anything: only an answer says it is back
             try:
                 # As often as floor/alerts may be published, not every batch (a query each).
                 if time.monotonic() - cleared_checked >= _ALERTS_EVERY_S:
                     cleared_checked = time.monotonic()
+                    asked = True
                     now_cleared = self.store.meta("alerts_cleared")
                     if now_cleared != cleared:
                         cleared = now_cleared
                         self._alerts_dirty = True  # published by the tick below
                 if batch or dropped:
+                    asked = True
                     self._handle(batch, dropped)
                     if self.store.backend == "sqlite":
                         # SQLite has one write lock and no queue for it: collectors that begin
@@ -479,9 +482,9 @@ class Collector:
                         # waiting 30 s for its boot counter (make test). The pause lets a
                         # waiting writer in; the next batch is the larger for it.
                         self._stop.wait(_SQLITE_PAUSE_S)
-                if failing:
+                if failing and asked:
                     log.warning("floor: the store answers again")
-                failing = False
+                    failing = False
             except Exception:
                 # The store failed (its server restarting, a full disk): nothing of the batch was
                 # acknowledged, so the tables send it again; the writer goes on with the next one.

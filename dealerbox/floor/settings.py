@@ -181,6 +181,10 @@ def _store_path(path: Path, data: dict) -> Path | str:
         if "path" in st.data:
             raise ConfigError(path, "store.url", "either store.path (SQLite) or store.url (PostgreSQL), "
                                                  "not both", shown)
+        if isinstance(url, str) and _hosts_with_ports(url):
+            raise ConfigError(path, "store.url", "several servers with their ports as query parameters: "
+                                                 "postgresql://USER@/DATABASE?host=db1:5432&host=db2:5432"
+                                                 "&target_session_attrs=read-write (docs/GROUP.md)", shown)
         if not isinstance(url, str) or not _postgres_url(url):
             raise ConfigError(path, "store.url", "a PostgreSQL URL: postgresql://USER@HOST:PORT/DATABASE "
                                                  "(the password from the service user's ~/.pgpass, or "
@@ -189,10 +193,16 @@ def _store_path(path: Path, data: dict) -> Path | str:
     return st.path_of("path")
 
 
+def _hosts_with_ports(value: str) -> bool:
+    """``postgresql://u@db1:5432,db2:5432/db``: libpq reads it, SQLAlchemy cannot."""
+    netloc = value.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    return "," in netloc and ":" in netloc
+
+
 def _postgres_url(value: str) -> bool:
     try:
         url = make_url(value)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return False
     return url.get_backend_name() == "postgresql" and url.get_driver_name() in ("psycopg", "psycopg2") \
         and bool(url.database)

@@ -190,3 +190,12 @@ def test_zone_language_and_shifts_are_read(tmp_path):
                     'language = "cs"\nshift_starts = ["07:00", "19:00"]\n')
     web = load_web(path)
     assert (web.time_zone, web.language, web.shift_starts) == ("Europe/Prague", "cs", ("07:00", "19:00"))
+
+
+def test_several_postgresql_hosts_with_ports_in_the_url_get_the_form_that_works(tmp_path):
+    path = tmp_path / "floor.toml"
+    path.write_text('[store]\nurl = "postgresql+psycopg://floor:secret@db1:5432,db2:5432/floor"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_web(path)
+    text = str(caught.value)
+    assert "store.url" in text and "?host=db1:5432&host=db2:5432" in text and "secret" not in text

@@ -12,14 +12,18 @@ from pathlib import Path
 
 from tests.floor.support import need
 from tests.systemd.test_units import analyze, systemd_analyze, unit_settings  # noqa: F401
-from dealerbox.floor.broker import Broker, make_pki
+from tests.conftest import worker_free_port
+from tests.floor.support import identity
+from dealerbox.floor.broker import Broker, make_pki, render_bridge
+from dealerbox.floor.broker_check import check_broker
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMD = ROOT / "systemd"
 DEALERBOX = "/opt/dealerbox/.venv/bin/dealerbox"
 SERVICE = "dealerbox-broker-check.service"
 TIMER = "dealerbox-broker-check.timer"
-CHECK = f"{DEALERBOX} floor broker-check --timeout 5"
+CHECK = (f"{DEALERBOX} floor broker-check --timeout 5 --bridge-blind-s 300 "
+         f"--state %S/dealerbox-broker-check/bridges.json")
 
 
 def runnable_copies(tmp_path: Path) -> list[Path]:
@@ -72,3 +76,49 @@ def test_the_check_passes_on_an_answering_broker_and_fails_on_a_stopped_one(tmp_
             os.kill(broker.proc.pid, signal.SIGCONT)
         assert wedged.returncode == 1
         assert wedged.stderr.strip() == f"broker-check: no CONNACK from the broker at 127.0.0.1:{broker.port} within 3 s"
+
+
+def test_a_bridge_down_longer_than_allowed_fails_the_check_once_per_period(tmp_path):
+    """A property broker whose bridge points at a port where nothing listens (the group's
+    address refusing): its clients still get their CONNACK, but the bridge, down at every
+    check for longer than --bridge-blind-s, fails it (mosquitto is restarted, so a 2.0.11
+    bridge that stopped retrying tries again); the failure restarts the bridge's clock."""
+    need("mosquitto", "mosquitto")
+    need("openssl", "openssl")
+    pki = make_pki(tmp_path / "pki", ["floor-admin", "bridge-north"])
+    refusing = worker_free_port()
+    bridge = render_bridge(property_name="north", group_host="127.0.0.1", group_port=refusing, pki=pki)
+    state = tmp_path / "bridges.json"
+    with Broker(tmp_path / "north", pki, extra=bridge) as broker:
+        admin = identity(pki, broker, "floor-admin")
+        first = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1000.0)
+        assert first.ok and "north down for 0 s" in first.line, first.line
+        assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1050.0).ok
+        late = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1061.0)
+        assert not late.ok
+        assert late.line == ("the bridge to the group (north) has been down for more than 60 s: "
+                             "mosquitto is restarted to make it try again")
+        # Restarted: the next failure comes a whole period later, not at the next check.
+        assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1090.0).ok
+        assert not check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1122.0).ok
+        # Not watched: the CONNACK alone decides.
+        assert check_broker(admin, timeout=5, now=2000.0).ok
+
+
+def test_a_bridge_that_is_up_passes_the_check_and_forgets_its_down_time(tmp_path):
+    need("mosquitto", "mosquitto")
+    need("openssl", "openssl")
+    pki = make_pki(tmp_path / "pki", ["floor-admin", "bridge-north"])
+    state = tmp_path / "bridges.json"
+    state.write_text('{"north": 10.0}')          # down long ago, by an earlier check
+    with Broker(tmp_path / "group", pki) as group:
+        bridge = render_bridge(property_name="north", group_host="127.0.0.1", group_port=group.port, pki=pki)
+        with Broker(tmp_path / "north", pki, extra=bridge) as broker:
+            admin = identity(pki, broker, "floor-admin")
+            deadline = 30
+            health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1000.0)
+            while "north up" not in health.line and deadline:
+                deadline -= 1
+                health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1000.0)
+            assert health.ok and health.line.endswith("bridges: north up"), health.line
+            assert state.read_text() == "{}"

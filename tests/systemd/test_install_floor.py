@@ -132,7 +132,7 @@ def test_a_dry_run_of_the_floor_installer_changes_nothing(tmp_path):
     assert "dry run ran" not in result.stderr
     assert list(root.iterdir()) == []
     out = result.stdout
-    assert "+ apt-get install -y --no-install-recommends mosquitto openssl python3-venv" in out
+    assert "+ apt-get install -y --no-install-recommends mosquitto openssl python3-venv fonts-dejavu-core" in out
     assert "broker floor.casino.example 127.0.0.1 10.0.0.5" in out
     assert "+ systemctl enable mosquitto.service dealerbox-floor.service dealerbox-floor-web.service" in out
     assert "+ systemctl enable --now dealerbox-broker-check.timer" in out  # the broker's health check

@@ -33,7 +33,7 @@ def describe_target(target) -> str:
     if is_store_url(target):
         try:
             return make_url(target).render_as_string(hide_password=True)
-        except ArgumentError:
+        except (ArgumentError, ValueError):   # ValueError: several hosts with ports in the netloc
             return "a store URL that cannot be read"
     return str(target)
 

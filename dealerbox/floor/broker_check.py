@@ -1,0 +1,133 @@
+"""The property's broker health check (``floor broker-check``, dealerbox-broker-check.timer).
+
+Two ways a property's mosquitto fails its tables and the group without dying:
+
+- it stops answering: a broker spinning or stopped still accepts TCP in the kernel, so only a
+  CONNACK says it works (:func:`~dealerbox.floor.broker.connack_seconds`);
+- its bridge stops trying: on Debian's mosquitto 2.0.11 a reconnect that fails with
+  "Error creating bridge: Protocol error." can leave the broker making no further bridge
+  attempts (and spinning), while its own clients still get in. The group floor is blind
+  until mosquitto restarts.
+
+The second is seen through the bridge's own notifications (bridge.conf ``notifications true``):
+the broker keeps its bridge's state retained on ``dealerbox/v1/floor/bridges/<property>``.
+A bridge down longer than ``blind_restart_s`` fails the check, so mosquitto is restarted; a
+link that is really down costs its tables one reconnect per ``blind_restart_s``, and their
+journals keep every line meanwhile. When each bridge went down is kept in a small state file,
+since the retained state carries no time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from dealerbox.atomic import save_atomic
+from dealerbox.errors import FloorError
+from dealerbox.floor.broker import connack_seconds
+from dealerbox.floor.message import BRIDGES_WILDCARD, Message
+from dealerbox.link.client import Identity, make_client
+
+__all__ = ["BrokerHealth", "bridge_states", "check_broker"]
+
+log = logging.getLogger(__name__)
+
+#: How long to wait for the broker's retained bridge states after subscribing.
+RETAINED_WAIT_S = 1.5
+
+
+def bridge_states(identity: Identity, timeout: float = 5.0) -> dict[str, bool]:
+    """Each bridge of the broker behind *identity* and whether it is connected, from its
+    retained notifications (``{"north": True}``); empty when the broker has no bridge."""
+    states: dict[str, bool] = {}
+    subscribed = threading.Event()
+    connected = threading.Event()
+
+    def on_connect(client, _u, _f, reason_code, _p):
+        if not reason_code.is_failure:
+            client.subscribe(BRIDGES_WILDCARD, qos=1)
+        connected.set()
+
+    def on_subscribe(*_args):
+        subscribed.set()
+
+    def on_message(_c, _u, msg):
+        note = Message.on_bridge_topic(msg.topic, msg.payload, 0.0)
+        if note is not None and note.payload in (b"0", b"1"):
+            states[note.table] = note.payload == b"1"
+
+    client = make_client(identity, f"broker-check-bridges-{threading.get_native_id()}")
+    client.on_connect, client.on_subscribe, client.on_message = on_connect, on_subscribe, on_message
+    try:
+        client.connect(identity.host, identity.port, keepalive=10)
+    except OSError as e:
+        raise FloorError(f"cannot connect to the broker at {identity.host}:{identity.port}: {e}") from None
+    client.loop_start()
+    try:
+        if not subscribed.wait(timeout):
+            raise FloorError(f"the broker at {identity.host}:{identity.port} did not take a subscription to "
+                             f"{BRIDGES_WILDCARD} within {timeout:g} s (its ACL must let {Path(identity.cert).stem} read it)")
+        # Retained messages follow the SUBACK at once; a short wait collects them all.
+        threading.Event().wait(RETAINED_WAIT_S)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return dict(states)
+
+
+@dataclass
+class BrokerHealth:
+    """What one check found: ``ok``, and one line saying what (or why not)."""
+
+    ok: bool
+    line: str
+
+
+def _read_state(path: Path | None) -> dict[str, float]:
+    if path is None or not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return {str(k): float(v) for k, v in data.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        log.warning("broker-check: %s is unreadable; starting afresh", path)
+        return {}
+
+
+def check_broker(identity: Identity, *, timeout: float, blind_restart_s: float = 0.0,
+                 state: Path | None = None, now: float) -> BrokerHealth:
+    """One health check of the property's broker at *now* (epoch seconds).
+
+    Fails when no CONNACK comes within *timeout*, or (with *blind_restart_s* > 0) when a bridge
+    has been down at every check for longer than *blind_restart_s*. A failed bridge restarts
+    its clock, so the next restart comes *blind_restart_s* later, not at the next check."""
+    try:
+        waited = connack_seconds(identity, timeout)
+    except FloorError as e:
+        return BrokerHealth(False, str(e))
+    where = f"{identity.host}:{identity.port}"
+    if blind_restart_s <= 0:
+        return BrokerHealth(True, f"CONNACK from {where} in {waited:.3f} s")
+    try:
+        states = bridge_states(identity, timeout)
+    except FloorError as e:
+        return BrokerHealth(False, str(e))
+    down_since = {name: since for name, since in _read_state(state).items()
+                  if states.get(name) is False}
+    for name, up in states.items():
+        if not up:
+            down_since.setdefault(name, now)
+    stuck = sorted(name for name, since in down_since.items() if now - since > blind_restart_s)
+    for name in stuck:
+        down_since[name] = now
+    if state is not None:
+        save_atomic(state, json.dumps(down_since, sort_keys=True), new_mode=0o600)
+    if stuck:
+        return BrokerHealth(False, f"the bridge to the group ({', '.join(stuck)}) has been down for more than "
+                                   f"{blind_restart_s:g} s: mosquitto is restarted to make it try again")
+    blind = ", ".join(f"{n} down for {now - s:.0f} s" for n, s in sorted(down_since.items()))
+    return BrokerHealth(True, f"CONNACK from {where} in {waited:.3f} s; bridges: "
+                              + (blind or ", ".join(f"{n} up" for n in sorted(states)) or "none"))
