@@ -359,6 +359,11 @@ def _add_bridge_commands(fsub) -> None:
                     help="where ca.crt and the client's certificate are (default: %(default)s)")
     fp.add_argument("--cert", default="floor-admin", help="the client certificate's name (default: %(default)s)")
     fp.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the CONNACK (default: %(default)s)")
+    fp.add_argument("--bridge-blind-s", type=float, default=0.0,
+                    help="fail when a bridge of this broker has been down longer than this: a 2.0.11 bridge "
+                         "can stop retrying (default: %(default)s, bridges not watched)")
+    fp.add_argument("--state", type=Path, default=None,
+                    help="where to keep when each bridge went down (needed with --bridge-blind-s)")
     fp.set_defaults(func=cmd_floor)
 
 
