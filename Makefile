@@ -11,13 +11,14 @@ STAMP  := $(VENV)/.installed
 # unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
 # tests start their own broker on loopback), chromium (the floor's web view,
 # headless) and the PostgreSQL server (the group store's tests start a throwaway
-# cluster; Debian keeps its binaries off PATH, hence the path glob). Installed
+# cluster; Debian keeps its binaries off PATH, hence the path glob), and the font the
+# floor's PDFs are set in (a file, not a command: tested with test -e). Installed
 # when missing and we may; otherwise those tests say what is missing.
 SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck mosquitto:mosquitto chromium:chromium \
-  /usr/lib/postgresql/*/bin/initdb:postgresql
+  /usr/lib/postgresql/*/bin/initdb:postgresql /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
-	  command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
+	  { command -v $${pair%%:*} || test -e $${pair%%:*}; } >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing$$missing"; \

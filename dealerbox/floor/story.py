@@ -1,35 +1,73 @@
 """A hand's story, told from the journal lines its table sent: what surveillance
 asks for after a dispute.
 
-:func:`tell` is pure (one hand's lines in, the story out): who dealt, the cards
-in the order they left the shoe, the board as it stood, every decision with its
-verdict, rule source and steps, and which of those steps the box saw done.
+:func:`tell` is pure (one hand's lines in, the story out): who dealt, each seat's
+hole cards, the burns and the board street by street as laid, the cards in the
+order they left the shoe, one entry per irregularity with each step of its
+correction and when it was seen done, and every decision and event as journaled.
 :func:`hand_lines` finds, in the store, the lines of the hand that holds a
-given ``seq`` (any alert or decision of it), with SQLAlchemy Core so that it
-reads either backend.
+given ``seq`` (any alert or decision of it), and :func:`hand_place` the hand's
+number at its table and the hands before and after it, with SQLAlchemy Core so
+that both read either backend.
 
-What "seen done" means: the box writes a decision whenever the step it waits
-for moves (CONTRACT.md), so a step is seen done when a later decision of the
-same irregularity waits for a later step, or when the box's verdict moved on
-from that irregularity to ``ok`` (the dealer's next action answered it, as
-RULES.md lets it). Steps of a correction still open when the hand ended are
-not seen done, and HAND OVER's own record of them says so.
+Cards are written as the decisions' steps write them (``T♦``,
+:func:`~dealerbox.domain.messages.text_card`); a card the box never read (a
+mouth-sensor ``shoe`` with ``unread``) keeps its place as ``unread``, never a face.
+
+Reading the journal, choices a pit boss can check against it:
+
+- **Seats.** The first ``players`` x ``hole_cards`` cards out of the shoe are the
+  deal, one card per seat in turn, in the ``seats`` order ``new_hand`` gives
+  (else seats 1..n in deal order, as the decisions' steps number them); a
+  ``zone_on`` into ``seatN`` puts a card at that seat instead. Cards drawn before
+  the first ROUND DONE beyond those (a replacement) are listed apart.
+- **The board as laid.** Cards in the order they landed on the board. A card
+  taken off while the hand went on (a later card was laid after it) was taken
+  off; a card gathered once the hand was over (after HAND OVER or a misdeal), or
+  with no card laid after it, was the dealer clearing the board, and the board
+  keeps it. Flop, turn and river are the board's cards 1-3, 4 and 5.
+- **Burns.** A card out of the shoe after the deal that never reached the board
+  or a seat, told with the street whose first card was drawn next.
+- **Irregularities.** One per episode, as the floor's figures count them
+  (:class:`~dealerbox.floor.hands.HandFollower`): the decisions in a row with the
+  same irregularity (or, for a manual misdeal or floor call, the same verdict).
+  Each step says which event of the table moved the box on (the decision's own
+  ``seq``): ``by``.
+- **Seen done.** The box writes a decision whenever the step it waits for moves
+  (CONTRACT.md), so step *k* is seen done at the first later decision of the
+  same episode that waits for a later step, or when the box's verdict moved on
+  to ``ok`` (the dealer's next action answered it, as RULES.md lets it). Steps
+  still open when another irregularity or the end of the hand came are not seen
+  done, and HAND OVER's own record of them says so: it is the entry's ``record``.
+  An irregularity told with verdict ``ok`` (play on: a tag not read) asks for no
+  correction, so its steps are neither seen done nor not (``done`` None).
+  Other records the box kept after HAND OVER (a tag to check) are ``after_hand``:
+  the figures' hand ends at HAND OVER, so they count no irregularity there.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
+from dealerbox.domain.messages import text_card
 from dealerbox.floor.figures import fig_hands, fig_progress, store_lines
 from dealerbox.floor.hands import wall_seconds
 
-__all__ = ["tell", "hand_lines", "registry_cards", "HAND_LINES_MAX"]
+__all__ = ["tell", "hand_lines", "hand_place", "registry_cards", "shown_card", "HAND_LINES_MAX", "UNREAD",
+           "STREETS"]
 
 #: A hand is never longer than this many journal lines; a search for its first
 #: or last line stops there (a table that never pressed NEW HAND).
 HAND_LINES_MAX = 2000
+#: How a card the box never read is written: its place, never a face.
+UNREAD = "unread"
+#: The board's streets: name and how many of the board's cards each holds.
+STREETS = (("flop", 3), ("turn", 1), ("river", 1))
+_DECK_TAIL = re.compile(r"^(\S+)( \(deck \w+\))$")
+_SEAT_ZONE = re.compile(r"^seat(10|[1-9])$")
 
 
 def hand_lines(conn, table_id: str, seq: int) -> tuple[list[str], str | None] | None:
@@ -63,6 +101,28 @@ def hand_lines(conn, table_id: str, seq: int) -> tuple[list[str], str | None] | 
     return out, (dealer[0] if dealer else None)
 
 
+def hand_place(conn, table_id: str, start_seq: int) -> dict:
+    """Where the hand starting at line *start_seq* stands among *table_id*'s hands the
+    floor holds, as the figures follow them (``fig_hands``, and the hand in play):
+    ``number`` (1 for the oldest; None when the line opens no hand the figures know),
+    ``prev`` and ``next`` (the first lines of the hands before and after it, or None)."""
+    hands = fig_hands
+    closed = conn.execute(select(hands.c.start_seq)
+                          .where(hands.c.table_id == table_id, hands.c.start_seq == start_seq)).first()
+    open_at = conn.execute(select(fig_progress.c.resume_seq)
+                           .where(fig_progress.c.table_id == table_id)).scalar()
+    before = conn.execute(select(func.count()).select_from(hands)
+                          .where(hands.c.table_id == table_id, hands.c.start_seq < start_seq)).scalar()
+    prev = conn.execute(select(func.max(hands.c.start_seq))
+                        .where(hands.c.table_id == table_id, hands.c.start_seq < start_seq)).scalar()
+    nxt = conn.execute(select(func.min(hands.c.start_seq))
+                       .where(hands.c.table_id == table_id, hands.c.start_seq > start_seq)).scalar()
+    if nxt is None and open_at is not None and open_at > start_seq:
+        nxt = open_at
+    known = closed is not None or open_at == start_seq
+    return {"number": before + 1 if known else None, "prev": prev, "next": nxt}
+
+
 def _is_new_hand(line: str) -> bool:
     if '"new_hand"' not in line:
         return False
@@ -80,15 +140,32 @@ def _record(line) -> dict:
 
 def _card_of(event: dict, card_of_uid=None) -> str:
     """The card an event names: its ``card``, else its tag's card where *card_of_uid* knows
-    the tag (a deck registry), else ``uid:<hex>``."""
+    the tag (a deck registry), else ``uid:<hex>``; :data:`UNREAD` for a card never read."""
     if event.get("unread"):
-        return "(unread)"
+        return UNREAD
     if isinstance(event.get("card"), str):
-        return event["card"]
+        card = event["card"]
+        deck = event.get("deck")
+        return f"{card} (deck {deck})" if isinstance(deck, str) and deck not in ("", "A") else card
     if isinstance(event.get("uid"), str):
         card = card_of_uid(event["uid"]) if card_of_uid is not None else None
         return card or f"uid:{event['uid']}"
     return "?"
+
+
+def shown_card(code) -> str:
+    """A card as people read it, the decisions' notation: ``Td`` -> ``T♦``, ``Qs (deck B)``
+    -> ``Q♠ (deck B)``; ``joker``, ``uid:<hex>`` and :data:`UNREAD` as they are."""
+    code = str(code)
+    tail = _DECK_TAIL.match(code)
+    if tail:
+        return text_card(tail.group(1)) + tail.group(2)
+    return text_card(code)
+
+
+def _card(code: str, seq: int | None = None) -> dict:
+    """One card as the story shows it: its code, its text and whether it was read."""
+    return {"code": code, "text": shown_card(code), "unread": code == UNREAD, "seq": seq}
 
 
 def registry_cards(*registries):
@@ -108,14 +185,16 @@ def registry_cards(*registries):
 
 def _event_text(ev: dict, card_of_uid=None) -> str:
     kind = ev.get("ev")
+    card = shown_card(_card_of(ev, card_of_uid)) if kind in ("shoe", "board_on", "board_off", "zone_on",
+                                                              "zone_off") else ""
     if kind == "new_hand":
         return f"NEW HAND, {ev.get('players')} players"
     if kind == "shoe":
-        return f"out of the shoe: {_card_of(ev, card_of_uid)}"
+        return f"out of the shoe: {card}"
     if kind in ("board_on", "board_off"):
-        return f"{_card_of(ev, card_of_uid)} {'onto' if kind == 'board_on' else 'off'} the board"
+        return f"{card} {'onto' if kind == 'board_on' else 'off'} the board"
     if kind in ("zone_on", "zone_off"):
-        return f"{_card_of(ev, card_of_uid)} {'into' if kind == 'zone_on' else 'out of'} {ev.get('zone')}"
+        return f"{card} {'into' if kind == 'zone_on' else 'out of'} {ev.get('zone')}"
     if kind == "button":
         return f"button {str(ev.get('name', '?')).upper().replace('_', ' ')}"
     if kind in ("reader_fault", "reader_ok"):
@@ -129,11 +208,15 @@ def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -
     """The story of one hand from its journal lines (the first a ``new_hand``, or the
     oldest line kept). *dealer*: who dealt, when known from before the hand.
     *card_of_uid* names the cards the table journaled by their tag (:func:`registry_cards`)."""
-    story = {"table": table_id, "dealer": dealer, "players": None, "hole_cards": 2,
+    story = {"table": table_id, "dealer": dealer, "players": None, "hole_cards": 2, "seat_order": None,
              "start_seq": None, "end_seq": None, "started": None, "ended": None, "ended_by": "open",
              "shoe": [], "board": [], "decisions": [], "timeline": []}
-    board: list[str] = []
     decisions = story["decisions"]
+    laid: list[dict] = []          # board cards in the order they first landed
+    moves: list[tuple] = []        # (seq, wall, kind, code, over): every board_on/board_off
+    zones: dict[str, str] = {}     # card code -> the last zone it went into
+    over = False                   # the hand is over: a board_off now is the board being cleared
+    closed = None                  # the HAND OVER line: the figures' hand ends there
     for line in lines:
         record = _record(line)
         seq = record.get("seq")
@@ -146,35 +229,143 @@ def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -
         event, decision = record.get("event"), record.get("decision")
         if isinstance(event, dict):
             kind = event.get("ev")
+            code = _card_of(event, card_of_uid)
             if kind == "new_hand":
                 story["players"] = event.get("players")
                 story["hole_cards"] = event.get("hole_cards", 2)
+                seats = event.get("seats")
+                if isinstance(seats, list) and all(isinstance(s, int) for s in seats):
+                    story["seat_order"] = seats
             elif kind == "shoe":
-                story["shoe"].append({"seq": seq, "t": event.get("t"), "card": _card_of(event, card_of_uid)})
-            elif kind == "board_on" and _card_of(event, card_of_uid) not in board:
-                board.append(_card_of(event, card_of_uid))
-            elif kind == "board_off" and _card_of(event, card_of_uid) in board:
-                board.remove(_card_of(event, card_of_uid))
+                story["shoe"].append({**_card(code, seq), "t": event.get("t"), "card": code})
+            elif kind in ("board_on", "board_off"):
+                moves.append((seq, wall, kind, code, over))
+                if kind == "board_on" and code not in [c["code"] for c in laid]:
+                    laid.append(_card(code, seq))
+            elif kind == "zone_on" and isinstance(event.get("zone"), str):
+                zones[code] = event["zone"]
             elif kind == "button" and event.get("name") in ("hand_over", "misdeal"):
                 story["ended_by"] = event["name"]
+                over = True
+                if event["name"] == "hand_over" and closed is None:
+                    closed = seq
             if kind != "tick":
-                story["timeline"].append({"seq": seq, "wall": wall, "what": _event_text(event, card_of_uid)})
+                what = _event_text(event, card_of_uid)
+                if kind == "board_off" and over:
+                    what += " (the board gathered after the hand)"
+                story["timeline"].append({"seq": seq, "wall": wall, "what": what})
         elif isinstance(decision, dict):
             steps = decision.get("steps") if isinstance(decision.get("steps"), list) else []
             step = decision.get("step") if isinstance(decision.get("step"), int) else 0
-            entry = {"seq": seq, "wall": wall, "verdict": decision.get("verdict"),
-                     "irregularity": decision.get("irregularity"), "cards": decision.get("cards") or [],
+            cards = decision.get("cards") if isinstance(decision.get("cards"), list) else []
+            cause = decision.get("seq") if isinstance(decision.get("seq"), int) else None
+            entry = {"seq": seq, "wall": wall, "cause": cause, "verdict": decision.get("verdict"),
+                     "irregularity": decision.get("irregularity"), "cards": cards,
                      "rule": decision.get("rule") or "", "steps": [str(s) for s in steps], "step": step,
                      "phase": decision.get("phase")}
             decisions.append(entry)
-            if entry["verdict"] in ("misdeal", "void") and story["ended_by"] == "open":
-                story["ended_by"] = entry["verdict"]
+            if entry["verdict"] in ("misdeal", "void"):
+                if story["ended_by"] == "open":
+                    story["ended_by"] = entry["verdict"]
+                over = True
             what = entry["irregularity"] or "ok"
             story["timeline"].append({"seq": seq, "wall": wall,
                                       "what": f"decision {str(entry['verdict']).upper()} {what}"})
-    story["board"] = board
+    taken_off = _taken_off(moves)
+    board = [c for c in laid if c["code"] not in taken_off]
+    story["board"] = [c["code"] for c in board]
+    story["board_text"] = [c["text"] for c in board]
+    story["board_cards"] = board
+    story["taken_off"] = [c for c in laid if c["code"] in taken_off]
+    story["board_moves"] = [{"seq": s, "wall": w, "what": f"{shown_card(c)} {'onto' if k == 'board_on' else 'off'}"
+                             f" the board{' (clearing it)' if k == 'board_off' and c not in taken_off else ''}"}
+                            for s, w, k, c, _o in moves]
     _mark_seen_done(decisions)
+    story["seats"], story["extra_deal"], deal = _seats(story, zones)
+    after_deal = [c for c in story["shoe"][deal:] if c not in story["extra_deal"]]
+    story["streets"] = _streets(after_deal, board, story["taken_off"], zones)
+    story["irregularities"], story["after_hand"] = _episodes(decisions, closed)
+    said = {e["seq"]: e["what"] for e in story["timeline"]}
+    for entry in story["irregularities"]:
+        for step in entry["steps"]:
+            step["by"] = said.get(step["cause"]) if step["cause"] is not None else None
     return story
+
+
+def _taken_off(moves: list[tuple]) -> set[str]:
+    """The cards taken off the board while the hand went on: off before the hand was over,
+    never back on, and some card laid after them (see the module's docstring)."""
+    off: dict[str, int] = {}
+    for i, (_seq, _wall, kind, code, over) in enumerate(moves):
+        if kind == "board_on":
+            off.pop(code, None)
+        elif not over:
+            off[code] = i
+    return {code for code, i in off.items()
+            if any(kind == "board_on" for _s, _w, kind, _c, _o in moves[i + 1:])}
+
+
+def _seats(story: dict, zones: dict[str, str]) -> tuple[list[dict], list[dict], int]:
+    """Each seat with its hole cards, the cards drawn before the first ROUND DONE beyond
+    them (never a board card), and how many shoe cards the deal took."""
+    players = story["players"] if isinstance(story["players"], int) and 0 < story["players"] <= 10 else 0
+    hole = story["hole_cards"] if story["hole_cards"] in (2, 4) else 2
+    order = story["seat_order"] if story["seat_order"] and len(story["seat_order"]) == players else None
+    # Without the table's seats, numbered in deal order: as the decisions' steps number them.
+    names = [f"seat {s}" for s in order or range(1, players + 1)]
+    seats = {name: [] for name in names}
+    deal = min(len(story["shoe"]), players * hole)
+    for i, card in enumerate(story["shoe"][:deal]):
+        zone = _SEAT_ZONE.match(zones.get(card["code"], ""))
+        name = f"seat {zone.group(1)}" if zone and card["code"] != UNREAD else names[i % players]
+        seats.setdefault(name, []).append(card)
+    for card in story["shoe"][deal:]:  # a seat reader saw a later card go to a seat
+        zone = _SEAT_ZONE.match(zones.get(card["code"], ""))
+        if zone and card["code"] != UNREAD:
+            seats.setdefault(f"seat {zone.group(1)}", []).append(card)
+    extra = [c for c in story["shoe"][deal:] if c["code"] not in story["board"]
+             and not _SEAT_ZONE.match(zones.get(c["code"], "")) and _before_board(c, story)]
+    return [{"seat": name, "cards": cards} for name, cards in seats.items()], extra, deal
+
+
+def _before_board(card: dict, story: dict) -> bool:
+    """A card drawn before the first ROUND DONE: the deal, not a burn."""
+    done = next((e["seq"] for e in story["timeline"] if e["what"] == "button ROUND DONE"), None)
+    return done is not None and card["seq"] < done
+
+
+def _streets(after_deal: list[dict], board: list[dict], taken_off: list[dict], zones: dict) -> list[dict]:
+    """Flop, turn and river: each with its burns and its cards as laid (module docstring)."""
+    on_board = {c["code"]: i for i, c in enumerate(board)}
+    off = {c["code"] for c in taken_off}
+    bounds, start = [], 0
+    for name, count in STREETS:
+        bounds.append((name, start, start + count))
+        start += count
+    streets = [{"street": name, "burns": [], "cards": board[lo:hi], "taken_off": []} for name, lo, hi in bounds]
+    if len(board) > start:
+        streets.append({"street": "beyond the river", "burns": [], "cards": board[start:], "taken_off": []})
+
+    def street_of(index: int) -> int:
+        return next((k for k, (_n, lo, hi) in enumerate(bounds) if lo <= index < hi), len(streets) - 1)
+
+    pending: list[dict] = []
+    for card in after_deal:
+        if card["code"] in on_board:
+            k = street_of(on_board[card["code"]])
+            streets[k]["burns"].extend(c for c in pending if c not in streets[k]["burns"])
+            pending = []
+        elif card["code"] in off:
+            pending_street = streets[street_of(len([c for c in board if c["seq"] < card["seq"]]))]
+            pending_street["taken_off"].append(card)
+        elif not _SEAT_ZONE.match(zones.get(card["code"], "")):
+            pending.append(card)
+    if pending:  # drawn after the last board card: burns with no card after them
+        streets.append({"street": "after the board", "burns": pending, "cards": [], "taken_off": []})
+    for card in taken_off:  # laid but never seen leave the shoe
+        if not any(card["code"] == c["code"] for s in streets for c in s["taken_off"]):
+            streets[0]["taken_off"].append(card)
+    return streets
 
 
 def _mark_seen_done(decisions: list[dict]) -> None:
@@ -188,3 +379,64 @@ def _mark_seen_done(decisions: list[dict]) -> None:
                 break
             reached = max(reached, later["step"])
         d["done"] = [k < reached for k in range(len(d["steps"]))]
+
+
+def _episode_key(d: dict):
+    if d["irregularity"] is None and d["verdict"] == "ok":
+        return None
+    name = d["irregularity"] if isinstance(d["irregularity"], str) else None
+    return name, d["verdict"] if name is None else ""
+
+
+def _episodes(decisions: list[dict], closed: int | None) -> tuple[list[dict], list[dict]]:
+    """One entry per irregularity (module docstring), each step with when it was seen done;
+    and the records the box kept after HAND OVER (line *closed*). Such a record of an
+    irregularity already told (its steps still open when the hand ended) is that
+    entry's ``record``; one of another (a tag to check after the hand) is told apart."""
+    during = [d for d in decisions if closed is None or d["seq"] < closed]
+    out = _runs(during)
+    after: list[dict] = []
+    for d in decisions[len(during):]:
+        if _episode_key(d) is None:
+            continue
+        told = next((e for e in reversed(out) if e["irregularity"] == d["irregularity"]), None)
+        if told is not None and told["record"] is None:
+            told["record"] = {"seq": d["seq"], "wall": d["wall"], "text": d["steps"][0] if d["steps"] else ""}
+        else:
+            after.append({**_episode([d], None), "record": None})
+    return out, after
+
+
+def _runs(decisions: list[dict]) -> list[dict]:
+    out: list[dict] = []
+    run: list[dict] = []
+    for d in decisions + [None]:
+        key = _episode_key(d) if d is not None else None
+        if run and (d is None or key != _episode_key(run[0])):
+            out.append(_episode(run, d))
+            run = []
+        if key is not None:
+            run.append(d)
+    return out
+
+
+def _episode(run: list[dict], after: dict | None) -> dict:
+    """One irregularity from its decisions *run*; *after*: the decision that followed it."""
+    last = run[-1]
+    answered = after is not None and _episode_key(after) is None
+    told_only = all(d["verdict"] == "ok" for d in run)  # play on: the box waited for nothing
+    steps = []
+    for k, text in enumerate(last["steps"]):
+        seen = next((d for d in run if d["step"] > k), None)
+        if seen is None and answered:
+            seen = after
+        if told_only:
+            seen = None
+        steps.append({"text": text, "done": None if told_only else seen is not None,
+                      "seq": seen["seq"] if seen else None,
+                      "wall": seen["wall"] if seen else None, "cause": seen["cause"] if seen else None})
+    return {"irregularity": last["irregularity"] or f"({last['verdict']})", "verdict": last["verdict"],
+            "verdicts": list(dict.fromkeys(str(d["verdict"]) for d in run)),
+            "cards": [shown_card(c) for c in last["cards"]], "codes": [str(c) for c in last["cards"]], "rule": last["rule"], "phase": run[0]["phase"],
+            "seq": run[0]["seq"], "wall": run[0]["wall"], "lines": [d["seq"] for d in run], "steps": steps,
+            "answered": answered, "record": None}

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 
-from tests.floor.test_figures import journal_lines, scenario, session, T0
+from tests.floor.test_figures import SCENARIOS, journal_lines, scenario, session, T0
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 from dealerbox.floor import figures as F
 from dealerbox.link import protocol as P
 from dealerbox.floor import story as S
 from dealerbox.floor.filing import Filing
 from dealerbox.floor.message import Message
-from dealerbox.floor.hands import wall_seconds
+from dealerbox.floor.hands import hands_of_lines, wall_seconds
 from dealerbox.floor.store import Store, store_engine
 
 
@@ -140,3 +140,151 @@ def test_cards_the_table_journaled_by_their_tag_are_named_from_the_deck_registri
     story = S.tell("T01", lines, card_of_uid=S.registry_cards(registry))
     assert [c["card"] for c in story["shoe"]] == ["Qs", "uid:04AABBCCDDEEFF", "uid:not hex"]
     assert [c["card"] for c in S.tell("T01", lines)["shoe"]][0] == f"uid:{uid}"
+
+
+# ------------------------------------------------------------------ the story a pit boss reads (issue 32)
+
+def _swept(events: list[dict]) -> list[dict]:
+    """*events* as a real table journals them: the dealer gathers the board once HAND OVER
+    is pressed, so every card on it goes ``board_off`` (hardware_sim's sweep)."""
+    out, board = [], []
+    for e in events:
+        out.append(e)
+        if e.get("ev") == "board_on" and e.get("card") not in board:
+            board.append(e.get("card"))
+        elif e.get("ev") == "board_off" and e.get("card") in board:
+            board.remove(e.get("card"))
+        elif e.get("ev") == "button" and e.get("name") == "hand_over":
+            out += [{"t": e["t"] + 0.2 * (k + 1), "ev": "board_off", "card": c} for k, c in enumerate(board)]
+    return out
+
+
+def _lines_of(tmp_path, name: str, *, swept: bool = False) -> list[str]:
+    events = scenario(name)
+    return _hand(journal_lines("T01", session(_swept(events) if swept else events), T0, tmp_path / name))
+
+
+def _records(lines):
+    return [json.loads(line) for line in lines]
+
+
+def test_one_four_card_flop_is_one_entry_with_each_step_and_when_it_was_seen_done(tmp_path):
+    lines = _lines_of(tmp_path, "four_card_flop_spread")
+    story = S.tell("T01", lines)
+    decisions = [r for r in _records(lines) if r.get("decision", {}).get("irregularity") == "FOUR_CARD_FLOP"]
+    assert len(decisions) == 4  # the box told it once per step it waited for
+    [entry] = story["irregularities"]
+    assert entry["irregularity"] == "FOUR_CARD_FLOP" and entry["lines"] == [r["seq"] for r in decisions]
+    assert [s["text"] for s in entry["steps"]] == decisions[-1]["decision"]["steps"]
+    # Steps 1-3 were seen done as the box moved to the next one; the last when it went back to ok.
+    ok = next(r for r in _records(lines) if r.get("decision", {}).get("verdict") == "ok")
+    assert [s["seq"] for s in entry["steps"]] == [r["seq"] for r in decisions[1:]] + [ok["seq"]]
+    assert [s["wall"] for s in entry["steps"]] == [wall_seconds(r["wall"]) for r in decisions[1:] + [ok]]
+    assert entry["cards"] == ["T♦", "3♠", "2♠", "A♣"]
+
+
+def test_steps_never_answered_are_told_not_seen_done(tmp_path):
+    story = S.tell("T01", _lines_of(tmp_path, "exposed_deal_then_flop_burned_anyway"))
+    exposed = next(e for e in story["irregularities"] if e["irregularity"] == "EXPOSED_DEAL")
+    assert [s["done"] for s in exposed["steps"]] == [True, True, False, False]
+    assert exposed["steps"][2]["wall"] is None and exposed["steps"][0]["wall"] is not None
+
+
+def test_the_board_as_laid_street_by_street_with_its_burns_in_the_decisions_notation(tmp_path):
+    story = S.tell("T01", _lines_of(tmp_path, "seats_clean_hand"))
+    streets = {s["street"]: s for s in story["streets"]}
+    assert [c["text"] for c in streets["flop"]["burns"]] == ["8♦"]
+    assert [c["text"] for c in streets["flop"]["cards"]] == ["K♣", "J♥", "7♣"]
+    assert [c["text"] for c in streets["turn"]["cards"]] == ["A♠"] and streets["turn"]["burns"][0]["text"] == "5♥"
+    assert [c["text"] for c in streets["river"]["cards"]] == ["4♦"] and streets["river"]["burns"][0]["text"] == "6♠"
+    # Each seat the table named, with the two cards it went on to get.
+    assert [(s["seat"], [c["text"] for c in s["cards"]]) for s in story["seats"]] == \
+        [("seat 1", ["Q♠", "J♦"]), ("seat 4", ["J♣", "4♣"]), ("seat 8", ["K♥", "A♥"])]
+    assert all(c["text"] == S.shown_card(c["code"]) for c in story["shoe"])
+    assert "Td" not in json.dumps(story["timeline"], ensure_ascii=False)
+
+
+def test_a_card_taken_off_the_board_is_told_apart_from_the_board(tmp_path):
+    story = S.tell("T01", _lines_of(tmp_path, "four_card_flop_spread"))
+    flop = story["streets"][0]
+    assert [c["text"] for c in flop["cards"]] == ["T♦", "3♠", "A♣"]
+    assert [c["text"] for c in flop["taken_off"]] == ["2♠"] and [c["text"] for c in flop["burns"]] == ["T♠"]
+    assert story["board_text"] == ["T♦", "3♠", "A♣", "K♠", "9♦"]
+
+
+def test_a_card_never_read_keeps_its_place_and_shows_no_face(tmp_path):
+    lines = _lines_of(tmp_path, "unread_hole_card_mouth_sensor")
+    story = S.tell("T01", lines)
+    unread = [c for c in story["shoe"] if c["unread"]]
+    assert unread and all(c["text"] == S.UNREAD and c["code"] == S.UNREAD for c in unread)
+    shoe = [r["event"] for r in _records(lines) if r.get("event", {}).get("ev") == "shoe"]
+    assert [c["unread"] for c in story["shoe"]] == [bool(e.get("unread")) for e in shoe]
+    held = [c for s in story["seats"] for c in s["cards"] if c["unread"]]
+    assert held, story["seats"]  # the unread card is a hole card: its seat shows the place
+    # Play on: the box asked for no correction, so nothing is "not seen done" (no false alarm);
+    # HAND OVER's record of it (a deck check after the hand) is kept with it.
+    [told] = story["irregularities"]
+    assert told["irregularity"] == "UNREAD_CARD" and [s["done"] for s in told["steps"]] == [None]
+    assert told["record"] and "deck check" in told["record"]["text"] and not story["after_hand"]
+
+
+def _scenarios_with_a_board() -> list[str]:
+    names = []
+    for path in sorted(SCENARIOS.glob("*.jsonl")):
+        text = path.read_text()
+        if '"board_on"' in text and '"hand_over"' in text and text.count('"new_hand"') == 1:
+            names.append(path.stem)
+    return names
+
+
+def test_the_board_never_reads_empty_when_the_journal_laid_cards_even_once_the_dealer_gathered_it(tmp_path):
+    """Every scripted hand with a board, as a real table journals it (the board gathered
+    after HAND OVER), recounted from its journal lines: the story's board is the cards
+    laid and never taken off while the hand went on, and the irregularities are the ones
+    the floor's figures count."""
+    names = _scenarios_with_a_board()
+    assert len(names) > 40
+    for name in names:
+        lines = _lines_of(tmp_path, name, swept=True)
+        story = S.tell("T01", lines)
+        laid = [r["event"] for r in _records(lines) if r.get("event", {}).get("ev") == "board_on"]
+        assert story["board"], name
+        assert set(story["board"]) <= {S._card_of(e) for e in laid}, name
+        street_cards = [c["code"] for s in story["streets"] for c in s["cards"]]
+        assert street_cards == story["board"], name
+        # Each card out of the shoe is told in one place at most: a seat, beyond the deal, a burn.
+        placed = [c["seq"] for s in story["seats"] for c in s["cards"]] + \
+            [c["seq"] for c in story["extra_deal"]] + [c["seq"] for s in story["streets"] for c in s["burns"]]
+        assert len(placed) == len(set(placed)) and set(placed) <= {c["seq"] for c in story["shoe"]}, name
+        assert not {c["code"] for s in story["streets"] for c in s["taken_off"]} & set(story["board"]), name
+        [summary] = hands_of_lines("T01", lines)
+        assert [e["lines"][0] for e in story["irregularities"]] == [s for _i, _v, s in summary.irregularities], name
+
+
+def test_a_hand_gathered_before_hand_over_keeps_its_board(tmp_path):
+    events = scenario("seats_clean_hand")
+    over = next(i for i, e in enumerate(events) if e.get("name") == "hand_over")
+    board = [e["card"] for e in events if e.get("ev") == "board_on"]
+    t = events[over]["t"]
+    gathered = [{"t": t + 0.1 * (k + 1), "ev": "board_off", "card": c} for k, c in enumerate(board)]
+    events = events[:over] + gathered + [{**events[over], "t": t + 1}]
+    lines = _hand(journal_lines("T01", session(events), T0, tmp_path / "gathered"))
+    assert S.tell("T01", lines)["board"] == board
+
+
+def test_hand_place_numbers_the_tables_hands_and_links_the_ones_around_it(tmp_path):
+    path = tmp_path / "floor.sqlite"
+    lines = journal_lines("T01", session(("dealer", "2077"), scenario("seats_clean_hand"),
+                                         scenario("four_card_flop_spread"), scenario("clean_2p_spread")),
+                          T0, tmp_path / "three")
+    _filed(path, "T01", lines)
+    starts = [json.loads(line)["seq"] for line in lines if '"new_hand"' in line]
+    engine = store_engine(path)
+    F.Ledger().catch_up(engine)
+    with engine.connect() as conn:
+        places = [S.hand_place(conn, "T01", s) for s in starts]
+        assert S.hand_place(conn, "T01", 1)["number"] is None  # the sign-in opens no hand
+    engine.dispose()
+    assert [p["number"] for p in places] == [1, 2, 3]
+    assert [p["prev"] for p in places] == [None, starts[0], starts[1]]
+    assert [p["next"] for p in places] == [starts[1], starts[2], None]
