@@ -1,6 +1,8 @@
 """The shift report: every table and dealer of a shift, their figures, and the
-alerts raised in it with who cleared them; as a dict (the page and the JSON), as
-CSV for the casino's spreadsheets, and as PDF (fpdf2, pure Python) for the file.
+alerts raised in it with who cleared them; as a dict (the JSON), as CSV for the
+casino's spreadsheets (the API's raw values), and for people as labelled sections
+(:func:`report_sections`) that the page, the standalone HTML file and the PDF
+(dealerbox/floor/report_pdf.py) all draw, so their rows and columns say the same.
 
 Every figure is the pit boss's (dealerbox/floor/figures.py), read from the
 incremental aggregate, so the report of a whole shift is a handful of queries.
@@ -12,9 +14,15 @@ import csv
 import datetime as _dt
 import io
 
-from dealerbox.floor import figures as F
+import jinja2
 
-__all__ = ["shift_report", "report_csv", "report_pdf", "report_html", "stamp", "iso", "CSV_COLUMNS"]
+from dealerbox.floor import figures as F
+from dealerbox.floor import report_pdf as PDF
+from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.figure_text import NO_HANDS, NOTHING, NOTHING_LEGEND, duration, one_decimal, span
+
+__all__ = ["shift_report", "report_csv", "report_pdf", "report_html", "report_sections", "report_title",
+           "stamp", "iso", "CSV_COLUMNS", "FIGURE_COLUMNS"]
 
 #: The CSV's columns after ``kind`` and ``id``: every figure the API gives a table, a dealer
 #: and the room, in the API's order; then a count column per irregularity id of the report
@@ -56,65 +64,142 @@ def report_csv(report: dict) -> str:
     return out.getvalue()
 
 
-def _when(ts) -> str:
-    return _dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else ""
+#: The figures' columns people read: (heading, key of a figures dict).
+FIGURE_COLUMNS = (
+    ("hands", "hands"),
+    ("hands per hour", "hands_per_hour"),
+    ("players per hand", "players_per_hand"),
+    ("seconds per hand", "mean_seconds_per_hand"),
+    ("irregularities per 100 hands", "irregularities_per_100_hands"),
+    ("misdeals per 100 hands", "misdeals_per_100_hands"),
+    ("void hands per 100 hands", "voids_per_100_hands"),
+    ("wrong corrections per 100 corrections", "wrong_corrections_per_100_corrections"),
+)
 
 
-def stamp(ts) -> str:
-    """A time as the report prints it: the floor server's local date and minute."""
-    return _when(ts)
+def stamp(ts, clock: FloorClock | None = None) -> str:
+    """A time as the report prints it: the date and minute in the floor's zone (*clock*;
+    the machine's zone without one), with the zone named."""
+    return (clock or FloorClock()).stamp(ts)
 
 
 def iso(ts) -> str:
-    """A time as the report's range form takes it back: ISO 8601 in UTC."""
+    """A time as the API takes it back: ISO 8601 in UTC."""
     return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else ""
 
 
-def report_html(report: dict, names: dict[str, str] | None = None) -> str:
-    """The report as one standalone HTML file that prints well (no script, no link out);
-    *names*: dealers' names to show beside their ids."""
-    import jinja2
-
-    env = jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
-                             autoescape=jinja2.select_autoescape(["html"]))
-    env.filters.update(stamp=stamp, iso=iso)
-    return env.get_template("report_file.html").render(report=report, names=names or {})
+def _linker(base_url: str | None):
+    """A page's path as a link: after *base_url*; no link at all when it is None."""
+    return (lambda path: None) if base_url is None else (lambda path: base_url.rstrip("/") + path)
 
 
-def report_pdf(report: dict) -> bytes:
-    """The report as a PDF: the figures per table and per dealer, the alerts and their clearing."""
-    from fpdf import FPDF
+def _cell(text, href: str | None = None, *, none: bool = False) -> dict:
+    return {"text": str(text), "href": href, "none": none}
 
-    pdf = FPDF(orientation="L", format="A4")
-    pdf.set_auto_page_break(True, margin=12)
-    pdf.add_page()
-    pdf.set_font("Helvetica", "B", 14)
-    pdf.cell(0, 8, f"Shift report {_when(report['from'])} to {_when(report['to'])}", new_x="LMARGIN", new_y="NEXT")
-    heads = ("", "hands", "hands/h", "players", "s/hand", "irreg./100", "misdeals/100", "voids/100",
-             "wrong corr./100 corr.")
-    keys = ("hands", "hands_per_hour", "players_per_hand", "mean_seconds_per_hand",
-            "irregularities_per_100_hands", "misdeals_per_100_hands", "voids_per_100_hands",
-            "wrong_corrections_per_100_corrections")
-    widths = (60, 20, 22, 22, 22, 26, 28, 24, 40)
-    pdf.set_font("Helvetica", "B", 9)
-    for head, w in zip(heads, widths):
-        pdf.cell(w, 6, head, border=1)
-    pdf.ln()
-    pdf.set_font("Helvetica", "", 9)
-    for kind, ident, row in _rows(report):
-        pdf.cell(widths[0], 6, f"{kind} {ident}"[:40], border=1)
-        for key, w in zip(keys, widths[1:]):
-            value = row.get(key)
-            pdf.cell(w, 6, "" if value is None else f"{value:g}", border=1)
-        pdf.ln()
-    pdf.ln(4)
-    pdf.set_font("Helvetica", "B", 11)
-    pdf.cell(0, 7, f"Alerts: {len(report['alerts_open'])} open, {len(report['alerts_cleared'])} cleared",
-             new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", "", 9)
+
+def _figure_cells(row: dict) -> list[dict]:
+    hands = row.get("hands") or 0
+    cells = [_cell(hands) if hands else _cell(NO_HANDS, none=True)]
+    for _heading, key in FIGURE_COLUMNS[1:]:
+        value = row.get(key)
+        cells.append(_cell(one_decimal(value), none=value is None))
+    return cells
+
+
+def _dealer_words(dealer, names: dict[str, str]) -> str:
+    if dealer is None:
+        return "nobody signed in"
+    return f"{dealer} {names[dealer]}" if names.get(dealer) else str(dealer)
+
+
+def _alert_rows(report: dict, clock: FloorClock, base_url: str | None, words) -> list[list[dict]]:
+    link = _linker(base_url)
+    rows = []
     for a in report["alerts_open"] + report["alerts_cleared"]:
-        cleared = (f"cleared by {a['cleared_by']} at {_when(a['cleared_at'])}: {a.get('note') or ''}"
-                   if a["cleared_at"] else "open")
-        text = f"{_when(a['raised'])} {a['table']} {a['kind']}: {a['text']} ({cleared})"
-        pdf.multi_cell(0, 5, text.encode("latin-1", "replace").decode("latin-1"), new_x="LMARGIN", new_y="NEXT")
-    return bytes(pdf.output())
+        what = words(a) if words is not None else f"{a['kind']}: {a['text']}"
+        if (a.get("count") or 1) > 1:
+            what += f" ({a['count']} times, the last at {clock.stamp(a['last_raised'])})"
+        first = "the first hand" if (a.get("count") or 1) > 1 else "the hand"
+        hand = (_cell(first, link(f"/hands/{a['table']}/{a['seq']}")) if a.get("seq")
+                else _cell("no hand", none=True))
+        cleared = a["cleared_at"] is not None
+        rows.append([_cell(clock.stamp(a["raised"])), _cell(a["table"], link(f"/tables/{a['table']}")),
+                     _cell(what), hand,
+                     _cell(a["cleared_by"]) if cleared else _cell("still open", none=True),
+                     _cell(clock.stamp(a["cleared_at"])) if cleared else _cell(NOTHING, none=True),
+                     _cell(a.get("note") or "")])
+    return rows
+
+
+def report_title(report: dict, clock: FloorClock) -> str:
+    """``Shift report: Thu 26 Nov 2026, 06:00 to 14:00 CET``."""
+    return f"Shift report: {span(clock, report['from'], report['to'])}"
+
+
+def report_sections(report: dict, clock: FloorClock, names: dict[str, str] | None = None,
+                    base_url: str | None = "", alert_words=None) -> list[dict]:
+    """The report as people read it: sections of ``id``, ``heading``, ``columns``, ``rows``
+    (cells of ``text``, ``href`` and ``none``: nothing to count), ``empty`` (what an empty
+    table says) and ``notes``. The first cell of a row names it. Links are the floor's paths
+    after *base_url* (``""``: the paths alone, as the page has them; ``None``: no links, for a file).
+    *alert_words* (an alert → what it says, as the floor map words it) replaces ``KIND: text``."""
+    names = names or {}
+    link = _linker(base_url)
+    figure_heads = [h for h, _k in FIGURE_COLUMNS]
+    tables = [[_cell(r["table"], link(f"/tables/{r['table']}")), *_figure_cells(r)] for r in report["tables"]]
+    tables.append([_cell("the room"), *_figure_cells(report["room"])])
+    dealers = [[_cell(_dealer_words(r["dealer"], names),
+                      link(f"/dealers/{r['dealer']}") if r["dealer"] is not None else None),
+                *_figure_cells(r)] for r in report["dealers"]]
+    cleared = [c for c in report["clearing"] if c["cleared_by"] is not None]
+    still_open = sum(c.get("open", 0) for c in report["clearing"] if c["cleared_by"] is None)
+    clearing_notes = [f"Still open: {still_open} alert{'s' if still_open != 1 else ''} raised in this range "
+                      "(listed under the alerts below)."] if still_open else []
+    alerts_heading = (f"Alerts raised ({len(report['alerts_open'])} still open, "
+                      f"{len(report['alerts_cleared'])} cleared)")
+    return [
+        {"id": "report-tables", "heading": "Tables", "columns": ["table", *figure_heads], "rows": tables,
+         "empty": "No table dealt in this range.", "notes": [NOTHING_LEGEND]},
+        {"id": "report-dealers", "heading": "Dealers", "columns": ["dealer", *figure_heads], "rows": dealers,
+         "empty": "No dealer dealt in this range.", "notes": [NOTHING_LEGEND]},
+        {"id": "report-clearing", "heading": "Alerts cleared, by supervisor",
+         "columns": ["supervisor", "alerts cleared", "mean time to clear", "median time", "longest time"],
+         "rows": [[_cell(c["cleared_by"]), _cell(c["count"]), _cell(duration(c["mean_s"])),
+                   _cell(duration(c["p50_s"])), _cell(duration(c["max_s"]))] for c in cleared],
+         "empty": "No alert raised in this range was cleared.", "notes": clearing_notes},
+        {"id": "report-alerts", "heading": alerts_heading,
+         "columns": ["raised", "table", "what", "hand", "cleared by", "cleared at", "note"],
+         "rows": _alert_rows(report, clock, base_url, alert_words), "empty": "No alert was raised in this range.",
+         "notes": []},
+        {"id": "report-sensing", "heading": "Sensing faults (which antenna needs service)",
+         "columns": ["table", "hands", "unread cards per 100 hands", "reader degraded per 100 hands",
+                     "reader faults per 100 hands"],
+         "rows": [[_cell(r["table"], link(f"/tables/{r['table']}")), _cell(r["hands"]),
+                   _cell(one_decimal(r["unread_cards_per_100_hands"])),
+                   _cell(one_decimal(r["reader_degraded_per_100_hands"])),
+                   _cell(one_decimal(r["reader_faults_per_100_hands"]))] for r in report["sensing"]],
+         "empty": "No hands, so no sensing to judge.", "notes": []},
+    ]
+
+
+def _templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
+                              autoescape=jinja2.select_autoescape(["html"]))
+
+
+def report_html(report: dict, names: dict[str, str] | None = None, clock: FloorClock | None = None) -> str:
+    """The report as one standalone HTML file that prints well (no script, no link out);
+    *names*: dealers' names to show beside their ids; *clock*: the floor's zone (else the machine's)."""
+    clock = clock or FloorClock()
+    return _templates().get_template("report_file.html").render(
+        title=report_title(report, clock), sections=report_sections(report, clock, names, None))
+
+
+def report_pdf(report: dict, names: dict[str, str] | None = None, clock: FloorClock | None = None,
+               base_url: str | None = None, alert_words=None) -> bytes:
+    """The report as a PDF (dealerbox/floor/report_pdf.py): the same sections as the page;
+    with *base_url* (``https://floor.example``) its links open the floor's pages."""
+    clock = clock or FloorClock()
+    sections = report_sections(report, clock, names, base_url, alert_words)
+    return PDF.sections_pdf(report_title(report, clock), sections,
+                            footer=f"dealerbox floor, {report_title(report, clock)}")

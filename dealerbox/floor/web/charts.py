@@ -1,52 +1,167 @@
 """The pit boss's charts, drawn on the server as SVG with pygal: no script, no CDN,
 so the pages work on a closed casino network. Each chart is inline SVG whose
-``<style>`` carries the page's CSP nonce."""
+``<style>`` carries the page's CSP nonce.
+
+Drawn to be read: bars from zero (never a y axis that starts at 50), every series in
+the legend under its full name (one with no hands says so), x labels in the floor's
+zone and never more than :data:`MAX_LABELS` of them, hours grouped into days when a
+range is longer than :data:`HOURLY_UP_TO_S`. A range with no hands gets a sentence
+instead of an empty chart; one with hands in only one hour (day), a sentence under its bar.
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
+import math
 import re
-
 import sys
 
 import pygal
+from markupsafe import escape
 from pygal.style import DarkStyle
+
+from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.figure_text import one_decimal
 
 # pygal puts an import hook on sys.meta_path for its map plugins (pygal.maps.*), one with
 # no find_spec: every later import that misses (fpdf2's optional uharfbuzz) then warns
 # (ImportWarning). The floor draws no maps: take the hook off again.
 sys.meta_path[:] = [f for f in sys.meta_path if type(f).__module__ != "pygal"]
 
-__all__ = ["hands_per_hour_chart", "irregularity_chart"]
+__all__ = ["hands_per_hour_chart", "irregularity_chart", "buckets", "y_labels", "MAX_LABELS", "HOURLY_UP_TO_S"]
+
+#: At most this many labels on the x axis (the others are left out, the bars stay).
+MAX_LABELS = 12
+#: A range up to this long is charted per hour; a longer one per day.
+HOURLY_UP_TO_S = 48 * 3600.0
+#: The series' colours: distinct on the dark page, and for the common colour blindnesses.
+COLOURS = ("#56b4e9", "#e69f00", "#cc79a7", "#009e73")
 
 _SCRIPT = re.compile(r"<script\b.*?</script>", re.S)
+_TOOLTIP = re.compile(r'<g [^>]*class="tooltip">.*?<g class="text" /></g>', re.S)
+_STYLE = DarkStyle(colors=COLOURS, background="#111", plot_background="#181818", font_family="sans-serif",
+                   foreground="#eee", foreground_strong="#fff", foreground_subtle="#888",
+                   title_font_size=16, legend_font_size=14, label_font_size=12,
+                   major_label_font_size=12, value_font_size=12)
 
 
-def _config(title: str, hours: list[dict]) -> dict:
-    labels = [_dt.datetime.fromtimestamp(h["hour"]).strftime("%H:%M") for h in hours]
-    return {"title": title, "x_labels": labels, "js": [], "style": DarkStyle, "height": 260,
-            "width": 760, "show_legend": True, "legend_at_bottom": True, "x_label_rotation": 0,
-            "print_values": False, "explicit_size": True, "disable_xml_declaration": True}
+def buckets(hours: list[dict], clock: FloorClock) -> tuple[list[dict], str]:
+    """*hours* (``figures.hourly``) as the chart's bars: per hour, or per local day when
+    they span more than :data:`HOURLY_UP_TO_S`; each with its label in the floor's zone,
+    its hands and its rates recomputed from its sums. Also the axis' name (``hour (CET)``)."""
+    if not hours:
+        return [], ""
+    daily = hours[-1]["hour"] - hours[0]["hour"] >= HOURLY_UP_TO_S
+    groups: dict[str, dict] = {}
+    for h in hours:
+        moment = clock.at(h["hour"])
+        label = f"{moment:%a %d %b}" if daily else f"{moment:%H:%M}"
+        key = f"{moment:%Y-%m-%d}" if daily else str(h["hour"])
+        group = groups.setdefault(key, {"start": h["hour"], "label": label, "hands": 0,
+                                        "dealing_seconds": 0.0, "irregularities": 0})
+        group["hands"] += h["hands"]
+        group["dealing_seconds"] += h["dealing_seconds"]
+        group["irregularities"] += h["irregularities"]
+    out = list(groups.values())
+    for g in out:
+        g["hands_per_hour"] = g["hands"] * 3600.0 / g["dealing_seconds"] if g["dealing_seconds"] > 0 else None
+        g["irregularities_per_100_hands"] = g["irregularities"] * 100.0 / g["hands"] if g["hands"] else None
+    zone = clock.at(hours[0]["hour"]).strftime("%Z")
+    return out, (f"day ({zone})" if daily else f"hour ({zone})")
 
 
-def _svg(chart, nonce: str) -> str:
+def y_labels(values) -> list[float]:
+    """The y axis' labels: from 0 in a round step (1, 2 or 5 times a power of ten), five or
+    six of them, the last at or a little above the highest value."""
+    high = max([v for v in values if v is not None] or [0.0])
+    step = 1.0
+    if high > 0:
+        power = 10.0 ** math.floor(math.log10(high / 5))
+        step = next(m * power for m in (1, 2, 5, 10) if m * power * 5 >= high)
+    top = max(step, math.ceil(high / step) * step)
+    if top - high < step * 0.2 and high > 0:
+        top += step
+    return [round(i * step, 6) for i in range(round(top / step) + 1)]
+
+
+def _chart(title: str, bars: list[dict], axis: str, y_title: str, values) -> pygal.Bar:
+    every = max(1, math.ceil(len(bars) / MAX_LABELS))
+    ticks = y_labels(values)
+    return pygal.Bar(
+        title=title, x_labels=[b["label"] for b in bars], x_title=axis, y_title=y_title,
+        range=(0, ticks[-1]), y_labels=ticks, include_x_axis=True, x_labels_major_every=every,
+        show_minor_x_labels=every == 1, truncate_legend=-1, truncate_label=-1, js=[],
+        style=_STYLE, height=300, width=660, show_legend=True, legend_at_bottom=True,
+        x_label_rotation=0, print_values=False, explicit_size=True, disable_xml_declaration=True)
+
+
+def svg(chart, nonce: str) -> str:
     svg = chart.render(is_unicode=True)
     # pygal always writes its tooltips' config as a script; the chart needs none (and the
     # page's CSP would refuse it): out it goes.
     svg = _SCRIPT.sub("", svg)
-    return svg.replace("<style", f'<style nonce="{nonce}"')
+    # ... and so its tooltip, hidden by an inline style the CSP refuses too.
+    svg = _TOOLTIP.sub("", svg)
+    return svg.replace("<style", f'<style nonce="{nonce}"', 1).replace("<svg", '<svg role="img"', 1)
 
 
-def hands_per_hour_chart(hours: list[dict], nonce: str, *, title: str) -> str:
-    """Bars of hands per hour, one per clock hour of the shift (``figures.hourly``)."""
-    chart = pygal.Bar(**_config(title, hours))
-    chart.add("hands per hour", [h["hands_per_hour"] for h in hours])
-    return _svg(chart, nonce)
+def _sentence(title: str, text: str) -> str:
+    return f'<p class="chart-note"><strong>{escape(title)}:</strong> {escape(text)}</p>'
 
 
-def irregularity_chart(hours: list[dict], room_hours: list[dict], nonce: str, *, title: str, who: str) -> str:
-    """Irregularities per 100 hands per clock hour: *who*'s beside the room's."""
-    chart = pygal.Line(**_config(title, hours))
-    chart.add(who, [h["irregularities_per_100_hands"] for h in hours])
-    chart.add("the room", [h["irregularities_per_100_hands"] for h in room_hours])
-    return _svg(chart, nonce)
+def _with_hands(bars: list[dict]) -> list[dict]:
+    return [b for b in bars if b["hands"]]
+
+
+def _sparse(title: str, bars: list[dict], axis: str, say) -> tuple[str | None, str]:
+    """``(sentence instead of the chart, note under it)``: a sentence alone when no bar has
+    hands; a note with the chart when only one has (a lone bar reads as a trend otherwise)."""
+    dealt = _with_hands(bars)
+    if not dealt:
+        return _sentence(title, "no hands in this range, so nothing to chart."), ""
+    if len(dealt) == 1:
+        unit = axis.split(" ")[0]
+        zone = axis[len(unit) + 1:].strip("()")
+        return None, _sentence(title, f"only one {unit} of this range has hands, {dealt[0]['label']} {zone}: "
+                                      f"{say(dealt[0])}.")
+    return None, ""
+
+
+def _legend_name(name: str, bars: list[dict]) -> str:
+    return name if _with_hands(bars) else f"{name} (no hands)"
+
+
+def hands_per_hour_chart(hours: list[dict], nonce: str, clock: FloorClock, *, title: str) -> str:
+    """Bars of hands per hour, one per clock hour (or day) of the range (``figures.hourly``);
+    a sentence instead when no hour has hands, and under the chart when only one has."""
+    bars, axis = buckets(hours, clock)
+    sentence, note = _sparse(title, bars, axis, lambda b: f"{one_decimal(b['hands_per_hour'])} hands per hour "
+                                                          f"({b['hands']} hands)")
+    if sentence is not None:
+        return sentence
+    values = [b["hands_per_hour"] for b in bars]
+    chart = _chart(title, bars, axis, "hands per hour", values)
+    chart.add("hands per hour", values)
+    return svg(chart, nonce) + note
+
+
+def irregularity_chart(hours: list[dict], room_hours: list[dict], nonce: str, clock: FloorClock, *,
+                       title: str, who: str) -> str:
+    """Irregularities per 100 hands per clock hour (or day): *who*'s bars beside the room's;
+    a sentence instead when *who* has no hands, and under the chart when hands in one hour only."""
+    bars, axis = buckets(hours, clock)
+    room_bars, _ = buckets(room_hours, clock)
+    room_at = {b["label"]: b for b in room_bars}
+
+    def say(b):
+        room = room_at.get(b["label"])
+        room_text = one_decimal(room["irregularities_per_100_hands"]) if room else one_decimal(None)
+        return f"{who} {one_decimal(b['irregularities_per_100_hands'])}, the room {room_text}"
+    sentence, note = _sparse(title, bars, axis, say)
+    if sentence is not None:
+        return sentence
+    mine = [b["irregularities_per_100_hands"] for b in bars]
+    room = [room_at[b["label"]]["irregularities_per_100_hands"] if b["label"] in room_at else None for b in bars]
+    chart = _chart(title, bars, axis, "per 100 hands", mine + room)
+    chart.add(_legend_name(who, bars), mine)
+    chart.add(_legend_name("the room", [room_at[b["label"]] for b in bars if b["label"] in room_at]), room)
+    return svg(chart, nonce) + note

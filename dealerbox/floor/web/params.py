@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 import time
+from typing import NamedTuple
 
 from dealerbox.floor import figures as F
 from dealerbox.floor.accounts import NAME_RE
+from dealerbox.floor.clock import PRESETS, FloorClock
 from dealerbox.floor.web.auth import Refused
 from dealerbox.link import protocol as P
 
-__all__ = ["time_range", "parse_time", "table_id_of", "dealer_id_of", "row_id_of", "user_name_of", "table_query",
+__all__ = ["time_range", "page_range", "PageRange", "parse_time", "parse_local_time", "table_id_of", "dealer_id_of", "row_id_of", "user_name_of", "table_query",
            "dealer_query", "DEFAULT_SPAN_S", "LONGEST_SPAN_S", "LATEST_MOMENT", "ROW_ID_MAX"]
 
 #: Without ``from``, the range starts this long before ``to``.
@@ -46,6 +48,27 @@ def parse_time(name: str, text: str) -> float:
     return moment
 
 
+def parse_local_time(name: str, text: str, clock: FloorClock) -> float:
+    """Epoch seconds from the query parameter *name*, a local date-time in the floor's zone
+    as ``<input type="datetime-local">`` sends it (``2026-11-26T19:55``), else a 400."""
+    try:
+        moment = clock.parse_local(text)
+    except (ValueError, OverflowError):
+        raise Refused(400, f"{name}={_shown(text)}: expected a local date and time such as "
+                           "2026-11-26T19:55") from None
+    if not 0 <= moment <= LATEST_MOMENT:
+        raise Refused(400, f"{name}={_shown(text)}: expected a time from 1970 to before 3000-01-01")
+    return moment
+
+
+def _checked(start: float, end: float) -> tuple[float, float]:
+    if start >= end:
+        raise Refused(400, f"from ({start}) must be before to ({end})")
+    if end - start > LONGEST_SPAN_S:
+        raise Refused(400, f"a range of at most {LONGEST_SPAN_S / 86400:.0f} days at once")
+    return start, end
+
+
 def time_range(request) -> tuple[float, float]:
     """``(from, to)`` of the request's query, in epoch seconds: ``to`` defaults to now,
     ``from`` to :data:`DEFAULT_SPAN_S` before ``to`` (never before 0); a 400 when they
@@ -53,11 +76,54 @@ def time_range(request) -> tuple[float, float]:
     q = request.query_params
     end = parse_time("to", q["to"]) if "to" in q else time.time()
     start = parse_time("from", q["from"]) if "from" in q else max(0.0, end - DEFAULT_SPAN_S)
-    if start >= end:
-        raise Refused(400, f"from ({start}) must be before to ({end})")
-    if end - start > LONGEST_SPAN_S:
-        raise Refused(400, f"a range of at most {LONGEST_SPAN_S / 86400:.0f} days at once")
-    return start, end
+    return _checked(start, end)
+
+
+class PageRange(NamedTuple):
+    """The range a page shows: epoch seconds, and the preset it is (``None``: none)."""
+
+    start: float
+    end: float
+    preset: str | None
+
+
+def page_range(request, clock: FloorClock, now: float | None = None) -> PageRange:
+    """The range a figures page or the shift report shows, from its query, one of:
+
+    - ``preset``: one of :data:`~dealerbox.floor.clock.PRESETS` (``this_shift``, ...), from
+      :meth:`FloorClock.presets`;
+    - ``start`` / ``end``: local date-times in the floor's zone, as the page's date-time
+      inputs send them (an input left empty counts as not given);
+    - ``from`` / ``to``: epoch seconds or ISO 8601 with an offset, as the API takes them
+      (:func:`time_range`).
+
+    Each end is taken from ``start``/``from`` (``end``/``to``), else it defaults as
+    :func:`time_range`'s. Anything else (an unknown preset, a preset with bounds, both
+    ``start`` and ``from``, a value of any other shape) is a 400 naming it."""
+    q = request.query_params
+    now = time.time() if now is None else now
+    local = {k: q[k] for k in ("start", "end") if q.get(k, "").strip()}
+    if "preset" in q:
+        preset = q["preset"]
+        if preset not in PRESETS:
+            raise Refused(400, f"preset={_shown(preset)}: expected one of {', '.join(PRESETS)}")
+        given = sorted(set(local) | {k for k in ("from", "to") if k in q})
+        if given:
+            raise Refused(400, f"preset={preset} names its own range: drop {given[0]}")
+        start, end = clock.presets(now)[preset]
+        return PageRange(*_checked(start, end), preset)
+    for local_name, api_name in (("start", "from"), ("end", "to")):
+        if local_name in local and api_name in q:
+            raise Refused(400, f"give {local_name} (a local time) or {api_name}, not both")
+    if "end" in local:
+        end = parse_local_time("end", local["end"].strip(), clock)
+    else:
+        end = parse_time("to", q["to"]) if "to" in q else now
+    if "start" in local:
+        start = parse_local_time("start", local["start"].strip(), clock)
+    else:
+        start = parse_time("from", q["from"]) if "from" in q else max(0.0, end - DEFAULT_SPAN_S)
+    return PageRange(*_checked(start, end), None)
 
 
 def table_id_of(value: str) -> str:

@@ -1,0 +1,63 @@
+"""How the pages, the report file and its PDF write a figure for people to read.
+
+The API keeps its raw values for machines (``329.485``, ``None``); people read one
+decimal (``329.5``), a count as a whole number, a dash where there is nothing to
+count (with a legend saying so: :data:`NOTHING_LEGEND`), a duration in minutes and
+seconds, and a range as local times with the zone. A zero is a figure (``0.0``),
+never a blank.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dealerbox.floor.clock import FloorClock
+
+__all__ = ["NOTHING", "NOTHING_LEGEND", "NO_HANDS", "one_decimal", "count", "duration", "span"]
+
+#: What a cell holds when there is nothing to count (no hands; no corrections).
+NOTHING = "–"
+#: The legend under a table that may hold :data:`NOTHING`.
+NOTHING_LEGEND = (f"{NOTHING} nothing to count: no hands in the range (for wrong corrections: "
+                  "no corrections made); 0.0 is a real zero.")
+#: A group's hands when it dealt none.
+NO_HANDS = "no hands"
+
+
+def one_decimal(value) -> str:
+    """``329.485`` → ``329.5``, ``0`` → ``0.0``; ``None`` (or a non-finite value) → :data:`NOTHING`."""
+    if value is None or isinstance(value, bool):
+        return NOTHING
+    value = float(value)
+    if not math.isfinite(value):
+        return NOTHING
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text
+
+
+def count(value) -> str:
+    """A count as a whole number; ``None`` → :data:`NOTHING`."""
+    return NOTHING if value is None else str(int(value))
+
+
+def duration(seconds) -> str:
+    """``42.4`` → ``42 s``, ``200`` → ``3 min 20 s``, ``3900`` → ``1 h 5 min``; ``None`` → :data:`NOTHING`."""
+    if seconds is None or not math.isfinite(float(seconds)):
+        return NOTHING
+    s = round(float(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    minutes = round(s / 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes % 60 else f"{minutes // 60} h"
+
+
+def span(clock: FloorClock, start: float, end: float) -> str:
+    """A range as people read it, in the floor's zone: ``Thu 26 Nov 2026, 14:00 to 19:55 CET``
+    within one day, else both ends in full (``Wed 25 Nov 2026, 22:00 CET to Thu 26 Nov 2026,
+    06:00 CET``)."""
+    a, b = clock.at(start), clock.at(end)
+    if a.date() == b.date() and a.strftime("%Z") == b.strftime("%Z"):
+        return f"{a:%a %d %b %Y}, {a:%H:%M} to {b:%H:%M %Z}"
+    return f"{a:%a %d %b %Y, %H:%M %Z} to {b:%a %d %b %Y, %H:%M %Z}"
