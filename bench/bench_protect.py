@@ -21,7 +21,11 @@ hand shuffle is ``riffle riffle strip riffle cut`` with the default gathering mo
 ``protect_no_shuffle_detected_within_hands`` (median; goal <= 3) and
 ``protect_no_shuffle_detected_pct`` (within 5 hands; goal >= 99), at 9 players; ``_6p`` beside.
 ``protect_false_riffle_detected_pct`` (k = 12, 9 players, within 3 hands; goal >= 95),
-    the per-hand detection rate and k = 8 (and 20) beside it.
+    the per-hand detection rate and k = 8 (and 20) beside it. The dealer gathers as the
+    model says, so half the time the kept slug is undealt stub cards, whose order no hand
+    showed: no statistic of the record can see those hands, which caps the figure at
+    1 - 0.5^3 = 87.5%. ``_slug_seen`` beside it: the cheat keeping a slug the last hand
+    showed (gathered cards on top), the slug a cheat has a use for.
 ``protect_stacked_seat_detected_pct`` (AA at one seat once in 10 hands; within one
     8-hour shift; goal >= 95), once in 30 beside it.
 ``protect_stopped_shuffler_detected_within_hands`` (median; a machine that only cuts,
@@ -68,26 +72,51 @@ REFERENCE_HANDS = 100_000
 TRIALS = 200
 FAIR_TABLES = 20
 
+#: The issue's "Done when", one row per goal: (comparison ``<=``/``>=``, or "" for a figure
+#: shown with no goal; the goal; the figures printed beside it, as the issue asks).
 GOALS = {
-    "protect_false_alarms_per_10000_hands_machine": ("<=", 1),
-    "protect_false_alarms_per_10000_hands_hand_shuffle": ("<=", 1),
-    "protect_no_shuffle_detected_within_hands": ("<=", 3),
-    "protect_no_shuffle_detected_pct": (">=", 99),
-    "protect_false_riffle_detected_pct": (">=", 95),
-    "protect_stacked_seat_detected_pct": (">=", 95),
-    "protect_stopped_shuffler_detected_within_hands": ("<=", 5),
-    "protect_dealer_3x_detected_within_hands": ("", None),
-    "protect_dealer_false_alarms_per_shift": ("<=", 0.01),
+    "protect_false_alarms_per_10000_hands_machine": (
+        "<=", 1, ("protect_fair_hands_machine", "protect_false_alarms_machine_by_kind")),
+    "protect_false_alarms_per_10000_hands_hand_shuffle": (
+        "<=", 1, ("protect_fair_hands_hand_shuffle", "protect_false_alarms_hand_shuffle_by_kind",
+                  "protect_false_alarms_per_10000_hands_hand_shuffle_board_in_order",
+                  "protect_false_alarms_per_10000_hands_hand_shuffle_hands_loose",
+                  "protect_false_alarms_per_10000_hands_hand_shuffle_gathered_on_top")),
+    "protect_no_shuffle_detected_within_hands": ("<=", 3, ("protect_no_shuffle_detected_within_hands_6p",)),
+    "protect_no_shuffle_detected_pct": (">=", 99, ("protect_no_shuffle_detected_pct_6p",)),
+    "protect_false_riffle_detected_pct": (
+        ">=", 95, ("protect_false_riffle_detected_pct_first_hand", "protect_false_riffle_detected_pct_k8",
+                   "protect_false_riffle_detected_pct_first_hand_k8", "protect_false_riffle_detected_pct_k20",
+                   "protect_false_riffle_detected_pct_slug_seen",
+                   "protect_false_riffle_detected_pct_first_hand_slug_seen")),
+    "protect_stacked_seat_detected_pct": (">=", 95, ("protect_stacked_seat_detected_pct_1_in_30",)),
+    "protect_stopped_shuffler_detected_within_hands": (
+        "<=", 5, ("protect_stopped_shuffler_detected_pct_within_5",)),
+    "protect_dealer_3x_detected_within_hands": ("", None, ("protect_dealer_3x_detected_pct_within_3000",)),
+    "protect_dealer_false_alarms_per_shift": ("<=", 0.01, ()),
 }
 
 
+def met(op: str, goal, value) -> bool | None:
+    """Whether *value* meets the goal (None: no goal). No figure (a median of runs that mostly
+    saw nothing) meets no goal."""
+    if not op:
+        return None
+    if value is None:
+        return False
+    return value <= goal if op == "<=" else value >= goal
+
+
 def show(figures: dict) -> None:
-    """Each goal's figure beside its goal (``<=`` or ``>=``), and whether it was met."""
-    for key, (op, goal) in GOALS.items():
+    """Each goal's figure beside its goal (``<=`` or ``>=``) and whether it was met, then the
+    figures the issue asks for beside it, indented under it."""
+    for key, (op, goal, beside) in GOALS.items():
         value = figures.get(key)
-        met = None if not op or value is None else value <= goal if op == "<=" else value >= goal
-        print(f"   {key:52} {value!s:>10}  {f'goal {op} {goal}' if op else '':14} "
-              f"{'' if met is None else 'ok' if met else 'MISSED'}", flush=True)
+        ok = met(op, goal, value)
+        print(f"   {key:52} {value!s:>10}  {f'goal {op} {goal}' if op else 'no goal':14} "
+              f"{'' if ok is None else 'ok' if ok else 'MISSED'}", flush=True)
+        for other in beside:
+            print(f"      beside: {other:66} {figures.get(other)!s}", flush=True)
 
 
 class Room:
@@ -191,6 +220,14 @@ def detection(directory, name, config, refs, trials, make_sim, kinds, *, warm=2,
     return out
 
 
+def _by_kind(room: Room) -> dict:
+    """Alerts the room raised, per kind (an open alert's count holds the times it folded)."""
+    out: dict = {}
+    for a in room.alerts():
+        out[a["kind"]] = out.get(a["kind"], 0) + a["count"]
+    return out
+
+
 def _pct(found, within) -> float:
     return round(100.0 * sum(1 for f in found if f is not None and f <= within) / len(found), 1)
 
@@ -224,9 +261,7 @@ def run(scale: float = 1.0) -> dict:
         rate, room, hands = fair(d, "fair_machine", machine, refs_machine, fair_hands, rng)
         fig["protect_false_alarms_per_10000_hands_machine"] = rate
         fig["protect_fair_hands_machine"] = hands
-        by_kind = {}
-        for a in room.alerts():
-            by_kind[a["kind"]] = by_kind.get(a["kind"], 0) + a["count"]
+        by_kind = _by_kind(room)
         fig["protect_false_alarms_machine_by_kind"] = by_kind
         dealer_shifts = hands / 240
         fig["protect_dealer_false_alarms_per_shift"] = round(by_kind.get("dealer_chart", 0) / dealer_shifts, 4)
@@ -238,6 +273,7 @@ def run(scale: float = 1.0) -> dict:
         rate, room, hands = fair(d, "fair_hand", house, refs_house, fair_hands, rng)
         fig["protect_false_alarms_per_10000_hands_hand_shuffle"] = rate
         fig["protect_fair_hands_hand_shuffle"] = hands
+        fig["protect_false_alarms_hand_shuffle_by_kind"] = _by_kind(room)
         room.close()
         for label, gathering in (("board_in_order", Gathering(board="in_order")),
                                  ("hands_loose", Gathering(hands_together=False)),
@@ -265,6 +301,17 @@ def run(scale: float = 1.0) -> dict:
             suffix = "" if k == 12 else f"_k{k}"
             fig[f"protect_false_riffle_detected_pct{suffix}"] = _pct(found, 3)
             fig[f"protect_false_riffle_detected_pct_first_hand{'' if k == 12 else f'_k{k}'}"] = _pct(found, 1)
+
+        # The same cheat keeping a slug the last hand showed (the gathered cards put on top each
+        # time): above, the gathered cards go under the stub half the time, and then the slug is
+        # undealt stub cards whose order no hand showed, which no statistic of the record can
+        # tell from a fair shuffle: 1 - 0.5^3 = 87.5% within 3 hands is the most it can reach.
+        def seen_slug_sim(table, r):
+            sim = TableSim(MACHINE, r, players=9, table=table)
+            return sim, _switch(sim, FalseRiffle(12, MACHINE), gathering=Gathering(place="top"))
+        found = detection(d, "falseseen", machine, refs_machine, trials, seen_slug_sim, ("shuffle",), rng=rng)
+        fig["protect_false_riffle_detected_pct_slug_seen"] = _pct(found, 3)
+        fig["protect_false_riffle_detected_pct_first_hand_slug_seen"] = _pct(found, 1)
 
         def stopped_sim(table, r):
             sim = TableSim(MACHINE, r, players=9, table=table, decks=("A", "B"))
@@ -300,18 +347,21 @@ def run(scale: float = 1.0) -> dict:
     return fig
 
 
-def _switch(sim: TableSim, cheat) -> "_Swapped":
+def _switch(sim: TableSim, cheat, *, gathering: Gathering | None = None) -> "_Swapped":
     """*sim* dealing with the cheat *cheat* in place of its own shuffle from now on (the same
-    TableSim, so the decks' order carries on from the fair hands)."""
-    return _Swapped(sim, cheat)
+    TableSim, so the decks' order carries on from the fair hands), and gathering as *gathering*
+    says when given (the cheat's own way of picking up the cards)."""
+    return _Swapped(sim, cheat, gathering)
 
 
 class _Swapped:
-    def __init__(self, sim: TableSim, cheat):
-        self.sim, self.cheat = sim, cheat
+    def __init__(self, sim: TableSim, cheat, gathering: Gathering | None = None):
+        self.sim, self.cheat, self.gathering = sim, cheat, gathering
 
     def deal(self):
         self.sim.shuffle = self.cheat
+        if self.gathering is not None:
+            self.sim.gathering = self.gathering
         return self.sim.deal()
 
 

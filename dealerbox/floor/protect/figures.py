@@ -36,8 +36,13 @@ def _in_range(start: float, end: float):
 def shuffle_quality(conn, start: float, end: float) -> dict:
     """``{"tables": [...], "dealers": [...]}``: each row ``hands``, ``scored``, ``mean_kept``,
     ``expected_kept`` (the declared shuffle's mean for the same games), ``low_p_share``
-    (of scored hands, p below :data:`LOW_P`; about 0.05 when fair) and ``min_p``."""
-    means = {cfg: sum(k * c for k, c in enumerate(r.counts)) / r.n for cfg, r in load_references(conn).items()}
+    (of scored hands, p below :data:`LOW_P`), ``expected_low_p_share`` (the share a fair
+    shuffle as declared gives for the same games: at most 0.05, less where the statistic's
+    few values cannot make exactly 5%) and ``min_p``."""
+    references = load_references(conn)
+    means = {cfg: sum(k * c for k, c in enumerate(r.counts)) / r.n for cfg, r in references.items()}
+    low_shares = {cfg: sum(c for k, c in enumerate(r.counts) if r.p_value(k) < LOW_P) / r.n
+                  for cfg, r in references.items()}
     h = protect_hands.c
     out = {}
     for name, column in (("tables", h.table_id), ("dealers", h.dealer)):
@@ -47,12 +52,14 @@ def shuffle_quality(conn, start: float, end: float) -> dict:
                        func.sum(h.statistic), func.sum((h.p_value < LOW_P).cast(Integer)),
                        func.min(h.p_value))
                 .where(_in_range(start, end)).group_by(column, h.players, h.hole_cards)):
-            r = rows.setdefault(key, {"hands": 0, "scored": 0, "kept": 0, "expected": 0.0, "low": 0, "min_p": None})
+            r = rows.setdefault(key, {"hands": 0, "scored": 0, "kept": 0, "expected": 0.0, "low": 0,
+                                      "expected_low": 0.0, "min_p": None})
             r["hands"] += hands
             r["scored"] += scored
             r["kept"] += int(total or 0)
             r["expected"] += scored * means.get((players, hole_cards), 0.0)
             r["low"] += int(low or 0)
+            r["expected_low"] += scored * low_shares.get((players, hole_cards), 0.0)
             if min_p is not None:
                 r["min_p"] = min_p if r["min_p"] is None else min(r["min_p"], min_p)
         key_name = "table" if name == "tables" else "dealer"
@@ -60,6 +67,7 @@ def shuffle_quality(conn, start: float, end: float) -> dict:
                       "mean_kept": round(r["kept"] / r["scored"], 4) if r["scored"] else None,
                       "expected_kept": round(r["expected"] / r["scored"], 4) if r["scored"] else None,
                       "low_p_share": round(r["low"] / r["scored"], 4) if r["scored"] else None,
+                      "expected_low_p_share": round(r["expected_low"] / r["scored"], 4) if r["scored"] else None,
                       "min_p": r["min_p"]}
                      for key, r in sorted(rows.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))]
     return out

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from collections import deque
 
@@ -47,7 +48,8 @@ from dealerbox.floor.store.alerts import raise_alert_in
 from dealerbox.floor.store.schema import lines_table, tables_table
 from dealerbox.domain.cards import DECK_52
 
-__all__ = ["Protection", "ALERT_KINDS", "load_references", "save_reference", "room_rate", "put_fitted"]
+__all__ = ["Protection", "ALERT_KINDS", "load_references", "save_reference", "room_rate", "put_fitted",
+           "alert_odds"]
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +307,19 @@ class Protection:
             finding = luck.score(table_id, seat, label, n, tuple(ids), strong_probability(hole_cards, c.holdem_strong, c.omaha_pairs))
             if finding.alert:
                 raise_alert_in(conn, table_id, "seat_luck", _seat_text(finding), ids[0], now)
+
+
+#: What the alerts' texts below say of their odds: "p = 3e-06", "resolution 1e-05".
+_P_OF_TEXT = re.compile(r"\bp = ([0-9.]+(?:e[+-]?[0-9]+)?)")
+_RESOLUTION_OF_TEXT = re.compile(r"\bresolution ([0-9.]+(?:e[+-]?[0-9]+)?)")
+
+
+def alert_odds(text: str) -> tuple[float | None, float | None]:
+    """The p-value a protection alert's *text* states, and its reference's resolution (the
+    smallest p-value it can give) where the text states one; None for what it does not say.
+    The texts are written by the functions below: this reads what they write."""
+    p, resolution = _P_OF_TEXT.search(text or ""), _RESOLUTION_OF_TEXT.search(text or "")
+    return (float(p.group(1)) if p else None, float(resolution.group(1)) if resolution else None)
 
 
 def _utc(seconds: float) -> str:

@@ -113,10 +113,13 @@ def test_a_deck_dealt_again_unshuffled_is_a_shuffle_alert_and_a_procedure_findin
     assert stats[0] is None and all(k >= 3 for k in stats[1:])
     assert [r[8] for r in rows] == [None, 1 / 1001, 1 / 1001]
     # The figures: the reference's mean is (0 x 900 + 1 x 90 + 2 x 10) / 1000 = 0.11 kept pairs.
+    # Below p = 0.05 a fair hand lies only at 2 kept pairs ((1 + 10) / 1001 = 0.011; at 1 pair
+    # (1 + 100) / 1001 = 0.10): 10 of the 1000 reference hands, a share of 0.01.
     quality, seats, chart = figures
     (table,) = quality["tables"]
     assert table == {"table": "T1", "hands": 3, "scored": 2, "mean_kept": (stats[1] + stats[2]) / 2,
-                     "expected_kept": 0.11, "low_p_share": 1.0, "min_p": 1 / 1001}
+                     "expected_kept": 0.11, "low_p_share": 1.0, "expected_low_p_share": 0.01,
+                     "min_p": 1 / 1001}
     assert quality["dealers"][0]["dealer"] == "D1" and [s["seat"] for s in seats] == [1, 2, 3, 4, 5, 6]
     assert all(s["hands"] == 3 and s["expected"] == round(3 * 22 / 1326, 3) for s in seats)
     assert [p["value"] for p in chart["points"]] == [0.0, 0.0, 0.0]   # no room rate: no chart

@@ -1,0 +1,309 @@
+"""The Surveillance page: game protection's figures for the pit boss (issue 33; docs/FLOOR.md,
+"Surveillance").
+
+``/surveillance`` shows, over a range (the current shift unless the query names another, as
+every figures page takes it: :func:`~dealerbox.floor.web.params.page_range`):
+
+- the shuffle quality per table and per dealer, in plain words, one decimal;
+- the protection alerts (shuffle, procedure, seat luck, dealer chart) with how unlikely
+  what they saw was under the declared model;
+- seat luck per table and seat, the strong hands behind each figure linked to their
+  stories (``/hands/{table}/{seq}``);
+- every dealer's control chart (CUSUM) as an SVG chart drawn on the server.
+
+``/api/surveillance`` answers the same figures as JSON. The protection pass itself runs in
+the collector (``floor/protect/floor_pass.py``); this page only reads what it filed.
+
+The dealer's page can show the chart too: :meth:`ProtectPages.dealer_chart_html` renders
+the partial template ``_dealer_chart.html`` (:meth:`ProtectPages.dealer_chart_context`: its context).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+
+import pygal
+from pygal.style import DarkStyle
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse
+
+from dealerbox.floor.protect import figures as PF
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.control_chart import Cusum
+from dealerbox.floor.protect.floor_pass import ALERT_KINDS, alert_odds, load_references, room_rate
+from dealerbox.floor.settings import load_protect
+from dealerbox.floor.web import charts as C
+from dealerbox.floor.web.params import PageRange, page_range
+from dealerbox.floor.web.range_form import range_controls
+
+__all__ = ["ProtectPages", "odds_words", "cusum_chart", "ALERT_TITLES", "RANGE_KEYS"]
+
+#: What each protection alert is, in a pit boss's words.
+ALERT_TITLES = {
+    "shuffle": "A deck dealt as if not shuffled",
+    "procedure": "A dealer shuffling less than the house declares",
+    "seat_luck": "A seat dealt improbably many strong starting hands",
+    "dealer_chart": "A dealer's error rate out of line with the room's",
+}
+#: The query's keys that name a range (any of them: the page shows that range, not the current shift).
+RANGE_KEYS = ("preset", "start", "end", "from", "to")
+
+
+def odds_words(p: float | None, resolution: float | None = None) -> str:
+    """A probability as a pit boss reads it: ``about 1 in 52,000``, ``4.8%``; at the
+    reference's resolution, ``fewer than 1 in 100,001`` (a Monte Carlo p-value cannot go lower)."""
+    if p is None:
+        return ""
+    if resolution is not None and p <= resolution * (1 + 1e-9):
+        return f"fewer than 1 in {round(1 / resolution):,} (the most the reference can tell)"
+    if p <= 0:
+        return "never, under the declared model"
+    if p < 1e-9:
+        return "less than 1 in a billion"
+    if p < 0.01:
+        return f"about 1 in {_two_figures(1 / p):,}"
+    return f"{100 * p:.1f}%"
+
+
+def _two_figures(x: float) -> int:
+    """*x* rounded to two significant figures (odds read better as 52,000 than 51,873)."""
+    digits = len(str(int(x))) - 2
+    return int(round(x, -digits)) if digits > 0 else round(x)
+
+
+#: Ranks as the seat-luck note names them (Omaha's strong pairs).
+_RANK_NAMES = {"A": "aces", "K": "kings", "Q": "queens", "J": "jacks", "T": "tens", "9": "nines", "8": "eights",
+               "7": "sevens", "6": "sixes", "5": "fives", "4": "fours", "3": "threes", "2": "twos"}
+
+
+def _pairs_words(ranks: str) -> str:
+    """``"AK"`` → ``two aces or two kings``."""
+    return " or ".join(f"two {_RANK_NAMES.get(r, r)}" for r in ranks)
+
+
+@functools.lru_cache(maxsize=64)
+def _arl(cusum: Cusum, p: float) -> float:
+    """The chart's average run length at rate *p*: the same for every dealer, solved once."""
+    return cusum.arl(p)
+
+
+def _percent(share: float | None) -> str:
+    return "" if share is None else f"{100 * share:.1f}%"
+
+
+def _one(x: float | None) -> str:
+    return "" if x is None else f"{x:.1f}"
+
+
+def cusum_chart(chart: dict, cusum: Cusum | None, nonce: str, *, who: str) -> str:
+    """One dealer's control chart as inline SVG: the chart's value after each hand dealt in
+    the range, the hands with an error marked, and the limit h; both axes from zero."""
+    points = chart["points"]
+    values = [p["value"] for p in points]
+    h = cusum.h if cusum is not None else None
+    top = max([*values, h or 0.0, 1.0]) * 1.15
+    n = max(1, len(points))
+    c = pygal.XY(title=f"Error control chart (CUSUM), {who}", x_title="hands dealt in the range, in order",
+                 y_title="chart value", range=(0, top), xrange=(0, n), include_x_axis=True, js=[],
+                 style=DarkStyle, height=280, width=760, show_legend=True, legend_at_bottom=True,
+                 explicit_size=True, disable_xml_declaration=True, x_label_rotation=0, print_values=False,
+                 dots_size=3)
+    c.add("chart value after each hand", [(0, 0.0)] + [(i + 1, v) for i, v in enumerate(values)],
+          show_dots=False)
+    c.add("a hand with an error", [(i + 1, p["value"]) for i, p in enumerate(points) if p["error"]],
+          stroke=False)
+    if h is not None:
+        c.add(f"limit h = {h:.1f}: out of control", [(0, h), (n, h)], show_dots=False,
+              stroke_style={"dasharray": "6, 4"})
+    return C.svg(c, nonce)
+
+
+class ProtectPages:
+    """The Surveillance page over *app* (:class:`~dealerbox.floor.web.app.FloorApp`): its
+    store, figures, clock, templates and dealers' names; ``[protect]`` from the app's
+    floor.toml (the defaults when it has none)."""
+
+    def __init__(self, app):
+        self.app = app
+        config = app.settings.config
+        self.config = load_protect(config) if config is not None else ProtectConfig()
+        self._cusum: tuple[float, Cusum] | None = None
+
+    def routes(self) -> list[tuple]:
+        """The routes, as :meth:`FloorApp.routes` lists them: every one needs "view"."""
+        return [
+            ("/surveillance", "GET", self.page, "view", None),
+            ("/api/surveillance", "GET", self.json, "view", None),
+        ]
+
+    # -- the range
+
+    def window(self, request, now: float | None = None) -> PageRange:
+        """The range the page shows: what the query names (:func:`~dealerbox.floor.web.params.page_range`:
+        ``preset``, ``start``/``end`` local, ``from``/``to``), else the current shift."""
+        q = request.query_params
+        if any(q.get(k, "").strip() for k in RANGE_KEYS):
+            return page_range(request, self.app.clock, now)
+        now = time.time() if now is None else now
+        start, end = self.app.clock.presets(now)["this_shift"]
+        return PageRange(start, max(end, start + 1.0), "this_shift")
+
+    # -- the figures
+
+    def cusum(self, conn) -> Cusum | None:
+        """The dealers' chart as the pass designs it (``[protect]`` room_rate or the fitted one),
+        or None when the room's rate is not known."""
+        rate = self.config.room_rate if self.config.room_rate is not None else room_rate(conn)
+        if rate is None or not 0 < rate * self.config.chart_shift < 1:
+            return None
+        if self._cusum is None or self._cusum[0] != rate:
+            self._cusum = (rate, Cusum.design(rate, shift=self.config.chart_shift,
+                                              target_arl=self.config.chart_arl))
+        return self._cusum[1]
+
+    def figures(self, conn, start: float, end: float) -> dict:
+        """Everything the page shows, read on one connection (JSON-ready)."""
+        quality = PF.shuffle_quality(conn, start, end)
+        cusum = self.cusum(conn)
+        h = cusum.h if cusum is not None else None
+        seats = [{"table": row["table"], "seats": PF.seat_luck(conn, row["table"], start, end, self.config)}
+                 for row in quality["tables"]]
+        charts = [PF.dealer_chart(conn, row["dealer"], start, end, h=h)
+                  for row in quality["dealers"] if row["dealer"]]
+        references = load_references(conn)
+        return {"from": start, "to": end, "shuffle": str(self.config.shuffle),
+                "references": {f"{p} players, {hc} hole cards": {"hands": r.n, "source": r.source}
+                               for (p, hc), r in sorted(references.items())},
+                "shuffle_quality": quality, "seat_luck": seats, "dealer_charts": charts,
+                "chart": None if cusum is None else {"room_rate": cusum.p0, "shift": cusum.shift, "k": cusum.k,
+                                                     "h": cusum.h, "in_control_arl": _arl(cusum, cusum.p0)},
+                "seat_alert_below": self.config.seat_alpha / self._family}
+
+    @property
+    def _family(self) -> int:
+        c = self.config
+        return c.seats * c.tables * c.windows
+
+    def alerts(self, start: float, end: float) -> list[dict]:
+        """The protection alerts open now or raised in the range, newest first."""
+        out = []
+        for a in self.app.store.alerts(open_only=False):
+            if a["kind"] not in ALERT_KINDS:
+                continue
+            last = a.get("last_raised") or a["raised"]
+            if a["cleared_at"] is None or (a["raised"] < end and last >= start):
+                out.append(a)
+        return out[::-1]
+
+    def _answer(self, start: float, end: float) -> tuple[dict, Cusum | None, list[dict]]:
+        def read(conn):
+            return self.figures(conn, start, end), self.cusum(conn)
+        data, cusum = self.app.figures.answer(read)
+        return data, cusum, self.alerts(start, end)
+
+    # -- what the templates show
+
+    def dealer_chart_part(self, chart: dict, cusum: Cusum | None, nonce: str, who: str) -> dict:
+        """The context of ``_dealer_chart.html`` for one dealer's chart (``figures.dealer_chart``):
+        the SVG, and in words the hands, the errors, the alarms and what h means."""
+        points = chart["points"]
+        errors = sum(1 for p in points if p["error"])
+        part = {"dealer": chart["dealer"], "who": who, "hands": len(points), "errors": errors,
+                "svg": None, "alarms": 0, "words": ""}
+        if cusum is None:
+            part["words"] = ("No chart: the room's error rate is not known (set [protect] room_rate, or run "
+                             "dealerbox floor protect fit --house over hands the house trusts).")
+            return part
+        alarms = sum(1 for p in points if p["value"] >= cusum.h)
+        now = points[-1]["value"] if points else 0.0
+        part["alarms"] = alarms
+        part["svg"] = cusum_chart(chart, cusum, nonce, who=who)
+        part["words"] = (
+            f"{len(points)} hands, {errors} with an error ({_percent(errors / len(points)) if points else '0.0%'}; "
+            f"the room: {100 * cusum.p0:.1f}%). The chart stands at {now:.1f}; at {cusum.h:.1f} the dealer "
+            f"is out of control and the chart starts again. A dealer erring at the room's rate reaches it about "
+            f"once in {_two_figures(_arl(cusum, cusum.p0)):,} hands; one at {cusum.shift:g} times the rate in "
+            f"about {_two_figures(_arl(cusum, min(0.999, cusum.shift * cusum.p0))):,}. "
+            + (f"Out of control {alarms} time{'s' if alarms != 1 else ''} in this range." if alarms
+               else "In control throughout this range."))
+        return part
+
+    async def dealer_chart_context(self, dealer_id: str, start: float, end: float, nonce: str,
+                                   who: str) -> dict | None:
+        """The context of ``_dealer_chart.html`` for the dealer's page (``/dealers/{id}``),
+        None when the dealer dealt no hand the pass read in the range. *dealer_id* is checked
+        by the caller (``params.dealer_id_of``)."""
+        def read(conn):
+            return PF.dealer_chart(conn, dealer_id, start, end), self.cusum(conn)
+        chart, cusum = await run_in_threadpool(self.app.figures.answer, read)
+        if not chart["points"]:
+            return None
+        return self.dealer_chart_part(chart, cusum, nonce, who)
+
+    async def dealer_chart_html(self, dealer_id: str, start: float, end: float, nonce: str,
+                                who: str) -> str | None:
+        """``_dealer_chart.html`` rendered for the dealer's page (pit.html's ``dealer_chart``),
+        None when the dealer dealt no hand the pass read in the range."""
+        part = await self.dealer_chart_context(dealer_id, start, end, nonce, who)
+        if part is None:
+            return None
+        return self.app.templates.get_template("_dealer_chart.html").render(chart=part)
+
+    def _shown(self, data: dict, cusum: Cusum | None, alerts: list[dict], names: dict, nonce: str) -> dict:
+        """The template's rows: every figure already in words."""
+        def dealer(d):
+            return f"{d} ({names[d]})" if d in names else (d or "nobody signed in")
+
+        # A smallest p-value at a reference's resolution, 1 / (1 + its hands), says "at most".
+        resolutions = [1 / (1 + r["hands"]) for r in data["references"].values()]
+
+        def least(p):
+            at = [res for res in resolutions if p is not None and math.isclose(p, res, rel_tol=1e-9)]
+            return odds_words(p, at[0] if at else None)
+
+        def quality_row(r):
+            return {"hands": r["hands"], "scored": r["scored"],
+                    "kept": _one(r["mean_kept"]), "expected": _one(r["expected_kept"]),
+                    "low": _percent(r["low_p_share"]), "expected_low": _percent(r["expected_low_p_share"]),
+                    "least": least(r["min_p"])}
+        q = data["shuffle_quality"]
+        tables = [{"name": r["table"], **quality_row(r)} for r in q["tables"]]
+        dealers = [{"name": dealer(r["dealer"]), "id": r["dealer"], **quality_row(r)} for r in q["dealers"]]
+        shown_alerts = []
+        for a in alerts:
+            text = a.get("last_text") or a["text"]
+            p, resolution = alert_odds(text)
+            shown_alerts.append({**a, "title": ALERT_TITLES[a["kind"]], "odds": odds_words(p, resolution),
+                                 "p": p, "shown_text": text})
+        limit = data["seat_alert_below"]
+        seats = []
+        for t in data["seat_luck"]:
+            rows = [{**s, "expected_words": _one(s["expected"]), "odds": odds_words(s["p_value"]),
+                     "improbable": s["p_value"] < limit,
+                     "game": "hold'em" if s["hole_cards"] == 2 else f"{s['hole_cards']}-card Omaha"}
+                    for s in t["seats"]]
+            seats.append({"table": t["table"], "rows": rows})
+        charts = [self.dealer_chart_part(c, cusum, nonce, f"dealer {dealer(c['dealer'])}")
+                  for c in data["dealer_charts"]]
+        return {"tables": tables, "dealers": dealers, "alerts": shown_alerts, "seat_tables": seats,
+                "charts": charts, "seat_limit": odds_words(limit), "family": self._family,
+                "omaha_words": _pairs_words(self.config.omaha_pairs),
+                "holdem_words": ", ".join(sorted(self.config.holdem_strong))}
+
+    # -- handlers
+
+    async def page(self, request, client, session):
+        shown = self.window(request)
+        data, cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        names = await self.app._names(session)
+        return self.app.render(
+            request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
+            pick=range_controls(self.app.clock, shown), config=self.config, data=data,
+            **self._shown(data, cusum, alerts, names, request.state.nonce))
+
+    async def json(self, request, client, session):
+        shown = self.window(request)
+        data, _cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        return JSONResponse({**data, "alerts": alerts})

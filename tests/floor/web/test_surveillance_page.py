@@ -1,0 +1,270 @@
+"""The Surveillance page (issue 33): game protection's figures, alerts, seat luck and the
+dealers' control charts, from journals filed and read by the real pass, served by the real
+web view; checked with axe-core in Debian's chromium at desktop and tablet sizes."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.figures import Ledger
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.control_chart import Cusum
+from dealerbox.floor.protect.floor_pass import Protection, alert_odds, save_reference
+from dealerbox.floor.protect.shuffle_check import Reference
+from dealerbox.floor.protect.shuffles import Gathering, Shuffle
+from dealerbox.floor.protect.sim_journal import JournalWriter
+from dealerbox.floor.protect.simulate import Stack, TableSim, no_shuffle
+from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.web.app import FloorApp
+from dealerbox.floor.web.auth import Refused
+from dealerbox.floor.web.protect_pages import ProtectPages, cusum_chart, odds_words
+from tests.floor.test_figures import file_lines
+from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
+
+T0 = 1_790_006_400.0   # a shift's start (a multiple of 8 hours)
+MACHINE = Shuffle(("machine",))
+#: A hand-made reference: 1000 hands, 900 with no pair kept, 90 with one, 10 with two.
+REFERENCE = Reference((900, 90, 10), "hand-made")
+#: The pass's config: a shuffle alert below 0.01, so the hand-made reference can raise one.
+PASS = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=0.02)
+CUSUM = Cusum.design(0.02, target_arl=ProtectConfig().chart_arl)
+#: Hands the erring dealer needs to cross h, erring every hand: ceil(h_steps / (c - 1)).
+TO_CROSS = math.ceil(CUSUM.h_steps / (CUSUM.c - 1))
+RANGE = f"from={T0:.0f}&to={T0 + 86400:.0f}"
+
+
+def room(directory) -> tuple:
+    """A store holding three tables' journals read by the protection pass:
+    T1 dealt unshuffled (shuffle alerts), T2 feeding seat 1 aces every hand (seat luck),
+    T3 a dealer erring every hand (the dealer chart crosses h)."""
+    path = directory / "floor.sqlite"
+    t1 = JournalWriter(T0)
+    sim = TableSim(no_shuffle, random.Random(5), players=6, gathering=Gathering(place="top"), table="T1",
+                   dealer="D1")
+    for _ in range(4):
+        t1.hand(sim.deal())
+    t2 = JournalWriter(T0)
+    sim = TableSim(MACHINE, random.Random(3), players=6, stack=Stack(0, ("Ah", "As"), 1), table="T2",
+                   dealer="D2")
+    for _ in range(12):
+        t2.hand(sim.deal())
+    t3 = JournalWriter(T0)
+    sim = TableSim(MACHINE, random.Random(11), players=6, table="T3", dealer="E7")
+    for _ in range(TO_CROSS + 2):
+        t3.hand(sim.deal(), irregularity="MISSED_BURN")
+    with Store(path) as store:
+        engine = store_engine(store.target)
+        with engine.begin() as conn:
+            save_reference(conn, 6, 2, REFERENCE, "test")
+        for table, w in (("T1", t1), ("T2", t2), ("T3", t3)):
+            file_lines(store, table, w.lines)
+        Ledger(protection=Protection(PASS, clock=lambda: T0 + 3600)).catch_up(engine)
+        engine.dispose()
+        store.set_dealer_name("E7", "Erin Seven", T0)
+    add_users(path)
+    return path, {"T1": t1, "T2": t2, "T3": t3}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("surveillance")
+    path, journals = room(directory)
+    with WebProcess(directory, path) as web:
+        yield web, journals, path
+
+
+def page(web, who: str, query: str = RANGE) -> str:
+    cookie = sign_in(web, who)[0]
+    status, _h, body = call(web, "GET", f"/surveillance?{query}", cookie=cookie)
+    assert status == 200, body
+    return body
+
+
+# -- words and numbers, worked by hand
+
+
+def test_odds_read_as_a_pit_boss_reads_them():
+    assert odds_words(None) == ""
+    assert odds_words(0.048) == "4.8%"
+    assert odds_words(1 / 51873) == "about 1 in 52,000"       # two significant figures
+    assert odds_words(0.001) == "about 1 in 1,000"
+    # At the reference's resolution a Monte Carlo p-value says "at most": 1 / (1 + 1000).
+    assert odds_words(1 / 1001, 1 / 1001) == "fewer than 1 in 1,001 (the most the reference can tell)"
+    assert odds_words(0.0) == "never, under the declared model"
+    assert odds_words(4.4e-22) == "less than 1 in a billion"
+
+
+def test_the_odds_are_read_back_from_what_the_pass_writes():
+    text = ("shuffle: deck A, hand at seq 5 (dealer D1): 7 pairs kept from the deck's last hands; p = 0.001 "
+            "under the declared shuffle (machine), resolution 0.001, threshold 0.01")
+    assert alert_odds(text) == (0.001, 0.001)
+    assert alert_odds("seat luck: seat 1, window x: 12 strong starting hands of 12 (expected 0.2); "
+                      "p = 4.4e-22, Bonferroni over 219000 tests") == (4.4e-22, None)
+    assert alert_odds("dealer chart: dealer E7 out of control") == (None, None)
+
+
+def _request(query: dict):
+    return SimpleNamespace(query_params=query)
+
+
+def test_the_range_is_the_current_shift_unless_the_query_names_another():
+    clock = FloorClock("Europe/Prague", ("06:00", "14:00", "22:00"))
+    pages = ProtectPages.__new__(ProtectPages)
+    pages.app = SimpleNamespace(clock=clock)
+    now = clock.parse_local("2026-11-26T19:55")
+    assert pages.window(_request({}), now) == (clock.parse_local("2026-11-26T14:00"), now, "this_shift")
+    assert pages.window(_request({"preset": "last_shift"}), now) == (
+        clock.parse_local("2026-11-26T06:00"), clock.parse_local("2026-11-26T14:00"), "last_shift")
+    # A form's local date-times are the floor's zone (CET: UTC+1): 10:00 CET is 09:00 UTC.
+    assert pages.window(_request({"start": "2026-11-26T10:00", "end": "2026-11-26T12:30"}), now) == (
+        1795683600.0, 1795692600.0, None)
+    assert pages.window(_request({"from": "2026-11-26T09:00:00Z", "to": "1795692600"}), now)[:2] == (
+        1795683600.0, 1795692600.0)
+    # Exactly at a shift's start the shift so far is empty: the page shows its first second.
+    start = clock.parse_local("2026-11-26T14:00")
+    assert pages.window(_request({}), start) == (start, start + 1.0, "this_shift")
+    for query in ({"preset": "week"}, {"start": "tomorrow"}, {"start": "2026-11-26T12:00", "end": "2026-11-26T11:00"},
+                  {"start": "2020-01-01T00:00", "end": "2026-01-01T00:00"}):
+        with pytest.raises(Refused) as refused:
+            pages.window(_request(query), now)
+        assert refused.value.status == 400
+
+
+def test_the_chart_has_axes_from_zero_labelled_and_the_limit_drawn():
+    points = [{"table": "T3", "start_seq": i, "started": T0 + i, "error": i % 2 == 0, "value": v}
+              for i, v in enumerate([0.96, 0.93, 1.89])]
+    svg = cusum_chart({"dealer": "E7", "points": points}, CUSUM, "NONCE", who="dealer E7")
+    assert svg.startswith("<svg") and "<script" not in svg and 'nonce="NONCE"' in svg
+    assert "hands dealt in the range, in order" in svg and "chart value" in svg
+    assert f"limit h = {CUSUM.h:.1f}: out of control" in svg and "a hand with an error" in svg
+    # Both axes start at 0: the lowest guide of each axis is labelled 0.
+    labels = re.findall(r'<text[^>]*class="[^"]*"[^>]*>([0-9.]+)</text>', svg)
+    assert "0" in labels or "0.0" in labels
+
+
+# -- the page, served
+
+
+def test_the_page_shows_the_shuffle_quality_alerts_seat_luck_and_charts(served):
+    web, journals, _path = served
+    body = page(web, "sam")
+    # Shuffle quality, per table and per dealer, one decimal. T1's later hands kept every pair
+    # (p = 1/1001 each, below 0.05): "looked unshuffled" in 100.0% of its checked hands,
+    # where a fair shuffle as declared gives 1.0% (the reference's 10 hands of 1000 at 2 pairs).
+    quality = body.split('id="quality-tables"')[1].split("</table>")[0]
+    t1 = quality.split('href="/tables/T1"')[1].split("</tr>")[0]
+    cells = re.findall(r'<td class="num">([^<]*)</td>', t1)
+    assert cells[0] == "4" and cells[1] == "3" and cells[3] == "0.1" and cells[4] == "100.0%" and cells[5] == "1.0%"
+    assert "fewer than 1 in 1,001" in t1
+    assert 'href="/dealers/E7">E7 (Erin Seven)</a>' in body.split('id="quality-dealers"')[1]
+    # The alerts, with how unlikely the hand was under the declared shuffle (as the alert's
+    # text states it, to two figures: p = 0.001 at the resolution 0.001).
+    assert "A deck dealt as if not shuffled: table T1" in body
+    assert "How unlikely under a fair game as declared: fewer than 1 in 1,000 (the most the reference" in body
+    assert f'href="/hands/T1/{journals["T1"].hand_seqs[-1]}"' in body
+    assert "A dealer&#39;s error rate out of line with the room&#39;s: table T3" in body
+    # Seat luck: T2's seat 1 had AA in all 12 hands; each strong hand opens its story.
+    seats = body.split('id="seats-T2"')[1].split("</table>")[0]
+    seat1 = seats.split("Seat 1</th>")[1].split("</tr>")[0]
+    assert "improbable" in seat1
+    assert all(f'href="/hands/T2/{seq}"' in seat1 for seq in journals["T2"].hand_seqs)
+    expected = 12 * 22 / 1326
+    assert f'<td class="num">{expected:.1f}</td>' in seat1 and '<td class="num">12</td>' in seat1
+    assert "219,000 tests" in body and "two aces or two kings among an Omaha hand" in body
+    # The control charts: SVG, with the limit, for each dealer; E7 crossed h once.
+    chart = body.split('id="chart-E7"')[1].split("</section>")[0]
+    assert "<svg" in chart and f"limit h = {CUSUM.h:.1f}" in chart
+    assert f"{TO_CROSS + 2} hands, {TO_CROSS + 2} with an error (100.0%; the room: 2.0%)" in chart
+    assert "Out of control 1 time in this range." in chart
+    assert 'id="chart-D1"' in body and "In control throughout this range." in body.split('id="chart-D1"')[1]
+
+
+def test_a_viewer_sees_dealer_ids_only_and_the_json_carries_the_same_figures(served):
+    web, _journals, _path = served
+    body = page(web, "vera")
+    assert "Erin Seven" not in body and 'href="/dealers/E7">E7</a>' in body
+    cookie = sign_in(web, "vera")[0]
+    status, _h, data = call(web, "GET", f"/api/surveillance?{RANGE}", cookie=cookie)
+    assert status == 200
+    assert [r["table"] for r in data["shuffle_quality"]["tables"]] == ["T1", "T2", "T3"]
+    assert {a["kind"] for a in data["alerts"]} >= {"shuffle", "dealer_chart"}
+    assert data["chart"]["h"] == CUSUM.h and data["seat_alert_below"] == 0.01 / 219000
+
+
+def test_the_default_range_is_this_shift_and_bad_ranges_are_400s(served):
+    web, _journals, _path = served
+    body = page(web, "vera", "")
+    assert 'href="?preset=this_shift" aria-current="page"' in body
+    # This shift holds none of the room's hands (dealt in 2026-09), but the open alerts show.
+    assert "No hand was read in this range." in body and "A deck dealt as if not shuffled" in body
+    cookie = sign_in(web, "vera")[0]
+    for query in ("preset=fortnight", "start=yesterday", f"from={T0 + 10}&to={T0}"):
+        status, _h, answer = call(web, "GET", f"/surveillance?{query}", cookie=cookie)
+        assert status == 400, (query, answer)
+    assert call(web, "GET", "/surveillance")[0] in (302, 303, 401)
+
+
+def test_the_dealer_page_can_show_the_chart_through_the_partial(served):
+    _web, journals, path = served
+    app = FloorApp(WebSettings(store=path))
+    try:
+        part = asyncio.run(app.protect.dealer_chart_context("E7", T0, T0 + 86400, "NONCE", "dealer E7"))
+        html = app.templates.get_template("_dealer_chart.html").render(chart=part)
+        # As pit.html's dealer_chart takes it: the partial, rendered (the SVG's ids differ each time).
+        rendered = asyncio.run(app.protect.dealer_chart_html("E7", T0, T0 + 86400, "NONCE", "dealer E7"))
+        assert rendered.split("<figure")[0] == html.split("<figure")[0] and "<svg" in rendered
+        assert asyncio.run(app.protect.dealer_chart_context("NOBODY", T0, T0 + 86400, "NONCE", "x")) is None
+    finally:
+        app.store.close()
+        app.figures.close()
+    assert part["hands"] == part["errors"] == TO_CROSS + 2 and part["alarms"] == 1
+    assert 'id="chart-E7"' in html and "Error control chart, dealer E7" in html and 'nonce="NONCE"' in html
+    assert "<svg" in html and "Out of control 1 time in this range." in html
+
+
+# -- accessibility and screenshots
+
+os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
+CHROMIUM = "/usr/bin/chromium"
+SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
+
+
+@pytest.mark.parametrize("role", ["vera", "sam"])
+def test_the_page_has_no_serious_or_critical_violation_at_desktop_and_tablet_sizes(served, role, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
+    web, _journals, _path = served
+    name, value = sign_in(web, role)[0].split("=", 1)
+    axe = axe_api.Axe()
+    failures = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for size, (width, height) in SIZES.items():
+                context = browser.new_context(viewport={"width": width, "height": height})
+                context.add_cookies([{"name": name, "value": value, "url": web.url}])
+                p = context.new_page()
+                for query in (RANGE, ""):
+                    p.goto(web.url.rstrip("/") + "/surveillance?" + query, wait_until="load")
+                    shot = tmp_path / f"{size}-surveillance{'-range' if query else ''}.png"
+                    p.screenshot(path=str(shot), full_page=True)
+                    assert shot.stat().st_size > 1000
+                    for v in axe.run(p).response["violations"]:
+                        if v["impact"] in ("serious", "critical"):
+                            failures.append(f"{role} {size} {query}: {v['id']} ({v['impact']}): {v['help']}: "
+                                            f"{[n['target'] for n in v['nodes']][:3]}")
+                context.close()
+        finally:
+            browser.close()
+    print(f"screenshots in {tmp_path}")
+    assert not failures, "\n".join(failures)
+
