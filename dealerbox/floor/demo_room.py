@@ -5,15 +5,23 @@ operator set up by hand: a casino CA and certificates (``make-ca.sh``), Debian's
 mosquitto with the shipped configuration, the collector, the web view, a demo
 supervisor with a fresh password, and three simulated tables (each a real
 ``dealerbox run --demo --forever`` on the simulated hardware, publishing to the
-floor with its own certificate) whose scripted dealers sign in with their badges
-and take turns. It prints the web view's address and the sign-in, then runs until
-Ctrl-C or SIGTERM (or ``--for`` seconds), and stops every part it started. It
-never reads stdin, so CI can run it.
+floor with its own certificate). It prints the web view's address and the sign-in,
+then runs until Ctrl-C or SIGTERM (or ``--for`` seconds), and stops every part it
+started. It never reads stdin, so CI can run it.
+
+The room looks like a room: each table plays its own part (``room.toml`` beside its
+config, :mod:`dealerbox.tools.room_table` reads it): its own seeded hands, mostly
+clean with a few irregularities per hundred, starting :data:`OFFSET_S` after the
+table before it, at a live table's pace (about 30 hands an hour) unless ``--speed``
+says otherwise (the banner then says the room is accelerated). Four dealers with
+names on the floor deal at three tables; every :data:`RELIEF_S`, one table at a
+time, the dealer back from break signs in and relieves the table's dealer.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import secrets
 import signal
 import subprocess
@@ -22,6 +30,7 @@ import threading
 import time
 from pathlib import Path
 
+from dealerbox.domain.badges import SIMULATED_DEALERS
 from dealerbox.errors import FloorError
 from dealerbox.floor.accounts import Accounts
 from dealerbox.floor.broker import Broker, free_port, make_pki
@@ -32,6 +41,17 @@ __all__ = ["DemoRoom", "main"]
 
 TABLES = ("T01", "T02", "T03")
 DEMO_USER = "demo"
+#: The names the floor shows for the simulated badges' dealers (the tables keep ids only).
+DEALER_NAMES = dict(zip(SIMULATED_DEALERS, ("Jana Novakova", "Petr Svoboda", "Eva Dvorakova", "Tomas Horak")))
+#: Room seconds between two reliefs (each at one table): every dealer deals an hour, then has 20 minutes off.
+RELIEF_S = 1200.0
+#: Room seconds between two tables' first hands.
+OFFSET_S = 40.0
+#: Irregular hands per 100 a real room sees (a few), the default.
+IRREGULAR_PER_100 = 4.0
+#: The name of the file beside a table's config that gives it its part
+#: (what dealerbox.tools.room_table reads; the floor does not import the table's tools).
+PART_FILE = "room.toml"
 
 
 def _sim_config(table: str, directory: Path, pki: Path, port: int) -> Path:
@@ -50,10 +70,11 @@ def _sim_config(table: str, directory: Path, pki: Path, port: int) -> Path:
 class DemoRoom:
     """The broker, the collector, the web view and the tables of a demo room in *directory*."""
 
-    def __init__(self, directory: Path, *, web_port: int = 8080, pace_s: float = 0.25):
+    def __init__(self, directory: Path, *, web_port: int = 8080, speed: float = 1.0, seed: int = 1,
+                 irregular_per_100: float = IRREGULAR_PER_100):
         self.directory = Path(directory).resolve()
         self.web_port = web_port
-        self.pace_s = pace_s
+        self.speed, self.seed, self.irregular_per_100 = speed, seed, irregular_per_100
         self.password = ""
         self.url = ""
         self.broker: Broker | None = None
@@ -77,12 +98,22 @@ class DemoRoom:
         me = [sys.executable, "-m", "dealerbox.cli"]
         self._spawn("collector", [*me, "floor", "collect", "--config", str(config)], logs)
         self._spawn("web", [*me, "floor", "web", "--config", str(config)], logs)
-        for table in TABLES:
+        start = time.time()
+        for place, table in enumerate(TABLES):
             table_config = _sim_config(table, d / "tables" / table, pki, self.broker.port)
-            self._spawn(table, [*me, "run", "--demo", "--forever", "--pace", str(self.pace_s),
-                                "--config", str(table_config)], logs)
+            self._write_part(table_config, place, start)
+            self._spawn(table, [*me, "run", "--demo", "--forever", "--config", str(table_config)], logs)
         self.url = f"http://127.0.0.1:{port}/"
         return self
+
+    def _write_part(self, table_config: Path, place: int, start: float) -> None:
+        """The table's part in the room, beside its config (read by ``run --demo``)."""
+        part = {"table": place, "tables": len(TABLES), "dealers": list(DEALER_NAMES), "relief_s": RELIEF_S,
+                "start": start, "offset_s": OFFSET_S * place, "speed": float(self.speed),
+                "seed": self.seed * 100 + place, "irregular_per_100": float(self.irregular_per_100)}
+        # JSON's strings, lists and numbers are TOML's too.
+        lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in part.items())
+        (table_config.parent / PART_FILE).write_text("[room]\n" + lines, encoding="utf-8")
 
     def _demo_user(self, store_path: Path) -> str:
         """A supervisor for the demo, with a new password each start (never a fixed one)."""
@@ -93,7 +124,7 @@ class DemoRoom:
                 accounts.add(DEMO_USER, "supervisor", password)
             else:
                 accounts.passwd(DEMO_USER, password)
-            for dealer, name in (("1042", "Jana Novakova"), ("2077", "Petr Svoboda")):
+            for dealer, name in DEALER_NAMES.items():
                 store.set_dealer_name(dealer, name, time.time())
         return password
 
@@ -139,6 +170,36 @@ def _free(port: int) -> bool:
     return True
 
 
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"a number of times a live pace, more than 0, not {text!r}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a number of hands from 0 to 100, not {text!r}")
+    return value
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} minutes" if seconds >= 120 else f"{seconds:.0f} seconds"
+
+
+def _pace(speed: float) -> str:
+    if speed == 1:
+        return "at a live table's pace (about 30 hands an hour each)"
+    return f"ACCELERATED {speed:g} times a live table's pace (about {30 * speed:g} hands an hour each)"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dealerbox.floor.demo_room",
                                      description="A live room on this machine: broker, collector, web "
@@ -147,15 +208,20 @@ def main(argv=None) -> int:
                         help="where the room keeps its certificates, store and logs (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8080,
                         help="the web view's port (default: %(default)s; another free one if taken)")
-    parser.add_argument("--pace", type=float, default=0.25,
-                        help="seconds between the scripted dealers' actions (default: %(default)s)")
+    parser.add_argument("--speed", type=_positive, default=1.0,
+                        help="how many times a live table's pace (about 30 hands an hour) the tables deal "
+                             "(default: %(default)s, live; more is accelerated, and the banner says so)")
+    parser.add_argument("--irregular-per-100", type=_rate, default=IRREGULAR_PER_100,
+                        help="irregular hands per 100 hands, on average (default: %(default)s, as a real room)")
+    parser.add_argument("--seed", type=int, default=1, help="the tables' hands (default: %(default)s)")
     parser.add_argument("--for", dest="seconds", type=float, default=None,
                         help="stop after this many seconds (default: until Ctrl-C or SIGTERM)")
     args = parser.parse_args(argv)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    room = DemoRoom(args.dir, web_port=args.port, pace_s=args.pace)
+    room = DemoRoom(args.dir, web_port=args.port, speed=args.speed, seed=args.seed,
+                    irregular_per_100=args.irregular_per_100)
     try:
         room.start()
     except (FloorError, OSError) as exc:
@@ -163,8 +229,9 @@ def main(argv=None) -> int:
         print(f"make floor: {exc}", file=sys.stderr)
         return 2
     print(f"the floor: {room.url}\nsign in as {DEMO_USER} with the password {room.password}\n"
-          f"(three simulated tables deal; their logs are in {room.directory / 'logs'}; Ctrl-C stops the room)",
-          flush=True)
+          f"(three simulated tables deal, {_pace(args.speed)}, about {args.irregular_per_100:g} irregular hands "
+          f"per 100; four dealers take turns, one table relieved every {_duration(RELIEF_S / args.speed)}; "
+          f"their logs are in {room.directory / 'logs'}; Ctrl-C stops the room)", flush=True)
     deadline = None if args.seconds is None else time.monotonic() + args.seconds
     failed = None
     try:
