@@ -1,4 +1,5 @@
-"""What the dealer reads: step texts in four languages, and their LCD forms.
+"""What the dealer reads: step texts in four languages, and their LCD forms; and the
+floor's plain words for the irregularities and the phases of a hand (``[names]``).
 
 The engine speaks in message keys (:class:`dealerbox.rules.engine.Step`); this module
 turns them into the display language. English is the reference: every other
@@ -17,7 +18,7 @@ from dealerbox.tomlfile import read_toml
 
 MESSAGES_DIR = data_dir("messages")
 LANGUAGES = ("en", "cs", "de", "sk")
-_SECTIONS = ("language", "verdicts", "phases", "streets", "ok", "titles", "steps")
+_SECTIONS = ("language", "verdicts", "phases", "streets", "ok", "titles", "steps", "names")
 _FORMS = ("text", "lcd", "lcd16")
 _SUIT_TEXT = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 
@@ -41,6 +42,21 @@ class Messages:
         self.ok = data["ok"]
         self.titles = data["titles"]
         self.steps = data["steps"]
+        #: The floor's words for people (no LCD limits): ``irregularities`` (every id of
+        #: :attr:`titles`) and ``phases`` (every key of :attr:`phases`).
+        self.names = data["names"]
+
+    def irregularity_name(self, irregularity: str | None, verdict: str | None = None) -> str:
+        """*irregularity* in plain words (``"four-card flop"``); a decision without one is a
+        floor call or a misdeal the dealer made; an id this catalog lacks stays as it is."""
+        names = self.names["irregularities"]
+        if not irregularity:
+            return names["MANUAL_MISDEAL"] if verdict == "misdeal" else names["FLOOR_CALLED"]
+        return names.get(irregularity, irregularity)
+
+    def phase_name(self, phase: str | None) -> str:
+        """The phase of a hand in plain words (``"on the flop"``); empty for none, an unknown one as it is."""
+        return self.names["phases"].get(phase, phase) if phase else ""
 
     def _fill(self, template: str, step, card) -> str:
         values = {}
@@ -111,6 +127,12 @@ def load_messages(lang: str = "en") -> Messages:
         if have - ref:
             key = sorted(have - ref)[0]
             raise ConfigError(path, key, "only the keys of en.toml", "(unknown key)")
+    for part, same_as in (("irregularities", "titles"), ("phases", "phases")):
+        names = data["names"].get(part)
+        if not isinstance(names, dict) or set(names) != set(data[same_as]) \
+                or not all(isinstance(v, str) and v for v in names.values()):
+            raise ConfigError(path, f"names.{part}", f"a word for each key of [{same_as}]", names,
+                              found=names is not None)
     for key, forms in data["steps"].items():
         for form in _FORMS:
             if not isinstance(forms.get(form), str):

@@ -21,6 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from dealerbox.errors import FloorError
 from dealerbox.floor.figures import Ledger
 from dealerbox.floor.store import Store
+from dealerbox.floor.store.layout import layout_table
 from dealerbox.floor.protect.tables import protect_fitted
 from dealerbox.floor.store.schema import (alerts_table, audit_table, dealer_names_table, early_lines_table,
                                           lines_table, meta_table, quarantine_table, tables_table, users_table)
@@ -29,7 +30,7 @@ __all__ = ["move_store", "Moved"]
 
 #: What is copied, in this order (sessions are not: their users sign in again).
 COPIED = (tables_table, lines_table, early_lines_table, quarantine_table, alerts_table, audit_table,
-          users_table, dealer_names_table, protect_fitted)
+          users_table, dealer_names_table, protect_fitted, layout_table)
 #: Rows read and written at a time.
 CHUNK = 5000
 

@@ -78,3 +78,39 @@ def test_a_missing_key_names_the_file_and_key(tmp_path, monkeypatch):
 def test_unknown_language_is_a_config_error():
     with pytest.raises(ConfigError, match="one of"):
         load_messages("fr")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_floors_words_name_every_irregularity_and_phase(lang):
+    m = load_messages(lang)
+    assert set(m.names["irregularities"]) == set(m.titles) and set(m.names["phases"]) == set(m.phases)
+    for rid in IRREGULARITIES:
+        name = m.irregularity_name(rid, "correct")
+        assert name and "_" not in name and name != m.titles[rid], f"{lang} {rid}: {name!r}"
+    assert m.irregularity_name(None, "misdeal") == m.names["irregularities"]["MANUAL_MISDEAL"]
+    assert m.irregularity_name(None, "floor") == m.names["irregularities"]["FLOOR_CALLED"]
+    assert m.irregularity_name("NOT_AN_ID") == "NOT_AN_ID" and m.phase_name("nope") == "nope"
+    assert m.phase_name(None) == ""
+
+
+def test_the_floors_words_are_written_with_their_languages_letters():
+    assert load_messages("en").irregularity_name("FOUR_CARD_FLOP") == "four-card flop"
+    assert load_messages("cs").irregularity_name("FOUR_CARD_FLOP") == "flop o čtyřech kartách"
+    assert load_messages("de").irregularity_name("PREMATURE_FLOP") == "Flop zu früh gegeben"
+    assert load_messages("sk").irregularity_name("JOKER") == "žolík v hre"
+    assert load_messages("cs").phase_name("idle") == "čeká na hru"
+
+
+def test_a_language_without_a_word_for_an_irregularity_names_the_file_and_key(tmp_path, monkeypatch):
+    import dealerbox.domain.messages as mm
+
+    text = (MESSAGES_DIR / "en.toml").read_text()
+    (tmp_path / "en.toml").write_text(text.replace('JOKER = "joker in play"\n', ""))
+    monkeypatch.setattr(mm, "MESSAGES_DIR", tmp_path)
+    mm.load_messages.cache_clear()
+    try:
+        with pytest.raises(ConfigError) as err:
+            mm.load_messages("en")
+        assert "en.toml" in str(err.value) and "names.irregularities" in str(err.value)
+    finally:
+        mm.load_messages.cache_clear()

@@ -22,7 +22,8 @@ its own over the shared :class:`~dealerbox.floor.store.connection.Connection`:
 - :mod:`.counters`: the counters every process shares;
 - :mod:`.alerts`: alerts and the audit trail;
 - :mod:`.users`: the web view's users and sessions;
-- :mod:`.dealers`: the dealers' names.
+- :mod:`.dealers`: the dealers' names;
+- :mod:`.layout`: the tables' places in the room.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dealerbox.floor.store.alerts import AlertsAndAudit
 from dealerbox.floor.store.bridges import BridgeStates
 from dealerbox.floor.store.counters import Counters
 from dealerbox.floor.store.dealers import DealerNames
+from dealerbox.floor.store.layout import TableLayout
 from dealerbox.floor.store.engine import StoreUnavailable, describe_target, is_store_url, store_engine
 from dealerbox.floor.store.lines import TableBusy, TableLines
 from dealerbox.floor.store.schema import METADATA, alerts_table, lines_table, tables_table
@@ -40,7 +42,8 @@ __all__ = ["Store", "StoreUnavailable", "TableBusy", "store_engine", "describe_t
            "is_store_url", "METADATA", "lines_table", "tables_table", "alerts_table"]
 
 
-class Store(TableLines, BridgeStates, AlertsAndAudit, Counters, UsersAndSessions, DealerNames):
+class Store(TableLines, BridgeStates, AlertsAndAudit, Counters, UsersAndSessions, DealerNames,
+            TableLayout):
     """The store at *target* (an SQLite file's path, or a PostgreSQL URL).
 
     All of this object's statements go through one connection under :attr:`lock`;

@@ -1,8 +1,11 @@
 "use strict";
 // The page is drawn by the server; its stream (/events/page) sends the
-// pieces that change, as HTML rendered by the server, by element id.
+// pieces that change, as HTML rendered by the server, by element id. A tile
+// goes to its pit (data-pit, "" for the unplaced ones); its place in the pit is
+// its row-N col-N classes. Alerts are kept floor calls first, then the oldest.
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const grid = document.getElementById("grid");
+const unplaced = document.getElementById("pit-unplaced");
 const alertlist = document.getElementById("alertlist");
 const bridges = document.getElementById("bridges");
 const conn = document.getElementById("conn");
@@ -12,19 +15,54 @@ function fragment(html) {
   t.innerHTML = html.trim();
   return t.content.firstElementChild;
 }
-function byKey(a, b) {
-  return typeof a === "number" ? a - b : String(a).localeCompare(String(b));
-}
-function upsert(container, d) {
-  const el = fragment(d.html);
-  const old = document.getElementById(d.id);
-  if (old) { old.replaceWith(el); return; }
-  const key = typeof d.key === "number" ? d.key : String(d.key);
+function insertSorted(container, el, before) {
   for (const sibling of container.children) {
-    const k = typeof d.key === "number" ? Number(sibling.dataset.key) : sibling.dataset.key;
-    if (byKey(k, key) > 0) { container.insertBefore(el, sibling); return; }
+    if (before(el, sibling)) { container.insertBefore(el, sibling); return; }
   }
   container.appendChild(el);
+}
+function pitOf(name) {
+  // The pit's section as the server drew it; a pit new since then: the unplaced tables.
+  for (const section of grid.querySelectorAll("section.pit-group")) {
+    if (section.dataset.pit === name) return section;
+  }
+  return unplaced;
+}
+function tileBefore(a, b) {
+  const ra = Number(a.dataset.row), rb = Number(b.dataset.row);
+  if (ra !== rb) return ra < rb;
+  const ca = Number(a.dataset.col), cb = Number(b.dataset.col);
+  if (ca !== cb) return ca < cb;
+  return a.dataset.key.localeCompare(b.dataset.key) < 0;
+}
+function alertBefore(a, b) {
+  const sa = Number(a.dataset.severity), sb = Number(b.dataset.severity);
+  if (sa !== sb) return sa < sb;
+  return Number(a.dataset.raised) < Number(b.dataset.raised);
+}
+function placeTile(el) {
+  const old = document.getElementById(el.id);
+  const section = pitOf(el.dataset.pit);
+  if (old && old.parentElement === section.querySelector(".pit-tables")) {
+    const open = old.querySelector("details[open]");
+    if (open) el.querySelector("details").open = true;  // the technician's detail stays open
+    old.replaceWith(el);
+    return;
+  }
+  if (old) old.remove();
+  section.hidden = false;
+  insertSorted(section.querySelector(".pit-tables"), el, tileBefore);
+}
+function tiles(html) {
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  for (const el of [...t.content.querySelectorAll("article.table")]) placeTile(el);
+}
+function upsertAlert(d) {
+  const el = fragment(d.html);
+  const old = document.getElementById(d.id);
+  if (old) old.remove();
+  insertSorted(alertlist, el, alertBefore);
 }
 function count() {
   document.getElementById("count").textContent = "(" + alertlist.children.length + ")";
@@ -47,11 +85,11 @@ es.addEventListener("error", () => {
 es.addEventListener("signedout", () => { es.close(); signedOut(); });
 es.addEventListener("snapshot", e => {
   const d = JSON.parse(e.data);
-  grid.innerHTML = d.grid; alertlist.innerHTML = d.alerts; bridges.innerHTML = d.bridges; count(); ages();
+  tiles(d.grid); alertlist.innerHTML = d.alerts; bridges.innerHTML = d.bridges; count(); ages();
 });
 es.addEventListener("bridges", e => { bridges.innerHTML = JSON.parse(e.data).html; ages(); });
-es.addEventListener("tile", e => { upsert(grid, JSON.parse(e.data)); ages(); });
-es.addEventListener("alert", e => { upsert(alertlist, JSON.parse(e.data)); count(); });
+es.addEventListener("tile", e => { placeTile(fragment(JSON.parse(e.data).html)); ages(); });
+es.addEventListener("alert", e => { upsertAlert(JSON.parse(e.data)); count(); ages(); });
 es.addEventListener("cleared", e => {
   const el = document.getElementById(JSON.parse(e.data).id);
   if (el) el.remove();

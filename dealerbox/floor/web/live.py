@@ -5,6 +5,10 @@ polling SQLite's ``PRAGMA data_version`` (one read of the WAL index, no query)
 every :data:`POLL_S`. Only when it moved are the tables and the open alerts
 read again, compared with what the streams were last told, and the
 differences sent to every stream as ``tables``, ``alert`` and ``cleared``.
+
+Every table and alert carries its words (:mod:`.floor_words`) beside its raw fields.
+A table goes quiet with nothing written: every :data:`RETILE_S` the tiles are worded
+again for the time it is, and those that changed are sent.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from sqlalchemy import select
 from dealerbox.floor import figures as F
 from dealerbox.floor.store import Store
 from dealerbox.floor.table_view import view_table
+from dealerbox.floor.web.floor_words import FloorWords, alert_order
 
 __all__ = ["Floor", "Subscriber", "POLL_S"]
 
@@ -32,6 +37,8 @@ PIT_SPAN_S = 2 * 3600.0
 #: Events a stream may fall behind by before it is ended (the client reconnects
 #: and starts again from a snapshot).
 QUEUE = 1000
+#: How often the tiles are worded again without a change in the store (a table going quiet).
+RETILE_S = 5.0
 
 
 class Subscriber:
@@ -56,11 +63,13 @@ class Floor:
     :param path: the store's file; the watcher opens its own connection.
     :param figures: the pit boss's figures (``ledger`` and ``engine``, as
         :class:`~.figures_api.FiguresApi` has them), shared with the API.
+    :param words: the tiles' and alerts' words (default: English, the machine's zone).
     """
 
-    def __init__(self, path, figures):
+    def __init__(self, path, figures, words: FloorWords | None = None):
         self.path = path
         self.figures = figures
+        self.words = words if words is not None else FloorWords()
         self.tables: dict[str, dict] = {}
         self.alerts: dict[int, dict] = {}
         #: Each property's bridge (a group floor): connected or blind, and since when.
@@ -72,6 +81,8 @@ class Floor:
         self.refreshes = 0
         self._pit: dict[str, dict] = {}
         self._pit_at = float("-inf")
+        # What the tiles were worded from: (views, places, last line times), for :meth:`_retile`.
+        self._raw: tuple[dict, dict, dict] = ({}, {}, {})
 
     async def start(self) -> None:
         self._store = await to_thread.run_sync(Store, self.path)
@@ -89,8 +100,10 @@ class Floor:
             await to_thread.run_sync(self._store.close)
 
     def snapshot(self) -> dict:
+        """The tables by id, the open alerts as the floor lists them (floor calls first, then
+        the longest waiting: :func:`~.floor_words.alert_order`), the properties' bridges."""
         return {"tables": [self.tables[t] for t in sorted(self.tables)],
-                "alerts": [self.alerts[i] for i in sorted(self.alerts)], "bridges": list(self.bridges),
+                "alerts": alert_order(list(self.alerts.values())), "bridges": list(self.bridges),
                 "now": time.time()}
 
     def subscribe(self) -> tuple[Subscriber, dict]:
@@ -113,11 +126,16 @@ class Floor:
                 pass
 
     async def _watch(self) -> None:
+        retile_at = time.monotonic() + RETILE_S
         while True:
             await asyncio.sleep(POLL_S)
             try:
                 if self._store.data_version() != self._version:
                     await self._refresh()
+                elif time.monotonic() >= retile_at:
+                    self._retile(time.time())
+                if time.monotonic() >= retile_at:
+                    retile_at = time.monotonic() + RETILE_S
             except Exception:  # a locked or damaged store: say so, keep watching
                 log.exception("floor web: could not read the store")
                 await asyncio.sleep(1.0)
@@ -138,26 +156,43 @@ class Floor:
         if gone:
             cleared = await to_thread.run_sync(lambda: [self._store.alert(i) for i in gone])
             for alert_id, row in zip(gone, cleared):
-                events.append({"type": "cleared", "alert": row or self.alerts[alert_id]})
+                events.append({"type": "cleared", "alert": self.words.alert(row) if row else self.alerts[alert_id]})
         self.tables, self.alerts, self.bridges = tables, alerts, bridges
         if announce:
-            for event in events:
-                for sub in list(self.subscribers):
-                    sub.put(event)
+            self._announce(events)
+
+    def _announce(self, events: list[dict]) -> None:
+        for event in events:
+            for sub in list(self.subscribers):
+                sub.put(event)
+
+    def _retile(self, now: float) -> None:
+        """Word the tiles again for *now*; send those that changed (a table gone quiet)."""
+        tables = self._tiles(*self._raw, now)
+        changed = [view for name, view in sorted(tables.items()) if self.tables.get(name) != view]
+        self.tables = tables
+        if changed:
+            self._announce([{"type": "tables", "tables": changed, "now": now}])
+
+    def _tiles(self, views: dict, places: dict, last_lines: dict, now: float) -> dict[str, dict]:
+        return {name: self.words.tile(view, places.get(name), last_lines.get(name), now)
+                for name, view in views.items()}
 
     def _read(self):
         store = self._store
         version = store.data_version()  # before the reads: a commit after it is seen next time
-        tables = {row["table_id"]: view_table(row) for row in store.tables()}
-        alerts = {a["id"]: a for a in store.alerts()}
+        views = {row["table_id"]: view_table(row) for row in store.tables()}
+        places, last_lines = store.table_places(), store.last_line_times()
+        alerts = {a["id"]: self.words.alert(a) for a in store.alerts()}
         bridges = store.bridges()
         now = time.time()
         if now - self._pit_at >= PIT_EVERY_S:
             self._pit_at = now
             self._pit = self._read_pit(now)
-        for name, view in tables.items():
+        for name, view in views.items():
             view.update(self._pit.get(name, {"dealer": None, "hands_per_hour": None}))
-        return version, tables, alerts, bridges
+        self._raw = (views, places, last_lines)
+        return version, self._tiles(views, places, last_lines, now), alerts, bridges
 
     def _read_pit(self, now: float) -> dict[str, dict]:
         """Per table: who deals (as the figures follow the ``dealer`` events) and its hands
