@@ -76,6 +76,10 @@ def cmd_floor(args) -> int:
     if args.floor_command == "dealer":
         return commands.dealer(args.config, args.dealer_command, getattr(args, "dealer", None),
                                getattr(args, "name", None))
+    if args.floor_command == "layout":
+        return commands.layout(args.config, args.layout_command, getattr(args, "table", None),
+                               pit=getattr(args, "pit", None), row=getattr(args, "row", None),
+                               col=getattr(args, "col", None))
     if args.floor_command == "report":
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf)
     if args.floor_command == "migrate":
@@ -131,7 +135,8 @@ def _add_box_commands(sub) -> None:
     sp.add_argument("--config", help=CONFIG_HELP)
     sp.add_argument("--demo", action="store_true", help="a scripted dealer plays at the simulated table")
     sp.add_argument("--forever", action="store_true", help="with --demo: play on until stopped")
-    sp.add_argument("--pace", type=float, default=0.25, help="with --demo: seconds between the dealer's actions")
+    sp.add_argument("--pace", type=float, default=0.25,
+                    help="with --demo: seconds between the dealer's actions (a table of make floor's room keeps the room's pace)")
     sp.add_argument("--input", help="feed a CONTRACT.md event file as an extra source (resumes after a restart)")
     sp.add_argument("--input-pace", type=float, default=0.0, help="seconds between --input events")
     sp.add_argument("--decisions", action="store_true", help="print each decision as JSON on stdout")
@@ -287,6 +292,21 @@ def _add_floor_commands(sub) -> None:
         dp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
                         help="the floor's floor.toml (its [store]) (default: %(default)s)")
         dp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("layout", help="where the tables stand in the room: the floor map's pits and places")
+    lsub = fp.add_subparsers(dest="layout_command", required=True)
+    for action, what in (("set", "put a table at a row and column of a pit (or move it)"),
+                         ("remove", "take a table's place away: the map shows it with the unplaced tables"),
+                         ("list", "every table's place, and the tables with none")):
+        lp = lsub.add_parser(action, help=what)
+        if action != "list":
+            lp.add_argument("table", metavar="TABLE", help="the table's id, as on its certificate (T07)")
+        if action == "set":
+            lp.add_argument("--pit", required=True, help='the pit\'s name, as the map shows it ("Pit 2")')
+            lp.add_argument("--row", type=int, required=True, help="the row in the pit, from 1 (the top)")
+            lp.add_argument("--col", type=int, required=True, help="the column in the pit, from 1 (the left)")
+        lp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        lp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("report", help="the shift report: every table and dealer, the alerts and who cleared them")
     fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
                     help="the floor's floor.toml (its [store]) (default: %(default)s)")

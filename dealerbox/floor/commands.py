@@ -21,7 +21,7 @@ def collect(config: Path, *, ready=None) -> int:
     # Before the imports and the broker: a stop while the collector starts ends it cleanly.
     stop = catch_stop_signals()
     from dealerbox.floor.collector import Collector
-    from dealerbox.floor.protect.floor_pass import Protection
+    from dealerbox.floor.protect.decks import collector_protection
     from dealerbox.floor.settings import load_collector
     from dealerbox.floor.store import Store
 
@@ -30,7 +30,7 @@ def collect(config: Path, *, ready=None) -> int:
     with Store(settings.store) as store:
         collector = Collector(settings.identity, store, limits=settings.limits,
                               bridge_blind_s=settings.bridge_blind_s,
-                              protection=Protection(settings.protect))
+                              protection=collector_protection(settings))
         with collector:
             print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
             wait_for_stop_signal(collector.failed, stop=stop)
@@ -168,6 +168,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     stdout, and the files asked for."""
     from dealerbox.floor import figures as F
     from dealerbox.floor import report as R
+    from dealerbox.floor.clock import FloorClock
     from dealerbox.floor.settings import load_web
     from dealerbox.floor.store import Store, store_engine
 
@@ -179,9 +180,11 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
 
     stop = moment("to", end) if end else time.time()
     begin = moment("from", start) if start else stop - 12 * 3600
-    if begin >= stop:
-        raise FloorError(f"--from must be before --to ({R.stamp(begin)} is not before {R.stamp(stop)})")
     settings = load_web(config)
+    clock = FloorClock(settings.time_zone, settings.shift_starts)
+    if begin >= stop:
+        raise FloorError(f"--from must be before --to ({R.stamp(begin, clock)} is not before "
+                         f"{R.stamp(stop, clock)})")
     engine = store_engine(settings.store)
     try:
         F.Ledger().catch_up(engine)
@@ -191,16 +194,16 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     finally:
         engine.dispose()
     room = shift["room"]
-    print(f"shift {R.stamp(begin)} to {R.stamp(stop)}: {len(shift['tables'])} tables, "
+    print(f"shift {R.stamp(begin, clock)} to {R.stamp(stop, clock)}: {len(shift['tables'])} tables, "
           f"{sum(1 for d in shift['dealers'] if d['dealer'] is not None)} dealers, {room['hands']} hands, "
           f"{room['irregularities_per_100_hands']} irregularities per 100 hands; alerts: "
           f"{len(shift['alerts_open'])} open, {len(shift['alerts_cleared'])} cleared")
-    for path, text in ((html, lambda: R.report_html(shift, names)), (csv, lambda: R.report_csv(shift))):
+    for path, text in ((html, lambda: R.report_html(shift, names, clock)), (csv, lambda: R.report_csv(shift))):
         if path is not None:
             path.write_text(text(), encoding="utf-8")
             print(f"wrote {path}")
     if pdf is not None:
-        pdf.write_bytes(R.report_pdf(shift))
+        pdf.write_bytes(R.report_pdf(shift, names, clock))
         print(f"wrote {pdf}")
     return 0
 
@@ -358,18 +361,54 @@ def bridge(action: str, property_name: str | None = None, *, side: str = "group"
     return 0
 
 
-def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float) -> int:
+def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float,
+                 blind_restart_s: float = 0.0, state: Path | None = None) -> int:
     """``floor broker-check``: exit 0 when a fresh TLS client got its CONNACK within *timeout*
-    seconds, 1 (and one line saying why) when not (dealerbox-broker-check.service restarts
+    seconds and no bridge has been down longer than *blind_restart_s* (0: bridges not
+    watched); 1, and one line saying why, when not (dealerbox-broker-check.service restarts
     mosquitto then)."""
-    from dealerbox.floor.broker import connack_seconds
+    from dealerbox.floor.broker_check import check_broker
     from dealerbox.link.client import Identity
     identity = Identity(host, port, pki / "ca.crt", pki / f"{cert}.crt", pki / f"{cert}.key")
     identity.check()
-    try:
-        waited = connack_seconds(identity, timeout)
-    except FloorError as e:
-        print(f"broker-check: {e}", file=sys.stderr)
-        return 1
-    print(f"broker-check: CONNACK from {host}:{port} in {waited:.3f} s", file=sys.stderr)
+    health = check_broker(identity, timeout=timeout, blind_restart_s=blind_restart_s, state=state,
+                          now=time.time())
+    print(f"broker-check: {health.line}", file=sys.stderr)
+    return 0 if health.ok else 1
+
+
+def layout(config: Path, action: str, table_id: str | None = None, *, pit: str | None = None,
+           row: int | None = None, col: int | None = None) -> int:
+    """``floor layout set|remove|list``: where each table stands in the room, as the floor map
+    draws it (a pit, a row and a column in it); kept on the floor server only."""
+    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.store import Store
+    from dealerbox.link import protocol as P
+
+    settings = load_web(config)
+    with Store(settings.store) as store:
+        if action == "list":
+            places = store.table_places()
+            for ident, p in places.items():
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p["changed"]))
+                print(f"{ident}\t{p['pit']}\trow {p['row']}\tcolumn {p['col']}\t(set by {p['changed_by']} {when})")
+            unplaced = sorted(t["table_id"] for t in store.tables() if t["table_id"] not in places)
+            if unplaced:
+                print(f"unplaced: {' '.join(unplaced)}")
+            return 0
+        if not P.valid_table_id(table_id or ""):
+            raise FloorError(f"dealerbox floor layout {action}: {table_id!r} is no table id "
+                             "(1 to 64 letters, digits, '.', '-' or '_')")
+        if action == "set":
+            try:
+                place = store.place_table(table_id, pit, row, col, getpass.getuser())
+            except ValueError as exc:
+                raise FloorError(f"dealerbox floor layout set: {exc}") from None
+            print(f"{table_id} stands in {place['pit']}, row {place['row']}, column {place['col']}",
+                  file=sys.stderr)
+        elif not store.unplace_table(table_id):
+            raise FloorError(f"dealerbox floor layout remove: {table_id} has no place")
+        else:
+            print(f"{table_id} has no place any more: the floor map shows it with the unplaced tables",
+                  file=sys.stderr)
     return 0

@@ -28,17 +28,23 @@ from starlette.routing import Route
 
 from dealerbox.domain.decks import DeckRegistry, simulation_registry
 from dealerbox.floor import figures as F
+from dealerbox.floor import figure_text as FT
 from dealerbox.floor import report as R
 from dealerbox.floor.clock import FloorClock
 from dealerbox.floor.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from dealerbox.floor.settings import WebSettings
 from dealerbox.floor.store import Store
+from dealerbox.floor.story_pdf import FontMissing
 from dealerbox.floor.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
 from dealerbox.floor.web.figures_api import FiguresApi
+from dealerbox.floor.web.floor_words import FloorWords, room
 from dealerbox.floor.web.live import Floor
-from dealerbox.floor.web.params import dealer_id_of, row_id_of, table_id_of, time_range, user_name_of
+from dealerbox.floor.web.story_pages import StoryPages
+from dealerbox.floor.web.protect_pages import ProtectPages
+from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
+from dealerbox.floor.web.range_form import range_controls
 from dealerbox.link import protocol as P
 
 __all__ = ["FloorApp", "create_app"]
@@ -64,14 +70,19 @@ class FloorApp:
                                      settings.signin_window_s)
         self.gate = Gate(settings, self.store, self.sessions)
         self.figures = FiguresApi(settings.store, card_of_uid=_deck_cards(settings))
-        self.floor = Floor(settings.store, self.figures)
+        self.clock = FloorClock(settings.time_zone, settings.shift_starts)
+        # The tiles' and alerts' words, in the floor's language and zone.
+        self.floor = Floor(settings.store, self.figures, FloorWords(settings.language, self.clock))
         self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
-        self.clock = FloorClock(settings.time_zone, settings.shift_starts)
+        self.stories = StoryPages(self.figures, self.clock, self._names)
         self.templates.filters.update(clock=self.clock.time, full=self.clock.full, local=self.clock.stamp,
-                                      age=_age, stamp=self.clock.stamp, iso=R.iso)
+                                      age=_age, stamp=self.clock.stamp, iso=R.iso,
+                                      irregularity=self.floor.words.messages.irregularity_name)
+        # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
+        self.protect = ProtectPages(self)
 
     # -- the table of routes
 
@@ -90,6 +101,7 @@ class FloorApp:
             ("/report", "GET", self.report_page, "view", None),
             ("/api/report", "GET", self.report_json, "view", None),
             ("/report.csv", "GET", self.report_csv, "view", None),
+            ("/report.pdf", "GET", self.report_pdf, "view", None),
             ("/events", "GET", self.events_json, "view", None),
             ("/events/page", "GET", self.events_page, "view", None),
             ("/api/session", "POST", self.signin_json, None, "json"),
@@ -102,6 +114,8 @@ class FloorApp:
             ("/api/users", "POST", self.api_user_add, "manage_users", "json"),
             ("/api/users/{name}", "DELETE", self.api_user_remove, "manage_users", None),
             *self.figures.routes(),
+            *self.stories.routes(),
+            *self.protect.routes(),
         ]
 
     def asgi(self) -> Starlette:
@@ -185,8 +199,10 @@ class FloorApp:
     async def floor_page(self, request, client, session):
         snap = self.floor.snapshot()
         names = await self._names(session)
+        pits, unplaced = room(snap["tables"])
         return self.render(request, "floor.html", session=session, names=names, tables=snap["tables"],
-                           alerts=snap["alerts"], bridges=snap["bridges"], now=snap["now"])
+                           pits=pits, unplaced=unplaced, alerts=snap["alerts"], bridges=snap["bridges"],
+                           now=snap["now"])
 
     async def audit_page(self, request, client, session):
         audit, alerts = await run_in_threadpool(self._audit)
@@ -196,12 +212,13 @@ class FloorApp:
     async def hand_page(self, request, client, session):
         p = request.path_params
         try:
-            story = await run_in_threadpool(self.figures.story, p["table_id"], p["seq"])
+            story, place = await run_in_threadpool(self.stories.story, p["table_id"], p["seq"])
         except Refused as refused:
             return self.render(request, "story.html", refused.status, session=session, story=None,
                                error=refused.reason)
-        return self.render(request, "story.html", session=session, story=story, error="",
-                           names=await self._names(session))
+        names = await self._names(session)
+        return self.render(request, "story.html", session=session, story=story, error="", names=names,
+                           **self.stories.words(request, story, place, names))
 
     async def _names(self, session) -> dict[str, str]:
         """Dealers' names for a role that may see them, else none (ids only)."""
@@ -222,18 +239,23 @@ class FloorApp:
                 "room": F.room_figures(conn, start, end)["room"]}
 
     async def _pit_answer(self, request, session, kind: str, ident: str):
-        start, end = time_range(request)
+        shown = page_range(request, self.clock)
+        start, end = shown.start, shown.end
         data = await run_in_threadpool(self.figures.answer, self._pit_page, kind, ident, start, end)
         nonce = request.state.nonce
         names = await self._names(session)
         who = f"table {ident}" if kind == "table" else f"dealer {ident}"
         if kind == "dealer" and ident in names:
             who += f" ({names[ident]})"
-        charts = [C.hands_per_hour_chart(data["hours"], nonce, title=f"Hands per hour, {who}"),
-                  C.irregularity_chart(data["hours"], data["room_hours"], nonce,
-                                       title="Irregularities per 100 hands", who=who)]
+        charts = [C.hands_per_hour_chart(data["hours"], nonce, self.clock, title=f"Hands per hour, {who}"),
+                  C.irregularity_chart(data["hours"], data["room_hours"], nonce, self.clock,
+                                       title=f"Irregularities per 100 hands, {who} and the room", who=who)]
+        dealer_chart = (await self.protect.dealer_chart_html(ident, start, end, nonce, who)
+                        if kind == "dealer" else None)
         return self.render(request, "pit.html", session=session, kind=kind, ident=ident, who=who,
-                           start=start, end=end, charts=charts, **data)
+                           start=start, end=end, charts=charts, pick=range_controls(self.clock, shown),
+                           fig=FT.one_decimal, nothing=FT.NOTHING, no_hands=FT.NO_HANDS,
+                           nothing_legend=FT.NOTHING_LEGEND, dealer_chart=dealer_chart, **data)
 
     async def table_page(self, request, client, session):
         return await self._pit_answer(request, session, "table", table_id_of(request.path_params["table_id"]))
@@ -245,18 +267,46 @@ class FloorApp:
         alerts = self.store.alerts(open_only=False)
         return self.figures.answer(R.shift_report, alerts, start, end)
 
+    def _alert_words(self, alert: dict) -> str:
+        """An alert as the floor map words it (``Floor call at T01: four-card flop``), as first
+        raised: the report's row gives that time and links that hand."""
+        return self.floor.words.alert(dict(alert, last_text=alert["text"]))["headline"]
+
+    def _report_file_name(self, report: dict, ext: str) -> str:
+        start, end = (self.clock.at(report[k]).strftime("%Y-%m-%d-%H%M") for k in ("from", "to"))
+        return f"shift-report-{start}-to-{end}.{ext}"
+
     async def report_page(self, request, client, session):
-        report = await run_in_threadpool(self._report, *time_range(request))
-        return self.render(request, "report.html", session=session, report=report,
-                           names=await self._names(session))
+        shown = page_range(request, self.clock)
+        report = await run_in_threadpool(self._report, shown.start, shown.end)
+        names = await self._names(session)
+        return self.render(request, "report.html", session=session, report=report, names=names,
+                           title=R.report_title(report, self.clock), pick=range_controls(self.clock, shown),
+                           sections=R.report_sections(report, self.clock, names, "", self._alert_words))
 
     async def report_json(self, request, client, session):
-        return JSONResponse(await run_in_threadpool(self._report, *time_range(request)))
+        shown = page_range(request, self.clock)
+        return JSONResponse(await run_in_threadpool(self._report, shown.start, shown.end))
 
     async def report_csv(self, request, client, session):
-        report = await run_in_threadpool(self._report, *time_range(request))
+        shown = page_range(request, self.clock)
+        report = await run_in_threadpool(self._report, shown.start, shown.end)
+        name = self._report_file_name(report, "csv")
         return Response(R.report_csv(report), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": 'attachment; filename="shift-report.csv"'})
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def report_pdf(self, request, client, session):
+        shown = page_range(request, self.clock)
+        report = await run_in_threadpool(self._report, shown.start, shown.end)
+        names = await self._names(session)
+        base = str(request.base_url).rstrip("/")
+        try:
+            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, self._alert_words)
+        except FontMissing as exc:
+            raise Refused(503, str(exc)) from None
+        name = self._report_file_name(report, "pdf")
+        return Response(pdf, media_type="application/pdf",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     # -- signing in and out (JSON)
 

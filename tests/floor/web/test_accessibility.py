@@ -23,7 +23,7 @@ axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
 
 CHROMIUM = "/usr/bin/chromium"
 SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
-PAGES = ["/", "/audit", "/tables/T01", "/dealers/2077", "/report", "/hands/T01/1"]
+PAGES = ["/", "/audit", "/tables/T01", "/dealers/2077", "/report", "/hands/T01/1", "/surveillance"]
 
 
 @pytest.fixture(scope="module")
