@@ -170,24 +170,21 @@ def _free(port: int) -> bool:
     return True
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"a number of times a live pace, more than 0, not {text!r}")
-    return value
+def _number(ok, expected: str):
+    """An argparse type: a number *ok* accepts, else an error saying *expected*."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")   # fails every check below
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{expected}, not {text!r}")
+        return value
+    return parse
 
 
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"a number of hands from 0 to 100, not {text!r}")
-    return value
+_positive = _number(lambda v: 0 < v < float("inf"), "a number of times a live pace, more than 0")
+_rate = _number(lambda v: 0 <= v <= 100, "a number of hands from 0 to 100")
 
 
 def _duration(seconds: float) -> str:

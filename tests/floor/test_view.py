@@ -18,17 +18,16 @@ import pytest
 from tests.floor.support import (  # noqa: F401
     append_lines, broker, identity, need, open_journal, pki, settings, wait_for)
 from tests.floor.web.test_app import PASSWORDS, WebProcess, add_users
+from tests.floor.web.browser import CHROMIUM
 from dealerbox.floor.broker import free_port
 from dealerbox.floor.collector import Collector
 from dealerbox.service.uplink import Publisher
 from dealerbox.floor.store import Store
 from dealerbox.floor.view import FloorClient, SigninError
 
-os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
 sync_api = pytest.importorskip("playwright.sync_api")
 
 #: Debian's chromium, never a browser Playwright downloads.
-CHROMIUM = "/usr/bin/chromium"
 
 FOUR_CARD_FLOP = {"t": 12.0, "verdict": "floor", "irregularity": "FOUR_CARD_FLOP",
                   "cards": ["Ah", "Kd", "7c", "2s"], "rule": "002 r39, OP14",

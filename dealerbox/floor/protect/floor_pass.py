@@ -25,6 +25,7 @@ A hand of a game with no reference yet is kept with its statistic and no p-value
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -49,7 +50,7 @@ from dealerbox.floor.store.schema import lines_table, tables_table
 from dealerbox.domain.cards import DECK_52
 
 __all__ = ["Protection", "ALERT_KINDS", "load_references", "save_reference", "room_rate", "put_fitted",
-           "alert_odds"]
+           "alert_odds", "dealer_chart_design"]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,19 @@ def put_fitted(conn, key: str, value) -> None:
     conn.execute(insert(protect_fitted).values(key=key, value=json.dumps(value)))
 
 
+def dealer_chart_design(config: ProtectConfig, rate: float | None) -> Cusum | None:
+    """The dealers' CUSUM for the room's *rate* under *config* (``chart_shift``, ``chart_arl``),
+    or None when the rate is unknown or too high for the shift to mean anything."""
+    if rate is None or not 0 < rate * config.chart_shift < 1:
+        return None
+    return _designed(rate, config.chart_shift, config.chart_arl)
+
+
+@functools.lru_cache(maxsize=16)
+def _designed(rate: float, shift: float, arl: float) -> Cusum:
+    # Designing walks h up until the in-control ARL is reached: done once per room rate.
+    return Cusum.design(rate, shift=shift, target_arl=arl)
+
 class Protection:
     """The protection pass of one floor, configured by ``[protect]`` (:class:`ProtectConfig`)."""
 
@@ -99,7 +113,6 @@ class Protection:
         self.card_of_uid = card_of_uid
         self.clock = clock
         self._unreferenced: set = set()
-        self._cusum: tuple[float, Cusum] | None = None
 
     # -- the pass
 
@@ -116,19 +129,11 @@ class Protection:
                     protect_progress, protect_progress.c.table_id == tables_table.c.table_id))
                 .where(tables_table.c.last_seq > func.coalesce(protect_progress.c.seq, 0))
                 .order_by(tables_table.c.table_id)).all()
-        cusum = self._chart(rate)
+        cusum = dealer_chart_design(self.config, rate)
         read = 0
         for table_id, seq, resume_seq, dealer, window in behind:
             read += self._table(conn, references, cusum, table_id, seq, resume_seq, dealer, window)
         return read
-
-    def _chart(self, rate: float | None) -> Cusum | None:
-        if rate is None or not 0 < rate * self.config.chart_shift < 1:
-            return None
-        if self._cusum is None or self._cusum[0] != rate:
-            self._cusum = (rate, Cusum.design(rate, shift=self.config.chart_shift,
-                                              target_arl=self.config.chart_arl))
-        return self._cusum[1]
 
     def _table(self, conn, references, cusum, table_id, seq, resume_seq, dealer, window) -> int:
         if seq is None:

@@ -32,7 +32,7 @@ from starlette.responses import JSONResponse
 from dealerbox.floor.protect import figures as PF
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.control_chart import Cusum
-from dealerbox.floor.protect.floor_pass import ALERT_KINDS, alert_odds, load_references, room_rate
+from dealerbox.floor.protect.floor_pass import ALERT_KINDS, alert_odds, dealer_chart_design, load_references, room_rate
 from dealerbox.floor.settings import load_protect
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.params import PageRange, page_range
@@ -129,7 +129,6 @@ class ProtectPages:
         self.app = app
         config = app.settings.config
         self.config = load_protect(config) if config is not None else ProtectConfig()
-        self._cusum: tuple[float, Cusum] | None = None
 
     def routes(self) -> list[tuple]:
         """The routes, as :meth:`FloorApp.routes` lists them: every one needs "view"."""
@@ -156,12 +155,7 @@ class ProtectPages:
         """The dealers' chart as the pass designs it (``[protect]`` room_rate or the fitted one),
         or None when the room's rate is not known."""
         rate = self.config.room_rate if self.config.room_rate is not None else room_rate(conn)
-        if rate is None or not 0 < rate * self.config.chart_shift < 1:
-            return None
-        if self._cusum is None or self._cusum[0] != rate:
-            self._cusum = (rate, Cusum.design(rate, shift=self.config.chart_shift,
-                                              target_arl=self.config.chart_arl))
-        return self._cusum[1]
+        return dealer_chart_design(self.config, rate)
 
     def figures(self, conn, start: float, end: float) -> dict:
         """Everything the page shows, read on one connection (JSON-ready)."""

@@ -7,22 +7,15 @@ from __future__ import annotations
 
 import time
 
-import os
-
 import pytest
 
 from dealerbox.floor.store import Store
 
 from tests.floor.test_accounts import open_alert
 from tests.floor.test_story import _filed, _played
+from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, signed_in_page
 from tests.floor.web.test_app import WebProcess, add_users, sign_in
 
-os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
-sync_api = pytest.importorskip("playwright.sync_api")
-axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
-
-CHROMIUM = "/usr/bin/chromium"
-SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
 PAGES = ["/", "/audit", "/tables/T01", "/dealers/2077", "/report", "/hands/T01/1", "/surveillance"]
 
 
@@ -43,30 +36,17 @@ def web(tmp_path_factory):
 @pytest.mark.parametrize("role", ["vera", "sam", "ada"])
 def test_every_page_has_no_serious_or_critical_violation_at_desktop_and_tablet_sizes(web, role, tmp_path):
     cookie = sign_in(web, role)[0]
-    name, value = cookie.split("=", 1)
-    axe = axe_api.Axe()
     failures = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            for size, (width, height) in SIZES.items():
-                context = browser.new_context(viewport={"width": width, "height": height})
-                context.add_cookies([{"name": name, "value": value, "url": web.url}])
-                page = context.new_page()
-                for path in [*PAGES, "/login"]:
-                    if path == "/login":
-                        context.clear_cookies()
+    with chromium() as browser:
+        for size in SIZES:
+            with signed_in_page(browser, size, web.url, cookie) as page:
+                for path in PAGES:
                     page.goto(web.url.rstrip("/") + path, wait_until="load")
-                    shot = tmp_path / f"{size}-{path.strip('/').replace('/', '_') or 'floor'}.png"
-                    page.screenshot(path=str(shot), full_page=True)
-                    assert shot.stat().st_size > 1000
-                    results = axe.run(page)
-                    for v in results.response["violations"]:
-                        if v["impact"] in ("serious", "critical"):
-                            failures.append(f"{role} {size} {path}: {v['id']} ({v['impact']}): "
-                                            f"{v['help']}: {[n['target'] for n in v['nodes']][:3]}")
-                context.close()
-        finally:
-            browser.close()
+                    shoot(page, tmp_path / f"{size}-{path.strip('/').replace('/', '_') or 'floor'}.png")
+                    failures += serious_violations(page, f"{role} {size} {path}")
+            with signed_in_page(browser, size, web.url, None) as page:
+                page.goto(web.url.rstrip("/") + "/login", wait_until="load")
+                shoot(page, tmp_path / f"{size}-login.png")
+                failures += serious_violations(page, f"{size} /login")
     print(f"screenshots in {tmp_path}")
     assert not failures, "\n".join(failures)

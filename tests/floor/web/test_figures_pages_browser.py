@@ -6,22 +6,15 @@ tmp dir to be looked at."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from dealerbox.floor.clock import FloorClock
 from dealerbox.floor.store import Store
 
 from tests.floor.test_figures import T0, filled_store, room  # noqa: F401
+from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, signed_in_page
 from tests.floor.web.test_app import WebProcess, add_users, sign_in
 
-os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
-sync_api = pytest.importorskip("playwright.sync_api")
-axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
-
-CHROMIUM = "/usr/bin/chromium"
-SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
 ZONE = "Europe/Prague"
 START, END = T0 - 600.0, T0 + 11 * 3600.0
 
@@ -46,27 +39,18 @@ def _pages():
 
 def test_the_figures_pages_pass_axe_and_work_by_hand_at_desktop_and_tablet_sizes(web, tmp_path):
     cookie = sign_in(web, "sam")[0]
-    name, value = cookie.split("=", 1)
-    axe = axe_api.Axe()
     failures = []
     clock = FloorClock(ZONE)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            for size, (width, height) in SIZES.items():
-                context = browser.new_context(viewport={"width": width, "height": height})
-                context.add_cookies([{"name": name, "value": value, "url": web.url}])
-                page = context.new_page()
+    with chromium() as browser:
+        for size, (width, _height) in SIZES.items():
+            with signed_in_page(browser, size, web.url, cookie) as page:
                 errors = []
                 page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
                 for what, path in _pages().items():
                     response = page.goto(web.url.rstrip("/") + path, wait_until="load")
                     assert response.status == 200, (what, response.status)
-                    page.screenshot(path=str(tmp_path / f"{size}-{what}.png"), full_page=True)
-                    for v in axe.run(page).response["violations"]:
-                        if v["impact"] in ("serious", "critical"):
-                            failures.append(f"{size} {what}: {v['id']} ({v['impact']}): {v['help']}: "
-                                            f"{[n['target'] for n in v['nodes']][:3]}")
+                    shoot(page, tmp_path / f"{size}-{what}.png")
+                    failures += serious_violations(page, f"{size} {what}")
                     # Nothing runs off the side of a tablet: the page is no wider than the screen.
                     assert page.evaluate("document.documentElement.scrollWidth") <= width, (size, what)
                 # A preset is one click; the title says it and the inputs show its range.
@@ -87,11 +71,8 @@ def test_the_figures_pages_pass_axe_and_work_by_hand_at_desktop_and_tablet_sizes
                 assert page.get_by_role("link", name="Download PDF").is_visible()
                 assert page.locator("#report-alerts a", has_text="hand").count() > 0
                 page.emulate_media(media="print")
-                page.screenshot(path=str(tmp_path / f"{size}-report-print.png"), full_page=True)
+                shoot(page, tmp_path / f"{size}-report-print.png")
                 assert not page.locator("form.range").is_visible() and not page.locator("#report-files").is_visible()
                 assert not errors, errors
-                context.close()
-        finally:
-            browser.close()
     print(f"screenshots in {tmp_path}")
     assert not failures, "\n".join(failures)

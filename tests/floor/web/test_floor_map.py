@@ -23,13 +23,11 @@ from dealerbox.link import protocol as P
 from tests.floor.support import wait_for
 from tests.floor.test_figures import journal_lines, scenario, session
 from tests.floor.web.test_app import PASSWORDS, WebProcess, add_users, call, sign_in
+from tests.floor.web.browser import CHROMIUM, SIZES
 
-os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
 sync_api = pytest.importorskip("playwright.sync_api")
 axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
 
-CHROMIUM = "/usr/bin/chromium"
-SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
 ZONE = "Europe/Prague"
 #: table -> (dealer, scenario, the table's state, place)
 ROOM = {

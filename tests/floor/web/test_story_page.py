@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import time
 
@@ -25,15 +24,13 @@ from dealerbox.floor.store import Store
 from dealerbox.floor.story_pdf import FontMissing, find_font
 from tests.floor.test_figures import T0, journal_lines, scenario, session
 from tests.floor.test_story import _filed, _swept
+from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, signed_in_page
 from tests.floor.web.test_app import WebProcess, add_users, connection, sign_in
 
-os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
 
 ZONE = "Europe/Prague"
 HANDS = ("seats_clean_hand", "four_card_flop_spread", "unread_hole_card_mouth_sensor",
          "exposed_deal_then_flop_burned_anyway")
-CHROMIUM = "/usr/bin/chromium"
-SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
 
 
 @pytest.fixture(scope="module")
@@ -169,28 +166,16 @@ def test_odd_ids_are_a_400_or_a_404_never_a_500(room, path, status):
 
 
 def test_the_story_page_passes_axe_and_prints_black_on_white_at_desktop_and_tablet_sizes(room, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
     web, _lines, starts = room
-    name, value = sign_in(web, "sam")[0].split("=", 1)
-    axe = axe_api.Axe()
+    cookie = sign_in(web, "sam")[0]
     failures = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            for size, (width, height) in SIZES.items():
-                context = browser.new_context(viewport={"width": width, "height": height})
-                context.add_cookies([{"name": name, "value": value, "url": web.url}])
-                page = context.new_page()
+    with chromium() as browser:
+        for size in SIZES:
+            with signed_in_page(browser, size, web.url, cookie) as page:
                 for start in starts:
                     page.goto(f"{web.url.rstrip('/')}/hands/T01/{start}", wait_until="load")
-                    shot = tmp_path / f"{size}-hand-{start}.png"
-                    page.screenshot(path=str(shot), full_page=True)
-                    assert shot.stat().st_size > 1000
-                    for v in axe.run(page).response["violations"]:
-                        if v["impact"] in ("serious", "critical"):
-                            failures.append(f"{size} hand {start}: {v['id']} ({v['impact']}): {v['help']}: "
-                                            f"{[n['target'] for n in v['nodes']][:3]}")
+                    shoot(page, tmp_path / f"{size}-hand-{start}.png")
+                    failures += serious_violations(page, f"{size} hand {start}")
                     # The page as printed: no navigation or buttons, black on white.
                     page.emulate_media(media="print")
                     printed = page.evaluate("""() => ({
@@ -200,11 +185,8 @@ def test_the_story_page_passes_axe_and_prints_black_on_white_at_desktop_and_tabl
                         text: getComputedStyle(document.querySelector('#story-title')).color})""")
                     assert printed == {"nav": "none", "links": "none", "body": "rgb(255, 255, 255)",
                                        "text": "rgb(0, 0, 0)"}
-                    page.screenshot(path=str(tmp_path / f"{size}-hand-{start}-print.png"), full_page=True)
+                    shoot(page, tmp_path / f"{size}-hand-{start}-print.png")
                     page.emulate_media(media="screen")
-                context.close()
-        finally:
-            browser.close()
     print(f"screenshots in {tmp_path}")
     assert not failures, "\n".join(failures)
 

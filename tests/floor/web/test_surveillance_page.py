@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import random
 import re
 from types import SimpleNamespace
@@ -28,6 +27,7 @@ from dealerbox.floor.web.app import FloorApp
 from dealerbox.floor.web.auth import Refused
 from dealerbox.floor.web.protect_pages import ProtectPages, cusum_chart, odds_words
 from tests.floor.test_figures import file_lines
+from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, signed_in_page
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 
 T0 = 1_790_006_400.0   # a shift's start (a multiple of 8 hours)
@@ -233,38 +233,19 @@ def test_the_dealer_page_can_show_the_chart_through_the_partial(served):
 
 # -- accessibility and screenshots
 
-os.environ["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
-CHROMIUM = "/usr/bin/chromium"
-SIZES = {"desktop": (1400, 1000), "tablet": (1024, 768)}
 
 
 @pytest.mark.parametrize("role", ["vera", "sam"])
 def test_the_page_has_no_serious_or_critical_violation_at_desktop_and_tablet_sizes(served, role, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
     web, _journals, _path = served
-    name, value = sign_in(web, role)[0].split("=", 1)
-    axe = axe_api.Axe()
+    cookie = sign_in(web, role)[0]
     failures = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            for size, (width, height) in SIZES.items():
-                context = browser.new_context(viewport={"width": width, "height": height})
-                context.add_cookies([{"name": name, "value": value, "url": web.url}])
-                p = context.new_page()
+    with chromium() as browser:
+        for size in SIZES:
+            with signed_in_page(browser, size, web.url, cookie) as page:
                 for query in (RANGE, ""):
-                    p.goto(web.url.rstrip("/") + "/surveillance?" + query, wait_until="load")
-                    shot = tmp_path / f"{size}-surveillance{'-range' if query else ''}.png"
-                    p.screenshot(path=str(shot), full_page=True)
-                    assert shot.stat().st_size > 1000
-                    for v in axe.run(p).response["violations"]:
-                        if v["impact"] in ("serious", "critical"):
-                            failures.append(f"{role} {size} {query}: {v['id']} ({v['impact']}): {v['help']}: "
-                                            f"{[n['target'] for n in v['nodes']][:3]}")
-                context.close()
-        finally:
-            browser.close()
+                    page.goto(web.url.rstrip("/") + "/surveillance?" + query, wait_until="load")
+                    shoot(page, tmp_path / f"{size}-surveillance{'-range' if query else ''}.png")
+                    failures += serious_violations(page, f"{role} {size} {query}")
     print(f"screenshots in {tmp_path}")
     assert not failures, "\n".join(failures)
-
