@@ -53,6 +53,7 @@ import re
 from sqlalchemy import func, select
 
 from dealerbox.domain.messages import text_card
+from dealerbox.floor.deck_names import registry_decks
 from dealerbox.floor.figures import fig_hands, fig_progress, store_lines
 from dealerbox.floor.hands import wall_seconds
 
@@ -171,15 +172,14 @@ def _card(code: str, seq: int | None = None) -> dict:
 def registry_cards(*registries):
     """A *card_of_uid* for :func:`tell` from deck registries (dealerbox.domain.decks),
     tried in order: a tag of a deck other than ``A`` is shown with its deck."""
+    named = registry_decks(*registries)
+
     def card_of_uid(uid: str) -> str | None:
-        for registry in registries:
-            try:
-                tag = registry.lookup(uid)
-            except ValueError:  # not a UID at all: shown as it came
-                return None
-            if tag is not None:
-                return tag.card if tag.deck == "A" else f"{tag.card} (deck {tag.deck})"
-        return None
+        tag = named(uid)
+        if tag is None:   # unknown, or not a UID at all: shown as it came
+            return None
+        card, deck = tag
+        return card if deck == "A" else f"{card} (deck {deck})"
     return card_of_uid
 
 

@@ -40,7 +40,7 @@ def find_font(dirs=FONT_DIRS) -> tuple[Path, Path]:
         regular, bold = (Path(directory) / name for name in FONT_FILES)
         if regular.is_file() and bold.is_file():
             return regular, bold
-    raise FontMissing("the hand's PDF needs DejaVu Sans for the suit symbols: install Debian's "
+    raise FontMissing("the floor's PDFs need DejaVu Sans for the suit symbols: install Debian's "
                       f"fonts-dejavu-core (looked in {', '.join(str(d) for d in dirs)})")
 
 

@@ -18,7 +18,7 @@ import pytest
 from tests.floor.support import (  # noqa: F401
     append_lines, broker, identity, need, open_journal, pki, settings, wait_for)
 from tests.floor.web.test_app import PASSWORDS, WebProcess, add_users
-from tests.floor.web.browser import CHROMIUM
+from tests.floor.web.browser import chromium, shot_path  # noqa: F401 (shot_path: test_demo_room's)
 from dealerbox.floor.broker import free_port
 from dealerbox.floor.collector import Collector
 from dealerbox.service.uplink import Publisher
@@ -149,21 +149,10 @@ class Browser:
 @pytest.fixture
 def browser():
     need("chromium", "chromium")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            context = chromium.new_context(viewport={"width": 1200, "height": 800})
-            yield Browser(context.new_page())
-            context.close()
-        finally:
-            chromium.close()
-
-
-def shot_path(tmp_path, name):
-    """Where a screenshot goes: $FLOOR_SCREENSHOTS (a directory) to keep them, else the test's tmp."""
-    directory = os.environ.get("FLOOR_SCREENSHOTS") or str(tmp_path)
-    os.makedirs(directory, exist_ok=True)
-    return os.path.join(directory, name)
+    with chromium() as launched:
+        context = launched.new_context(viewport={"width": 1200, "height": 800})
+        yield Browser(context.new_page())
+        context.close()
 
 
 def test_in_chromium_a_wrong_password_then_a_supervisor_signs_in_and_clears_an_alert_with_a_note(

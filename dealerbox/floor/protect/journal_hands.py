@@ -10,7 +10,7 @@ leave out, the cards:
   hole cards per player and the seats in deal order;
 - a card names its deck with ``deck`` (CONTRACT.md; none: the table's active deck,
   ``A`` in every shipped registry); a card journaled by its tag (``uid``) is named
-  through *card_of_uid* (a deck registry, :func:`~dealerbox.floor.story.registry_cards`'s
+  through *card_of_uid* (a deck registry, :func:`~dealerbox.floor.deck_names.registry_decks`'s
   kind of lookup, returning ``(card, deck)``), else it stays unnamed;
 - **the draw order is cut** where the deck's order changed inside a hand: at a
   ``reshuffled`` button (the stub scrambled after premature cards, RULES.md) and

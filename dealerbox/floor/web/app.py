@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from dealerbox.domain.decks import DeckRegistry, simulation_registry
+from dealerbox.floor.deck_names import floor_registries
 from dealerbox.floor import figures as F
 from dealerbox.floor import figure_text as FT
 from dealerbox.floor import report as R
@@ -69,7 +69,7 @@ class FloorApp:
         self.limiter = SigninLimiter(settings.signin_limit_user, settings.signin_limit_address,
                                      settings.signin_window_s)
         self.gate = Gate(settings, self.store, self.sessions)
-        self.figures = FiguresApi(settings.store, card_of_uid=_deck_cards(settings))
+        self.figures = FiguresApi(settings.store, card_of_uid=registry_cards(*floor_registries(settings.deck_registry)))
         self.clock = FloorClock(settings.time_zone, settings.shift_starts)
         # The tiles' and alerts' words, in the floor's language and zone.
         self.floor = Floor(settings.store, self.figures, FloorWords(settings.language, self.clock))
@@ -513,13 +513,6 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def _deck_cards(settings: WebSettings):
-    """The hand's story's names for the tables' tags: ``[web] deck_registry``, then the
-    built-in simulated decks."""
-    registries = [DeckRegistry.load(settings.deck_registry)] if settings.deck_registry else []
-    return registry_cards(*registries, simulation_registry())
 
 
 def _age(since) -> str:

@@ -13,7 +13,8 @@ from dealerbox.domain.cards import DECK_52
 from dealerbox.domain.decks import DeckRegistry, simulated_uid
 from dealerbox.errors import DealerboxError
 from dealerbox.floor.figures import Ledger
-from dealerbox.floor.protect.decks import collector_protection, collector_registries, registry_decks
+from dealerbox.floor.deck_names import registry_decks
+from dealerbox.floor.protect.decks import collector_protection, collector_registries
 from dealerbox.floor.protect.floor_pass import Protection, save_reference
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Gathering

@@ -43,6 +43,13 @@ def signed_in_page(browser, size: str, url: str, cookie: str | None):
         context.close()
 
 
+def shot_path(tmp_path, name: str) -> str:
+    """Where a screenshot goes: $FLOOR_SCREENSHOTS (a directory) to keep them, else the test's tmp."""
+    directory = os.environ.get("FLOOR_SCREENSHOTS") or str(tmp_path)
+    os.makedirs(directory, exist_ok=True)
+    return os.path.join(directory, name)
+
+
 def shoot(page, path: Path) -> Path:
     """A full-page screenshot kept at *path* (tests print where, people look at them)."""
     page.screenshot(path=str(path), full_page=True)

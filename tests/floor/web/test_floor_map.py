@@ -9,7 +9,6 @@ or critical violation. The screenshots are kept ($FLOOR_SCREENSHOTS, else the te
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 
@@ -23,10 +22,8 @@ from dealerbox.link import protocol as P
 from tests.floor.support import wait_for
 from tests.floor.test_figures import journal_lines, scenario, session
 from tests.floor.web.test_app import PASSWORDS, WebProcess, add_users, call, sign_in
-from tests.floor.web.browser import CHROMIUM, SIZES
-
-sync_api = pytest.importorskip("playwright.sync_api")
-axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
+from tests.floor.web.browser import SIZES, serious_violations, shot_path
+from tests.floor.web.browser import chromium as launched_chromium
 
 ZONE = "Europe/Prague"
 #: table -> (dealer, scenario, the table's state, place)
@@ -81,20 +78,10 @@ def room(tmp_path_factory):
         yield web
 
 
-def shot_path(tmp_path, name):
-    directory = os.environ.get("FLOOR_SCREENSHOTS") or str(tmp_path)
-    os.makedirs(directory, exist_ok=True)
-    return os.path.join(directory, name)
-
-
 @pytest.fixture
 def chromium():
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with launched_chromium() as browser:
+        yield browser
 
 
 def open_floor(browser, web, user, size):
@@ -171,9 +158,7 @@ def test_a_supervisor_reads_the_room_at_a_glance(room, chromium, size, tmp_path)
         assert re.match(r"\w{3} \d\d \w{3} \d{4}, \d\d:\d\d:\d\d CES?T \(\d+ (s|min) ago\) The hand's story", raised), raised
         assert re.fullmatch(r"/hands/T02/\d+", page.locator(".alert a.story").first.get_attribute("href"))
         page.screenshot(path=shot_path(tmp_path, f"floor-map-{size}-detail.png"), full_page=True)
-        failures = [f"{v['id']} ({v['impact']}): {v['help']}: {[n['target'] for n in v['nodes']][:3]}"
-                    for v in axe_api.Axe().run(page).response["violations"]
-                    if v["impact"] in ("serious", "critical")]
+        failures = serious_violations(page, f"floor map {size}")
         assert not failures, "\n".join(failures)
     finally:
         context.close()
