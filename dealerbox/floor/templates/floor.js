@@ -72,7 +72,9 @@ function ages() {
     const since = Date.parse(el.dataset.since);
     if (isNaN(since)) continue;
     const s = Math.max(0, (Date.now() - since) / 1000);
-    el.textContent = s < 120 ? Math.round(s) + " s" : Math.round(s / 60) + " min";
+    // As the server words it (app.py's _age): seconds, minutes, then hours and minutes.
+    const m = Math.round(s / 60);
+    el.textContent = s < 120 ? Math.round(s) + " s" : m < 120 ? m + " min" : Math.floor(m / 60) + " h " + (m % 60) + " min";
   }
 }
 function signedOut() { location.assign("/login"); }
