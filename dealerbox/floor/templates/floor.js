@@ -74,7 +74,8 @@ function ages() {
     const s = Math.max(0, (Date.now() - since) / 1000);
     // As the server words it (app.py's _age): seconds, minutes, then hours and minutes.
     const m = Math.round(s / 60);
-    el.textContent = s < 120 ? Math.round(s) + " s" : m < 120 ? m + " min" : Math.floor(m / 60) + " h " + (m % 60) + " min";
+    el.textContent = s < 120 ? Math.round(s) + " s" : m < 120 ? m + " min"
+      : Math.floor(m / 60) + " h" + (m % 60 ? " " + (m % 60) + " min" : "");
   }
 }
 function signedOut() { location.assign("/login"); }

@@ -523,6 +523,5 @@ def _age(since) -> str:
     except ValueError:
         return ""
     s = max(0.0, time.time() - t)
-    minutes = round(s / 60)
     # floor.js words a live page's ages the same way.
-    return f"{s:.0f} s" if s < 120 else f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60} min"
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7170 else FT.duration(s)
