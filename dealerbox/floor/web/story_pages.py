@@ -49,7 +49,8 @@ class StoryPages:
         """What the page and the PDF say around the story."""
         number = (f"hand {place['number']}" if place["number"] else
                   f"journal lines {story['start_seq']} to {story['end_seq']}, before its first hand on the floor")
-        dealer = story["dealer"] or "nobody signed in"
+        # Lines before a table's first hand have no hand to deal: their dealer events say who came.
+        dealer = story["dealer"] or ("nobody signed in" if place["number"] else "no hand dealt yet")
         if story["dealer"] and names.get(story["dealer"]):
             dealer += f" ({names[story['dealer']]})"
         started = self.clock.full(story["started"]) if story["started"] else ""
