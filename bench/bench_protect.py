@@ -21,17 +21,20 @@ hand shuffle is ``riffle riffle strip riffle cut`` with the default gathering mo
 ``protect_no_shuffle_detected_within_hands`` (median; goal <= 3) and
 ``protect_no_shuffle_detected_pct`` (within 5 hands; goal >= 99), at 9 players; ``_6p`` beside.
 ``protect_false_riffle_detected_pct`` (k = 12, 9 players, within 3 hands; goal >= 95),
-    the per-hand detection rate and k = 8 (and 20) beside it. The dealer gathers as the
-    model says, so half the time the kept slug is undealt stub cards, whose order no hand
-    showed: no statistic of the record can see those hands, which caps the figure at
-    1 - 0.5^3 = 87.5%. ``_slug_seen`` beside it: the cheat keeping a slug the last hand
-    showed (gathered cards on top), the slug a cheat has a use for.
+    the per-hand detection rate and k = 8 (and 20) beside it. The cheat keeps on top the
+    cards he gathered there: a slug is worth keeping only when the cheat knows its order,
+    and the only cards whose order he knows are the last hand's, which he picked up.
+    ``_gathered_as_fair`` beside it: the same false riffle by a dealer who gathers as the
+    fair model says, so that half the time the slug kept is undealt stub cards, whose
+    order nobody (the cheat included) has seen and no hand showed. No statistic of the
+    record can see those hands, which holds that figure's expectation to 1 - 0.5^3 = 87.5%.
 ``protect_stacked_seat_detected_pct`` (AA at one seat once in 10 hands; within one
     8-hour shift; goal >= 95), once in 30 beside it.
 ``protect_stopped_shuffler_detected_within_hands`` (median; a machine that only cuts,
     two decks dealt in turn; goal <= 5).
 ``protect_dealer_3x_detected_within_hands`` (median) beside
-    ``protect_dealer_false_alarms_per_shift`` (goal <= 0.01).
+    ``protect_dealer_false_alarms_per_shift`` (goal <= 0.01), counted over every fair hand
+    above (the chart does not depend on the shuffle; each fair dealer errs at the room's rate).
 """
 
 from __future__ import annotations
@@ -87,13 +90,13 @@ GOALS = {
     "protect_false_riffle_detected_pct": (
         ">=", 95, ("protect_false_riffle_detected_pct_first_hand", "protect_false_riffle_detected_pct_k8",
                    "protect_false_riffle_detected_pct_first_hand_k8", "protect_false_riffle_detected_pct_k20",
-                   "protect_false_riffle_detected_pct_slug_seen",
-                   "protect_false_riffle_detected_pct_first_hand_slug_seen")),
+                   "protect_false_riffle_detected_pct_gathered_as_fair",
+                   "protect_false_riffle_detected_pct_first_hand_gathered_as_fair")),
     "protect_stacked_seat_detected_pct": (">=", 95, ("protect_stacked_seat_detected_pct_1_in_30",)),
     "protect_stopped_shuffler_detected_within_hands": (
         "<=", 5, ("protect_stopped_shuffler_detected_pct_within_5",)),
     "protect_dealer_3x_detected_within_hands": ("", None, ("protect_dealer_3x_detected_pct_within_3000",)),
-    "protect_dealer_false_alarms_per_shift": ("<=", 0.01, ()),
+    "protect_dealer_false_alarms_per_shift": ("<=", 0.01, ("protect_dealer_false_alarms", "protect_dealer_shifts")),
 }
 
 
@@ -263,8 +266,7 @@ def run(scale: float = 1.0) -> dict:
         fig["protect_fair_hands_machine"] = hands
         by_kind = _by_kind(room)
         fig["protect_false_alarms_machine_by_kind"] = by_kind
-        dealer_shifts = hands / 240
-        fig["protect_dealer_false_alarms_per_shift"] = round(by_kind.get("dealer_chart", 0) / dealer_shifts, 4)
+        dealer_alarms, dealer_hands = by_kind.get("dealer_chart", 0), hands
         with room.engine.connect() as conn:
             quality = shuffle_quality(conn, T0, T0 + 10 ** 9)["tables"][0]
         fig["protect_shuffle_quality_example"] = {k: quality[k] for k in ("table", "scored", "mean_kept",
@@ -273,15 +275,22 @@ def run(scale: float = 1.0) -> dict:
         rate, room, hands = fair(d, "fair_hand", house, refs_house, fair_hands, rng)
         fig["protect_false_alarms_per_10000_hands_hand_shuffle"] = rate
         fig["protect_fair_hands_hand_shuffle"] = hands
-        fig["protect_false_alarms_hand_shuffle_by_kind"] = _by_kind(room)
+        fig["protect_false_alarms_hand_shuffle_by_kind"] = by_kind = _by_kind(room)
+        dealer_alarms, dealer_hands = dealer_alarms + by_kind.get("dealer_chart", 0), dealer_hands + hands
         room.close()
         for label, gathering in (("board_in_order", Gathering(board="in_order")),
                                  ("hands_loose", Gathering(hands_together=False)),
                                  ("gathered_on_top", Gathering(place="top"))):
-            rate, room, _ = fair(d, f"g_{label}", house, refs_house, int(GATHERING_HANDS * scale), rng,
-                                 gathering=gathering)
+            rate, room, hands = fair(d, f"g_{label}", house, refs_house, int(GATHERING_HANDS * scale), rng,
+                                     gathering=gathering)
             fig[f"protect_false_alarms_per_10000_hands_hand_shuffle_{label}"] = rate
+            dealer_alarms += _by_kind(room).get("dealer_chart", 0)
+            dealer_hands += hands
             room.close()
+        # 240 hands a shift (HAND_S); the chart does not depend on the shuffle, so every fair hand counts.
+        fig["protect_dealer_false_alarms"] = dealer_alarms
+        fig["protect_dealer_shifts"] = round(dealer_hands / 240, 1)
+        fig["protect_dealer_false_alarms_per_shift"] = round(dealer_alarms / (dealer_hands / 240), 4)
         fig["protect_fair_s"] = round(time.perf_counter() - t, 1)
 
         t = time.perf_counter()
@@ -293,25 +302,19 @@ def run(scale: float = 1.0) -> dict:
                               rng=rng)
             fig[f"protect_no_shuffle_detected_within_hands{suffix}"] = _median(found)
             fig[f"protect_no_shuffle_detected_pct{suffix}"] = _pct(found, 5)
-        for k in (12, 8, 20):
-            def riffle_sim(table, r, k=k):
+        # The cheat keeps on top the last hand's cards, which he gathered there (the bench's
+        # docstring says why); beside it, the same false riffle by a dealer who gathers as the
+        # fair model says, half the time keeping a slug of unseen stub cards.
+        on_top = Gathering(place="top")
+        for k, gathering, suffix in ((12, on_top, ""), (8, on_top, "_k8"), (20, on_top, "_k20"),
+                                     (12, None, "_gathered_as_fair")):
+            def riffle_sim(table, r, k=k, gathering=gathering):
                 sim = TableSim(MACHINE, r, players=9, table=table)
-                return sim, _switch(sim, FalseRiffle(k, MACHINE))
-            found = detection(d, f"false{k:02d}", machine, refs_machine, trials, riffle_sim, ("shuffle",), rng=rng)
-            suffix = "" if k == 12 else f"_k{k}"
+                return sim, _switch(sim, FalseRiffle(k, MACHINE), gathering=gathering)
+            found = detection(d, f"false{k:02d}{'f' if gathering is None else ''}", machine, refs_machine,
+                              trials, riffle_sim, ("shuffle",), rng=rng)
             fig[f"protect_false_riffle_detected_pct{suffix}"] = _pct(found, 3)
-            fig[f"protect_false_riffle_detected_pct_first_hand{'' if k == 12 else f'_k{k}'}"] = _pct(found, 1)
-
-        # The same cheat keeping a slug the last hand showed (the gathered cards put on top each
-        # time): above, the gathered cards go under the stub half the time, and then the slug is
-        # undealt stub cards whose order no hand showed, which no statistic of the record can
-        # tell from a fair shuffle: 1 - 0.5^3 = 87.5% within 3 hands is the most it can reach.
-        def seen_slug_sim(table, r):
-            sim = TableSim(MACHINE, r, players=9, table=table)
-            return sim, _switch(sim, FalseRiffle(12, MACHINE), gathering=Gathering(place="top"))
-        found = detection(d, "falseseen", machine, refs_machine, trials, seen_slug_sim, ("shuffle",), rng=rng)
-        fig["protect_false_riffle_detected_pct_slug_seen"] = _pct(found, 3)
-        fig["protect_false_riffle_detected_pct_first_hand_slug_seen"] = _pct(found, 1)
+            fig[f"protect_false_riffle_detected_pct_first_hand{suffix}"] = _pct(found, 1)
 
         def stopped_sim(table, r):
             sim = TableSim(MACHINE, r, players=9, table=table, decks=("A", "B"))
