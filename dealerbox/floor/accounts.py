@@ -18,6 +18,7 @@ Nothing here speaks HTTP: :mod:`dealerbox.floor.web` does.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 import threading
@@ -32,7 +33,9 @@ from dealerbox.errors import DealerboxError
 from dealerbox.floor.store import Store
 
 __all__ = ["ROLES", "PERMISSIONS", "AccountError", "Accounts", "Session", "Sessions",
-           "SigninLimiter", "may", "check_name", "check_password"]
+           "SigninLimiter", "SESSIONS_PER_USER", "may", "check_name", "check_password"]
+
+log = logging.getLogger(__name__)
 
 #: From least to most trusted.
 ROLES = ("viewer", "supervisor", "admin")
@@ -48,6 +51,8 @@ PERMISSIONS = {
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 #: OWASP: no composition rules, a length floor, a generous ceiling.
 PASSWORD_MIN, PASSWORD_MAX = 12, 256
+#: A user's sessions open at once: a pit boss's desk, tablet and phone, and room to spare.
+SESSIONS_PER_USER = 20
 
 
 class AccountError(DealerboxError, ValueError):
@@ -151,10 +156,13 @@ class Sessions:
 
     :param idle_s: a session not used for this long ends.
     :param max_s: a session ends this long after sign-in, used or not.
+    :param per_user: a user's sessions open at once; a new one past it ends the least
+        recently used. Behind a trusted proxy every request without a cookie opens a
+        session (a script polling the API keeps none), and this bounds what it leaves.
     """
 
-    def __init__(self, store: Store, idle_s: float, max_s: float):
-        self.store, self.idle_s, self.max_s = store, idle_s, max_s
+    def __init__(self, store: Store, idle_s: float, max_s: float, per_user: int = SESSIONS_PER_USER):
+        self.store, self.idle_s, self.max_s, self.per_user = store, idle_s, max_s, per_user
         # Writing ``seen`` at every request would make every page view a write.
         self.touch_every_s = min(60.0, idle_s / 10)
 
@@ -166,6 +174,10 @@ class Sessions:
         csrf = secrets.token_urlsafe(32)
         key = session_key(token)
         self.store.add_session(key, user, csrf, now, address[:100])
+        ended = self.store.drop_sessions_beyond(user, self.per_user)
+        if ended:
+            log.info("floor web: %s has more than %d sessions open; ended the %d used least recently",
+                     user, self.per_user, ended)
         row = self.store.session(key)
         return token, Session(key, user, row["role"], csrf, now, now)
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.floor.web.test_app import (PASSWORDS, WebProcess, add_users, call, connection, session_cookie,  # noqa: F401
                             sign_in, web)
-from dealerbox.floor.accounts import ROLES, may
+from dealerbox.floor.accounts import ROLES, SESSIONS_PER_USER, may
 from dealerbox.floor.settings import WebSettings
 from dealerbox.floor.store import Store
 
@@ -206,6 +206,23 @@ def test_a_proxy_user_header_counts_only_from_a_trusted_proxy_and_for_a_known_us
         assert me["user"] == "sam" and session_cookie(headers) != vera_cookie
         assert call(web, "GET", "/api/session", cookie=vera_cookie)[0] == 401
         assert "not a trusted proxy" in web.log.read_text()
+
+
+def test_requests_through_the_proxy_without_a_cookie_leave_at_most_the_cap_of_sessions(tmp_path):
+    # A script behind the proxy keeps no cookie: each request signs in afresh. The user's
+    # sessions stay at the cap, and the newest works.
+    store = tmp_path / "floor.sqlite"
+    add_users(store, ("vera",))
+    with WebProcess(tmp_path, store, trusted_proxies=["127.0.0.2"]) as web:
+        for _ in range(SESSIONS_PER_USER + 5):
+            status, headers, _me = call(web, "GET", "/api/floor", headers={"X-Remote-User": "vera"},
+                                        source="127.0.0.2")
+            assert status == 200
+        newest = session_cookie(headers)
+        assert call(web, "GET", "/api/session", cookie=newest)[0] == 200
+        with Store(store) as floor:
+            assert [u["sessions"] for u in floor.users()] == [SESSIONS_PER_USER]
+        assert f"more than {SESSIONS_PER_USER} sessions open" in web.log.read_text()
 
 
 def test_sign_in_attempts_are_limited_per_user_and_per_address(tmp_path):

@@ -498,3 +498,18 @@ def test_migrate_check_says_a_store_is_behind(tmp_path):
     done = subprocess.run([*DEALERBOX, "floor", "migrate", "--config", str(config)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and M.head() in done.stdout
+
+
+def test_a_users_sessions_past_the_cap_end_with_the_least_recently_used_on_each_backend(target):
+    with Store(target) as store:
+        store.add_user("vera", "viewer", "argon-hash", 1.0)
+        store.add_user("sam", "supervisor", "argon-hash", 1.0)
+        store.add_session("sam-1", "sam", "c", 1.0, "10.0.0.2")
+        for n in range(6):
+            store.add_session(f"vera-{n}", "vera", "c", 10.0 + n, "10.0.0.1")
+        store.touch_session("vera-0", 99.0)   # the oldest, but used last
+        assert store.drop_sessions_beyond("vera", 3) == 3
+        assert [k for k in ("vera-0", "vera-1", "vera-2", "vera-3", "vera-4", "vera-5")
+                if store.session(k)] == ["vera-0", "vera-4", "vera-5"]
+        assert store.session("sam-1") is not None    # another user's are not counted
+        assert store.drop_sessions_beyond("vera", 3) == 0

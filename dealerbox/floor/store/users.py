@@ -84,6 +84,13 @@ class UsersAndSessions(Connection):
         with self._unit():
             return self._execute(delete(sessions_table).where(sessions_table.c.key == key)).rowcount > 0
 
+    def drop_sessions_beyond(self, user: str, keep: int) -> int:
+        """End *user*'s sessions but the *keep* most recently used; how many ended."""
+        s = sessions_table.c
+        newest = select(s.key).where(s.user == user).order_by(s.seen.desc(), s.created.desc()).limit(keep)
+        with self._unit():
+            return self._execute(delete(sessions_table).where(s.user == user, s.key.not_in(newest))).rowcount
+
     def drop_stale_sessions(self, seen_before: float, created_before: float) -> int:
         """Delete the sessions idle since *seen_before* or opened before *created_before*."""
         s = sessions_table.c
