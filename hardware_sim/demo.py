@@ -54,27 +54,27 @@ def demo_script(seed: int = 40) -> HandScript:
     return s
 
 
-def play_demo(table, daemon, clock, *, pace_s: float = 0.0, stop=None, forever: bool = False,
-              seed: int = 40, on_new_hand=None) -> None:
-    """The scripted dealer plays the demo session (then, *forever*, new ones) at *table*.
+def play_demo(table, daemon, clock, *, pace_s: float = 0.0, stop=None, seed: int = 40,
+              on_new_hand=None) -> None:
+    """The scripted dealer plays the demo session once at *table*.
 
     *daemon* runs on *clock* with no ticks of its own (see
     :class:`hardware_sim.script.TableDealer`), so the box raises what
     ``dealerbox demo`` raises from the recorded session, at any *pace_s*.
-    *on_new_hand(n, event)* is called before each hand.
+    *on_new_hand(n, event)* is called before each hand. (A demo that goes on deals
+    hands of its own (``dealerbox/tools/demo.py``); replaying this session again would tap the
+    dealer's badge a second time, which signs the dealer out.)
     """
     dealer = TableDealer(table, daemon, clock, pace_s=pace_s, stop=stop)
-    while not dealer.stop.is_set():
-        hand = 0
-        for e in demo_script(seed).events:
-            if e.get("ev") == "new_hand":
-                hand += 1
-                if on_new_hand is not None:
-                    on_new_hand(hand, e)
-            dealer.play([e])
-        if not forever:
+    hand = 0
+    for e in demo_script(seed).events:
+        if dealer.stop.is_set():
             return
-        seed += 1
+        if e.get("ev") == "new_hand":
+            hand += 1
+            if on_new_hand is not None:
+                on_new_hand(hand, e)
+        dealer.play([e])
 
 
 def main() -> None:
