@@ -61,9 +61,9 @@ def play_demo(table, daemon, clock, *, pace_s: float = 0.0, stop=None, seed: int
     *daemon* runs on *clock* with no ticks of its own (see
     :class:`hardware_sim.script.TableDealer`), so the box raises what
     ``dealerbox demo`` raises from the recorded session, at any *pace_s*.
-    *on_new_hand(n, event)* is called before each hand. (A demo that goes on deals
-    hands of its own (``dealerbox/tools/demo.py``); replaying this session again would tap the
-    dealer's badge a second time, which signs the dealer out.)
+    *on_new_hand(n, event)* is called before each hand. A demo that goes on deals
+    hands of its own (``dealerbox/tools/demo.py``): replaying this session would tap
+    the dealer's badge a second time, which signs the dealer out.
     """
     dealer = TableDealer(table, daemon, clock, pace_s=pace_s, stop=stop)
     hand = 0
