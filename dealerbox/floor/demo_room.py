@@ -41,6 +41,9 @@ __all__ = ["DemoRoom", "main"]
 
 TABLES = ("T01", "T02", "T03")
 DEMO_USER = "demo"
+#: Where the demo's tables stand in the room (pit, row, column), as an admin would set it
+#: with ``floor layout set``; a place set by hand in the demo's store is kept.
+DEMO_LAYOUT = {"T01": ("Pit A", 1, 1), "T02": ("Pit A", 1, 2), "T03": ("Pit B", 1, 1)}
 #: The names the floor shows for the simulated badges' dealers (the tables keep ids only).
 DEALER_NAMES = dict(zip(SIMULATED_DEALERS, ("Jana Novakova", "Petr Svoboda", "Eva Dvorakova", "Tomas Horak")))
 #: Room seconds between two reliefs (each at one table): every dealer deals an hour, then has 20 minutes off.
@@ -116,7 +119,8 @@ class DemoRoom:
         (table_config.parent / PART_FILE).write_text("[room]\n" + lines, encoding="utf-8")
 
     def _demo_user(self, store_path: Path) -> str:
-        """A supervisor for the demo, with a new password each start (never a fixed one)."""
+        """A supervisor for the demo, with a new password each start (never a fixed one); the
+        dealers' names, and the tables' places in the room (unless placed already)."""
         password = secrets.token_urlsafe(12)
         with Store(store_path) as store:
             accounts = Accounts(store)
@@ -126,6 +130,10 @@ class DemoRoom:
                 accounts.passwd(DEMO_USER, password)
             for dealer, name in DEALER_NAMES.items():
                 store.set_dealer_name(dealer, name, time.time())
+            placed = store.table_places()
+            for table, (pit, row, col) in DEMO_LAYOUT.items():
+                if table not in placed:
+                    store.place_table(table, pit, row, col, DEMO_USER)
         return password
 
     def _spawn(self, name: str, argv: list[str], logs: Path) -> None:

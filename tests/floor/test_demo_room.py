@@ -54,6 +54,11 @@ def test_a_newcomer_signs_in_and_sees_the_room_a_dealer_and_a_hands_story(room, 
     browser.sign_in(url, "demo", room["password"])
     wait_for(lambda: browser.location() == "/" and
              browser.js("document.querySelectorAll('#grid .table').length") == 3, "three tables on the floor", 90)
+    # The room as it stands: two pits, each table in its place, none left unplaced.
+    assert browser.js("[...document.querySelectorAll('section.pit-group.placed')].map(s => s.dataset.pit + ': ' + "
+                      "[...s.querySelectorAll('.table')].map(t => t.dataset.key).join(' '))") == \
+        ["Pit A: T01 T02", "Pit B: T03"]
+    assert browser.js("document.getElementById('pit-unplaced').hidden")
     # Hands are dealt and counted: each tile names its dealer (by name and badge id: a
     # supervisor) and its hands per hour.
     wait_for(lambda: browser.js("[...document.querySelectorAll('#grid .table')].every(t => "
@@ -97,6 +102,14 @@ def test_a_newcomer_signs_in_and_sees_the_room_a_dealer_and_a_hands_story(room, 
     wait_for(lambda: browser.location().startswith("/hands/") and
              browser.js("!!document.getElementById('story-shoe')"), "the hand's story")
     assert browser.js("document.querySelectorAll('#story-shoe li').length") >= 8
+    # The seats with their hole cards (two at least: a hand), and the board line agreeing
+    # with the streets' table: a card laid on any street means a board to show.
+    assert browser.js("[...document.querySelectorAll('#story-seats tbody tr')]"
+                      ".filter(r => r.querySelector('th') && /^seat \\d+$/.test(r.querySelector('th').textContent)).length") >= 2
+    laid = browser.js("[...document.querySelectorAll('#story-board tbody tr')]"
+                      ".some(r => !['', 'none'].includes(r.cells[2].textContent.trim()))")
+    assert browser.js("document.getElementById('story-board-line').textContent").startswith(
+        "Board:" if laid else "No card was laid")
     # One entry per irregularity, each step with when it was seen done.
     assert browser.js("document.querySelectorAll('section.irregularity').length") >= 1
     assert "seen done" in browser.js("document.body.textContent").lower()
