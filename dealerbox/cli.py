@@ -81,7 +81,8 @@ def cmd_floor(args) -> int:
                                pit=getattr(args, "pit", None), row=getattr(args, "row", None),
                                col=getattr(args, "col", None))
     if args.floor_command == "report":
-        return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf)
+        return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf,
+                               base_url=args.base_url)
     if args.floor_command == "migrate":
         return commands.migrate(args.config, args.source, check=args.check)
     if args.floor_command == "bridge":
@@ -316,6 +317,8 @@ def _add_floor_commands(sub) -> None:
     fp.add_argument("--html", type=Path, help="write the report as an HTML file that prints well")
     fp.add_argument("--csv", type=Path, help="write one CSV line per table, per dealer and for the room")
     fp.add_argument("--pdf", type=Path, help="write the report as a PDF")
+    fp.add_argument("--base-url", help="the floor's address as its users open it (https://floor.example): "
+                                       "the files' tables, dealers and alerts' hands link to its pages")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
     fp.add_argument("--store", required=True,

@@ -163,14 +163,16 @@ def verify(store_target: Path | str) -> int:
 
 
 def report(config: Path, start: str | None, end: str | None, *, html: Path | None = None,
-           csv: Path | None = None, pdf: Path | None = None) -> int:
+           csv: Path | None = None, pdf: Path | None = None, base_url: str | None = None) -> int:
     """``floor report``: the shift report of ``[start, end)`` from the store; a summary on
-    stdout, and the files asked for."""
+    stdout, and the files asked for, their alerts worded as the floor map words them and,
+    with *base_url*, linked to the floor's pages."""
     from dealerbox.floor import figures as F
     from dealerbox.floor import report as R
     from dealerbox.floor.clock import FloorClock
     from dealerbox.floor.settings import load_web
     from dealerbox.floor.store import Store, store_engine
+    from dealerbox.floor.floor_words import FloorWords
 
     def moment(name: str, text: str) -> float:
         try:
@@ -198,12 +200,15 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
           f"{sum(1 for d in shift['dealers'] if d['dealer'] is not None)} dealers, {room['hands']} hands, "
           f"{room['irregularities_per_100_hands']} irregularities per 100 hands; alerts: "
           f"{len(shift['alerts_open'])} open, {len(shift['alerts_cleared'])} cleared")
-    for path, text in ((html, lambda: R.report_html(shift, names, clock)), (csv, lambda: R.report_csv(shift))):
+    words = FloorWords(settings.language, clock).first_headline
+    base = base_url.rstrip("/") if base_url else None
+    for path, text in ((html, lambda: R.report_html(shift, names, clock, base, words)),
+                       (csv, lambda: R.report_csv(shift))):
         if path is not None:
             path.write_text(text(), encoding="utf-8")
             print(f"wrote {path}")
     if pdf is not None:
-        pdf.write_bytes(R.report_pdf(shift, names, clock))
+        pdf.write_bytes(R.report_pdf(shift, names, clock, base, words))
         print(f"wrote {pdf}")
     return 0
 

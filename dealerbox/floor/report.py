@@ -187,12 +187,15 @@ def _templates() -> jinja2.Environment:
                               autoescape=jinja2.select_autoescape(["html"]))
 
 
-def report_html(report: dict, names: dict[str, str] | None = None, clock: FloorClock | None = None) -> str:
-    """The report as one standalone HTML file that prints well (no script, no link out);
-    *names*: dealers' names to show beside their ids; *clock*: the floor's zone (else the machine's)."""
+def report_html(report: dict, names: dict[str, str] | None = None, clock: FloorClock | None = None,
+                base_url: str | None = None, alert_words=None) -> str:
+    """The report as one standalone HTML file that prints well (no script); *names*: dealers'
+    names to show beside their ids; *clock*: the floor's zone (else the machine's); with
+    *base_url* (``https://floor.example``) its links open the floor's pages (else it has none);
+    *alert_words* as for :func:`report_sections`."""
     clock = clock or FloorClock()
     return _templates().get_template("report_file.html").render(
-        title=report_title(report, clock), sections=report_sections(report, clock, names, None))
+        title=report_title(report, clock), sections=report_sections(report, clock, names, base_url, alert_words))
 
 
 def report_pdf(report: dict, names: dict[str, str] | None = None, clock: FloorClock | None = None,

@@ -8,10 +8,13 @@ import io
 import subprocess
 import sys
 
+from pypdf import PdfReader
+
 from tests.floor.test_figures import T0, filled_store, recount_room, room  # noqa: F401
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 from dealerbox.floor import figures as F
 from dealerbox.floor import report as R
+from dealerbox.floor.floor_words import FloorWords
 from dealerbox.floor.store import Store, store_engine
 
 START, END = T0 - 600.0, T0 + 11 * 3600.0
@@ -109,3 +112,32 @@ def test_the_csv_carries_every_figure_the_api_gives(tmp_path, room):
     for irregularity, counted in figures["irregularities_by_id"].items():
         assert int(room_row[header.index(f"irregularities:{irregularity}")]) == counted["count"]
     assert {"dealing_seconds", "misdeals", "voids"} <= set(header)
+
+
+def test_the_report_files_word_their_alerts_as_the_floor_map_and_link_with_a_base_url(tmp_path, room):
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[broker]\nca = "ca.crt"\ncert = "c.crt"\nkey = "c.key"\n[store]\npath = "{path}"\n')
+    html, pdf = tmp_path / "shift.html", tmp_path / "shift.pdf"
+
+    def report(*more):
+        proc = subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "report", "--config", str(config),
+                               "--from", str(START), "--to", str(END), "--html", str(html), "--pdf", str(pdf),
+                               *more], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return html.read_text()
+
+    with Store(path) as store:
+        alerts = [a for a in store.alerts(open_only=False) if START <= a["raised"] < END]
+    words = FloorWords().first_headline
+    page = report()
+    # Each alert as the floor map says it (``Floor call at T01: ...``), never ``kind: raw text``.
+    for a in alerts:
+        assert words(a) in page and f"{a['kind']}: {a['text']}" not in page, a
+    assert "href=" not in page   # no address given: a file links nowhere
+    page = report("--base-url", "https://floor.example/")
+    hands = [f'href="https://floor.example/hands/{a["table"]}/{a["seq"]}"' for a in alerts if a.get("seq")]
+    assert hands and all(h in page for h in hands)
+    assert 'href="https://floor.example/tables/' in page
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.read_bytes())).pages)
+    assert words(alerts[0]).split(":")[0] in text

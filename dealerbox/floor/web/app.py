@@ -39,7 +39,7 @@ from dealerbox.floor.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
 from dealerbox.floor.web.figures_api import FiguresApi
-from dealerbox.floor.web.floor_words import FloorWords, room
+from dealerbox.floor.floor_words import FloorWords, room
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
@@ -267,11 +267,6 @@ class FloorApp:
         alerts = self.store.alerts(open_only=False)
         return self.figures.answer(R.shift_report, alerts, start, end)
 
-    def _alert_words(self, alert: dict) -> str:
-        """An alert as the floor map words it (``Floor call at T01: four-card flop``), as first
-        raised: the report's row gives that time and links that hand."""
-        return self.floor.words.alert(dict(alert, last_text=alert["text"]))["headline"]
-
     def _report_file_name(self, report: dict, ext: str) -> str:
         start, end = (self.clock.at(report[k]).strftime("%Y-%m-%d-%H%M") for k in ("from", "to"))
         return f"shift-report-{start}-to-{end}.{ext}"
@@ -282,7 +277,7 @@ class FloorApp:
         names = await self._names(session)
         return self.render(request, "report.html", session=session, report=report, names=names,
                            title=R.report_title(report, self.clock), pick=range_controls(self.clock, shown),
-                           sections=R.report_sections(report, self.clock, names, "", self._alert_words))
+                           sections=R.report_sections(report, self.clock, names, "", self.floor.words.first_headline))
 
     async def report_json(self, request, client, session):
         shown = page_range(request, self.clock)
@@ -301,7 +296,7 @@ class FloorApp:
         names = await self._names(session)
         base = str(request.base_url).rstrip("/")
         try:
-            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, self._alert_words)
+            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, self.floor.words.first_headline)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         name = self._report_file_name(report, "pdf")

@@ -24,7 +24,7 @@ from dealerbox.floor.clock import FloorClock
 from dealerbox.floor.store import Store
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import Refused
-from dealerbox.floor.web.floor_words import FloorWords
+from dealerbox.floor.floor_words import FloorWords
 from dealerbox.floor.web.params import LATEST_MOMENT, page_range
 from dealerbox.floor.web.range_form import range_controls
 
