@@ -14,10 +14,10 @@ import datetime as _dt
 import re
 
 from dealerbox.domain.messages import load_messages
+from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
 from dealerbox.floor.clock import FloorClock
-from dealerbox.floor.store.bridges import BLIND_KIND
 
-__all__ = ["FloorWords", "QUIET_S", "SEVERITY", "alert_order", "since_epoch", "room"]
+__all__ = ["FloorWords", "COLOURS", "QUIET_S", "SEVERITY", "alert_order", "since_epoch", "room"]
 
 #: An online table that has filed no journal line for this long has gone quiet: a table
 #: with a hand running writes a line every few seconds; one between hands, every few minutes.
@@ -36,11 +36,13 @@ KIND_WORDS = {
 }
 #: A decision's verdict before the irregularity's name on a tile.
 VERDICT_WORDS = {"floor": "Floor call", "misdeal": "Misdeal", "void": "Hand void", "correct": "Correcting"}
+#: A tile's colours: offline, quiet (no line for a while), a floor call or a stopped hand,
+#: a correction under way, playing.
+COLOURS = ("grey", "quiet", "red", "amber", "green")
 #: The verdicts that stop the hand or call the floor: the tile is red.
 RED_VERDICTS = frozenset({"floor", "misdeal", "void"})
 # The filing's floor-call text (filing.py, _decision_alert): "<irregularity id>: the floor ...".
 _FLOOR_TEXT = re.compile(r"^(?P<what>.+): the floor is needed at the table$")
-_BRIDGE_PREFIX = "bridge-"
 
 
 def since_epoch(since) -> float | None:
@@ -141,8 +143,8 @@ class FloorWords:
         out = dict(a)
         kind, table = a["kind"], a["table"]
         severity = SEVERITY.get(kind, 2)
-        where = f"property {table[len(_BRIDGE_PREFIX):]}" if kind == BLIND_KIND and \
-            table.startswith(_BRIDGE_PREFIX) else table
+        where = f"property {table[len(BRIDGE_PREFIX):]}" if kind == BLIND_KIND and \
+            table.startswith(BRIDGE_PREFIX) else table
         text = a.get("last_text") or a["text"]
         if kind == "floor":
             m = _FLOOR_TEXT.match(text)

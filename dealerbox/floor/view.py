@@ -14,7 +14,6 @@ to the web view.
 
 from __future__ import annotations
 
-import datetime as _dt
 import getpass
 import http.cookiejar
 import json
@@ -26,12 +25,15 @@ import urllib.error
 import urllib.request
 from urllib.parse import urljoin
 
+from rich import markup
 from textual.app import App, ComposeResult
 from textual.containers import Grid
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
 from dealerbox.errors import DealerboxError
+from dealerbox.floor.figure_text import duration
+from dealerbox.floor.floor_words import COLOURS, alert_order
 
 __all__ = ["FloorClient", "SigninError", "FloorView", "run_view", "sse_events",
            "USER_ENV", "PASSWORD_ENV"]
@@ -127,41 +129,41 @@ def sse_events(url: str, stop: threading.Event, timeout: float = 30.0, opener=No
                 data.append(line[5:].strip())
 
 
-def age(since: str | None, now: float | None = None) -> str:
-    if not since:
+def age(since_ts: float | None, now: float | None = None) -> str:
+    """How long ago *since_ts* (epoch seconds) was, as the floor's pages say it (``3 min 20 s``);
+    empty for nothing."""
+    if since_ts is None:
         return ""
-    try:
-        t = _dt.datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return ""
-    s = max(0.0, (time.time() if now is None else now) - t)
-    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
+    return duration(max(0.0, (time.time() if now is None else now) - since_ts))
 
 
 class TableTile(Static):
-    """One table of the grid."""
+    """One table of the grid, in the words the floor map gives it (the web view's live floor,
+    :mod:`dealerbox.floor.floor_words`): the table and its pit, the dealer, what is going on
+    and for how long, hands per hour. The journal's sequence and backlog are a technician's,
+    on the web page behind a click: not on the tile."""
 
     DEFAULT_CSS = """
     TableTile { height: 5; padding: 0 1; color: black; }
     TableTile.green { background: green; }
     TableTile.amber { background: orange; }
     TableTile.grey { background: grey; }
+    TableTile.quiet { background: lightgrey; }
     TableTile.red { background: red; color: white; }
     TableTile.red.dark { background: darkred; }
     """
 
-    def show(self, t: dict) -> None:
-        for c in ("green", "amber", "grey", "red"):
-            self.set_class(t["colour"] == c, c)
-        if not t["online"]:
-            what = "offline"
-        elif t.get("open"):
-            what = f"{t['open'].get('irregularity')} {age(t['open'].get('since'))}"
-        else:
-            what = t.get("phase") or ""
-        backlog = f"backlog {t['backlog']}" if t.get("backlog") else ""
-        clock = " clock!" if t.get("clock_ok") is False else ""
-        self.update(f"[b]{t['table']}[/b]\n{what}\nseq {t['last_seq']} {backlog}{clock}")
+    def show(self, t: dict, now: float | None = None) -> None:
+        for c in COLOURS:
+            self.set_class(t.get("colour") == c, c)
+        where = f"{t['table']}, {t['pit']}" if t.get("pit") else t["table"]
+        what = t.get("what") or ("Offline" if not t.get("online") else "")
+        if t.get("state") == "open" and t.get("open_since_ts"):
+            what += f", {age(t['open_since_ts'], now)}"
+        dealer = f"dealer {t['dealer']}" if t.get("dealer") else "no dealer signed in"
+        rate = f", {t['rate']}" if t.get("rate") else ""
+        clock = "\nthe table's clock is wrong" if t.get("clock_ok") is False else ""
+        self.update(f"[b]{markup.escape(where)}[/b]\n{markup.escape(what)}\n{markup.escape(dealer + rate)}{clock}")
 
 
 class NoteScreen(ModalScreen[str | None]):
@@ -179,7 +181,8 @@ class NoteScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         a = self.alert
-        yield Label(f"Clear alert {a['id']} ({a['table']} {a['kind']}): why?")
+        yield Label(markup.escape(f"Clear the alert {a.get('headline') or a['kind']} (raised "
+                                  f"{a.get('raised_local') or a['raised']}): why?"))
         yield Input(placeholder="note (Enter clears, Escape does not)", max_length=500, id="note")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -214,7 +217,7 @@ class FloorView(App):
         yield Header()
         yield Grid(id="grid")
         table = DataTable(id="alerts", cursor_type="row")
-        table.add_columns("id", "table", "kind", "what", "raised")
+        table.add_columns("raised", "what", "waiting", "id")
         yield table
         yield Footer()
 
@@ -276,9 +279,11 @@ class FloorView(App):
             tile.show(self.tables[tid])
         table = self.query_one("#alerts", DataTable)
         table.clear()
-        for a in sorted(self.alerts.values(), key=lambda a: a["id"]):
-            raised = _dt.datetime.fromtimestamp(a["raised"]).strftime("%H:%M:%S")
-            table.add_row(str(a["id"]), a["table"], a["kind"], a["text"], raised, key=str(a["id"]))
+        now = time.time()
+        # As the floor page lists them: floor calls first, then by how long they have waited.
+        for a in alert_order(list(self.alerts.values())):
+            table.add_row(a.get("raised_local") or str(a["raised"]), a.get("headline") or f"{a['kind']}: {a['text']}",
+                          age(a["raised"], now), str(a["id"]), key=str(a["id"]))
 
     def _blink(self) -> None:
         for tile in self.query(TableTile):

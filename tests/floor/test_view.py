@@ -8,6 +8,7 @@ import asyncio
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -298,6 +299,15 @@ def test_the_textual_view_signs_in_and_clears_with_a_note(floor):
                     break
                 await pilot.pause(0.05)
             assert tiles["t-T02"].has_class("red")
+            # In the floor map's words: what is going on and since when, the dealer; the
+            # journal's sequence and backlog are a technician's, not on the tile.
+            face = str(tiles["t-T02"].content)
+            assert face.startswith("[b]T02[/b]") and "Floor call: " in face and "seq " not in face, face
+            assert re.search(r"Floor call: .+, \d+ s", face), face
+            alerts = app.query_one("#alerts")
+            raised, what, waiting, _id = (str(c) for c in alerts.get_row_at(0))
+            assert what.startswith("Floor call at T02: ") and re.search(r"\d{4}.*\d\d:\d\d", raised), (raised, what)
+            assert re.fullmatch(r"\d+ s|\d+ min( \d+ s)?", waiting), waiting
             await pilot.press("c")
             await pilot.pause(0.2)
             await pilot.press("enter")  # no note yet: nothing happens

@@ -14,6 +14,7 @@ import time
 
 from sqlalchemy import Boolean, Column, MetaData, Table, Text, select, update
 
+from dealerbox.floor.bridge_alerts import BLIND_KIND, bridge_alert_table
 from dealerbox.floor.store.alerts import AlertsAndAudit
 from dealerbox.floor.store.schema import Float64
 
@@ -30,13 +31,6 @@ bridges_table = Table(
     Column("alerted", Boolean, nullable=False),
 )
 
-#: The alert kind of a property blind too long.
-BLIND_KIND = "bridge_blind"
-
-
-def bridge_alert_table(name: str) -> str:
-    """The ``table`` an alert about *name*'s bridge is filed under (the bridge's certificate CN)."""
-    return f"bridge-{name}"
 
 
 class BridgeStates(AlertsAndAudit):
