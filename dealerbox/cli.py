@@ -93,7 +93,7 @@ def cmd_floor(args) -> int:
     if args.floor_command == "broker-check":
         return commands.broker_check(host=args.host, port=args.port, pki=args.pki, cert=args.cert,
                                      blind_restart_s=args.bridge_blind_s, state=args.state,
-                                     timeout=args.timeout)
+                                     timeout=args.timeout, conf_dir=args.conf_dir)
     if args.floor_command == "protect":
         return commands.protect(args.config, args.protect_command, house=args.house, hands=args.hands,
                                 seed=args.seed)
@@ -387,6 +387,9 @@ def _add_bridge_commands(fsub) -> None:
                          "can stop retrying (default: %(default)s, bridges not watched)")
     fp.add_argument("--state", type=Path, default=None,
                     help="where to keep when each bridge went down (needed with --bridge-blind-s)")
+    fp.add_argument("--conf-dir", type=Path, default=Path("/etc/mosquitto/conf.d"),
+                    help="mosquitto's conf.d, whose dealerbox-bridge-*.conf name this broker's own bridges, "
+                         "the only ones watched (default: %(default)s)")
     fp.set_defaults(func=cmd_floor)
 
 

@@ -98,23 +98,32 @@ def _read_state(path: Path | None) -> dict[str, float]:
 
 
 def check_broker(identity: Identity, *, timeout: float, blind_restart_s: float = 0.0,
-                 state: Path | None = None, now: float) -> BrokerHealth:
+                 state: Path | None = None, now: float, bridges=()) -> BrokerHealth:
     """One health check of the property's broker at *now* (epoch seconds).
 
-    Fails when no CONNACK comes within *timeout*, or (with *blind_restart_s* > 0) when a bridge
-    has been down at every check for longer than *blind_restart_s*. A failed bridge restarts
-    its clock, so the next restart comes *blind_restart_s* later, not at the next check."""
+    Fails when no CONNACK comes within *timeout*, or (with *blind_restart_s* > 0) when one of
+    *bridges*, this broker's own bridges by property name, has been down at every check for
+    longer than *blind_restart_s*. A failed bridge restarts its clock, so the next restart
+    comes *blind_restart_s* later, not at the next check.
+
+    Only the broker's own bridges count: every property's bridge state is retained on the
+    group broker, and each bridge brings the group's ``floor/#`` in, so a property's broker
+    holds its neighbours' states too; a neighbour's outage is not a reason to restart this
+    broker. With no bridge of its own (the group's broker) the bridges are not watched."""
     try:
         waited = connack_seconds(identity, timeout)
     except FloorError as e:
         return BrokerHealth(False, str(e))
     where = f"{identity.host}:{identity.port}"
-    if blind_restart_s <= 0:
+    own = set(bridges)
+    if blind_restart_s <= 0 or not own:
         return BrokerHealth(True, f"CONNACK from {where} in {waited:.3f} s")
     try:
-        states = bridge_states(identity, timeout)
+        heard = bridge_states(identity, timeout)
     except FloorError as e:
         return BrokerHealth(False, str(e))
+    # A bridge of its own not heard of at all has never connected since the broker started.
+    states = {name: heard.get(name, False) for name in own}
     down_since = {name: since for name, since in _read_state(state).items()
                   if states.get(name) is False}
     for name, up in states.items():

@@ -367,17 +367,21 @@ def bridge(action: str, property_name: str | None = None, *, side: str = "group"
 
 
 def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float,
-                 blind_restart_s: float = 0.0, state: Path | None = None) -> int:
+                 blind_restart_s: float = 0.0, state: Path | None = None,
+                 conf_dir: Path | None = None) -> int:
     """``floor broker-check``: exit 0 when a fresh TLS client got its CONNACK within *timeout*
-    seconds and no bridge has been down longer than *blind_restart_s* (0: bridges not
+    seconds and none of this broker's own bridges (``floor bridge add --side property``'s
+    files in *conf_dir*) has been down longer than *blind_restart_s* (0: bridges not
     watched); 1, and one line saying why, when not (dealerbox-broker-check.service restarts
     mosquitto then)."""
+    from dealerbox.floor.bridges import CONF_DIR, property_bridges
     from dealerbox.floor.broker_check import check_broker
     from dealerbox.link.client import Identity
     identity = Identity(host, port, pki / "ca.crt", pki / f"{cert}.crt", pki / f"{cert}.key")
     identity.check()
+    own = property_bridges(conf_dir or CONF_DIR) if blind_restart_s > 0 else {}
     health = check_broker(identity, timeout=timeout, blind_restart_s=blind_restart_s, state=state,
-                          now=time.time())
+                          now=time.time(), bridges=own)
     print(f"broker-check: {health.line}", file=sys.stderr)
     return 0 if health.ok else 1
 

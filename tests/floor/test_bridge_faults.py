@@ -222,7 +222,8 @@ class Healer:
     def _run(self) -> None:
         while not self._stop.wait(CHECK_EVERY_S):
             health = check_broker(identity(self.pki, self.prop, "floor-admin"), timeout=CONNACK_S,
-                                  blind_restart_s=BLIND_RESTART_S, state=self.state, now=time.time())
+                                  blind_restart_s=BLIND_RESTART_S, state=self.state, now=time.time(),
+                                  bridges=("north",))
             self.lines.append(health.line)
             if not health.ok and not self._stop.is_set():
                 self.restarts.append(time.monotonic())

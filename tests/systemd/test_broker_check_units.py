@@ -14,12 +14,14 @@ from tests.floor.support import need
 from tests.systemd.test_units import analyze, systemd_analyze, unit_settings  # noqa: F401
 from tests.conftest import worker_free_port
 from tests.floor.support import identity
-from dealerbox.floor.broker import Broker, make_pki, render_bridge
-from dealerbox.floor.broker_check import check_broker
+from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.broker_check import bridge_states, check_broker
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMD = ROOT / "systemd"
 DEALERBOX = "/opt/dealerbox/.venv/bin/dealerbox"
+#: The property broker's own bridges in these tests (on a property, its conf.d names them).
+OWN = ("north",)
 SERVICE = "dealerbox-broker-check.service"
 TIMER = "dealerbox-broker-check.timer"
 CHECK = (f"{DEALERBOX} floor broker-check --timeout 5 --bridge-blind-s 300 "
@@ -91,16 +93,16 @@ def test_a_bridge_down_longer_than_allowed_fails_the_check_once_per_period(tmp_p
     state = tmp_path / "bridges.json"
     with Broker(tmp_path / "north", pki, extra=bridge) as broker:
         admin = identity(pki, broker, "floor-admin")
-        first = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1000.0)
+        first = check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1000.0)
         assert first.ok and "north down for 0 s" in first.line, first.line
-        assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1050.0).ok
-        late = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1061.0)
+        assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1050.0).ok
+        late = check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1061.0)
         assert not late.ok
         assert late.line == ("the bridge to the group (north) has been down for more than 60 s: "
                              "mosquitto is restarted to make it try again")
         # Restarted: the next failure comes a whole period later, not at the next check.
-        assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1090.0).ok
-        assert not check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1122.0).ok
+        assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1090.0).ok
+        assert not check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1122.0).ok
         # Not watched: the CONNACK alone decides.
         assert check_broker(admin, timeout=5, now=2000.0).ok
 
@@ -116,9 +118,65 @@ def test_a_bridge_that_is_up_passes_the_check_and_forgets_its_down_time(tmp_path
         with Broker(tmp_path / "north", pki, extra=bridge) as broker:
             admin = identity(pki, broker, "floor-admin")
             deadline = 30
-            health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1000.0)
+            health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1000.0)
             while "north up" not in health.line and deadline:
                 deadline -= 1
-                health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, now=1000.0)
+                health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1000.0)
             assert health.ok and health.line.endswith("bridges: north up"), health.line
             assert state.read_text() == "{}"
+
+
+def test_a_neighbours_blind_bridge_is_no_reason_to_restart_this_broker(tmp_path):
+    """Two properties bridged to one group: south's broker dies, its will (``0``) is retained
+    on the group and comes down north's bridge (``floor/# in``). North's check watches north's
+    own bridge only and passes; the group's broker has no bridge of its own and is not watched."""
+    need("mosquitto", "mosquitto")
+    need("openssl", "openssl")
+    pki = make_pki(tmp_path / "pki", ["floor-admin", "bridge-north", "bridge-south"])
+    state = tmp_path / "bridges.json"
+    acl = tmp_path / "group-acl"
+    acl.write_text("\n".join([SHIPPED_ACL.read_text(), bridge_acl("north", ["T01"]), bridge_acl("south", ["T02"])]))
+    with Broker(tmp_path / "group", pki, acl=acl) as group:
+        def bridged(name):
+            return Broker(tmp_path / name, pki, extra=render_bridge(property_name=name, group_host="127.0.0.1",
+                                                                    group_port=group.port, pki=pki))
+        with bridged("north") as north:
+            south = bridged("south").start()
+            admin = identity(pki, north, "floor-admin")
+            for _ in range(60):
+                if bridge_states(admin).get("south") is True and bridge_states(admin).get("north") is True:
+                    break
+            south.kill()   # its will: south's bridge is down, retained on the group
+            for _ in range(60):
+                if bridge_states(admin).get("south") is False:
+                    break
+            assert bridge_states(admin) == {"north": True, "south": False}
+            assert check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=1000.0).ok
+            health = check_broker(admin, timeout=5, blind_restart_s=60, state=state, bridges=OWN, now=2000.0)
+            assert health.ok and health.line.endswith("bridges: north up"), health.line
+            # The group's broker holds every property's state and has no bridge of its own.
+            on_group = identity(pki, group, "floor-admin")
+            assert check_broker(on_group, timeout=5, blind_restart_s=60, bridges=(), now=3000.0).ok
+
+
+def test_the_command_watches_the_bridges_its_conf_dir_names(tmp_path):
+    """``floor broker-check --conf-dir``: a property's own bridges are the
+    ``dealerbox-bridge-<property>.conf`` files there; a bridge of its own that never
+    connected fails the check once down past the limit, and with no such file (the
+    group's broker) only the CONNACK counts."""
+    need("mosquitto", "mosquitto")
+    need("openssl", "openssl")
+    pki = make_pki(tmp_path / "pki", ["floor-admin", "bridge-north"])
+    conf_d = tmp_path / "conf.d"
+    conf_d.mkdir()
+    state = tmp_path / "bridges.json"
+    state.write_text('{"north": 10.0}')          # down since long ago
+    with Broker(tmp_path / "north", pki) as broker:   # no bridge: north's state is never heard
+        command = [sys.executable, "-m", "dealerbox.cli", "floor", "broker-check", "--pki", str(pki),
+                   "--port", str(broker.port), "--timeout", "3", "--bridge-blind-s", "60", "--state", str(state),
+                   "--conf-dir", str(conf_d)]
+        alone = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert alone.returncode == 0 and "bridges" not in alone.stderr, alone.stderr
+        (conf_d / "dealerbox-bridge-north.conf").write_text("connection north\naddress 10.0.0.1:8883\n")
+        own = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert own.returncode == 1 and "the bridge to the group (north)" in own.stderr, own.stderr
