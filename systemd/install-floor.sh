@@ -299,6 +299,9 @@ fi  # the CA and the broker, not on a machine of collectors only
 say "the collector's certificate in $IDENTITY_DIR, its config in $CONF_DIR/floor.toml"
 [[ -d $CONF_DIR ]] || run install -d -m 0755 "$CONF_DIR"
 ensure_dir "$IDENTITY_DIR" "root:$SERVICE_USER" 0750
+# The store's folder, as the units' StateDirectory= makes it: made here too, so that
+# dealerbox-floor user add works before any unit has started (an install without --start).
+ensure_dir "$R/var/lib/dealerbox-floor" "$SERVICE_USER:$SERVICE_USER" 0750
 # Each key the service user reads is root:dealerbox-floor 0640 here: the collectors'
 # and the web view's (the CA's directory is the group mosquitto's, closed to them).
 IDENTITIES=(floor-collector "${COLLECTORS[@]}")

@@ -234,8 +234,7 @@ def _follow_the_docs(shell: Shell, stock: str) -> None:
 
         # FLOOR.md's web users, as written, through the installed dealerbox-floor (as the service user).
         state = root / "var/lib/dealerbox-floor"
-        state.mkdir(mode=0o750, exist_ok=True)
-        shutil.chown(state, SERVICE_USER, SERVICE_USER)
+        assert owner_mode(state) == (SERVICE_USER, SERVICE_USER, "0o750")   # the installer made it
         port = _free_port()
         configs = [root / "etc/dealerbox/floor.toml", *(root / f"etc/dealerbox/{n}.toml" for n in instances)]
         for config in configs:   # the store under the fake root, the broker on a free port

@@ -283,8 +283,7 @@ def _bare_debian_floor_server(kit, root, top, calls, env, stock):
         # The installed collector, as its service user, on the installed floor.toml (its store
         # where systemd's StateDirectory= puts it, under the fake root; the web view elsewhere).
         state = root / "var/lib/dealerbox-floor"
-        state.mkdir(mode=0o750)
-        shutil.chown(state, SERVICE_USER, SERVICE_USER)
+        assert owner_mode(state) == (SERVICE_USER, SERVICE_USER, "0o750")   # the installer made it
         floor_toml = (root / "etc/dealerbox/floor.toml").read_text()
         floor_toml = floor_toml.replace('"/var/lib/dealerbox-floor/', f'"{state}/').replace("port = 8080", "port = 0")
         test_toml = root / "etc/dealerbox/floor-test.toml"
