@@ -281,9 +281,11 @@ class FloorView(App):
         table.clear()
         now = time.time()
         # As the floor page lists them: floor calls first, then by how long they have waited.
+        # A table's text is escaped: the table reads a string cell as Rich markup.
         for a in alert_order(list(self.alerts.values())):
-            table.add_row(a.get("raised_local") or str(a["raised"]), a.get("headline") or f"{a['kind']}: {a['text']}",
-                          age(a["raised"], now), str(a["id"]), key=str(a["id"]))
+            what = markup.escape(a.get("headline") or f"{a['kind']}: {a['text']}")
+            table.add_row(a.get("raised_local") or str(a["raised"]), what, age(a["raised"], now), str(a["id"]),
+                          key=str(a["id"]))
 
     def _blink(self) -> None:
         for tile in self.query(TableTile):
