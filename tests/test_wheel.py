@@ -44,12 +44,26 @@ def build(*args, outdir, source=ROOT):
     sh(sys.executable, "-m", "build", "--no-isolation", *args, "--outdir", outdir, source, cwd=outdir.parent)
 
 
+def tree_copy(where: Path) -> Path:
+    """The checkout's files as git sees them (tracked, and untracked but not ignored) copied to
+    *where*: setuptools builds a wheel through the tree's ``build/`` and never empties it, so a
+    module moved since a developer's last build would still ship from there."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True, timeout=TIMEOUT).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, where / name)
+    return where
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
     """(sdist, wheel built from that sdist, wheel built straight from the tree)."""
     top = tmp_path_factory.mktemp("dist")
     build(outdir=top / "dist")                      # the sdist, then the wheel from the sdist
-    build("--wheel", outdir=top / "tree")
+    build("--wheel", outdir=top / "tree", source=tree_copy(top / "checkout"))
     (sdist,) = (top / "dist").glob("*.tar.gz")
     (wheel,) = (top / "dist").glob("*.whl")
     (tree_wheel,) = (top / "tree").glob("*.whl")
