@@ -209,3 +209,5 @@ def test_the_lines_before_the_tables_first_hand_are_not_called_a_hand(room):
     text = _text(page)
     assert status == 200 and "Table T01, journal lines 1 to 1, before its first hand on the floor" in text
     assert f'id="story-next" href="/hands/T01/{starts[0]}"' in page.decode()
+    # Beside a dealer's sign-in line, not "nobody signed in": there is no hand to deal yet.
+    assert '<td id="story-dealer">no hand dealt yet</td>' in page.decode()
