@@ -9,9 +9,10 @@ port and on a socket in that directory, password authentication
 root, so when the tests run as root the cluster belongs to Debian's
 ``postgres`` user (or ``nobody`` where that user does not exist).
 
-:meth:`PostgresCluster.kill` sends SIGKILL to the postmaster, as a power cut
-would, and :meth:`PostgresCluster.start` brings it back on the same port with
-the same data: PostgreSQL's crash recovery is part of what the tests prove.
+:meth:`PostgresCluster.kill` sends SIGKILL to the postmaster and its backends,
+as a power cut would, and :meth:`PostgresCluster.start` brings it back on the
+same port with the same data: PostgreSQL's crash recovery is part of what the
+tests prove.
 """
 
 from __future__ import annotations
@@ -66,6 +67,38 @@ def unavailable_reason() -> str | None:
         return (f"PostgreSQL server binaries not found under {DEBIAN_LIB} "
                 "(Debian package: postgresql; `make test` installs it when run as root)")
     return None
+
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is *pid* (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # gone while listing
+        # The command name may hold spaces and parentheses: the fields follow the last ')'.
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether *pid* still runs; a zombie has let go of its memory and counts as gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2:].split()[0] != "Z"
 
 
 class PostgresCluster:
@@ -200,16 +233,27 @@ class PostgresCluster:
             return False
 
     def kill(self) -> None:
-        """SIGKILL the postmaster (a power cut), and wait for its children to go."""
+        """SIGKILL the postmaster and every process it started (a power cut), and wait
+        until none of them is left."""
         if self.proc is not None and self.proc.poll() is None:
+            # Each backend makes itself a session leader (setsid), so the postmaster's
+            # process group is the postmaster alone; a backend that outlives it keeps the
+            # shared memory attached, and the next start refuses the data directory
+            # ("pre-existing shared memory block is still in use"). Stopped first, the
+            # postmaster forks nothing between the listing of its children and the kill.
+            os.kill(self.proc.pid, signal.SIGSTOP)
+            children = _children(self.proc.pid)
+            for pid in children:
+                _signal(pid, signal.SIGKILL)
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+            deadline = time.monotonic() + 30
+            while any(_alive(pid) for pid in children):
+                if time.monotonic() > deadline:
+                    raise FloorError(f"postgres' processes {sorted(p for p in children if _alive(p))} "
+                                     "outlived SIGKILL for 30 s")
+                time.sleep(0.02)
         self.proc = None
-        # The backends die with the postmaster's process group; the next start
-        # must not find a stale postmaster.pid pointing at a live process.
-        deadline = time.monotonic() + 10
-        while self.accepting() and time.monotonic() < deadline:
-            time.sleep(0.05)
 
     def stop(self) -> None:
         """A fast shutdown (SIGINT): clients are disconnected, data is flushed."""

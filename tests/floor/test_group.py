@@ -27,6 +27,13 @@ def _collect(config) -> subprocess.Popen:
         return subprocess.Popen([*DEALERBOX, "floor", "collect", "--config", str(config)], stderr=log)
 
 
+def _told(proc: subprocess.Popen, config) -> str:
+    """Whether a collector still runs, and the end of its log: what a failed wait needs."""
+    state = "still running" if proc.poll() is None else f"exited with {proc.returncode}"
+    log = config.with_suffix(".log").read_text(errors="replace")[-3000:]
+    return f"the collector is {state}; its log ends:\n{log}"
+
+
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -63,7 +70,10 @@ def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broke
             procs[0] = _collect(configs[0])
             # Four lives of collectors on this store, each its own boot: three, and the one started again.
             with Store(db) as store:
-                wait_for(lambda: store.meta("collector_boot") == "4", "the killed collector started again", 60)
+                try:
+                    wait_for(lambda: store.meta("collector_boot") == "4", "the killed collector started again", 120)
+                except AssertionError as exc:
+                    raise AssertionError(f"{exc}: {_told(procs[0], configs[0])}") from None
         wait_for(lambda: all(p.acked == LINES for p in pubs.values()), "every line acknowledged", 120)
     finally:
         for p in pubs.values():

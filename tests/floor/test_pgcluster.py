@@ -2,6 +2,7 @@
 
 import subprocess
 
+import psycopg
 import pytest
 
 from dealerbox.floor import pgcluster
@@ -23,6 +24,22 @@ def test_a_cluster_keeps_committed_rows_through_a_sigkill():
         cluster.start()
         assert _psql(cluster, "SELECT n FROM t").stdout.strip() == "7"
     assert not cluster.base.exists()
+
+
+def test_a_kill_leaves_no_backend_behind_and_the_server_starts_again_at_once():
+    """A backend outliving its postmaster keeps the shared memory attached, and PostgreSQL
+    refuses to start on that data directory: kill() returns only once every one is gone."""
+    with pgcluster.PostgresCluster() as cluster:
+        url = cluster.url.replace("postgresql+psycopg://", "postgresql://")
+        idle, in_transaction = psycopg.connect(url, autocommit=True), psycopg.connect(url)
+        backends = [c.execute("SELECT pg_backend_pid()").fetchone()[0] for c in (idle, in_transaction)]
+        in_transaction.execute("CREATE TABLE t (n int)")
+        cluster.kill()
+        assert not any(pgcluster._alive(pid) for pid in backends)
+        for connection in (idle, in_transaction):
+            connection.close()  # the server is gone: nothing to say goodbye to
+        cluster.start()
+        assert _psql(cluster, "SELECT 1").stdout.strip() == "1"
 
 
 def test_a_wrong_password_is_refused():
