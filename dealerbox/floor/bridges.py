@@ -37,6 +37,8 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _TABLE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 CONF_DIR = Path("/etc/mosquitto/conf.d")
 PKI_DIR = Path("/etc/mosquitto/dealerbox")
+#: On a property's server, the group's CA certificate, beside the property's own ca.crt.
+GROUP_CA = "group-ca.crt"
 _CONF_PREFIX = "dealerbox-bridge-"
 #: A table's right in ``mosquitto_ctrl dynsec getRole``'s answer (2.0 prints text, not JSON).
 _TABLE_ACL_RE = re.compile(r"publishClientSend\s*:\s*allow\s*:\s*" + re.escape(P.ROOT) + r"/tables/([^/\s]+)/#")
@@ -62,10 +64,13 @@ def write_property_side(property_name: str, group_host: str, group_port: int = 8
     shipped bridge.conf filled in); returns the file. mosquitto reads it when restarted."""
     name = bridge_name(property_name)
     pki = Path(pki)
-    for file in ("ca.crt", f"{name}.crt", f"{name}.key"):
+    for file in (f"{name}.crt", f"{name}.key"):
         if not (pki / file).exists():
             raise FloorError(f"no {pki / file}: issue the bridge's certificate on the group's CA "
                              f"(dealerbox-floor-ca client {name}) and copy it here first")
+    if not (pki / GROUP_CA).exists():
+        raise FloorError(f"no {pki / GROUP_CA}: copy the group CA's ca.crt here under that name "
+                         "(the bridge checks the group broker's certificate with it)")
     if not group_host or any(c.isspace() for c in group_host):
         raise FloorError(f"group host {group_host!r}: expected a host name or address")
     if not 1 <= group_port <= 65535:

@@ -202,13 +202,18 @@ def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
 
 
 def render_bridge(*, property_name: str, group_host: str, group_port: int, pki: Path,
-                  shipped: Path = SHIPPED_BRIDGE) -> str:
+                  group_ca: Path | None = None, shipped: Path = SHIPPED_BRIDGE) -> str:
     """The shipped bridge snippet for *property_name*, to the group broker at
-    *group_host*:*group_port*, with the certificates in *pki*."""
+    *group_host*:*group_port*, with the bridge's certificate in *pki* and the group's CA
+    certificate *group_ca* (default: ``group-ca.crt`` in *pki*; a test whose two brokers
+    share one CA names its ``ca.crt``)."""
     text = shipped.read_text()
     text = (text.replace("@PROPERTY@", property_name).replace("@GROUP_HOST@", group_host)
             .replace("@GROUP_PORT@", str(group_port)))
-    return text.replace("/etc/mosquitto/dealerbox/", f"{pki}/")
+    text = text.replace("/etc/mosquitto/dealerbox/", f"{pki}/")
+    if group_ca is not None:
+        text = text.replace(f"bridge_cafile {pki}/group-ca.crt", f"bridge_cafile {group_ca}")
+    return text
 
 
 def bridge_acl(property_name: str, tables) -> str:

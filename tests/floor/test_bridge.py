@@ -7,6 +7,7 @@ property's tables only."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import pytest
@@ -48,7 +49,7 @@ def bridged(tmp_path, group_pki):
     proxy = CuttingProxy(group.port)
     prop = Broker(tmp_path / "north", group_pki,
                   extra=render_bridge(property_name="north", group_host="127.0.0.1", group_port=proxy.port,
-                                      pki=group_pki))
+                                      pki=group_pki, group_ca=group_pki / "ca.crt"))
     prop.directory.mkdir()
     prop.start()
     try:
@@ -121,6 +122,7 @@ def test_a_bridge_with_its_rights_in_dynamic_security_publishes_and_the_floor_se
     assert bridges.granted(admin) == {"north": ["T01"]}
     conf_d = tmp_path / "conf.d"
     conf_d.mkdir()
+    shutil.copy(pki / "ca.crt", pki / bridges.GROUP_CA)  # one CA here for the group and the property
     conf = bridges.write_property_side("north", "127.0.0.1", group.port, conf_dir=conf_d, pki=pki)
     assert bridges.property_bridges(conf_d) == {"north": f"127.0.0.1:{group.port}"}
     prop = Broker(tmp_path / "north", pki, extra=conf.read_text())
@@ -169,6 +171,9 @@ def test_a_bridge_is_refused_names_and_paths_it_cannot_use(tmp_path, group_pki):
         bridges.write_property_side("North/1", "group.example", conf_dir=tmp_path, pki=group_pki)
     with pytest.raises(FloorError, match="bridge-south.crt"):
         bridges.write_property_side("south", "group.example", conf_dir=tmp_path, pki=group_pki)
+    # The property's own CA is not the group's: the group's comes beside it, under its own name.
+    with pytest.raises(FloorError, match=r"group-ca\.crt: copy the group CA's ca\.crt here"):
+        bridges.write_property_side("north", "group.example", conf_dir=tmp_path, pki=group_pki)
     with pytest.raises(FloorError, match="at least one table"):
         bridges.group_acls("north", [])
     with pytest.raises(FloorError, match="table 'T/1'"):

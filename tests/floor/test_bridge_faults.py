@@ -196,7 +196,7 @@ def group(tmp_path, group_pki, stranger_pki):
     link = FaultyLink(group.port, stranger.port)
     prop = Broker(tmp_path / "north", group_pki,
                   extra=render_bridge(property_name="north", group_host="127.0.0.1", group_port=link.port,
-                                      pki=group_pki))
+                                      pki=group_pki, group_ca=group_pki / "ca.crt"))
     prop.directory.mkdir()
     prop.start()
     try:

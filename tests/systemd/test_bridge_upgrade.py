@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -121,6 +122,7 @@ def _installer_run_twice(kit) -> None:
         assert "bridge-north may now publish for T01" in added.stderr
         conf_d = top / "bridge-property-conf.d"
         conf_d.mkdir()
+        shutil.copy(ca / "ca.crt", ca / bridges.GROUP_CA)  # the property's broker shares the group's CA here
         conf = bridges.write_property_side("north", "127.0.0.1", port, conf_dir=conf_d, pki=ca)
         prop = Broker(top / "bridge-property", ca, extra=conf.read_text())
         prop.directory.mkdir()

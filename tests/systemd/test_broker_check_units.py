@@ -89,7 +89,8 @@ def test_a_bridge_down_longer_than_allowed_fails_the_check_once_per_period(tmp_p
     need("openssl", "openssl")
     pki = make_pki(tmp_path / "pki", ["floor-admin", "bridge-north"])
     refusing = worker_free_port()
-    bridge = render_bridge(property_name="north", group_host="127.0.0.1", group_port=refusing, pki=pki)
+    bridge = render_bridge(property_name="north", group_host="127.0.0.1", group_port=refusing, pki=pki,
+                           group_ca=pki / "ca.crt")
     state = tmp_path / "bridges.json"
     with Broker(tmp_path / "north", pki, extra=bridge) as broker:
         admin = identity(pki, broker, "floor-admin")
@@ -114,7 +115,8 @@ def test_a_bridge_that_is_up_passes_the_check_and_forgets_its_down_time(tmp_path
     state = tmp_path / "bridges.json"
     state.write_text('{"north": 10.0}')          # down long ago, by an earlier check
     with Broker(tmp_path / "group", pki) as group:
-        bridge = render_bridge(property_name="north", group_host="127.0.0.1", group_port=group.port, pki=pki)
+        bridge = render_bridge(property_name="north", group_host="127.0.0.1", group_port=group.port, pki=pki,
+                               group_ca=pki / "ca.crt")
         with Broker(tmp_path / "north", pki, extra=bridge) as broker:
             admin = identity(pki, broker, "floor-admin")
             deadline = 30
@@ -139,7 +141,8 @@ def test_a_neighbours_blind_bridge_is_no_reason_to_restart_this_broker(tmp_path)
     with Broker(tmp_path / "group", pki, acl=acl) as group:
         def bridged(name):
             return Broker(tmp_path / name, pki, extra=render_bridge(property_name=name, group_host="127.0.0.1",
-                                                                    group_port=group.port, pki=pki))
+                                                                    group_port=group.port, pki=pki,
+                                                                    group_ca=pki / "ca.crt"))
         with bridged("north") as north:
             south = bridged("south").start()
             admin = identity(pki, north, "floor-admin")

@@ -1,15 +1,6 @@
 """FLOOR.md's and GROUP.md's install commands, taken from the docs as written (so the
-docs and this test cannot drift), run on a root shell in a fake root.
-
-What the test changes, and only that:
-- ``--root`` and ``--wheelhouse`` are added to each ``install-floor.sh`` line (a fake
-  root; no package index), and the paths of the installed system (``/etc/dealerbox``,
-  ``/etc/mosquitto``, ``/opt/dealerbox``, ``/var/lib/...``, the checkout's
-  ``/usr/local/src/dealerbox``) are moved under the fake root, in the commands and in
-  the installed ``dealerbox-floor`` and ``dealerbox-floor-ca`` tools;
-- ``apt-get``, ``git`` and ``systemctl`` are recorders;
-- the first ``python3`` on PATH is not Debian's: it fails loudly, so an installer that
-  made its venv with it, or a tool that ran it, fails the test.
+docs and this test cannot drift), run on a root shell in a fake root
+(tests/systemd/doc_shell.py says what the shell changes, and only that).
 
 Then the three collectors are started from the installed units as systemd would (each
 ``ExecStart`` of ``dealerbox-floor.service`` and of ``dealerbox-floor-collector@.service``
@@ -21,145 +12,20 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
 from tests.floor.support import append_lines, need, open_journal, wait_for
+from tests.systemd.doc_shell import (ROOT, SERVICE_USER, SYSTEM_PYTHON, TIMEOUT, Shell, free_port, instance_command,
+                                     moved, section, sh_blocks, start_debian_broker)
 from tests.systemd.support import floor_user_held
-from tests.systemd.test_install import missing, wheel_of
-from tests.systemd.test_install_floor import _stock_conf, _unit_lines, owner_mode, DEBIAN_UNIT
-from dealerbox import __version__
+from tests.systemd.test_install import missing
+from tests.systemd.test_install_floor import owner_mode, DEBIAN_UNIT
 from dealerbox.service.uplink import Publisher, load_table_floor
 from dealerbox.floor.broker import stop_process
-
-ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
-SERVICE_USER = "dealerbox-floor"
-SYSTEM_PYTHON = "/usr/bin/python3"
-CHECKOUT = "/usr/local/src/dealerbox"
-#: The installed system's folders, moved under the fake root.
-MOVED = ("/etc/dealerbox", "/etc/mosquitto", "/opt/dealerbox", "/var/lib/dealerbox-floor", "/var/lib/mosquitto",
-         "/var/log/mosquitto", "/run/mosquitto", "/etc/systemd/system")
-TIMEOUT = 600
-
-
-def section(doc: str, title: str) -> str:
-    """The text under the heading *title* (any level) up to the next heading of its level or higher."""
-    lines = (DOCS / doc).read_text(encoding="utf-8").split("\n")
-    start = next(n for n, line in enumerate(lines) if re.fullmatch(rf"#+ {re.escape(title)}", line))
-    level = len(lines[start].split(" ")[0])
-    fenced = False
-    for end in range(start + 1, len(lines)):
-        if lines[end].lstrip().startswith("```"):
-            fenced = not fenced
-        heading = re.match(r"(#+) ", lines[end])
-        if not fenced and heading and len(heading.group(1)) <= level:
-            break
-    else:
-        end = len(lines)
-    return "\n".join(lines[start:end]) + "\n"
-
-
-def sh_blocks(doc: str, title: str) -> list[list[str]]:
-    """The ```sh blocks of a section, each as its command lines (continuations joined)."""
-    out = []
-    for block in re.findall(r"^ *```sh\n(.*?)^ *```", section(doc, title), re.S | re.M):
-        text = re.sub(r"\\\n\s*", "", "\n".join(line.strip() for line in block.splitlines()))
-        out.append([line for line in text.splitlines() if line and not line.startswith("#")])
-    return out
-
-
-def moved(root: Path, text: str) -> str:
-    """*text* with the installed system's paths under *root*."""
-    text = text.replace(CHECKOUT, str(ROOT))
-    for prefix in MOVED:
-        text = re.sub(rf"(?<![\w/.-]){re.escape(prefix)}(?=/|\s|$|\"|')", f"{root}{prefix}", text)
-    return text
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def house():
-    """A wheelhouse with dealerbox's floor extra (what FLOOR.md's install command installs)."""
-    if subprocess.run([SYSTEM_PYTHON, "-c", "import ensurepip, venv"], capture_output=True).returncode != 0:
-        missing(f"{SYSTEM_PYTHON} cannot make venvs (Debian packages python3, python3-venv)")
-    top = Path(tempfile.mkdtemp(prefix="dealerbox-floor-docs-"))
-    top.chmod(0o755)
-    wheel = wheel_of(__version__, top)
-    wheels = top / "wheelhouse"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(wheels),
-                    f"{wheel}[pi,mqtt,floor]"], check=True, capture_output=True, cwd=top, timeout=TIMEOUT)
-    for path in top.rglob("*"):
-        path.chmod(path.stat().st_mode | 0o044 | (0o011 if path.is_dir() else 0))
-    yield top, wheels
-    shutil.rmtree(top, ignore_errors=True)
-
-
-class Shell:
-    """A root shell that runs the docs' lines in the fake root, and what it ran."""
-
-    def __init__(self, top: Path, wheels: Path, name: str = "root"):
-        self.top, self.wheels = top, wheels
-        self.root = top / name
-        self.root.mkdir()
-        self.calls = top / f"{name}-calls.log"
-        self.bin = top / f"{name}-bin"
-        self.tools = top / f"{name}-tools"     # the installed tools, their paths moved under the root
-        for folder in (self.bin, self.tools):
-            folder.mkdir()
-        for name in ("apt-get", "systemctl", "git", "journalctl"):
-            (self.bin / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{self.calls}"\n')
-        # Not Debian's python3, first on PATH: a venv made with it would not do; used at all, it says so.
-        (self.bin / "python3").write_text("#!/bin/sh\necho 'the python3 first on PATH was used' >&2\nexit 97\n")
-        for path in self.bin.iterdir():
-            path.chmod(0o755)
-        self.env = {"PATH": f"{self.bin}:{self.tools}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(top),
-                    "LANG": "C.UTF-8", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_CACHE_DIR": "1"}
-
-    def run(self, line: str, stdin: str = "") -> subprocess.CompletedProcess:
-        line = moved(self.root, line.replace("<this repository>", str(ROOT)))
-        line = re.sub(r"(^|\s)(systemd/install-floor\.sh)(?=\s|$)",
-                      rf"\1\2 --root {self.root} --wheelhouse {self.wheels}", line)
-        result = subprocess.run(["bash", "-euo", "pipefail", "-c", f"cd {ROOT}; {line}"], capture_output=True,
-                                text=True, env=self.env, input=stdin, timeout=TIMEOUT)
-        assert result.returncode == 0, f"{line}\n{result.stdout}\n{result.stderr}"
-        assert "python3 first on PATH" not in result.stderr
-        self.take_tools()
-        return result
-
-    def take_tools(self) -> None:
-        for installed in (self.root / "usr/local/bin/dealerbox-floor", self.root / "usr/local/sbin/dealerbox-floor-ca"):
-            if installed.exists():
-                (self.tools / installed.name).write_text(moved(self.root, installed.read_text()))
-                (self.tools / installed.name).chmod(0o755)
-
-    def ran(self) -> list[str]:
-        lines = self.calls.read_text().splitlines() if self.calls.exists() else []
-        self.calls.write_text("")
-        return lines
-
-
-def _instance_command(root: Path, unit: Path, instance: str | None) -> tuple[str, list[str]]:
-    """The unit's User= and ExecStart (with its instance), its paths under *root*."""
-    text = unit.read_text()
-    if instance is not None:
-        text = text.replace("%i", instance)
-    (user,) = [line.split("=", 1)[1] for line in text.splitlines() if line.startswith("User=")]
-    (start,) = [line.split("=", 1)[1] for line in text.splitlines() if line.startswith("ExecStart=")]
-    return user, shlex.split(moved(root, start))
 
 
 def test_floor_and_group_install_commands_as_written_give_three_collectors(house):
@@ -170,15 +36,14 @@ def test_floor_and_group_install_commands_as_written_give_three_collectors(house
         need(binary, package)
     if not DEBIAN_UNIT.exists():
         missing(f"no {DEBIAN_UNIT} (Debian package mosquitto)")
-    stock = _stock_conf()
     top, wheels = house
     shell = Shell(Path(tempfile.mkdtemp(prefix="floor-docs-", dir=top)), wheels)
     shell.top.chmod(0o755)
     with floor_user_held():
-        _follow_the_docs(shell, stock)
+        _follow_the_docs(shell)
 
 
-def _follow_the_docs(shell: Shell, stock: str) -> None:
+def _follow_the_docs(shell: Shell) -> None:
     root = shell.root
     made_user = subprocess.run(["getent", "passwd", SERVICE_USER], capture_output=True).returncode != 0
     procs: list[subprocess.Popen] = []
@@ -235,7 +100,7 @@ def _follow_the_docs(shell: Shell, stock: str) -> None:
         # FLOOR.md's web users, as written, through the installed dealerbox-floor (as the service user).
         state = root / "var/lib/dealerbox-floor"
         assert owner_mode(state) == (SERVICE_USER, SERVICE_USER, "0o750")   # the installer made it
-        port = _free_port()
+        port = free_port()
         configs = [root / "etc/dealerbox/floor.toml", *(root / f"etc/dealerbox/{n}.toml" for n in instances)]
         for config in configs:   # the store under the fake root, the broker on a free port
             config.write_text(moved(root, config.read_text()).replace("port = 8883", f"port = {port}"))
@@ -248,31 +113,12 @@ def _follow_the_docs(shell: Shell, stock: str) -> None:
         assert owner_mode(state / "floor.sqlite")[0] == SERVICE_USER     # the store stays the service user's
 
         # Debian's mosquitto with the installed snippet, and the three collectors from their units.
-        (root / "etc/mosquitto/mosquitto.conf").write_text(moved(root, stock))
-        snippet = root / "etc/mosquitto/conf.d/dealerbox.conf"
-        snippet.write_text(moved(root, snippet.read_text()).replace("listener 8883", f"listener {port}"))
-        for line in _unit_lines("ExecStartPre"):
-            subprocess.run(shlex.split(moved(root, line)), check=True)
-        (start,) = _unit_lines("ExecStart")
-        with open(shell.top / "mosquitto.out", "wb") as out:
-            broker = subprocess.Popen(shlex.split(moved(root, start)), stdout=out, stderr=out,
-                                      start_new_session=True)
-        procs.append(broker)
-
-        def listening():
-            assert broker.poll() is None, (shell.top / "mosquitto.out").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-
-        wait_for(listening, "mosquitto listening")
+        procs.append(start_debian_broker(root, port, shell.top / "mosquitto.out"))
         units = root / "etc/systemd/system"
         collectors = []
         for unit, instance in ((units / "dealerbox-floor.service", None),
                                *((units / "dealerbox-floor-collector@.service", i) for i in instances)):
-            user, argv = _instance_command(root, unit, instance)
+            user, argv = instance_command(root, unit, instance)
             assert user == SERVICE_USER
             log = shell.top / f"{instance or 'floor-collector'}.out"
             with open(log, "wb") as out:
