@@ -22,6 +22,8 @@ BROKER_USER=mosquitto
 UNITS=(dealerbox-floor.service dealerbox-floor-web.service)
 COLLECTOR_UNIT=dealerbox-floor-collector@.service
 BROKER_CHECK_UNITS=(dealerbox-broker-check.service dealerbox-broker-check.timer)
+# A drop-in for Debian's mosquitto.service: SIGKILL 10 s after a SIGTERM it ignores.
+BROKER_DROPIN=mosquitto.service.d/dealerbox.conf
 # Debian's python, never whichever python3 comes first on PATH: a venv is only as
 # runnable as the interpreter it links to (one under /root is not, for the service user).
 PYTHON=${DEALERBOX_PYTHON:-/usr/bin/python3}
@@ -390,10 +392,12 @@ for unit in "${UNITS[@]}"; do
 done
 # The broker's health check (a CONNACK within 5 s, or mosquitto is restarted) where the
 # broker runs: docs/GROUP.md, "Bridge outages".
+# A wedged 2.0.11 ignores the SIGTERM of that restart: the drop-in bounds its wait.
 if ((!COLLECTORS_ONLY)); then
     for unit in "${BROKER_CHECK_UNITS[@]}"; do
         install_file "$REPO/systemd/$unit" "$UNIT_DIR/$unit" 0644 && UNITS_CHANGED=1
     done
+    install_file "$REPO/systemd/mosquitto-dealerbox.conf" "$UNIT_DIR/$BROKER_DROPIN" 0644 && UNITS_CHANGED=1
 fi
 if ((${#COLLECTORS[@]})) || [[ -f $UNIT_DIR/$COLLECTOR_UNIT ]]; then
     install_file "$REPO/systemd/$COLLECTOR_UNIT" "$UNIT_DIR/$COLLECTOR_UNIT" 0644 && UNITS_CHANGED=1

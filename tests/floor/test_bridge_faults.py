@@ -210,7 +210,9 @@ def group(tmp_path, group_pki, stranger_pki):
 
 class Healer:
     """The property's health check as its timer runs it: :func:`check_broker` every
-    :data:`CHECK_EVERY_S`, and the property's mosquitto restarted when it fails."""
+    :data:`CHECK_EVERY_S`, and the property's mosquitto restarted when it fails, as
+    systemd does with install-floor.sh's drop-in: SIGTERM, and SIGKILL 10 s later (a
+    wedged 2.0.11 ignores the SIGTERM)."""
 
     def __init__(self, pki, prop: Broker, state):
         self.pki, self.prop, self.state = pki, prop, state

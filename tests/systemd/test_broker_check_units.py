@@ -13,6 +13,8 @@ from pathlib import Path
 from tests.floor.support import need
 from tests.systemd.test_units import analyze, systemd_analyze, unit_settings  # noqa: F401
 from tests.conftest import worker_free_port
+from tests.systemd.test_install import missing
+from tests.systemd.test_install_floor import DEBIAN_UNIT
 from tests.floor.support import identity
 from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
 from dealerbox.floor.broker_check import bridge_states, check_broker
@@ -44,6 +46,27 @@ def test_the_check_and_its_timer_verify_without_a_word(tmp_path, systemd_analyze
     result = analyze(systemd_analyze, "verify", "--man=no", *map(str, runnable_copies(tmp_path)), cwd=tmp_path)
     assert result.stdout + result.stderr == ""
     assert result.returncode == 0
+
+
+def test_mosquitto_with_the_drop_in_verifies_and_is_killed_10_s_after_its_sigterm(tmp_path, systemd_analyze):  # noqa: F811
+    """Debian's mosquitto.service with dealerbox's drop-in: a wedged 2.0.11 ignores the SIGTERM
+    of the check's restart, and systemd's default would wait 90 s before its SIGKILL."""
+    need("mosquitto", "mosquitto")
+    if not DEBIAN_UNIT.exists():
+        missing(f"no {DEBIAN_UNIT} (Debian package mosquitto)")
+    drop_in = (SYSTEMD / "mosquitto-dealerbox.conf").read_text()
+    assert unit_settings(drop_in) == {("Service", "TimeoutStopSec"): ["10s"]}
+    # A drop-in's lines read as if at the end of the unit: verified so, an unknown key would say so.
+    unit = tmp_path / "mosquitto.service"
+    unit.write_text(DEBIAN_UNIT.read_text() + "\n" + drop_in)
+    result = analyze(systemd_analyze, "verify", "--man=no", str(unit), cwd=tmp_path)
+    assert result.stdout + result.stderr == ""
+    assert result.returncode == 0
+    # Within the check's own budget: the next check (30 s on) finds the broker back.
+    assert "KillMode" not in drop_in and "SendSIGKILL" not in drop_in  # systemd's defaults: SIGKILL after it
+    installer = (ROOT / "systemd/install-floor.sh").read_text()
+    assert "BROKER_DROPIN=mosquitto.service.d/dealerbox.conf" in installer
+    assert '"$REPO/systemd/mosquitto-dealerbox.conf" "$UNIT_DIR/$BROKER_DROPIN"' in installer
 
 
 def test_a_failed_check_restarts_mosquitto_and_only_then():

@@ -55,6 +55,8 @@ def _follow_the_docs(shell: Shell) -> None:
             shell.run(line)
         ran = shell.ran()
         assert "systemctl enable mosquitto.service dealerbox-floor.service dealerbox-floor-web.service" in ran
+        drop_in = root / "etc/systemd/system/mosquitto.service.d/dealerbox.conf"
+        assert "TimeoutStopSec=10s" in drop_in.read_text()  # a wedged broker killed, not waited for
         venv = root / "opt/dealerbox/.venv"
         assert os.path.realpath(venv / "bin/python").startswith("/usr/bin/"), os.readlink(venv / "bin/python")
         ident = root / "etc/dealerbox/floor"

@@ -136,6 +136,7 @@ def test_a_dry_run_of_the_floor_installer_changes_nothing(tmp_path):
     assert "broker floor.casino.example 127.0.0.1 10.0.0.5" in out
     assert "+ systemctl enable mosquitto.service dealerbox-floor.service dealerbox-floor-web.service" in out
     assert "+ systemctl enable --now dealerbox-broker-check.timer" in out  # the broker's health check
+    assert f"{root}/etc/systemd/system/mosquitto.service.d/dealerbox.conf" in out  # and its stop bounded
 
 
 def _stock_conf() -> str:
