@@ -142,9 +142,11 @@ fi
 if ((COLLECTORS_ONLY)) && ((${#COLLECTORS[@]} == 0)); then
     die "--collectors-only needs the collectors to run here: --collector NAME for each"
 fi
+# A collector reads the tables only under a name the broker's ACL has a block for.
+ACL_COLLECTORS=$(sed -n 's/^user \(floor-collector-[A-Za-z0-9_.-]*\)$/\1/p' "$FLOOR_FILES/acl" | tr '\n' ' ')
 for name in "${COLLECTORS[@]}"; do
-    [[ $name =~ ^floor-collector-[A-Za-z0-9_.-]+$ ]] \
-        || die "--collector $name: a collector's name is floor-collector-SOMETHING (floor-collector-2, floor-collector-3)"
+    [[ " $ACL_COLLECTORS" == *" $name "* ]] \
+        || die "--collector $name: the broker's ACL ($FLOOR_FILES/acl) reads the tables for ${ACL_COLLECTORS% } only"
 done
 announce_run
 

@@ -139,6 +139,24 @@ def test_a_dry_run_of_the_floor_installer_changes_nothing(tmp_path):
     assert f"{root}/etc/systemd/system/mosquitto.service.d/dealerbox.conf" in out  # and its stop bounded
 
 
+def test_a_collector_the_broker_would_not_let_read_is_refused(tmp_path):
+    """A collector's name needs its block in the shipped ACL: one without would connect,
+    subscribe, receive nothing and file nothing, with no word said."""
+    acl = (ROOT / "firmware_config/floor/acl").read_text()
+    readers = re.findall(r"^user (floor-collector[\w.-]*)\ntopic read dealerbox/v1/tables/#$", acl, re.M)
+    assert readers == ["floor-collector", *(f"floor-collector-{n}" for n in range(2, 10))]
+    for name, ok in (("floor-collector-9", True), ("floor-collector-10", False), ("floor-collectorx", False)):
+        result = subprocess.run(["bash", str(INSTALL_FLOOR), "--dry-run", "--root", str(tmp_path),
+                                 "--broker-name", "localhost", "--collector", name],
+                                capture_output=True, text=True, timeout=120,
+                                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"})
+        assert (result.returncode == 0) == ok, result.stdout + result.stderr
+        if not ok:
+            (line,) = result.stderr.splitlines()
+            assert f"--collector {name}: the broker's ACL" in line and "floor-collector-2 " in line, line
+            assert line.endswith("floor-collector-9 only"), line
+
+
 def _stock_conf() -> str:
     """Debian's mosquitto.conf as the package installed it (dpkg's checksum says so)."""
     listing = subprocess.run(["dpkg-query", "-W", "-f=${Conffiles}\n", "mosquitto"], capture_output=True,
