@@ -29,8 +29,9 @@ import time
 import pytest
 
 from tests.floor.support import Client, identity, need, wait_for
-from tests.floor.test_bridge_faults import (BLIND_RESTART_S, FaultyLink, Healer, group_pki,  # noqa: F401
-                                           stranger_pki)
+from bench.fault_link import FaultyLink
+from tests.conftest import worker_free_port
+from tests.floor.test_bridge_faults import BLIND_RESTART_S, Healer, group_pki, stranger_pki  # noqa: F401
 from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, render_bridge
 from dealerbox.floor.message import bridge_topic
 from dealerbox.link import protocol as P
@@ -62,7 +63,7 @@ def bridge(request, tmp_path, group_pki, stranger_pki):  # noqa: F811
     for b in (group, stranger):
         b.directory.mkdir()
         b.start()
-    link = FaultyLink(group.port, stranger.port)
+    link = FaultyLink(group.port, stranger.port, worker_free_port())
     conf = render_bridge(property_name="north", group_host="127.0.0.1", group_port=link.port,
                          pki=group_pki, group_ca=group_pki / "ca.crt")
     if request.param == "before":
