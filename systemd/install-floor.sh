@@ -60,8 +60,8 @@ Usage: install-floor.sh --broker-name NAME [options]   the first time
                      /usr/bin/python3, or $DEALERBOX_PYTHON); the service user
                      must be able to run it
   --collector NAME   one more collector on this machine (repeat it): its
-                     certificate NAME (floor-collector-2, floor-collector-3: the
-                     shipped ACL has their blocks), /etc/dealerbox/NAME.toml and
+                     certificate NAME (floor-collector-2 to floor-collector-9:
+                     the shipped ACL has their blocks), /etc/dealerbox/NAME.toml and
                      the unit dealerbox-floor-collector@NAME.service
   --collectors-only  a machine that runs collectors only (--collector NAME each),
                      for a broker and a CA elsewhere: no mosquitto, no CA here;

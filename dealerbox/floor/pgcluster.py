@@ -69,7 +69,6 @@ def unavailable_reason() -> str | None:
     return None
 
 
-
 def _children(pid: int) -> list[int]:
     """The processes whose parent is *pid* (from /proc)."""
     found = []

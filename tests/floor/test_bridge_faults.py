@@ -71,13 +71,14 @@ def stranger_pki(tmp_path_factory):
     return make_pki(tmp_path_factory.mktemp("stranger-pki"))
 
 
-@pytest.fixture
-def group(tmp_path, group_pki, stranger_pki):
+@contextlib.contextmanager
+def bridged_through_a_link(tmp_path, group_pki, stranger_pki, tables=TABLES, conf=lambda text: text):
     """The group broker with the property "north"'s bridge lines, a stranger broker, and
-    the faulty link in front of them, the property's broker bridged through it."""
+    the faulty link in front of them, the property's broker bridged through it (its
+    bridge.conf as *conf* makes it of the shipped one)."""
     need("mosquitto", "mosquitto")
     acl = tmp_path / "group-acl"
-    acl.write_text(SHIPPED_ACL.read_text() + "\n" + bridge_acl("north", TABLES))
+    acl.write_text(SHIPPED_ACL.read_text() + "\n" + bridge_acl("north", tables))
     group = Broker(tmp_path / "group", group_pki, acl=acl)
     stranger = Broker(tmp_path / "stranger", stranger_pki)
     for b in (group, stranger):
@@ -85,8 +86,8 @@ def group(tmp_path, group_pki, stranger_pki):
         b.start()
     link = FaultyLink(group.port, stranger.port, worker_free_port())
     prop = Broker(tmp_path / "north", group_pki,
-                  extra=render_bridge(property_name="north", group_host="127.0.0.1", group_port=link.port,
-                                      pki=group_pki, group_ca=group_pki / "ca.crt"))
+                  extra=conf(render_bridge(property_name="north", group_host="127.0.0.1", group_port=link.port,
+                                           pki=group_pki, group_ca=group_pki / "ca.crt")))
     prop.directory.mkdir()
     prop.start()
     try:
@@ -96,6 +97,13 @@ def group(tmp_path, group_pki, stranger_pki):
         link.close()
         stranger.stop()
         group.stop()
+
+
+@pytest.fixture
+def group(tmp_path, group_pki, stranger_pki):
+    """The brokers and the link of :func:`bridged_through_a_link`, with the shipped bridge."""
+    with bridged_through_a_link(tmp_path, group_pki, stranger_pki) as brokers:
+        yield brokers
 
 
 class Healer:

@@ -28,11 +28,9 @@ import time
 
 import pytest
 
-from tests.floor.support import Client, identity, need, wait_for
-from bench.fault_link import FaultyLink
-from tests.conftest import worker_free_port
-from tests.floor.test_bridge_faults import BLIND_RESTART_S, Healer, group_pki, stranger_pki  # noqa: F401
-from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, render_bridge
+from tests.floor.support import Client, identity, wait_for
+from tests.floor.test_bridge_faults import (BLIND_RESTART_S, Healer, bridged_through_a_link,  # noqa: F401
+                                           group_pki, stranger_pki)
 from dealerbox.floor.message import bridge_topic
 from dealerbox.link import protocol as P
 
@@ -55,29 +53,9 @@ def settings_before(shipped: str) -> str:
 
 @pytest.fixture(params=["before", "shipped"])
 def bridge(request, tmp_path, group_pki, stranger_pki):  # noqa: F811
-    need("mosquitto", "mosquitto")
-    acl = tmp_path / "group-acl"
-    acl.write_text(SHIPPED_ACL.read_text() + "\n" + bridge_acl("north", ["T01"]))
-    group = Broker(tmp_path / "group", group_pki, acl=acl)
-    stranger = Broker(tmp_path / "stranger", stranger_pki)
-    for b in (group, stranger):
-        b.directory.mkdir()
-        b.start()
-    link = FaultyLink(group.port, stranger.port, worker_free_port())
-    conf = render_bridge(property_name="north", group_host="127.0.0.1", group_port=link.port,
-                         pki=group_pki, group_ca=group_pki / "ca.crt")
-    if request.param == "before":
-        conf = settings_before(conf)
-    prop = Broker(tmp_path / "north", group_pki, extra=conf)
-    prop.directory.mkdir()
-    prop.start()
-    try:
-        yield {"settings": request.param, "group": group, "property": prop, "link": link, "pki": group_pki}
-    finally:
-        prop.stop()
-        link.close()
-        stranger.stop()
-        group.stop()
+    conf = settings_before if request.param == "before" else (lambda text: text)
+    with bridged_through_a_link(tmp_path, group_pki, stranger_pki, ["T01"], conf) as brokers:
+        yield {"settings": request.param, **brokers}
 
 
 def test_the_shipped_bridge_keeps_what_an_outage_holds_back_and_shows_a_blackhole(bridge, tmp_path):
