@@ -4,7 +4,8 @@ language (``[web] language``) and time zone (``[web] time_zone``).
 The tables and the alerts keep their raw fields (ids, ``seq``, epoch seconds) for machines;
 :class:`FloorWords` adds the readable ones beside them, once, in the web view's live
 floor (:mod:`dealerbox.floor.web.live`): the first page, its stream and ``/api/floor`` all
-carry the same words; the shift report's files (``floor report``) word their alerts here too. The irregularities' and phases' words come from the table's message catalogs
+carry the same words; the shift report's files (``floor report``) word their alerts here
+too. The irregularities' and phases' words come from the table's message catalogs
 (``[names]`` of firmware_config/messages/<lang>.toml); the rest of the page is English.
 """
 
@@ -161,7 +162,6 @@ class FloorWords:
                    headline=f"{label} at {where}: {text}", raised_local=self.clock.full(a["raised"]),
                    last_local=self.clock.full(a.get("last_raised") or a["raised"]))
         return out
-
 
     def first_headline(self, a: dict) -> str:
         """*a*'s headline as first raised (``Floor call at T01: four-card flop``), not as last

@@ -13,19 +13,17 @@ install again, reload or restart as it asked, and the bridge still publishes.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import signal
-import socket
 import subprocess
-from pathlib import Path
 
 from tests.conftest import worker_free_port
 from tests.floor.support import Client, need, wait_for
+from tests.systemd.doc_shell import start_debian_broker
 from tests.systemd.support import floor_user_held
 from tests.systemd.test_install import missing, sh
 from tests.systemd.test_install_floor import (DEBIAN_UNIT, INSTALL_FLOOR, SERVICE_USER, SYSTEM_PYTHON, TIMEOUT,
-                                              _stock_conf, _unit_lines, kit, under)  # noqa: F401
+                                              _stock_conf, kit, under)  # noqa: F401
 from dealerbox.floor import bridges
 from dealerbox.floor.broker import Broker, stop_process
 from dealerbox.link import protocol as P
@@ -79,21 +77,7 @@ def _installer_run_twice(kit) -> None:
         return ran
 
     def start_group() -> None:
-        for line in _unit_lines("ExecStartPre"):
-            subprocess.run(shlex.split(under(root, line)), check=True)
-        (start,) = _unit_lines("ExecStart")
-        with open(top / "bridge-mosquitto.out", "ab") as out:
-            group.append(subprocess.Popen(shlex.split(under(root, start)), stdout=out, stderr=out,
-                                          start_new_session=True))
-
-        def listening():
-            assert group[-1].poll() is None, (top / "bridge-mosquitto.out").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-        wait_for(listening, f"the group's mosquitto listening on {port}")
+        group.append(start_debian_broker(root, port, top / "bridge-mosquitto.out"))
 
     def reaches_the_group(n: int) -> None:
         """A line of the property's table T01, published on the property's broker, on the group's."""

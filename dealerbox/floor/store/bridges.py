@@ -32,7 +32,6 @@ bridges_table = Table(
 )
 
 
-
 class BridgeStates(AlertsAndAudit):
     """What the floor knows of each property's bridge, and its alert when blind too long."""
 
