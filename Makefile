@@ -38,7 +38,7 @@ run: $(STAMP)
 # A live room on this machine: a broker, the collector, the web view and three
 # simulated tables (docs/FLOOR.md, "A live room in one command").
 floor: $(STAMP) system-deps
-	$(PY) -m dealerbox.floor.demo_room $(FLOOR_ARGS)
+	$(PY) -m dealerbox.floor.operating.demo_room $(FLOOR_ARGS)
 
 # Every test, on every core: pytest-xdist, one session per worker (tests/conftest.py
 # keeps the workers' ports, temporary directories and PostgreSQL clusters apart).

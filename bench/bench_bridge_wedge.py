@@ -28,8 +28,8 @@ from pathlib import Path
 
 from bench import mosquitto_missing, show_goals
 from bench.fault_link import FaultyLink, free_port
-from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
-from dealerbox.floor.broker_check import check_broker
+from dealerbox.floor.operating.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.operating.broker_check import check_broker
 from dealerbox.link.client import Identity
 
 MODES = ("close", "refuse")

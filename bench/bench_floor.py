@@ -116,10 +116,10 @@ def run() -> dict:
         return {"floor_skipped": missing}
     import multiprocessing
 
-    from dealerbox.floor.broker import Broker, free_port, make_pki
+    from dealerbox.floor.operating.broker import Broker, free_port, make_pki
     from dealerbox.floor.store import Store
-    from dealerbox.floor.accounts import Accounts
-    from dealerbox.floor.view import FloorClient
+    from dealerbox.floor.operating.accounts import Accounts
+    from dealerbox.floor.terminal.view import FloorClient
 
     names = [f"T{i:03d}" for i in range(1, TABLES + 1)]
     with tempfile.TemporaryDirectory(prefix="bench_floor_") as tmp:

@@ -272,7 +272,7 @@ def _one_run(tmp: Path, names, pki, store_line: str, collectors: int, kill: bool
     """Tables through *collectors* collectors into the store *store_line* says."""
     import multiprocessing
 
-    from dealerbox.floor.broker import Broker
+    from dealerbox.floor.operating.broker import Broker
 
     (tmp / "broker").mkdir()
     broker = Broker(tmp / "broker", pki).start()
@@ -328,8 +328,8 @@ def run() -> dict:
     missing = mosquitto_missing()
     if missing:
         return {"floor_group_skipped": missing}
-    from dealerbox.floor.broker import make_pki
-    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
+    from dealerbox.floor.operating.broker import make_pki
+    from dealerbox.floor.operating.pgcluster import PostgresCluster, unavailable_reason
     from dealerbox.floor.store import Store
 
     names = [f"T{i:04d}" for i in range(1, TABLES + 1)]

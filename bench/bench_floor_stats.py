@@ -4,7 +4,7 @@ A collector's store (floor/store/schema.py, SQLite) is filled with bulk inserts:
 tables, 10,000 lines each, hands of 6 to 10 players with their cards, board,
 buttons and decisions (corrections, wrong corrections, misdeals, voids, unread
 cards, reader faults), 40 dealers taking turns at the tables every 20 to 60
-minutes, about ten hours of play. The ledger (dealerbox/floor/figures.py) reads
+minutes, about ten hours of play. The ledger (dealerbox/floor/telling/figures.py) reads
 it once (``floor_ledger_lines_per_s``); then, for the first eight hours (a shift):
 
 ``floor_stats_ms_p99``
@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from dealerbox.floor import figures as F
-from dealerbox.floor.hands import hands_of_lines
+from dealerbox.floor.telling import figures as F
+from dealerbox.floor.telling.hands import hands_of_lines
 from dealerbox.floor.store import Store, store_engine
 
 TABLES = 100

@@ -155,7 +155,7 @@ def run() -> dict:
     if missing:
         return {"light_mqtt_skipped": missing}
     from dealerbox.link import protocol as P
-    from dealerbox.floor.broker import Broker, make_pki
+    from dealerbox.floor.operating.broker import Broker, make_pki
     from dealerbox.link.client import Identity, make_client
 
     names = [f"T{i:04d}" for i in range(1, TABLES + 1)]

@@ -1,7 +1,7 @@
 """Game protection benchmark: false alarms and detection, through the floor code.
 
 Every hand is dealt by the simulator (dealerbox/floor/protect/simulate.py), written as a
-table's chained journal lines (protect/sim_journal.py), filed into an SQLite floor store
+table's chained journal lines (bench/sim_journal.py), filed into an SQLite floor store
 by the collector's own Filing, and read by the figures' Ledger with the protection pass
 hooked in (protect/floor_pass.py); every figure below is counted from the alerts the
 store then holds (and the pass's per-hand rows), never from a copy of the statistics.
@@ -48,15 +48,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from dealerbox.floor.figures import Ledger
-from dealerbox.floor.filing import Filing
-from dealerbox.floor.message import Message
+from dealerbox.floor.telling.figures import Ledger
+from dealerbox.floor.collecting.filing import Filing
+from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.figures import shuffle_quality
 from dealerbox.floor.protect.fit import fit_model
 from dealerbox.floor.protect.floor_pass import ALERT_KINDS, Protection, save_reference
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
-from dealerbox.floor.protect.sim_journal import JournalWriter
+from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import FalseRiffle, Stack, TableSim, no_shuffle
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.link import protocol as P

@@ -371,7 +371,7 @@ else
     for name in floor "${COLLECTORS[@]}"; do
         if ! run runuser -u "$SERVICE_USER" -- "$NEW/bin/dealerbox" --version ||
             ! run runuser -u "$SERVICE_USER" -- "$NEW/bin/python" -I -c \
-                'import sys; from dealerbox.floor.settings import load_collector; load_collector(sys.argv[1])' \
+                'import sys; from dealerbox.floor.operating.settings import load_collector; load_collector(sys.argv[1])' \
                 "$CONF_DIR/$name.toml"; then
             run rm -rf "$NEW"
             die "dealerbox $VERSION cannot run as $SERVICE_USER on $CONF_DIR/$name.toml (above; the venv" \

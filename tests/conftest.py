@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import dealerbox.floor.broker
+import dealerbox.floor.operating.broker
 
 # Ports the tests' servers listen on come from below the kernel's ephemeral range,
 # one slice per xdist worker. A port from ``bind(0)`` is an ephemeral one: between
@@ -66,14 +66,14 @@ class _WorkerPorts:
         raise OSError(f"no free port left in {self.ports}")
 
 
-_kernel_free_port = dealerbox.floor.broker.free_port
+_kernel_free_port = dealerbox.floor.operating.broker.free_port
 _slice = _port_slice()
 #: A TCP port nobody listens on, on 127.0.0.1, from this worker's own slice.
 worker_free_port = _WorkerPorts(_slice) if _slice else _kernel_free_port
 # Installed before any test module is imported, so that the modules that import
-# ``free_port`` by name (the tests, dealerbox.floor.pgcluster) take this one too,
+# ``free_port`` by name (the tests, dealerbox.floor.operating.pgcluster) take this one too,
 # and a Broker() or PostgresCluster() without a port gets one from the slice.
-dealerbox.floor.broker.free_port = worker_free_port
+dealerbox.floor.operating.broker.free_port = worker_free_port
 
 
 _OWN_BASETEMP = pytest.StashKey[str]()

@@ -293,3 +293,44 @@ def test_few_imports_of_project_modules_inside_functions():
         f"{len(statements)} function-level imports of project modules outside dealerbox/cli.py and the "
         f"commands modules; at most {FUNCTION_IMPORTS_ALLOWED} are allowed (import at module level; "
         f"a cycle is broken by moving code, not by hiding the import):\n{listing}")
+
+
+#: The floor's parts, each a package of dealerbox/floor/ (docs/ARCHITECTURE.md).
+FLOOR_PARTS = ("collecting", "store", "migrations", "telling", "protect", "operating", "web", "terminal")
+
+
+def floor_part(module: str) -> str | None:
+    """The floor package a module belongs to; None outside them (the commands, the leaf
+    vocabulary ``bridge_alerts`` and everything outside the floor)."""
+    parts = module.split(".")
+    if parts[:2] != ["dealerbox", "floor"] or len(parts) < 3 or parts[2] not in FLOOR_PARTS:
+        return None
+    return parts[2]
+
+
+def test_every_floor_module_lives_in_a_part():
+    # The floor's root keeps its commands, the package's docstring and one leaf of names.
+    loose = sorted(name for name in FILES
+                   if within(name, "dealerbox.floor") and floor_part(name) is None
+                   and name not in {"dealerbox.floor", "dealerbox.floor.commands", "dealerbox.floor.bridge_alerts"})
+    assert not loose, f"floor modules outside the parts {FLOOR_PARTS}: {loose}"
+    leaf = [imp for imp in IMPORTS if imp.importer == "dealerbox.floor.bridge_alerts"]
+    assert not leaf, f"dealerbox/floor/bridge_alerts.py must import nothing of the project: {leaf}"
+
+
+def test_no_import_cycles_between_the_floor_parts():
+    graph: dict[str, dict[str, Import]] = {part: {} for part in FLOOR_PARTS}
+    for imp in IMPORTS:
+        target = reached(imp.target)
+        source, sink = floor_part(imp.importer), floor_part(target or "")
+        if imp.type_checking or source is None or sink is None or source == sink:
+            continue
+        graph[source].setdefault(sink, imp)
+    assert graph["collecting"] and graph["web"], "the floor's parts import each other: the graph is read"
+    violations = []
+    for members in strongly_connected(graph):
+        # Every import between the members, one statement each: the cycle is among them.
+        edges = "; ".join(f"{source} -> {sink} ({imp.where()} imports {imp.target})"
+                          for source in members for sink, imp in sorted(graph[source].items()) if sink in members)
+        violations.append(f"import cycle among the floor's parts {', '.join(members)}: {edges}")
+    assert not violations, "\n".join(violations)

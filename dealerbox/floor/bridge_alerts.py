@@ -1,6 +1,6 @@
 """How the floor files an alert about a property's bridge: its kind and the ``table`` it is
 filed under. The store raises them (:mod:`dealerbox.floor.store.bridges`); the floor's
-words name them (:mod:`dealerbox.floor.floor_words`), also in the terminal view, which
+words name them (:mod:`dealerbox.floor.telling.floor_words`), also in the terminal view, which
 needs no database driver, hence a module of its own with no import.
 """
 

@@ -20,9 +20,9 @@ def collect(config: Path, *, ready=None) -> int:
     """Run the collector until SIGTERM/SIGINT (the web view is ``floor web``, a process of its own)."""
     # Before the imports and the broker: a stop while the collector starts ends it cleanly.
     stop = catch_stop_signals()
-    from dealerbox.floor.collector import Collector
+    from dealerbox.floor.collecting.collector import Collector
     from dealerbox.floor.protect.decks import collector_protection
-    from dealerbox.floor.settings import load_collector
+    from dealerbox.floor.operating.settings import load_collector
     from dealerbox.floor.store import Store
 
     settings = load_collector(config)
@@ -53,7 +53,7 @@ def _floor_extra(module: str = "web"):
 def web(config: Path) -> int:
     """Serve the floor view until SIGTERM/SIGINT."""
     serve = _floor_extra().serve  # its settings need the extra too: first, to say so in one line
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.settings import load_web
     settings = load_web(config)
     if settings.tls:
         for what, path in (("cert", settings.cert), ("key", settings.key)):
@@ -107,8 +107,8 @@ def _new_password(name: str) -> str:
 def user(config: Path, action: str, name: str | None = None, role: str | None = None) -> int:
     """``floor user add|remove|passwd|list``: the web view's users, in the store."""
     _floor_extra("accounts")  # argon2-cffi, or one line saying what to install
-    from dealerbox.floor.accounts import AccountError, Accounts, check_name, check_role
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.accounts import AccountError, Accounts, check_name, check_role
+    from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store
 
     settings = load_web(config)
@@ -141,7 +141,7 @@ def user(config: Path, action: str, name: str | None = None, role: str | None = 
 
 def view(url: str, user_name: str | None = None, cafile: Path | None = None) -> int:
     """The Textual floor view, signed in to the web view."""
-    from dealerbox.floor.view import run_view
+    from dealerbox.floor.terminal.view import run_view
     return run_view(url, user_name, cafile)
 
 
@@ -167,12 +167,12 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     """``floor report``: the shift report of ``[start, end)`` from the store; a summary on
     stdout, and the files asked for, their alerts worded as the floor map words them and,
     with *base_url*, linked to the floor's pages."""
-    from dealerbox.floor import figures as F
-    from dealerbox.floor import report as R
-    from dealerbox.floor.clock import FloorClock
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.telling import figures as F
+    from dealerbox.floor.telling import report as R
+    from dealerbox.floor.telling.clock import FloorClock
+    from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store, store_engine
-    from dealerbox.floor.floor_words import FloorWords
+    from dealerbox.floor.telling.floor_words import FloorWords
 
     def moment(name: str, text: str) -> float:
         try:
@@ -218,8 +218,8 @@ def migrate(config: Path, source: Path | None = None, *, check: bool = False) ->
     collector and the web view do it too, as they start); ``--from`` moves an SQLite floor
     store into it; ``--check`` only says where it stands (exit 1 when behind)."""
     from dealerbox.floor.migrations import current, head
-    from dealerbox.floor.move import move_store
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.move import move_store
+    from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store, store_engine
 
     settings = load_web(config)
@@ -258,7 +258,7 @@ def dealer(config: Path, action: str, dealer_id: str | None = None, name: str | 
     """``floor dealer add|remove|list``: dealers' names, kept on the floor server only."""
     from dealerbox.errors import RegistryError
     from dealerbox.domain.badges import check_dealer_id
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store
 
     settings = load_web(config)
@@ -293,9 +293,9 @@ def protect(config: Path, action: str, *, house: tuple[str, str] | None = None, 
     from the house's recorded fair hands started between *house*'s two moments."""
     import random
 
-    from dealerbox.floor.figures import parse_moment
+    from dealerbox.floor.telling.figures import parse_moment
     from dealerbox.floor.protect.fit import fit_house, fit_model
-    from dealerbox.floor.settings import load_protect, load_web
+    from dealerbox.floor.operating.settings import load_protect, load_web
     from dealerbox.floor.store import Store, store_engine
 
     if action != "fit":
@@ -335,7 +335,7 @@ def bridge(action: str, property_name: str | None = None, *, side: str = "group"
     """``floor bridge add|remove|list``: a property's bridge on the group broker (``--side group``:
     its identity and rights, in the dynamic security plugin's file) or on the property's own
     (``--side property``: its conf.d file). docs/GROUP.md, Bridges."""
-    from dealerbox.floor import bridges as B
+    from dealerbox.floor.operating import bridges as B
     pki = pki or B.PKI_DIR
     conf_dir = conf_dir or B.CONF_DIR
     group = B.GroupBroker(broker_host, broker_port, pki)
@@ -374,8 +374,8 @@ def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float,
     files in *conf_dir*) has been down longer than *blind_restart_s* (0: bridges not
     watched); 1, and one line saying why, when not (dealerbox-broker-check.service restarts
     mosquitto then)."""
-    from dealerbox.floor.bridges import CONF_DIR, property_bridges
-    from dealerbox.floor.broker_check import check_broker
+    from dealerbox.floor.operating.bridges import CONF_DIR, property_bridges
+    from dealerbox.floor.operating.broker_check import check_broker
     from dealerbox.link.client import Identity
     identity = Identity(host, port, pki / "ca.crt", pki / f"{cert}.crt", pki / f"{cert}.key")
     identity.check()
@@ -390,7 +390,7 @@ def layout(config: Path, action: str, table_id: str | None = None, *, pit: str |
            row: int | None = None, col: int | None = None) -> int:
     """``floor layout set|remove|list``: where each table stands in the room, as the floor map
     draws it (a pit, a row and a column in it); kept on the floor server only."""
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store
     from dealerbox.link import protocol as P
 

@@ -1,7 +1,7 @@
 """The journal's chain: how one line is hashed into the next line's ``prev``.
 
 The table writes the chain (:mod:`dealerbox.service.journal`) and the floor checks
-it as lines are filed (:mod:`dealerbox.floor.filing`). Both call :func:`line_hash`,
+it as lines are filed (:mod:`dealerbox.floor.collecting.filing`). Both call :func:`line_hash`,
 so the two can never disagree on a line's bytes.
 """
 

@@ -1,6 +1,6 @@
 """A table's part in ``make floor``'s demo room: its own hands, its dealers, its pace.
 
-``make floor`` (:mod:`dealerbox.floor.demo_room`) starts each table as ``dealerbox run
+``make floor`` (:mod:`dealerbox.floor.operating.demo_room`) starts each table as ``dealerbox run
 --demo --forever`` and writes, beside the table's config, ``room.toml`` (:data:`PART_FILE`)::
 
     [room]

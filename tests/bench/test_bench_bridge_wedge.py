@@ -6,7 +6,7 @@ import pytest
 
 from tests.floor.support import need
 from bench import bench_bridge_wedge
-from dealerbox.floor.broker import make_pki
+from dealerbox.floor.operating.broker import make_pki
 
 
 @pytest.mark.parametrize("mode", bench_bridge_wedge.MODES)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dealerbox.floor.broker import MAKE_CA, Broker, make_pki
+from dealerbox.floor.operating.broker import MAKE_CA, Broker, make_pki
 from tests.floor.conftest import need
 from tests.floor.support import wait_for, write_collector_config
 

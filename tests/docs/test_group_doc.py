@@ -78,7 +78,7 @@ def test_the_minimum_version_names_what_the_code_asks_for():
 
 
 def test_every_store_url_in_the_doc_loads(tmp_path):
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.settings import load_web
     from sqlalchemy.engine import make_url
     found = [b for b in blocks(text(), "toml") if "[store]" in b]
     assert len(found) >= 3
@@ -103,7 +103,7 @@ def test_the_hba_lines_take_tls_and_scram_only():
 @pytest.fixture(scope="module")
 def postgres_cluster():
     """A throwaway PostgreSQL (Debian's server binaries), as tests/floor/conftest.py starts one."""
-    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
+    from dealerbox.floor.operating.pgcluster import PostgresCluster, unavailable_reason
     from tests.conftest import worker_free_port
     reason = unavailable_reason()
     if reason:

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from dealerbox.floor.broker import Broker, make_pki
+from dealerbox.floor.operating.broker import Broker, make_pki
 from tests.conftest import worker_free_port
 
 TABLES = ("T01", "T02", "T03")
@@ -56,7 +56,7 @@ def postgres_cluster():
     databases of their own from it (``postgres_cluster.database(name)``). Each xdist
     worker has a cluster of its own (tests kill and restart it): its own data directory
     and socket (PostgresCluster makes a fresh temporary directory), a port of its own."""
-    from dealerbox.floor.pgcluster import PostgresCluster, unavailable_reason
+    from dealerbox.floor.operating.pgcluster import PostgresCluster, unavailable_reason
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)

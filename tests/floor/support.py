@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("paho.mqtt", reason="paho-mqtt is not installed (pip install 'dealerbox[mqtt]')")
 
-from dealerbox.floor.broker import Broker  # noqa: E402
+from dealerbox.floor.operating.broker import Broker  # noqa: E402
 from dealerbox.link.client import Identity, make_client  # noqa: E402
 from dealerbox.service.uplink import FloorSettings  # noqa: E402
 from dealerbox.service.journal import Journal  # noqa: E402

@@ -15,13 +15,13 @@ import pytest
 
 from tests.floor.web.test_app import (PASSWORDS, WebProcess, add_users, call, connection, session_cookie,  # noqa: F401
                             sign_in, web)
-from dealerbox.floor.accounts import ROLES, SESSIONS_PER_USER, may
-from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.operating.accounts import ROLES, SESSIONS_PER_USER, may
+from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store
 
 
 def open_alert(web, table="T02", kind="floor", text="FOUR_CARD_FLOP at T02") -> int:
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.settings import load_web
     with Store(load_web(web.config).store) as store, store.lock:
         store.begin()
         alert = store.raise_alert(table, kind, text, 12)
@@ -326,7 +326,7 @@ def test_the_session_cookie_and_what_the_store_keeps(web):
     assert "secure" not in attributes  # plain HTTP here (test_floor_web checks TLS)
     token = cookie.split(";")[0].split("=", 1)[1]
     assert len(token) >= 43  # 256 bits
-    from dealerbox.floor.settings import load_web
+    from dealerbox.floor.operating.settings import load_web
     db = sqlite3.connect(load_web(web.config).store)
     try:
         keys = [k for (k,) in db.execute("SELECT key FROM sessions")]

@@ -17,10 +17,10 @@ from tests.floor.support import (Client, TcpProxy, append_lines, identity, need,
 from tests.floor.test_faults import CuttingProxy, Dealer, seqs
 from dealerbox.link import protocol as P
 from dealerbox.errors import FloorError
-from dealerbox.floor import bridges
-from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.operating import bridges
+from dealerbox.floor.operating.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
 from dealerbox.floor.store.bridges import BLIND_KIND, bridge_alert_table
-from dealerbox.floor.collector import Collector
+from dealerbox.floor.collecting.collector import Collector
 from dealerbox.service.uplink import Publisher
 from dealerbox.floor.store import Store
 

@@ -33,9 +33,9 @@ from bench.fault_link import FaultyLink
 from tests.conftest import worker_free_port
 from tests.floor.support import Client, identity, need, open_journal, settings, wait_for
 from tests.floor.test_faults import Dealer, seqs
-from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
-from dealerbox.floor.broker_check import check_broker
-from dealerbox.floor.collector import Collector
+from dealerbox.floor.operating.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.operating.broker_check import check_broker
+from dealerbox.floor.collecting.collector import Collector
 from dealerbox.floor.store import Store
 from dealerbox.floor.store.bridges import BLIND_KIND, bridge_alert_table
 from dealerbox.service.uplink import Publisher

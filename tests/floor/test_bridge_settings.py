@@ -31,7 +31,7 @@ import pytest
 from tests.floor.support import Client, identity, wait_for
 from tests.floor.test_bridge_faults import (BLIND_RESTART_S, Healer, bridged_through_a_link,  # noqa: F401
                                            group_pki, stranger_pki)
-from dealerbox.floor.message import bridge_topic
+from dealerbox.floor.collecting.message import bridge_topic
 from dealerbox.link import protocol as P
 
 #: Shorter than the bridge's first retry (restart_timeout 2 30).

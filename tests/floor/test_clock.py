@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.telling.clock import FloorClock
 
 PRAGUE = ZoneInfo("Europe/Prague")
 

@@ -26,12 +26,12 @@ from tests.floor.support import (  # noqa: F401
     Client, append_lines, broker, identity, open_journal, pki, wait_for, write_collector_config)
 from tests.floor.support import settings as table_settings
 from dealerbox.link import protocol as P
-from dealerbox.floor.broker import free_port
+from dealerbox.floor.operating.broker import free_port
 from dealerbox.link.client import Identity
-from dealerbox.floor.collector import Collector
-from dealerbox.floor.filing import ALERT_QUIET_S, Filing
-from dealerbox.floor.limits import CollectorLimits
-from dealerbox.floor.message import Message
+from dealerbox.floor.collecting.collector import Collector
+from dealerbox.floor.collecting.filing import ALERT_QUIET_S, Filing
+from dealerbox.floor.collecting.limits import CollectorLimits
+from dealerbox.floor.collecting.message import Message
 from dealerbox.service.uplink import Publisher
 from dealerbox.floor.store import Store
 from dealerbox.link.chain import line_hash
@@ -519,7 +519,7 @@ def test_dealerbox_floor_collect_exits_non_zero_without_a_broker_session(pki, tm
 
 def test_the_collector_section_of_floor_toml_is_checked(pki, tmp_path):
     from dealerbox.errors import ConfigError
-    from dealerbox.floor.settings import load_collector
+    from dealerbox.floor.operating.settings import load_collector
 
     class Somewhere:
         port = 8883
@@ -659,7 +659,7 @@ def test_a_collector_that_never_hears_its_sync_message_joins_the_share_after_a_w
     """The broker refuses the collector's sync topic (an ACL that lacks it): the collector
     says so, joins the share after the wait, and the tables' lines are filed."""
     monkeypatch.setattr(P, "collector_sync_topic", lambda boot: f"{P.ROOT}/elsewhere/sync/{boot}")
-    monkeypatch.setattr("dealerbox.floor.collector._SNAPSHOT_WAIT_S", 1.0)
+    monkeypatch.setattr("dealerbox.floor.collecting.collector._SNAPSHOT_WAIT_S", 1.0)
     with Store(tmp_path / "floor.sqlite") as store, \
             Collector(identity(pki, broker, "floor-collector"), store) as collector:
         assert collector.connected.wait(30)

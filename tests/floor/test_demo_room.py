@@ -22,7 +22,7 @@ from tests.floor.test_view import browser, get, shot_path  # noqa: F401
 @pytest.fixture
 def room(tmp_path):
     need("mosquitto", "mosquitto")
-    proc = subprocess.Popen([sys.executable, "-m", "dealerbox.floor.demo_room", "--dir", str(tmp_path / "room"),
+    proc = subprocess.Popen([sys.executable, "-m", "dealerbox.floor.operating.demo_room", "--dir", str(tmp_path / "room"),
                              "--port", "0", "--speed", "60", "--irregular-per-100", "20", "--for", "600"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
     lines = []

@@ -17,7 +17,7 @@ import time
 from tests.floor.support import (  # noqa: F401
     TABLES, TcpProxy, append_lines, broker, identity, open_journal, pki, settings, wait_for,
     write_collector_config, write_table_config)
-from dealerbox.floor.collector import FAULT_ENV, Collector
+from dealerbox.floor.collecting.collector import FAULT_ENV, Collector
 from dealerbox.service.uplink import CURSOR_NAME, Publisher
 from dealerbox.floor.store import Store
 

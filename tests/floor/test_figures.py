@@ -1,4 +1,4 @@
-"""The floor's figures (dealerbox/floor/figures.py and its JSON API) against a recount.
+"""The floor's figures (dealerbox/floor/telling/figures.py and its JSON API) against a recount.
 
 The journals are the real engine's: event sessions (the demo the dealers rotate
 in, and scenario files with misdeals, voids, wrong corrections, unread cards and
@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
-from dealerbox.floor import figures as F
+from dealerbox.floor.telling import figures as F
 from dealerbox.link import protocol as P
-from dealerbox.floor.filing import Filing
-from dealerbox.floor.message import Message
-from dealerbox.floor.hands import SENSING, hands_of_lines, wall_seconds
-from dealerbox.floor.move import move_store
+from dealerbox.floor.collecting.filing import Filing
+from dealerbox.floor.collecting.message import Message
+from dealerbox.floor.telling.hands import SENSING, hands_of_lines, wall_seconds
+from dealerbox.floor.operating.move import move_store
 from dealerbox.service.uplink import JournalReader
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.rules.engine import HandEngine
@@ -497,7 +497,7 @@ def test_two_ledgers_catching_up_at_once_file_every_hand_once(tmp_path, room):
 def test_the_collector_brings_the_figures_up_to_date_by_itself(tmp_path, room):
     """No web view open: the collector's figures thread files what it stored into the figures."""
     from dealerbox.link.client import Identity
-    from dealerbox.floor.collector import Collector
+    from dealerbox.floor.collecting.collector import Collector
 
     start, end = T0 - 600.0, T0 + 11 * 3600.0
     path = filled_store(tmp_path / "floor.sqlite", room)

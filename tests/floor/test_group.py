@@ -126,7 +126,7 @@ def test_postgresql_killed_mid_stream_costs_two_collectors_nothing(broker, pki, 
 
 def test_a_share_group_that_is_no_mqtt_group_name_is_refused(tmp_path):
     from dealerbox.errors import ConfigError
-    from dealerbox.floor.settings import load_collector
+    from dealerbox.floor.operating.settings import load_collector
 
     path = tmp_path / "floor.toml"
     path.write_text('[broker]\nca = "ca.crt"\ncert = "c.crt"\nkey = "c.key"\n[store]\npath = "f.sqlite"\n'

@@ -2,7 +2,7 @@
 
 import json
 
-from dealerbox.floor.hands import HandFollower, hands_of_lines, wall_seconds
+from dealerbox.floor.telling.hands import HandFollower, hands_of_lines, wall_seconds
 
 
 class Lines:

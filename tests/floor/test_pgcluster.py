@@ -5,7 +5,7 @@ import subprocess
 import psycopg
 import pytest
 
-from dealerbox.floor import pgcluster
+from dealerbox.floor.operating import pgcluster
 
 pytestmark = pytest.mark.skipif(pgcluster.unavailable_reason() is not None,
                                 reason=str(pgcluster.unavailable_reason()))

@@ -12,9 +12,9 @@ from pypdf import PdfReader
 
 from tests.floor.test_figures import T0, filled_store, recount_room, room  # noqa: F401
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
-from dealerbox.floor import figures as F
-from dealerbox.floor import report as R
-from dealerbox.floor.floor_words import FloorWords
+from dealerbox.floor.telling import figures as F
+from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling.floor_words import FloorWords
 from dealerbox.floor.store import Store, store_engine
 
 START, END = T0 - 600.0, T0 + 11 * 3600.0

@@ -11,7 +11,7 @@ import pytest
 
 from tests.floor.support import Client, broker, identity, need, pki, wait_for  # noqa: F401
 from dealerbox.link import protocol as P
-from dealerbox.floor.broker import MAKE_CA, Broker, free_port, make_pki
+from dealerbox.floor.operating.broker import MAKE_CA, Broker, free_port, make_pki
 from dealerbox.link.client import Identity
 
 
@@ -158,7 +158,7 @@ def test_a_revoked_certificate_cannot_connect_after_a_reload(broker, pki):
 
 
 def test_a_floor_role_publishing_as_a_table_is_ignored_by_the_collector(broker, pki, tmp_path):
-    from dealerbox.floor.collector import Collector
+    from dealerbox.floor.collecting.collector import Collector
     from dealerbox.floor.store import Store
     view = Client(identity(pki, broker, "floor-view"), "floor-view")
     with Store(tmp_path / "floor.sqlite") as store, \

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from dealerbox.errors import ConfigError
-from dealerbox.floor.settings import load_collector, load_web
+from dealerbox.floor.operating.settings import load_collector, load_web
 from dealerbox.service.uplink import load_table_floor
-from dealerbox.floor.broker import FLOOR_CONFIG_DIR
+from dealerbox.floor.operating.broker import FLOOR_CONFIG_DIR
 
 
 def test_the_floor_section_is_off_by_default(tmp_path):

@@ -24,10 +24,10 @@ from tests.floor.support import wait_for
 from dealerbox.errors import ConfigError
 from dealerbox.errors import FloorError
 from dealerbox.floor import migrations as M
-from dealerbox.floor.settings import load_web
-from dealerbox.floor.figures import FIGURES, Ledger
-from dealerbox.floor.filing import Filing
-from dealerbox.floor.move import move_store
+from dealerbox.floor.operating.settings import load_web
+from dealerbox.floor.telling.figures import FIGURES, Ledger
+from dealerbox.floor.collecting.filing import Filing
+from dealerbox.floor.operating.move import move_store
 from dealerbox.floor.store import METADATA, Store, StoreUnavailable, store_engine
 
 DEALERBOX = [sys.executable, "-m", "dealerbox.cli"]
@@ -227,7 +227,7 @@ def test_lines_ahead_of_a_gap_wait_in_the_store_for_the_collector_that_fills_it(
     neither the record nor acknowledged, and nothing is asked again; the other collector's
     filing of the lines before them files them too, in the same transaction, and
     acknowledges all. A gap nobody fills is asked for once it has been open GAP_WAIT_S."""
-    from dealerbox.floor.filing import GAP_WAIT_S
+    from dealerbox.floor.collecting.filing import GAP_WAIT_S
 
     lines = journal_lines(10)
     with Store(target) as one, Store(target) as other:
@@ -339,7 +339,7 @@ def test_one_collector_at_a_time_files_the_figures_on_postgresql(postgres_cluste
     table's new lines); the web view waits for it and then finds them filed."""
     from sqlalchemy import create_engine
 
-    from dealerbox.floor.figures import _FIGURES_LOCK_KEY
+    from dealerbox.floor.telling.figures import _FIGURES_LOCK_KEY
 
     url = postgres_cluster.database("figures_lock")
     with Store(url) as store:

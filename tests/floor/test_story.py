@@ -8,12 +8,12 @@ import json
 
 from tests.floor.test_figures import SCENARIOS, journal_lines, scenario, session, T0
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
-from dealerbox.floor import figures as F
+from dealerbox.floor.telling import figures as F
 from dealerbox.link import protocol as P
-from dealerbox.floor import story as S
-from dealerbox.floor.filing import Filing
-from dealerbox.floor.message import Message
-from dealerbox.floor.hands import hands_of_lines, wall_seconds
+from dealerbox.floor.telling import story as S
+from dealerbox.floor.collecting.filing import Filing
+from dealerbox.floor.collecting.message import Message
+from dealerbox.floor.telling.hands import hands_of_lines, wall_seconds
 from dealerbox.floor.store import Store, store_engine
 
 

@@ -9,7 +9,7 @@ import time
 
 from tests.floor.support import (  # noqa: F401
     append_lines, broker, identity, open_journal, pki, settings, wait_for)
-from dealerbox.floor.collector import Collector
+from dealerbox.floor.collecting.collector import Collector
 from dealerbox.service.uplink import BIRTH_GRACE_S, CURSOR_NAME, Publisher
 from dealerbox.floor.store import Store
 

@@ -20,11 +20,11 @@ from tests.floor.support import (  # noqa: F401
     append_lines, broker, identity, need, open_journal, pki, settings, wait_for)
 from tests.floor.web.test_app import PASSWORDS, WebProcess, add_users
 from tests.floor.web.browser import chromium, shot_path  # noqa: F401 (shot_path: test_demo_room's)
-from dealerbox.floor.broker import free_port
-from dealerbox.floor.collector import Collector
+from dealerbox.floor.operating.broker import free_port
+from dealerbox.floor.collecting.collector import Collector
 from dealerbox.service.uplink import Publisher
 from dealerbox.floor.store import Store
-from dealerbox.floor.view import FloorClient, SigninError
+from dealerbox.floor.terminal.view import FloorClient, SigninError
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -276,7 +276,7 @@ def test_in_chromium_a_page_on_another_origin_cannot_clear_an_alert(floor, brows
 
 
 def test_the_textual_view_signs_in_and_clears_with_a_note(floor):
-    from dealerbox.floor.view import FloorView, TableTile
+    from dealerbox.floor.terminal.view import FloorView, TableTile
 
     async def run():
         app = FloorView(signed_in(floor, "sam"))

@@ -9,7 +9,7 @@ import signal
 
 from tests.floor.support import broker, identity, pki, wait_for  # noqa: F401
 from tests.service.test_recovery import DaemonProcess, crash_session, write_config, write_input
-from dealerbox.floor.collector import Collector
+from dealerbox.floor.collecting.collector import Collector
 from dealerbox.service.uplink import CURSOR_NAME
 from dealerbox.floor.store import Store
 

@@ -24,8 +24,8 @@ from tests.systemd.support import floor_user_held
 from tests.systemd.test_install import missing, sh
 from tests.systemd.test_install_floor import (DEBIAN_UNIT, INSTALL_FLOOR, SERVICE_USER, SYSTEM_PYTHON, TIMEOUT,
                                               _stock_conf, kit, under)  # noqa: F401
-from dealerbox.floor import bridges
-from dealerbox.floor.broker import Broker, stop_process
+from dealerbox.floor.operating import bridges
+from dealerbox.floor.operating.broker import Broker, stop_process
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity
 

@@ -16,8 +16,8 @@ from tests.conftest import worker_free_port
 from tests.systemd.test_install import missing
 from tests.systemd.test_install_floor import DEBIAN_UNIT
 from tests.floor.support import identity
-from dealerbox.floor.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
-from dealerbox.floor.broker_check import bridge_states, check_broker
+from dealerbox.floor.operating.broker import SHIPPED_ACL, Broker, bridge_acl, make_pki, render_bridge
+from dealerbox.floor.operating.broker_check import bridge_states, check_broker
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMD = ROOT / "systemd"

@@ -25,7 +25,7 @@ from tests.systemd.support import floor_user_held
 from tests.systemd.test_install import missing
 from tests.systemd.test_install_floor import owner_mode, DEBIAN_UNIT
 from dealerbox.service.uplink import Publisher, load_table_floor
-from dealerbox.floor.broker import stop_process
+from dealerbox.floor.operating.broker import stop_process
 
 
 def test_floor_and_group_install_commands_as_written_give_three_collectors(house):

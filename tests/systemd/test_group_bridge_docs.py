@@ -34,7 +34,7 @@ from tests.systemd.support import floor_user_held
 from tests.systemd.test_install import missing
 from tests.systemd.test_install_floor import DEBIAN_UNIT, owner_mode
 from tests.floor.test_faults import seqs
-from dealerbox.floor.broker import stop_process
+from dealerbox.floor.operating.broker import stop_process
 from dealerbox.floor.store import Store
 from dealerbox.service.uplink import Publisher, load_table_floor
 

@@ -42,7 +42,7 @@ from dealerbox.link.client import Identity
 from dealerbox.service.uplink import floor_settings, load_table_floor
 from dealerbox.service.uplink import Publisher
 from dealerbox.service.config import DEFAULT_CONFIG
-from dealerbox.floor.broker import stop_process
+from dealerbox.floor.operating.broker import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL_FLOOR = ROOT / "systemd" / "install-floor.sh"

@@ -12,7 +12,7 @@ import pytest
 
 from dealerbox.domain.events import Event
 from dealerbox.errors import ConfigError
-from dealerbox.floor import demo_room
+from dealerbox.floor.operating import demo_room
 from dealerbox.rules.engine import HandEngine
 from dealerbox.tools import room_table
 from dealerbox.tools.room_table import RoomHands, RoomPart, RoomTable, dealer_at, irregular_hands

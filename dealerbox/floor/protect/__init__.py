@@ -22,6 +22,6 @@ Those statistics are pure. On the floor's side, with the store:
 - :mod:`~dealerbox.floor.protect.figures` what a page shows (shuffle quality, seat luck,
   a dealer's chart);
 - :mod:`~dealerbox.floor.protect.fit` ``dealerbox floor protect fit``;
-- :mod:`~dealerbox.floor.protect.sim_journal` simulated hands written as journal lines
+- :mod:`~bench.sim_journal` simulated hands written as journal lines
   (the bench and the tests).
 """

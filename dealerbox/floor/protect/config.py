@@ -1,5 +1,5 @@
 """What a house declares for game protection: ``[protect]`` of ``floor.toml``
-(read by :func:`dealerbox.floor.settings.load_protect`; docs/FLOOR.md, "Surveillance").
+(read by :func:`dealerbox.floor.operating.settings.load_protect`; docs/FLOOR.md, "Surveillance").
 """
 
 from __future__ import annotations

@@ -3,15 +3,19 @@
 A table journals a card by its face (``card``) or, when it has no name for the tag, by
 its tag (``uid``); the protection pass (:class:`~dealerbox.floor.protect.floor_pass.Protection`,
 run by the collector) names such a card through a *card_of_uid* returning ``(card, deck)``.
-The collector's registries are the web view's (:mod:`dealerbox.floor.deck_names`).
+The collector's registries are the web view's (:mod:`dealerbox.floor.telling.deck_names`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dealerbox.domain.decks import DeckRegistry
-from dealerbox.floor.deck_names import floor_registries, registry_decks
+from dealerbox.floor.telling.deck_names import floor_registries, registry_decks
 from dealerbox.floor.protect.floor_pass import Protection
-from dealerbox.floor.settings import CollectorSettings
+
+if TYPE_CHECKING:  # operating/ reads floor.toml and sits above protection: a type only
+    from dealerbox.floor.operating.settings import CollectorSettings
 
 __all__ = ["collector_registries", "collector_protection"]
 

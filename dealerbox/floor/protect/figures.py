@@ -1,7 +1,7 @@
 """The protection figures a page shows, read from the pass's per-hand rows (``protect_hands``).
 
 SQLAlchemy Core, so they read either backend, on a connection as the floor's other
-figures (:mod:`dealerbox.floor.figures`) do; a hand belongs to a range by its start.
+figures (:mod:`dealerbox.floor.telling.figures`) do; a hand belongs to a range by its start.
 
 - :func:`shuffle_quality`: per table and per dealer, how many hands were scored, the
   mean of the statistic (pairs kept from the deck's last hands) against the mean the

@@ -20,7 +20,7 @@ import random
 from sqlalchemy import select
 
 from dealerbox.errors import UsageError
-from dealerbox.floor.hands import SENSING
+from dealerbox.floor.telling.hands import SENSING
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.floor_pass import put_fitted, save_reference
 from dealerbox.floor.protect.journal_hands import CardFollower

@@ -1,6 +1,6 @@
 """The protection pass: every stored hand through the checks, alerts filed, results kept.
 
-It runs where the figures are filed (:class:`~dealerbox.floor.figures.Ledger` calls
+It runs where the figures are filed (:class:`~dealerbox.floor.telling.figures.Ledger` calls
 :meth:`Protection.catch_up` after its own pass, under the same PostgreSQL advisory
 lock), and reads each table's new lines once, in ``seq`` order, through
 :class:`~dealerbox.floor.protect.journal_hands.CardFollower` (whose hands are the
@@ -36,7 +36,7 @@ from collections import deque
 from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from dealerbox.floor.hands import SENSING
+from dealerbox.floor.telling.hands import SENSING
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.control_chart import Cusum, DealerCharts
 from dealerbox.floor.protect.hand import together_pairs

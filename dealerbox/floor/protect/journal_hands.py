@@ -1,7 +1,7 @@
 """Stored journal lines read into the hands the protection checks score.
 
 The floor already follows each table's lines into hands for its figures
-(:class:`~dealerbox.floor.hands.HandFollower`: who dealt, what went wrong);
+(:class:`~dealerbox.floor.telling.hands.HandFollower`: who dealt, what went wrong);
 :class:`CardFollower` rides along the same lines and adds what those hands
 leave out, the cards:
 
@@ -10,7 +10,7 @@ leave out, the cards:
   hole cards per player and the seats in deal order;
 - a card names its deck with ``deck`` (CONTRACT.md; none: the table's active deck,
   ``A`` in every shipped registry); a card journaled by its tag (``uid``) is named
-  through *card_of_uid* (a deck registry, :func:`~dealerbox.floor.deck_names.registry_decks`'s
+  through *card_of_uid* (a deck registry, :func:`~dealerbox.floor.telling.deck_names.registry_decks`'s
   kind of lookup, returning ``(card, deck)``), else it stays unnamed;
 - **the draw order is cut** where the deck's order changed inside a hand: at a
   ``reshuffled`` button (the stub scrambled after premature cards, RULES.md) and
@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from dealerbox.floor.hands import HandFollower, HandSummary
+from dealerbox.floor.telling.hands import HandFollower, HandSummary
 from dealerbox.floor.protect.hand import DealtHand
 
 __all__ = ["ACTIVE_DECK", "Draw", "CardHand", "CardFollower", "card_hands_of_lines"]

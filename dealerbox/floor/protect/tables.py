@@ -1,6 +1,6 @@
 """The protection pass's tables in the store (migrations/versions/0007_protect.py creates them).
 
-Like the figures' tables (:mod:`dealerbox.floor.figures`), these are an aggregate the
+Like the figures' tables (:mod:`dealerbox.floor.telling.figures`), these are an aggregate the
 pass can rebuild from the stored lines, except ``protect_fitted`` (the references and
 room rate ``dealerbox floor protect fit`` computed), which is configuration.
 

@@ -1,4 +1,4 @@
-"""The web view's users and their sessions (:mod:`dealerbox.floor.accounts` decides; these store).
+"""The web view's users and their sessions (:mod:`dealerbox.floor.operating.accounts` decides; these store).
 
 A session's key is the SHA-256 of the random id in the cookie: a copy of the
 store signs no one in.

@@ -1,6 +1,6 @@
 """The floor view's ASGI application (Starlette): its routes as one table.
 
-Every route names the permission it needs (:data:`~dealerbox.floor.accounts.PERMISSIONS`;
+Every route names the permission it needs (:data:`~dealerbox.floor.operating.accounts.PERMISSIONS`;
 ``None``: anyone, which only the sign-in and the health check are) and the
 body it takes; :class:`~.auth.Gate` enforces both before the handler runs.
 """
@@ -26,20 +26,20 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from dealerbox.floor.deck_names import floor_registries
-from dealerbox.floor import figures as F
-from dealerbox.floor import figure_text as FT
-from dealerbox.floor import report as R
-from dealerbox.floor.clock import FloorClock
-from dealerbox.floor.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
-from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.telling.deck_names import floor_registries
+from dealerbox.floor.telling import figures as F
+from dealerbox.floor.telling import figure_text as FT
+from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.operating.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
+from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store
-from dealerbox.floor.story_pdf import FontMissing
-from dealerbox.floor.story import registry_cards
+from dealerbox.floor.telling.story_pdf import FontMissing
+from dealerbox.floor.telling.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
 from dealerbox.floor.web.figures_api import FiguresApi
-from dealerbox.floor.floor_words import FloorWords, room
+from dealerbox.floor.telling.floor_words import FloorWords, room
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages

@@ -26,8 +26,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from dealerbox.floor.accounts import Session, Sessions, may
-from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.operating.accounts import Session, Sessions, may
+from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store
 
 __all__ = ["Gate", "Refused", "Client", "read_body", "BODY_LIMIT"]

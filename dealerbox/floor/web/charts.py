@@ -19,8 +19,8 @@ import pygal
 from markupsafe import escape
 from pygal.style import DarkStyle
 
-from dealerbox.floor.clock import FloorClock
-from dealerbox.floor.figure_text import one_decimal
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.figure_text import one_decimal
 
 # pygal puts an import hook on sys.meta_path for its map plugins (pygal.maps.*), one with
 # no find_spec: every later import that misses (fpdf2's optional uharfbuzz) then warns

@@ -3,7 +3,7 @@ rates, alert clearing and sensing faults, for any time range, for the casino's o
 reporting tools and the floor's pages.
 
 Before answering, the ledger reads the lines stored since it last did
-(:meth:`~dealerbox.floor.figures.Ledger.catch_up`), so an answer is never behind
+(:meth:`~dealerbox.floor.telling.figures.Ledger.catch_up`), so an answer is never behind
 the store; the collector calling it after each commit keeps that step short.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
-from dealerbox.floor import figures as F
-from dealerbox.floor import story as S
+from dealerbox.floor.telling import figures as F
+from dealerbox.floor.telling import story as S
 from dealerbox.floor.store import store_engine
 from dealerbox.floor.web.auth import Refused
 from dealerbox.floor.web.params import dealer_id_of, dealer_query, row_id_of, table_id_of, table_query, time_range
@@ -42,7 +42,7 @@ class FiguresApi:
         ]
 
     def story(self, table_id: str, seq: int) -> dict:
-        """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/story.py);
+        """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/telling/story.py);
         a 404 when the floor has no such line."""
         table_id = table_id_of(table_id)
         seq = row_id_of("journal line", seq)

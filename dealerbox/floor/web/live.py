@@ -6,7 +6,7 @@ every :data:`POLL_S`. Only when it moved are the tables and the open alerts
 read again, compared with what the streams were last told, and the
 differences sent to every stream as ``tables``, ``alert`` and ``cleared``.
 
-Every table and alert carries its words (:mod:`dealerbox.floor.floor_words`) beside its raw fields.
+Every table and alert carries its words (:mod:`dealerbox.floor.telling.floor_words`) beside its raw fields.
 A table goes quiet with nothing written: every :data:`RETILE_S` the tiles are worded
 again for the time it is, and those that changed are sent.
 """
@@ -20,10 +20,10 @@ import time
 from anyio import to_thread
 from sqlalchemy import select
 
-from dealerbox.floor import figures as F
+from dealerbox.floor.telling import figures as F
 from dealerbox.floor.store import Store
-from dealerbox.floor.table_view import view_table
-from dealerbox.floor.floor_words import FloorWords, alert_order
+from dealerbox.floor.telling.table_view import view_table
+from dealerbox.floor.telling.floor_words import FloorWords, alert_order
 
 __all__ = ["Floor", "Subscriber", "POLL_S"]
 
@@ -101,7 +101,7 @@ class Floor:
 
     def snapshot(self) -> dict:
         """The tables by id, the open alerts as the floor lists them (floor calls first, then
-        the longest waiting: :func:`~dealerbox.floor.floor_words.alert_order`), the properties' bridges."""
+        the longest waiting: :func:`~dealerbox.floor.telling.floor_words.alert_order`), the properties' bridges."""
         return {"tables": [self.tables[t] for t in sorted(self.tables)],
                 "alerts": alert_order(list(self.alerts.values())), "bridges": list(self.bridges),
                 "now": time.time()}

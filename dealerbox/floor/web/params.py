@@ -11,9 +11,9 @@ import re
 import time
 from typing import NamedTuple
 
-from dealerbox.floor import figures as F
-from dealerbox.floor.accounts import NAME_RE
-from dealerbox.floor.clock import PRESETS, FloorClock
+from dealerbox.floor.telling import figures as F
+from dealerbox.floor.operating.accounts import NAME_RE
+from dealerbox.floor.telling.clock import PRESETS, FloorClock
 from dealerbox.floor.web.auth import Refused
 from dealerbox.link import protocol as P
 
@@ -90,7 +90,7 @@ class PageRange(NamedTuple):
 def page_range(request, clock: FloorClock, now: float | None = None) -> PageRange:
     """The range a figures page or the shift report shows, from its query, one of:
 
-    - ``preset``: one of :data:`~dealerbox.floor.clock.PRESETS` (``this_shift``, ...), from
+    - ``preset``: one of :data:`~dealerbox.floor.telling.clock.PRESETS` (``this_shift``, ...), from
       :meth:`FloorClock.presets`;
     - ``start`` / ``end``: local date-times in the floor's zone, as the page's date-time
       inputs send them (an input left empty counts as not given);

@@ -33,7 +33,7 @@ from dealerbox.floor.protect import figures as PF
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.control_chart import Cusum
 from dealerbox.floor.protect.floor_pass import ALERT_KINDS, alert_odds, dealer_chart_design, load_references, room_rate
-from dealerbox.floor.settings import load_protect
+from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.params import PageRange, page_range
 from dealerbox.floor.web.range_form import range_controls

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from dealerbox.floor.clock import PRESETS, FloorClock
-from dealerbox.floor.figure_text import span
+from dealerbox.floor.telling.clock import PRESETS, FloorClock
+from dealerbox.floor.telling.figure_text import span
 from dealerbox.floor.web.params import PageRange
 
 __all__ = ["range_controls", "PRESET_NAMES"]

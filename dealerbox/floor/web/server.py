@@ -23,7 +23,7 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.utils import wrap_app
 
 from dealerbox.errors import FloorError
-from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.web import http11
 from dealerbox.floor.web.app import FloorApp
 

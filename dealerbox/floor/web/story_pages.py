@@ -1,4 +1,4 @@
-"""A hand's story for people: the page's words around :func:`dealerbox.floor.story.tell`,
+"""A hand's story for people: the page's words around :func:`dealerbox.floor.telling.story.tell`,
 and the story as PDF (``/hands/{table}/{seq}.pdf``, permission ``view``).
 
 The page (``hand_page`` in app.py) and the PDF say the same things in the same words:
@@ -11,8 +11,8 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from dealerbox.floor import story as S
-from dealerbox.floor.story_pdf import FontMissing, story_pdf
+from dealerbox.floor.telling import story as S
+from dealerbox.floor.telling.story_pdf import FontMissing, story_pdf
 from dealerbox.floor.web.auth import Refused
 
 __all__ = ["StoryPages", "ENDED_BY"]
@@ -35,7 +35,7 @@ class StoryPages:
 
     def story(self, table_id: str, seq: int) -> tuple[dict, dict]:
         """The story of the hand holding *seq* (a 400 or 404 as FiguresApi.story gives them)
-        and its place among the table's hands (:func:`~dealerbox.floor.story.hand_place`)."""
+        and its place among the table's hands (:func:`~dealerbox.floor.telling.story.hand_place`)."""
         story = self.figures.story(table_id, seq)
         with self.figures.engine.connect() as conn:
             place = S.hand_place(conn, story["table"], story["start_seq"])

@@ -12,16 +12,16 @@ from sqlalchemy import select
 from dealerbox.domain.cards import DECK_52
 from dealerbox.domain.decks import DeckRegistry, simulated_uid
 from dealerbox.errors import DealerboxError
-from dealerbox.floor.figures import Ledger
-from dealerbox.floor.deck_names import registry_decks
+from dealerbox.floor.telling.figures import Ledger
+from dealerbox.floor.telling.deck_names import registry_decks
 from dealerbox.floor.protect.decks import collector_protection, collector_registries
 from dealerbox.floor.protect.floor_pass import Protection, save_reference
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Gathering
-from dealerbox.floor.protect.sim_journal import JournalWriter
+from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import TableSim, no_shuffle
 from dealerbox.floor.protect.tables import protect_hands
-from dealerbox.floor.settings import load_collector
+from dealerbox.floor.operating.settings import load_collector
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.link.chain import GENESIS, line_hash
 from tests.floor.test_figures import file_lines

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from dealerbox.cli import main
 from dealerbox.floor.protect.floor_pass import load_references, room_rate
 from dealerbox.floor.protect.shuffles import Shuffle
-from dealerbox.floor.protect.sim_journal import JournalWriter
+from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import TableSim
 from dealerbox.floor.protect.tables import protect_fitted
 from dealerbox.floor.store import Store, store_engine

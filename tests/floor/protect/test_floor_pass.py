@@ -15,14 +15,14 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import MetaData, select
 
-from dealerbox.floor.figures import Ledger
+from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.control_chart import Cusum
 from dealerbox.floor.protect.figures import dealer_chart, seat_luck, shuffle_quality
 from dealerbox.floor.protect.floor_pass import Protection, save_reference
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
-from dealerbox.floor.protect.sim_journal import JournalWriter
+from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import Stack, TableSim, no_shuffle
 from dealerbox.floor.protect.tables import PROTECT, protect_hands
 from dealerbox.floor.store import Store, store_engine

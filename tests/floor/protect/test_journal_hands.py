@@ -4,9 +4,9 @@ import json
 import re
 from pathlib import Path
 
-from dealerbox.floor.hands import hands_of_lines
+from dealerbox.floor.telling.hands import hands_of_lines
 from dealerbox.floor.protect.journal_hands import card_hands_of_lines
-from dealerbox.floor.story import tell
+from dealerbox.floor.telling.story import tell
 from tests.floor.test_figures import journal_lines
 
 DECK_TAIL = re.compile(r" \(deck \w+\)$")

@@ -4,7 +4,7 @@ import pytest
 
 from dealerbox.errors import ConfigError
 from dealerbox.floor.protect.config import ProtectConfig
-from dealerbox.floor.settings import load_protect
+from dealerbox.floor.operating.settings import load_protect
 
 
 def write(tmp_path, text):

@@ -25,9 +25,9 @@ import pytest
 
 from tests.floor.support import broker, identity, pki, wait_for  # noqa: F401
 from dealerbox.errors import ConfigError
-from dealerbox.floor.accounts import Accounts
-from dealerbox.floor.broker import MAKE_CA, free_port, stop_process
-from dealerbox.floor.settings import load_web
+from dealerbox.floor.operating.accounts import Accounts
+from dealerbox.floor.operating.broker import MAKE_CA, free_port, stop_process
+from dealerbox.floor.operating.settings import load_web
 from dealerbox.floor.store import Store
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -323,7 +323,7 @@ def test_sigterm_with_open_event_streams_stops_the_web_view_promptly(web):
 def test_the_collector_republishes_the_retained_alerts_after_a_clear_on_the_web(broker, pki, tmp_path):
     from tests.floor.support import Client
     from dealerbox.link import protocol as P
-    from dealerbox.floor.collector import Collector
+    from dealerbox.floor.collecting.collector import Collector
     store_path = tmp_path / "floor.sqlite"
     add_users(store_path, ("sam",))
     with Store(store_path) as store, Collector(identity(pki, broker, "floor-collector"), store) as col, \

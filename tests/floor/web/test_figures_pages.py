@@ -17,14 +17,14 @@ from markupsafe import escape
 from pypdf import PdfReader
 from starlette.requests import Request
 
-from dealerbox.floor import figure_text as FT
-from dealerbox.floor import report as R
-from dealerbox.floor import report_pdf as PDF
-from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.telling import figure_text as FT
+from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.store import Store
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import Refused
-from dealerbox.floor.floor_words import FloorWords
+from dealerbox.floor.telling.floor_words import FloorWords
 from dealerbox.floor.web.params import LATEST_MOMENT, page_range
 from dealerbox.floor.web.range_form import range_controls
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.store import Store
 
 from tests.floor.test_figures import T0, filled_store, room  # noqa: F401

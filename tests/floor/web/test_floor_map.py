@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from dealerbox.floor.filing import Filing
-from dealerbox.floor.message import Message
+from dealerbox.floor.collecting.filing import Filing
+from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.store import Store
 from dealerbox.link import protocol as P
 

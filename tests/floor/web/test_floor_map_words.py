@@ -1,4 +1,4 @@
-"""The floor map's words (dealerbox/floor/floor_words.py): each tile and alert read in
+"""The floor map's words (dealerbox/floor/telling/floor_words.py): each tile and alert read in
 plain words in the floor's language and zone, the alerts in the order someone must go,
 the room as its pits, and a table going quiet with nothing written (the live floor)."""
 
@@ -11,12 +11,12 @@ import time
 import anyio
 import pytest
 
-from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.store import Store
-from dealerbox.floor.table_view import view_table
+from dealerbox.floor.telling.table_view import view_table
 from dealerbox.floor.web import live
 from dealerbox.floor.web.figures_api import FiguresApi
-from dealerbox.floor.floor_words import FloorWords, alert_order, room
+from dealerbox.floor.telling.floor_words import FloorWords, alert_order, room
 
 from tests.floor.test_collector import journal_lines
 

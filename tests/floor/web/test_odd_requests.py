@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dealerbox.floor.settings import load_web
+from dealerbox.floor.operating.settings import load_web
 from dealerbox.floor.web.app import FloorApp
 from tests.floor.test_figures import T0
 from tests.floor.test_story import _filed, _played

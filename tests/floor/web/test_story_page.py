@@ -17,11 +17,11 @@ import time
 import pytest
 from pypdf import PdfReader
 
-from dealerbox.floor import story as S
-from dealerbox.floor.clock import FloorClock
-from dealerbox.floor.hands import wall_seconds
+from dealerbox.floor.telling import story as S
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.hands import wall_seconds
 from dealerbox.floor.store import Store
-from dealerbox.floor.story_pdf import FontMissing, find_font
+from dealerbox.floor.telling.story_pdf import FontMissing, find_font
 from tests.floor.test_figures import T0, journal_lines, scenario, session
 from tests.floor.test_story import _filed, _swept
 from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, signed_in_page

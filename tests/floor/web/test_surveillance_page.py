@@ -12,16 +12,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from dealerbox.floor.clock import FloorClock
-from dealerbox.floor.figures import Ledger
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.control_chart import Cusum
 from dealerbox.floor.protect.floor_pass import Protection, alert_odds, save_reference
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
-from dealerbox.floor.protect.sim_journal import JournalWriter
+from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import Stack, TableSim, no_shuffle
-from dealerbox.floor.settings import WebSettings
+from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.web.app import FloorApp
 from dealerbox.floor.web.auth import Refused

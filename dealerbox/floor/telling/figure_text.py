@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.telling.clock import FloorClock
 
 __all__ = ["NOTHING", "NOTHING_LEGEND", "NO_HANDS", "one_decimal", "count", "duration", "span"]
 

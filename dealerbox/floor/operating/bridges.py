@@ -25,8 +25,8 @@ from pathlib import Path
 
 from dealerbox.atomic import save_atomic
 from dealerbox.errors import FloorError
-from dealerbox.floor.broker import render_bridge
-from dealerbox.floor.message import bridge_topic
+from dealerbox.floor.operating.broker import render_bridge
+from dealerbox.floor.collecting.message import bridge_topic
 from dealerbox.link import protocol as P
 
 __all__ = ["GroupBroker", "bridge_name", "conf_path", "write_property_side", "remove_property_side",

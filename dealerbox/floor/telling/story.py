@@ -29,7 +29,7 @@ Reading the journal, choices a pit boss can check against it:
 - **Burns.** A card out of the shoe after the deal that never reached the board
   or a seat, told with the street whose first card was drawn next.
 - **Irregularities.** One per episode, as the floor's figures count them
-  (:class:`~dealerbox.floor.hands.HandFollower`): the decisions in a row with the
+  (:class:`~dealerbox.floor.telling.hands.HandFollower`): the decisions in a row with the
   same irregularity (or, for a manual misdeal or floor call, the same verdict).
   Each step says which event of the table moved the box on (the decision's own
   ``seq``): ``by``.
@@ -53,9 +53,9 @@ import re
 from sqlalchemy import func, select
 
 from dealerbox.domain.messages import text_card
-from dealerbox.floor.deck_names import registry_decks
-from dealerbox.floor.figures import fig_hands, fig_progress, store_lines
-from dealerbox.floor.hands import wall_seconds
+from dealerbox.floor.telling.deck_names import registry_decks
+from dealerbox.floor.telling.figures import fig_hands, fig_progress, store_lines
+from dealerbox.floor.telling.hands import wall_seconds
 
 __all__ = ["tell", "hand_lines", "hand_place", "registry_cards", "shown_card", "HAND_LINES_MAX", "UNREAD",
            "STREETS"]

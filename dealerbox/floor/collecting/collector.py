@@ -39,16 +39,16 @@ table's (round robin), so a table flooding the floor delays no other table's
 lines past the batch being filed; a table's queue that is full drops that
 table's messages alone (a ``protocol`` alert; its journal is sent again).
 A message the floor cannot use is refused for its table alone (see
-:mod:`~dealerbox.floor.filing`). ``floor/alerts`` is bounded by
+:mod:`~dealerbox.floor.collecting.filing`). ``floor/alerts`` is bounded by
 :attr:`CollectorLimits.max_message_bytes`: the newest open alerts and counts
 per table and kind. A collector that cannot keep a session with the broker
 for :attr:`CollectorLimits.broker_lost_s` gives up (:attr:`Collector.failed`),
 so that ``dealerbox floor collect`` exits non-zero and systemd restarts it.
 
-The checks and the filing are :class:`~dealerbox.floor.filing.Filing`'s; the
+The checks and the filing are :class:`~dealerbox.floor.collecting.filing.Filing`'s; the
 collector owns the MQTT session, the writer thread, the acknowledgements and the
 floor view's events. Each message is queued as a
-:class:`~dealerbox.floor.message.Message`, its topic read once as it comes.
+:class:`~dealerbox.floor.collecting.message.Message`, its topic read once as it comes.
 """
 
 from __future__ import annotations
@@ -60,13 +60,13 @@ import threading
 import time
 from collections import deque
 
-from dealerbox.floor.figures import Ledger
+from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.protect.floor_pass import Protection
-from dealerbox.floor.filing import Batch, Filing
-from dealerbox.floor.limits import CollectorLimits
-from dealerbox.floor.message import BRIDGES_WILDCARD, Message
+from dealerbox.floor.collecting.filing import Batch, Filing
+from dealerbox.floor.collecting.limits import CollectorLimits
+from dealerbox.floor.collecting.message import BRIDGES_WILDCARD, Message
 from dealerbox.floor.store import Store, store_engine
-from dealerbox.floor.table_view import view_table
+from dealerbox.floor.telling.table_view import view_table
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity, SubscribeOptions, make_client
 

@@ -3,7 +3,7 @@
 Two ways a property's mosquitto fails its tables and the group without dying:
 
 - it stops answering: a broker spinning or stopped still accepts TCP in the kernel, so only a
-  CONNACK says it works (:func:`~dealerbox.floor.broker.connack_seconds`);
+  CONNACK says it works (:func:`~dealerbox.floor.operating.broker.connack_seconds`);
 - its bridge stops trying: on Debian's mosquitto 2.0.11 a reconnect that fails with
   "Error creating bridge: Protocol error." can leave the broker making no further bridge
   attempts (and spinning), while its own clients still get in. The group floor is blind
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from dealerbox.atomic import save_atomic
 from dealerbox.errors import FloorError
-from dealerbox.floor.broker import connack_seconds
-from dealerbox.floor.message import BRIDGES_WILDCARD, Message
+from dealerbox.floor.operating.broker import connack_seconds
+from dealerbox.floor.collecting.message import BRIDGES_WILDCARD, Message
 from dealerbox.link.client import Identity, make_client
 
 __all__ = ["BrokerHealth", "bridge_states", "check_broker"]

@@ -32,8 +32,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
 from dealerbox.errors import DealerboxError
-from dealerbox.floor.figure_text import duration
-from dealerbox.floor.floor_words import COLOURS, alert_order
+from dealerbox.floor.telling.figure_text import duration
+from dealerbox.floor.telling.floor_words import COLOURS, alert_order
 
 __all__ = ["FloorClient", "SigninError", "FloorView", "run_view", "sse_events",
            "USER_ENV", "PASSWORD_ENV"]
@@ -139,7 +139,7 @@ def age(since_ts: float | None, now: float | None = None) -> str:
 
 class TableTile(Static):
     """One table of the grid, in the words the floor map gives it (the web view's live floor,
-    :mod:`dealerbox.floor.floor_words`): the table and its pit, the dealer, what is going on
+    :mod:`dealerbox.floor.telling.floor_words`): the table and its pit, the dealer, what is going on
     and for how long, hands per hour. The journal's sequence and backlog are a technician's,
     on the web page behind a click: not on the tile."""
 

@@ -1,4 +1,4 @@
-"""A live room on one machine: ``make floor`` (``python -m dealerbox.floor.demo_room``).
+"""A live room on one machine: ``make floor`` (``python -m dealerbox.floor.operating.demo_room``).
 
 It sets up, in one folder (``state/floor-demo`` by default), what FLOOR.md has an
 operator set up by hand: a casino CA and certificates (``make-ca.sh``), Debian's
@@ -32,8 +32,8 @@ from pathlib import Path
 
 from dealerbox.domain.badges import SIMULATED_DEALERS
 from dealerbox.errors import FloorError
-from dealerbox.floor.accounts import Accounts
-from dealerbox.floor.broker import Broker, free_port, make_pki
+from dealerbox.floor.operating.accounts import Accounts
+from dealerbox.floor.operating.broker import Broker, free_port, make_pki
 from dealerbox.floor.store import Store
 from dealerbox.resources import data_dir
 
@@ -206,7 +206,7 @@ def _pace(speed: float) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dealerbox.floor.demo_room",
+    parser = argparse.ArgumentParser(prog="python -m dealerbox.floor.operating.demo_room",
                                      description="A live room on this machine: broker, collector, web "
                                                  "view and three simulated tables (make floor).")
     parser.add_argument("--dir", type=Path, default=Path("state/floor-demo"),

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from dealerbox.errors import FloorError
-from dealerbox.floor.broker import free_port, stop_process
+from dealerbox.floor.operating.broker import free_port, stop_process
 
 __all__ = ["PostgresCluster", "find_server_binaries", "unavailable_reason"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from dealerbox.resources import data_dir
 from dealerbox.errors import FloorError
-from dealerbox.floor.message import bridge_topic
+from dealerbox.floor.collecting.message import bridge_topic
 from dealerbox.link.client import Identity, make_client
 
 __all__ = ["FLOOR_CONFIG_DIR", "MAKE_CA", "Broker", "render_config", "render_bridge", "bridge_acl", "free_port",

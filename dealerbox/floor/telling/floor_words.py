@@ -16,7 +16,7 @@ import re
 
 from dealerbox.domain.messages import load_messages
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
-from dealerbox.floor.clock import FloorClock
+from dealerbox.floor.telling.clock import FloorClock
 
 __all__ = ["FloorWords", "COLOURS", "QUIET_S", "SEVERITY", "alert_order", "since_epoch", "room"]
 
@@ -92,7 +92,7 @@ class FloorWords:
     # -- tables
 
     def tile(self, view: dict, place: dict | None, last_line: float | None, now: float) -> dict:
-        """*view* (:func:`~dealerbox.floor.table_view.view_table` with ``dealer`` and
+        """*view* (:func:`~dealerbox.floor.telling.table_view.view_table` with ``dealer`` and
         ``hands_per_hour``) with its place in the room and its words:
 
         ``pit``, ``row``, ``col``: where it stands (None: unplaced); ``state``: ``offline``,

@@ -2,9 +2,9 @@
 alerts raised in it with who cleared them; as a dict (the JSON), as CSV for the
 casino's spreadsheets (the API's raw values), and for people as labelled sections
 (:func:`report_sections`) that the page, the standalone HTML file and the PDF
-(dealerbox/floor/report_pdf.py) all draw, so their rows and columns say the same.
+(dealerbox/floor/telling/report_pdf.py) all draw, so their rows and columns say the same.
 
-Every figure is the pit boss's (dealerbox/floor/figures.py), read from the
+Every figure is the pit boss's (dealerbox/floor/telling/figures.py), read from the
 incremental aggregate, so the report of a whole shift is a handful of queries.
 """
 
@@ -16,10 +16,10 @@ import io
 
 import jinja2
 
-from dealerbox.floor import figures as F
-from dealerbox.floor import report_pdf as PDF
-from dealerbox.floor.clock import FloorClock
-from dealerbox.floor.figure_text import NO_HANDS, NOTHING, NOTHING_LEGEND, duration, one_decimal, span
+from dealerbox.floor.telling import figures as F
+from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.figure_text import NO_HANDS, NOTHING, NOTHING_LEGEND, duration, one_decimal, span
 
 __all__ = ["shift_report", "report_csv", "report_pdf", "report_html", "report_sections", "report_title",
            "stamp", "iso", "CSV_COLUMNS", "FIGURE_COLUMNS"]
@@ -200,7 +200,7 @@ def report_html(report: dict, names: dict[str, str] | None = None, clock: FloorC
 
 def report_pdf(report: dict, names: dict[str, str] | None = None, clock: FloorClock | None = None,
                base_url: str | None = None, alert_words=None) -> bytes:
-    """The report as a PDF (dealerbox/floor/report_pdf.py): the same sections as the page;
+    """The report as a PDF (dealerbox/floor/telling/report_pdf.py): the same sections as the page;
     with *base_url* (``https://floor.example``) its links open the floor's pages."""
     clock = clock or FloorClock()
     sections = report_sections(report, clock, names, base_url, alert_words)

@@ -3,7 +3,7 @@
 A table journals a card by its face (``card``) or, when it has no name for the tag, by its
 tag (``uid``). The floor names such a card from its registries: ``[web] deck_registry`` of
 floor.toml (``deck register``'s file), then the built-in simulated decks. The hand's story
-(:func:`dealerbox.floor.story.registry_cards`) and the protection pass
+(:func:`dealerbox.floor.telling.story.registry_cards`) and the protection pass
 (:func:`dealerbox.floor.protect.decks.collector_protection`) both read them through here.
 """
 

@@ -5,7 +5,7 @@ a line sent again with other content) and stored; a gap asks the table to send
 again from the first missing line, at most every :data:`RESEND_QUIET_S`. A
 ``status`` of an earlier life of the table is ignored; ``state`` and ``health``
 are kept as the table retained them. What needs a person raises an alert.
-:class:`~dealerbox.floor.collector.Collector` owns the MQTT side.
+:class:`~dealerbox.floor.collecting.collector.Collector` owns the MQTT side.
 
 Each table is filed on its own: every message is filed within a savepoint of
 the batch's transaction, so a message the floor cannot use (not JSON, a ``seq``
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import OperationalError
 
-from dealerbox.floor.message import Message
+from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.store import Store, TableBusy
 from dealerbox.link import protocol as P
 from dealerbox.link.chain import line_hash

@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 from dealerbox.errors import FloorError
-from dealerbox.floor.figures import Ledger
+from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.store import Store
 from dealerbox.floor.store.layout import layout_table
 from dealerbox.floor.protect.tables import protect_fitted

@@ -16,8 +16,8 @@ from sqlalchemy.exc import ArgumentError
 
 from dealerbox.domain.messages import LANGUAGES
 from dealerbox.errors import ConfigError
-from dealerbox.floor.clock import DEFAULT_SHIFT_STARTS, parse_shift_start, zone_named
-from dealerbox.floor.limits import CollectorLimits
+from dealerbox.floor.telling.clock import DEFAULT_SHIFT_STARTS, parse_shift_start, zone_named
+from dealerbox.floor.collecting.limits import CollectorLimits
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.shuffles import BOARDS, PLACES, Gathering, Shuffle, STEPS
 from dealerbox.floor.store import describe_target

@@ -1,12 +1,12 @@
-"""The shift report as a PDF (fpdf2, pure Python, as a hand's story: dealerbox/floor/story_pdf.py):
+"""The shift report as a PDF (fpdf2, pure Python, as a hand's story: dealerbox/floor/telling/story_pdf.py):
 what the pit boss files at the end of a shift.
 
-It draws the report's labelled sections (:func:`dealerbox.floor.report.report_sections`),
+It draws the report's labelled sections (:func:`dealerbox.floor.telling.report.report_sections`),
 so its rows and columns say what the page's say: each section a heading, a table with
 its column headings repeated on every page, its notes; a link where the page has one
 (an alert's hand, a table, a dealer) when the sections were made with the floor's address.
 Names and dashes need a Unicode font: DejaVu Sans, found as the story's PDF finds it
-(:func:`~dealerbox.floor.story_pdf.find_font`; without it, :class:`~dealerbox.floor.story_pdf.FontMissing`).
+(:func:`~dealerbox.floor.telling.story_pdf.find_font`; without it, :class:`~dealerbox.floor.telling.story_pdf.FontMissing`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
-from dealerbox.floor.story_pdf import find_font
+from dealerbox.floor.telling.story_pdf import find_font
 
 __all__ = ["sections_pdf", "column_widths", "figure_columns"]
 

@@ -1,7 +1,7 @@
 """A hand's story as a PDF (fpdf2, pure Python): what surveillance files after a dispute.
 
 It tells what the page tells (dealerbox/floor/templates/story.html), from the same
-story (:func:`dealerbox.floor.story.tell`), in the same card notation (``T♦``): the
+story (:func:`dealerbox.floor.telling.story.tell`), in the same card notation (``T♦``): the
 heading, the facts, each seat's hole cards, the board street by street, one entry
 per irregularity with each step and when it was seen done, the shoe order and
 every line the table recorded.

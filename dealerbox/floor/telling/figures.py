@@ -5,7 +5,7 @@ done right, sensing faults per reader, how fast alerts are cleared) is a count
 over hands, and every hand is told by the journal lines the collector stored.
 Recounting those lines per request does not scale to a year of a room, so the
 :class:`Ledger` reads each table's lines once, in ``seq`` order, through
-:class:`~dealerbox.floor.hands.HandFollower`, and keeps one row per closed hand
+:class:`~dealerbox.floor.telling.hands.HandFollower`, and keeps one row per closed hand
 (``fig_hands``), one per irregularity episode (``fig_irregularities``) and one per
 hand and reader that faulted (``fig_reader_faults``), with the indexes the queries
 need. ``fig_progress`` says how far it read each table. The queries below read
@@ -41,7 +41,7 @@ from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, St
                         func, insert, select, update)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from dealerbox.floor.hands import SENSING, HandFollower, HandSummary
+from dealerbox.floor.telling.hands import SENSING, HandFollower, HandSummary
 from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
 __all__ = ["Ledger", "FIGURES", "empty_figures", "parse_moment", "table_figures", "dealer_figures",
