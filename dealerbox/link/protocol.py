@@ -7,11 +7,16 @@ within a version and a change of meaning takes a new version.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Mapping
 
-from dealerbox.errors import DealerboxError
+from dealerbox.domain.badges import check_dealer_id
+from dealerbox.domain.cards import is_card
+from dealerbox.domain.decks import normalize_uid
+from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.link.chain import GENESIS
 
 SCHEMA_VERSION = 1
@@ -175,9 +180,17 @@ SHAPES: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
         "acked": (_or_null(_integer), "a seq"),
         "clock_ok": (_or_null(lambda v: isinstance(v, bool)), "true, false or null"),
         "clock_problem": (_or_null(_text), "text or null"),
+        "registry": (_or_null(lambda v: _registry_version(v)), "null or {version, fingerprint}"),
     },
 }
 KINDS = tuple(SHAPES)
+
+
+def _registry_version(value) -> bool:
+    """A health message's ``registry``: which floor registry the table judges with."""
+    return (isinstance(value, dict) and _integer(value.get("version"))
+            and isinstance(value.get("fingerprint"), str)
+            and bool(_FINGERPRINT_RE.match(value["fingerprint"])))
 
 
 def check_shape(kind: str, table: str, d: dict) -> None:
@@ -224,3 +237,166 @@ def shown(value, limit: int = 40) -> str:
 
 def _cut(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# -- the room's registry: floor -> table (docs/FLOOR.md, "The room's registry")
+
+REGISTRY_KIND = "registry"
+#: Every table's registry topic, for the floor's own roles (a table reads its own only).
+REGISTRY_WILDCARD = f"{ROOT}/floor/registry/+"
+_FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")
+#: Deck names are TOML keys at the tables and names on the floor's pages: printable, short.
+_DECK_NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
+
+
+def registry_topic(table: str) -> str:
+    """The retained topic the floor publishes *table*'s registry on (only the floor writes it)."""
+    return f"{ROOT}/floor/registry/{table}"
+
+
+class RegistryPayloadError(PayloadError):
+    """A registry payload does not parse or does not check (the text says which key
+    and what was expected); the table keeps the registry it has."""
+
+
+@dataclass(frozen=True)
+class FloorRegistry:
+    """The room's registry as the floor published it, checked and normalised.
+
+    ``decks``: deck name -> ``(back colour, {UID: card})``; ``retired``: UIDs that are
+    foreign at every table; ``badges``: UID -> dealer id; ``revoked``: badges that sign
+    in nowhere. UIDs are upper-case hex (:func:`~dealerbox.domain.decks.normalize_uid`).
+    """
+
+    version: int
+    fingerprint: str
+    decks: Mapping[str, tuple[str, Mapping[str, str]]]
+    retired: frozenset[str]
+    badges: Mapping[str, str]
+    revoked: frozenset[str]
+
+    def summary(self) -> dict:
+        """What the table says it judges with: the journal's ``registry_applied`` and
+        the health message's ``registry``."""
+        return {"version": self.version, "fingerprint": self.fingerprint}
+
+
+def _canonical(decks, retired, badges, revoked) -> dict:
+    """The normalised content of a registry (no version): what the fingerprint covers.
+
+    Raises :class:`RegistryPayloadError` naming the first key that is not what a
+    registry holds.
+    """
+    if not isinstance(decks, dict):
+        raise RegistryPayloadError(f"decks = {shown(decks)}: expected an object of deck name -> deck")
+    out_decks: dict[str, dict] = {}
+    owner: dict[str, str] = {}
+    for name, body in decks.items():
+        if not _DECK_NAME_RE.match(name):
+            raise RegistryPayloadError(f"decks: name {shown(name)}: expected 1 to 64 printable characters")
+        if not isinstance(body, dict):
+            raise RegistryPayloadError(f"decks.{name} = {shown(body)}: expected {{back, tags}}")
+        back = body.get("back", "")
+        if not isinstance(back, str):
+            raise RegistryPayloadError(f"decks.{name}.back = {shown(back)}: expected a colour (text)")
+        tags = body.get("tags", {})
+        if not isinstance(tags, dict):
+            raise RegistryPayloadError(f"decks.{name}.tags = {shown(tags)}: expected an object of UID -> card")
+        out_tags: dict[str, str] = {}
+        for uid, card in tags.items():
+            key = _uid(uid, f"decks.{name}.tags")
+            if not isinstance(card, str) or not is_card(card):
+                raise RegistryPayloadError(f"decks.{name}.tags.{key} = {shown(card)}: expected a card code (Ah, Td, joker)")
+            if key in owner:
+                raise RegistryPayloadError(f"decks.{name}.tags.{key}: the UID is a card of deck {shown(owner[key])} too")
+            owner[key] = name
+            out_tags[key] = card
+        out_decks[name] = {"back": back, "tags": dict(sorted(out_tags.items()))}
+    if not isinstance(badges, dict):
+        raise RegistryPayloadError(f"badges = {shown(badges)}: expected an object of UID -> dealer id")
+    out_badges: dict[str, str] = {}
+    for uid, dealer in badges.items():
+        key = _uid(uid, "badges")
+        try:
+            check_dealer_id(dealer)
+        except RegistryError:
+            raise RegistryPayloadError(f"badges.{key} = {shown(dealer)}: expected a dealer id "
+                                       f"(1 to 10 letters, digits, '-' or '_')") from None
+        if key in owner:
+            raise RegistryPayloadError(f"badges.{key}: the UID is a card of deck {shown(owner[key])}")
+        if key in out_badges:
+            raise RegistryPayloadError(f"badges.{key}: the badge is listed twice")
+        out_badges[key] = dealer
+    return {"decks": dict(sorted(out_decks.items())),
+            "retired": _uid_list(retired, "retired"),
+            "badges": dict(sorted(out_badges.items())),
+            "revoked": _uid_list(revoked, "revoked")}
+
+
+def _uid(uid, where: str) -> str:
+    try:
+        if not isinstance(uid, str):
+            raise RegistryError("not text")
+        return normalize_uid(uid)
+    except RegistryError:
+        raise RegistryPayloadError(f"{where}: {shown(uid)}: expected a tag UID (4, 7 or 10 bytes in hex)") from None
+
+
+def _uid_list(value, where: str) -> list[str]:
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise RegistryPayloadError(f"{where} = {shown(value)}: expected a list of tag UIDs")
+    return sorted({_uid(uid, where) for uid in value})
+
+
+def _digest(canonical: dict) -> str:
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def registry_fingerprint(decks, retired, badges, revoked) -> str:
+    """The SHA-256 (hex) of a registry's canonical JSON: UIDs normalised, lists sorted
+    and deduplicated, keys sorted, no spaces. The one definition the floor and the
+    tables share: two registries with the same content have the same fingerprint.
+
+    *decks* is deck name -> ``{"back": colour, "tags": {UID: card}}``; *badges* is
+    UID -> dealer id; *retired* and *revoked* are iterables of UIDs.
+    """
+    return _digest(_canonical(decks, list(retired), badges, list(revoked)))
+
+
+def build_registry(version: int, decks, retired, badges, revoked) -> bytes:
+    """The payload the floor publishes on :func:`registry_topic` (see
+    :func:`registry_fingerprint` for the arguments). Raises
+    :class:`RegistryPayloadError` if the content would not check at a table."""
+    if not _integer(version):
+        raise RegistryPayloadError(f"version = {shown(version)}: expected a count")
+    body = _canonical(decks, list(retired), badges, list(revoked))
+    return encode({"kind": REGISTRY_KIND, "version": version, "fingerprint": _digest(body), **body})
+
+
+def parse_registry(payload: bytes) -> FloorRegistry:
+    """The registry a floor published, checked; :class:`RegistryPayloadError` saying
+    why not (not JSON, another schema version or kind, a key missing or of the wrong
+    kind, a UID in two places, or a fingerprint that does not match the content)."""
+    try:
+        d = decode(payload, "kind", "version", "fingerprint", "decks", "retired", "badges", "revoked")
+    except RegistryPayloadError:
+        raise
+    except PayloadError as exc:
+        raise RegistryPayloadError(str(exc)) from None
+    if d["kind"] != REGISTRY_KIND:
+        raise RegistryPayloadError(f"kind = {shown(d['kind'])}: expected {REGISTRY_KIND!r}")
+    version = d["version"]
+    if not _integer(version):
+        raise RegistryPayloadError(f"version = {shown(version)}: expected a count")
+    fingerprint = d["fingerprint"]
+    if not isinstance(fingerprint, str) or not _FINGERPRINT_RE.match(fingerprint):
+        raise RegistryPayloadError(f"fingerprint = {shown(fingerprint)}: expected a SHA-256 in lower-case hex")
+    body = _canonical(d["decks"], d["retired"], d["badges"], d["revoked"])
+    if _digest(body) != fingerprint:
+        raise RegistryPayloadError(f"fingerprint {fingerprint[:12]}... does not match the content "
+                                   f"({_digest(body)[:12]}...)")
+    return FloorRegistry(
+        version=version, fingerprint=fingerprint,
+        decks={name: (deck["back"], dict(deck["tags"])) for name, deck in body["decks"].items()},
+        retired=frozenset(body["retired"]), badges=dict(body["badges"]), revoked=frozenset(body["revoked"]))
