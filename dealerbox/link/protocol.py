@@ -180,6 +180,12 @@ SHAPES: dict[str, dict[str, tuple[Callable[[object], bool], str]]] = {
         "acked": (_or_null(_integer), "a seq"),
         "clock_ok": (_or_null(lambda v: isinstance(v, bool)), "true, false or null"),
         "clock_problem": (_or_null(_text), "text or null"),
+        # What the box runs and for how long (the floor's tables page, issue 41).
+        "version": (_or_null(_text), "a version or null"),
+        "config_fingerprint": (_or_null(_text), "a SHA-256 in hex or null"),
+        "profile": (_or_null(_text), "a profile name or null"),
+        "uptime_s": (_or_null(_number), "seconds or null"),
+        "restarts": (_or_null(_integer), "a count or null"),
         "registry": (_or_null(lambda v: _registry_version(v)), "null or {version, fingerprint}"),
     },
 }

@@ -117,7 +117,7 @@ class Daemon:
         if not config.floor.enabled:
             return None
         return Publisher(config.floor, config.state_dir / "journal",
-                         readers=lambda: self.health.readers(self.config.readers), box=lambda: self.health.box())
+                         readers=lambda: self.health.readers(self.config.readers), box=lambda: self.health.box(self.config))
 
     def _journal_options(self, journal_options: dict | None) -> dict:
         options = dict(journal_options or {})

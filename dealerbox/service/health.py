@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
+
+import dealerbox
 
 
 @dataclass
@@ -53,6 +56,7 @@ class BoxHealth:
         self.notifier = notifier
         self._clock = clock
         self._last_watchdog = 0.0
+        self._ran: tuple | None = None
 
     def status(self) -> str:
         """The ``STATUS=`` text: phase, verdict, events, and any storage trouble."""
@@ -88,13 +92,51 @@ class BoxHealth:
         faulted = set(self.engine.faulted_readers)
         out = {}
         for name in names:
-            last = self.stats.per_reader.get(name, {}).get("last_ok")
+            counts = self.stats.per_reader.get(name, {})
+            last = counts.get("last_ok")
             out[name] = {"last_seen_s": None if last is None else round(now - last, 2),
-                         "faulted": name in faulted}
+                         "faulted": name in faulted, **reader_errors(counts)}
         return out
 
-    def box(self) -> dict:
-        """What the box itself reports beside the readers: the journal's storage fault."""
+    def box(self, config=None) -> dict:
+        """What the box itself reports beside the readers: the journal's storage fault, and
+        with the table's *config* what the box runs (:func:`running`)."""
         s = self.stats
         return {"storage_fault": s.storage_fault, "storage_faults": s.storage_faults,
-                "journal_queued": s.journal_queued, "journal_lost_events": s.journal_lost_events}
+                "journal_queued": s.journal_queued, "journal_lost_events": s.journal_lost_events,
+                **({} if config is None else self._running(config))}
+
+    def _running(self, config) -> dict:
+        # Read once per config the box runs with (a reload brings a new one): the file on
+        # disk may have been edited since, and the floor must see what the box judges with.
+        if self._ran is None or self._ran[0] is not config:
+            self._ran = (config, running(config))
+        return self._ran[1]
+
+
+def reader_errors(counts: dict) -> dict:
+    """One reader's counts since the box started (``polls``, ``faults``, ``restarts``) and its
+    ``error_rate``: the share of its tries that failed (a fault or a crash), None before the first."""
+    polls, faults, restarts = (int(counts.get(k, 0)) for k in ("polls", "faults", "restarts"))
+    tries = polls + faults + restarts
+    return {"polls": polls, "faults": faults, "restarts": restarts,
+            "error_rate": round((faults + restarts) / tries, 4) if tries else None}
+
+
+def config_fingerprint(path) -> str | None:
+    """The SHA-256 (hex) of the config file's bytes as the box read them, None when unreadable:
+    two tables with the same file show the same fingerprint on the floor's tables page."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+def running(config) -> dict:
+    """What the box runs, for the floor: the software's version, its config file's
+    fingerprint and the rule profile's name."""
+    profile = getattr(config, "profile", None)
+    return {"version": dealerbox.__version__,
+            "config_fingerprint": config_fingerprint(getattr(config, "path", None)),
+            "profile": getattr(profile, "name", None)}

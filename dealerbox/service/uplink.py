@@ -543,7 +543,7 @@ class Publisher:
             backlog = max(0, self.head - self.acked)
             acked = self.acked
         return {"table": self.table, "boot": self.boot, "wall": wall,
-                "uptime_s": round(mono - self._started, 1),
+                "uptime_s": round(mono - self._started, 1), "restarts": self.boot - 1,
                 "readers": self._readers(), "head": self.head, "acked": acked,
                 "backlog": backlog, "clock_synchronised": self._clock_synchronised(),
                 "clock_ok": problem is None, "clock_problem": problem,

@@ -249,7 +249,7 @@ class Filing:
         if careful:
             self.store.savepoint()
         try:
-            self._store_message(table, kind, d, now, mine, message.received)
+            self._store_message(table, kind, d, now, mine, message.received, fresh=not message.retained)
             if careful:
                 self.store.release()
         except OperationalError:
@@ -283,7 +283,7 @@ class Filing:
                 store[table] = value
 
     def _store_message(self, table: str, kind: str, d: dict, now: float, done: Batch,
-                       received: float | None = None) -> None:
+                       received: float | None = None, *, fresh: bool = False) -> None:
         if kind == "journal":
             seq = self._journal(table, d, now, done, received)
             if seq is not None:
@@ -293,6 +293,8 @@ class Filing:
             done.refreshed.add(table)
         else:
             self._retained(table, kind, d, now, done)
+            if kind == "health" and fresh and received is not None:
+                self._clock_offset(table, d, received)
             done.refreshed.add(table)
         done.changed.add(table)
 
@@ -495,6 +497,13 @@ class Filing:
                                 status=json.dumps(d), seen=now)
         if was_online and not online and d.get("why") == "lost":
             self._alert(done, table, "offline", "the table lost its connection to the floor", now=now)
+
+    def _clock_offset(self, table, d, received: float) -> None:
+        """Note how far the table's wall clock is from the floor's, from a health message
+        that came live (a retained copy's ``wall`` is as old as the copy)."""
+        wall = d.get("wall")
+        if isinstance(wall, (int, float)) and not isinstance(wall, bool) and abs(wall) < 1e11:
+            self.store.update_table(table, clock_offset=round(wall - received, 3), clock_offset_at=received)
 
     def _retained(self, table, kind, d, now, done: Batch) -> None:
         row = self.store.ensure_table(table)

@@ -42,6 +42,9 @@ tables_table = Table(
     Column("seen", Float64),
     #: Since when the table has lines kept ahead of a gap (early_lines); NULL when none.
     Column("early_at", Float64),
+    #: The table's wall clock minus the floor's when its last live health came (migration 0012).
+    Column("clock_offset", Float64),
+    Column("clock_offset_at", Float64),
 )
 lines_table = Table(
     "lines", METADATA,
