@@ -14,7 +14,11 @@ from dealerbox.domain.decks import normalize_uid
 EVENT_KINDS = frozenset({
     "new_hand", "shoe", "board_on", "board_off", "zone_on", "zone_off",
     "button", "reader_fault", "reader_ok", "dealer", "tick",
+    "deck_registered", "deck_checked", "badge_registered", "registry_applied",
 })
+#: Events about the table's registries, not about a hand (CONTRACT.md, "The registries"):
+#: journalled so that they reach the floor, and judged by nobody at the table.
+REGISTRY_EVENTS = frozenset({"deck_registered", "deck_checked", "badge_registered", "registry_applied"})
 BUTTONS = frozenset({
     "new_hand", "round_done", "exposed", "boxed", "ack", "reshuffled", "premature",
     "misdeal", "floor", "hand_over",
@@ -22,7 +26,14 @@ BUTTONS = frozenset({
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
 _KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "mouth_sensor", "seats", "zone",
-         "name", "reader", "dealer", "id")
+         "name", "reader", "dealer", "back", "tags", "missing", "damaged", "ok", "version", "fingerprint", "id")
+#: The keys only the registry events carry, and the kinds each belongs to.
+_REGISTRY_KEYS = {"back": ("deck_registered",), "tags": ("deck_registered",), "missing": ("deck_checked",),
+                  "damaged": ("deck_checked",), "ok": ("deck_checked",), "version": ("registry_applied",),
+                  "fingerprint": ("registry_applied",)}
+#: The longest deck name (a TOML key at the table, a name on the floor's pages).
+MAX_DECK_NAME = 64
+_FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 _ALLOWED = frozenset(_KEYS)
 #: The largest ``t``, in seconds (some 31,700 years): room for any clock's seconds,
 #: and a float still holds such a ``t`` to the millisecond.
@@ -66,6 +77,17 @@ class Event:
     reader: str | None = None
     #: ``dealer`` only: the id of the dealer who deals from now on; None signs the dealer out.
     dealer: str | None = None
+    #: ``deck_registered``: the deck's back colour, and every tag of it as registered (UID -> card).
+    back: str | None = None
+    tags: dict[str, str] | None = None
+    #: ``deck_checked``: the deck's cards no tag answered for, its tags that answered wrongly, and
+    #: whether the deck is fit to deal.
+    missing: tuple[str, ...] | None = None
+    damaged: tuple[str, ...] | None = None
+    ok: bool | None = None
+    #: ``registry_applied``: the floor registry the box judges with from now on.
+    version: int | None = None
+    fingerprint: str | None = None
     #: Optional, any kind: the source's own number for the event, so a source that
     #: delivers twice (MQTT QoS 1, an input file after a restart) can be deduplicated.
     id: int | str | None = None
@@ -115,6 +137,12 @@ class Event:
             if not isinstance(reader, str) or not reader:
                 raise EventError(f"'reader' must name a reader, not {shown(reader)}")
             e.reader = reader
+        for key, kinds in _REGISTRY_KEYS.items():
+            if key in d and ev not in kinds:
+                raise EventError(f"{key!r} belongs to {' and '.join(kinds)} events, not to {ev}", key=key)
+        if ev in REGISTRY_EVENTS:
+            _registry_fields(e, d)
+            return e
         if "dealer" in d and ev != "dealer":
             raise EventError(f"'dealer' belongs to dealer events, not to {ev}")
         if ev == "dealer":
@@ -145,7 +173,7 @@ class Event:
         for k in _KEYS[2:]:
             v = getattr(self, k)
             if v is not None or (k == "dealer" and self.ev == "dealer"):   # null: signed out
-                out[k] = list(v) if k == "seats" else v
+                out[k] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v
         return out
 
     def to_json(self) -> str:
@@ -333,3 +361,60 @@ def _new_hand_fields(e: Event, d: dict) -> None:
                 or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 10 for x in seats)):
             raise EventError(f"'seats' must list {players} different seat numbers 1..10 in deal order, not {shown(seats)}")
         e.seats = tuple(seats)
+
+
+def _registry_fields(e: Event, d: dict) -> None:
+    """The fields of a registry event (CONTRACT.md, "The registries"); each is required."""
+    ev = e.ev
+    if ev in ("deck_registered", "deck_checked"):
+        deck = d.get("deck")
+        if not isinstance(deck, str) or not 1 <= len(deck) <= MAX_DECK_NAME or not deck.isprintable():
+            raise EventError(f"'deck' must be a deck name (1 to {MAX_DECK_NAME} printable characters), "
+                             f"not {shown(deck)}", key="deck")
+        e.deck = deck
+    if ev == "deck_registered":
+        back = d.get("back")
+        if not isinstance(back, str) or len(back) > MAX_DECK_NAME:
+            raise EventError(f"'back' must be the deck's back colour (text), not {shown(back)}", key="back")
+        tags = d.get("tags")
+        if not isinstance(tags, dict) or not tags:
+            raise EventError(f"'tags' must map each tag UID of the deck to its card, not {shown(tags)}", key="tags")
+        e.back, e.tags = back, {}
+        for uid, card in tags.items():
+            key = _checked_uid(uid)
+            if not isinstance(card, str) or len(card) > 8:
+                raise EventError(f"'tags': {shown(card)} is not a card code (such as 'Ah' or 'joker')", key="tags")
+            try:
+                e.tags[key] = check_card(card)
+            except EventError as exc:
+                raise EventError(f"'tags': {exc.message}", key="tags") from exc
+    elif ev == "deck_checked":
+        missing, damaged, ok = d.get("missing"), d.get("damaged"), d.get("ok")
+        if not isinstance(missing, list) or not all(isinstance(c, str) and len(c) <= 8 for c in missing):
+            raise EventError(f"'missing' must list card codes, not {shown(missing)}", key="missing")
+        try:
+            e.missing = tuple(check_card(c) for c in missing)
+        except EventError as exc:
+            raise EventError(f"'missing': {exc.message}", key="missing") from exc
+        if not isinstance(damaged, list) or len(damaged) > 1000:
+            raise EventError(f"'damaged' must list tag UIDs, not {shown(damaged)}", key="damaged")
+        e.damaged = tuple(_checked_uid(u) for u in damaged)
+        if not isinstance(ok, bool):
+            raise EventError(f"'ok' must be true or false, not {shown(ok)}", key="ok")
+        e.ok = ok
+    elif ev == "badge_registered":
+        e.uid = _checked_uid(d.get("uid"))
+        dealer = d.get("dealer")
+        if not (isinstance(dealer, str) and DEALER_ID.fullmatch(dealer)):
+            raise EventError(f"'dealer' must be a dealer id (1-10 letters, digits, '-' or '_'), "
+                             f"not {shown(dealer)}", key="dealer")
+        e.dealer = dealer
+    else:   # registry_applied
+        version, fingerprint = d.get("version"), d.get("fingerprint")
+        if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 2**63:
+            raise EventError(f"'version' must be the floor registry's version (a count), not {shown(version)}",
+                             key="version")
+        if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+            raise EventError(f"'fingerprint' must be a SHA-256 in lower-case hex, not {shown(fingerprint)}",
+                             key="fingerprint")
+        e.version, e.fingerprint = version, fingerprint

@@ -26,6 +26,7 @@ from dealerbox.rules.corrections import Correction, Todo
 from dealerbox.rules.open_steps import overtaken
 from dealerbox.domain.decisions import Decision, Step, decision_to_dict
 from dealerbox.domain.events import Event
+from dealerbox.domain.events import REGISTRY_EVENTS
 from dealerbox.rules.reader_health import ReaderHealth
 from dealerbox.rules.profiles import Profile, load_profile
 from dealerbox.domain.decks import DeckRegistry, simulation_registry
@@ -142,6 +143,9 @@ class HandEngine:
             self._dealer_next = event.dealer
             self._dealer_takes_over(event)
             return []
+        if event.ev in REGISTRY_EVENTS:
+            # On record for the floor (a deck registered, the registry in use): no card, no step, no time.
+            return []
         self.seq += 1
         self.t = event.t
         self._check_deadlines(event)
@@ -167,6 +171,12 @@ class HandEngine:
         if self._dealer_next is not _NO_CHANGE:
             self._dealer_takes_over(event)
         return self._emit(event.t)
+
+    def use_registry(self, registry: DeckRegistry) -> None:
+        """Judge cards with *registry* from now on (the box hands it a new one between hands only)."""
+        self.registry = registry
+        self.active = registry.active
+        self.joker_keys = [f"joker:{u}" for u in registry.uids_of(self.active, JOKER)]
 
     def feed_all(self, events) -> list[Decision]:
         """Feed every event; return all the decisions, in order."""

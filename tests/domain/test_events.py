@@ -39,6 +39,11 @@ VALID = [
     # who deals (more in tests/domain/test_badges.py)
     ({"t": 3.5, "ev": "dealer", "dealer": "1042"}, {"dealer": "1042"}),
     ({"t": 3.5, "ev": "dealer", "dealer": None}, {"dealer": None}),
+    # the registries (more in tests/domain/test_registry_events.py)
+    ({"t": 4.0, "ev": "deck_registered", "deck": "R1", "back": "red", "tags": {UID: "Ah"}}, {"tags": {UID: "Ah"}}),
+    ({"t": 4.0, "ev": "deck_checked", "deck": "R1", "missing": ["Ks"], "damaged": [], "ok": False}, {"ok": False}),
+    ({"t": 4.0, "ev": "badge_registered", "uid": UID, "dealer": "1042"}, {"uid": UID, "dealer": "1042"}),
+    ({"t": 4.0, "ev": "registry_applied", "version": 3, "fingerprint": "ab" * 32}, {"version": 3}),
 ]
 
 
