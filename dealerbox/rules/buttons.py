@@ -52,8 +52,9 @@ def next_round(eng, seen) -> None:
         flop = hand.streets["flop"]
         others = [c for c in flop.drawn if c != hand.extra]
         if others and not hand.on_board(flop.drawn):
-            # Burn and flop drawn early but not shown: they stand as the flop's draws.
-            hand.extra_deadline = None
+            # Burn and flop drawn early but not shown: they stand as the flop's draws, while the
+            # grace period runs on. It belongs to the cards, not to the button: should none reach
+            # the board in time, they were extra cards (RULES.md, EXTRA_CARDS).
             hand.early_flop = tuple(flop.drawn)
             if hand.extra is not None:
                 eng.corrections = [c for c in eng.corrections if c.irregularity != "EXTRA_CARD"]

@@ -107,9 +107,17 @@ def take_from_stub(eng, seen) -> None:
 @outcome("joker_drawn")
 def joker_drawn(eng, seen) -> None:
     """A joker is a blank: shown, set with the burns, replaced like a boxed card (001 r7)."""
-    eng.hand.where[seen.key] = "burn"
-    seat = eng.hand.next_deal_seat() if eng.phase == "deal" else None
-    correct(eng, "JOKER", [JOKER], key=seen.key, seat=seat)
+    hand, key = eng.hand, seen.key
+    hand.where[key] = "burn"
+    seat = hand.next_deal_seat() if eng.phase == "deal" else None
+    st = None if seat else hand.drawing_street(eng.phase)
+    corr = correct(eng, "JOKER", [JOKER], key=key, seat=seat)
+    if corr is not None and st is not None:
+        # Met while dealing a street: should it be laid, it lies there as a blank that holds no
+        # place of the street, and the correction takes it off the board (to the burns).
+        st.blanks.append(key)
+        corr.street = st.name
+        corr.off_board[key] = "burn"
 
 
 @outcome("closed_draw")

@@ -23,7 +23,7 @@ from dealerbox.rules import board, buttons, dealing, guards, premature_streets, 
 from dealerbox.rules.book import NOT_PLAYING, PHASES, compile_book, outcome, run
 from dealerbox.domain.cards import JOKER
 from dealerbox.rules.corrections import Correction, Todo
-from dealerbox.rules.open_steps import overtaken
+from dealerbox.rules.open_steps import judge as judge_open_steps
 from dealerbox.domain.decisions import Decision, Step, decision_to_dict
 from dealerbox.domain.events import Event
 from dealerbox.domain.events import REGISTRY_EVENTS
@@ -165,9 +165,7 @@ class HandEngine:
             trigger, seen = ev, Seen(event)
         run(_INDEX, trigger, self, seen)
         if self.corrections:
-            self._advance(event)
-        if self.corrections:
-            overtaken(self, event, seen.key)
+            judge_open_steps(self, event, seen.key)
         if self._dealer_next is not _NO_CHANGE:
             self._dealer_takes_over(event)
         return self._emit(event.t)

@@ -9,14 +9,22 @@ procedures (:mod:`.procedures`, :mod:`.premature_streets`, :mod:`.sensing`), ren
 - ``wrong``: the actions no answer allows (the rule book's rows raise ``WRONG_CORRECTION`` for them);
 - ``ends``: what ends the step;
 - ``past``: the moments past which the step can no longer be done, and the ruling then
-  (:data:`RULINGS`). The engine applies them after every event (:func:`overtaken`).
+  (:data:`RULINGS`).
+
+The engine runs this table after every event (:func:`judge`), one open step at a time: the
+event is checked against the step's answers first (the checks its procedure gave it, and the
+rule book's rows that answer it), then against its wrong corrections (the moments of ``past``),
+then against its ends (a finished correction leaves the panel; HAND OVER puts one left open on
+record). No other code judges a step the hand has moved past.
 
 The moments (:data:`MOMENTS`): ``later_card`` (a card of a later street than the correction's
 reaches the board), ``round_done_in_deal`` (the first round called done with a seat still owed
-its card, no SHORT_DEAL question asking).
-The ruling past a moment (:data:`RULINGS`) is ``floor``: ``WRONG_CORRECTION`` with verdict floor, the
-hand can no longer be put right. (An action the hand can still be put right from is a row of the
-rule book that raises ``WRONG_CORRECTION`` amber with the step that puts it right.)
+its card, no SHORT_DEAL question asking), ``round_done_card_on_board`` (ROUND DONE while a card
+the step takes off the board still lies there: the street was bet on with it). Past a moment the
+box follows the board as it lies and rules as :data:`RULINGS` says: ``WRONG_CORRECTION`` with
+verdict floor, the hand can no longer be put right. (An action the hand can still be put right
+from is a row of the rule book that raises ``WRONG_CORRECTION`` amber with the step that puts it
+right.)
 """
 
 from __future__ import annotations
@@ -33,11 +41,17 @@ MOMENTS = {
     "later_card": "a card of a later street reaches the board",
     "round_done_in_deal": "ROUND DONE while the deal still owes a seat its card, and no SHORT_DEAL question "
                           "asks to count (with a mouth sensor the box knows the count)",
+    "round_done_card_on_board": "ROUND DONE while a card the step takes off the board still lies there, seen "
+                                "by the board reader (the street was bet on with it; never a dead tag)",
 }
 #: Ruling -> what the box does, for the rendered book.
 RULINGS = {
-    "floor": "WRONG_CORRECTION, floor: the hand can no longer be put right",
+    "floor": "WRONG_CORRECTION, floor: the hand can no longer be put right (step `wrong.step_overtaken`)",
+    "floor_bet_on": "WRONG_CORRECTION, floor: the street was bet on with the card still there (step "
+                    "`wrong.missed_burn_bet_on`)",
 }
+#: Ruling -> the put-right case of ``WRONG_CORRECTION`` it opens (:mod:`.procedures`).
+_CASES = {"floor": "step_overtaken", "floor_bet_on": "missed_burn_bet_on"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +73,7 @@ def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends 
 _ACK = "ACK"
 _PREMATURE_PAST = {"later_card": "floor"}
 _DEAL_PAST = {"round_done_in_deal": "floor"}
+_BET_ON_PAST = {"round_done_card_on_board": "floor"}
 _INFO = _c("ACK, or anything the dealer does next", ends="the next hand; information only")
 _HALT = _c("new_hand (the hand is stopped)", "any card drawn (flagged after the stop)", "the next new_hand")
 _FLOOR = _c("ACK once the floor has ruled", ends="ACK, or the hand ends")
@@ -83,9 +98,11 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "boxed.show_and_burn": _c("ACK, or the next step seen done"),
     "boxed.replace": _c("another card drawn for the seat", **_DEAL_PAST),
     "boxed.replace_next": _c("another card drawn"),
-    "joker.show_and_burn": _c("ACK, or the next step seen done"),
+    "joker.show_and_burn": _c("ACK, or the next step seen done; the joker off the board",
+                              "ROUND DONE with the joker on the board (WRONG_CORRECTION, floor)", **_BET_ON_PAST),
     "joker.replace_seat": _c("another card drawn for the seat", **_DEAL_PAST),
-    "joker.replace_next": _c("another card drawn"),
+    "joker.replace_next": _c("another card drawn", "ROUND DONE with the joker on the board (WRONG_CORRECTION, "
+                             "floor)", **_BET_ON_PAST),
     "extra.stop": _c("ACK, ROUND DONE, or the card drawn again"),
     "extra.return_on_top": _c("ACK, ROUND DONE, or the card drawn again"),
     "extra.burn_it": _c("the card drawn again (an unread card: any card not yet seen in the hand)",
@@ -98,7 +115,7 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "missed_burn.take_off": _c("the card off the board; ACK without a mouth sensor (a burn went unread); "
                                "ROUND DONE without a mouth sensor (the play says so: UNREAD_CARD)",
                                "ROUND DONE with a mouth sensor (WRONG_CORRECTION, floor: the street was bet on)",
-                               "the card off the board, or ROUND DONE"),
+                               "the card off the board, or ROUND DONE", round_done_card_on_board="floor_bet_on"),
     "missed_burn.next_card": _c("the street's cards all on the board"),
     "double_burn.return_on_top": _c("ACK, or the card drawn again"),
     "double_burn.burn_it": _c("the card drawn again", "another card drawn (WRONG_CORRECTION: put it back)"),
@@ -142,45 +159,73 @@ STEP_CONTRACTS: dict[str, StepContract] = {
 }
 
 
-def _moment(eng, event, key: str, corr) -> str | None:
-    """The moment *event* (naming card *key*) is for *corr*, or None."""
-    if event.ev == "button" and event.name == "round_done":
-        if eng.phase == "deal" and eng.hand.cards_owed() and not any(
-                c.irregularity == "SHORT_DEAL" for c in eng.corrections):
-            return "round_done_in_deal"
-        return None
-    if event.ev != "board_on" or corr.street not in STREETS or eng.hand.where.get(key) != "board":
-        return None
+def _moments(eng, event, key: str, corr) -> set[str]:
+    """The moments *event* (naming card *key*) is for *corr*."""
     hand = eng.hand
+    if event.ev == "button" and event.name == "round_done":
+        found = set()
+        if eng.phase == "deal" and hand.cards_owed() and not any(
+                c.irregularity == "SHORT_DEAL" for c in eng.corrections):
+            found.add("round_done_in_deal")
+        if any(hand.where.get(c) == "board" for c in corr.off_board) and corr.voided is None:
+            found.add("round_done_card_on_board")
+        return found
+    if event.ev != "board_on" or corr.street not in STREETS or hand.where.get(key) != "board":
+        return set()
     # A card dealt face down aside (C40) belongs to its street as much as one drawn for it.
     st = hand.street_of(key) or next((s for s in hand.streets.values() if key in s.from_aside), None)
     if st is not None and STREETS.index(st.name) > STREETS.index(corr.street):
-        return "later_card"
-    return None
+        return {"later_card"}
+    return set()
 
 
-def overtaken(eng, event, key: str = "") -> None:
-    """Judge the open steps *event* (naming card *key*, if any) has carried the hand past (their
-    contract's ``past``)."""
+def judge(eng, event, key: str = "") -> None:
+    """Judge every open step by *event* (naming card *key*, if any), from the table: its answers
+    first (the steps the event shows done are ticked off, finished corrections leave), then its
+    wrong corrections (the moments past which it can no longer be done: the ruling of its
+    contract's ``past``). Its ends are the answers' and the hand's (HAND OVER records it)."""
+    eng.advance(event)
     for corr in list(eng.corrections):
         if corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.current >= len(corr.todos):
             continue
         contract = STEP_CONTRACTS.get(corr.todos[corr.current].step.key)
-        moment = _moment(eng, event, key, corr) if contract is not None and contract.past else None
-        ruling = dict(contract.past).get(moment) if moment else None
+        if contract is None or not contract.past or corr not in eng.corrections:
+            continue
+        moments = _moments(eng, event, key, corr)
+        ruling = next((r for m, r in contract.past if m in moments), None)
         if ruling is None:
             continue
+        moment = next(m for m, r in contract.past if m in moments)
         eng.corrections.remove(corr)
         _as_it_lies(eng, corr)
         if moment == "round_done_in_deal":
             _deal_as_it_lies(eng, event)
-        correct(eng, "WRONG_CORRECTION", corr.cards[:1], case="step_overtaken")
+        correct(eng, "WRONG_CORRECTION", corr.cards[:1], case=_CASES[ruling])
 
 
 def _as_it_lies(eng, corr) -> None:
-    """The hand went on past a premature street's correction: the box follows the board as it lies."""
-    if corr.voided is None:
+    """The hand went on past *corr*'s step: the box follows the board as it lies. A premature
+    street's cards stand as the street; a card the step was to take off the board holds its place
+    on its street (an unburned first card, a joker bet on as the street's card)."""
+    hand = eng.hand
+    if corr.voided is not None:
+        _voided_as_it_lies(eng, corr)
         return
+    for card in corr.off_board:
+        st = hand.street_of(card) or hand.streets.get(corr.street or "")
+        if st is None or hand.where.get(card) != "board":
+            continue
+        for kept_out in (st.burns, st.blanks):
+            if card in kept_out:
+                kept_out.remove(card)
+        if card not in st.drawn:
+            st.drawn.append(card)
+        if card not in st.board:
+            st.board.append(card)
+        street_progress(eng, st)
+
+
+def _voided_as_it_lies(eng, corr) -> None:
     hand = eng.hand
     st = hand.streets[corr.voided.street]
     back = [c for c in corr.voided.back if hand.where.get(c) == "board"]
@@ -213,4 +258,4 @@ def missing_contracts(keys) -> list[str]:
     return sorted(set(keys) - set(STEP_CONTRACTS))
 
 
-__all__ = ["MOMENTS", "RULINGS", "STEP_CONTRACTS", "StepContract", "missing_contracts", "overtaken"]
+__all__ = ["MOMENTS", "RULINGS", "STEP_CONTRACTS", "StepContract", "judge", "missing_contracts"]

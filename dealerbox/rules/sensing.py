@@ -301,17 +301,6 @@ def missed_burn_read_late(eng, seen) -> None:
     street_progress(eng, st)
 
 
-@outcome("missed_burn_bet_on")
-def missed_burn_bet_on(eng, seen) -> None:
-    """ROUND DONE with MISSED_BURN's card still on the board, and a mouth sensor: no read was missed,
-    and the street was bet on with its unburned card. The step can no longer be done: the floor
-    decides (WRONG_CORRECTION, floor), and the box follows the board as it lies."""
-    corr = _missed_burn_open(eng)
-    eng.corrections.remove(corr)
-    _card_back_on_its_street(eng, corr.cards[0])
-    correct(eng, "WRONG_CORRECTION", [corr.cards[0]], case="missed_burn_bet_on")
-
-
 @outcome("ask_street_card_there")
 def ask_street_card_there(eng, seen) -> None:
     """No mouth sensor: ROUND DONE while the street lacks one card that no reader saw: ask.

@@ -49,6 +49,9 @@ class Street:
     drawn_at_first_card: int | None = None
     #: (board card, card taken for the burn) when a fast pair's read order was swapped.
     fast_pair: tuple | None = None
+    #: Cards that lie on the board for this street but hold no place of it (a joker a correction
+    #: replaces): the board reader sees them, so no dead tag can explain the street's missing card.
+    blanks: list = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -239,14 +242,15 @@ class HandTracker:
         while it still lies there (a missed burn) counts too."""
         st = self.streets[name]
         return (len(st.drawn) <= (1 if st.burn_due else 0) and not st.from_aside
-                and not self.on_board(st.drawn + st.board + st.voided)
+                and not self.on_board(st.drawn + st.board + st.voided + st.blanks)
                 and not any(s == name for _, s in self.held.values()))
 
     def street_one_card_unseen(self, name: str) -> bool:
         """Street *name* lacks exactly one card and nothing explains it but a dead tag: its burn was
         drawn (and is not on the board), every card drawn after it lies on the board, they are one
         fewer than the street has (none for the turn or river, two for the flop), none was dealt
-        aside, none of a voided deal lies there, and no card waits on the board for its late read."""
+        aside, none of a voided deal lies there, no blank the board reader sees lies there (a card
+        a reader still sees is never a dead tag), and no card waits on the board for its late read."""
         if name not in self.streets:
             return False
         st = self.streets[name]
@@ -254,7 +258,7 @@ class HandTracker:
         return (st.burn_due and not st.complete and len(st.drawn) == st.n and not st.from_aside
                 and not self.on_board(st.drawn[:1])
                 and len(self.on_board(after_burn)) == len(after_burn) == st.n - 1
-                and not self.on_board(st.voided)
+                and not self.on_board(st.voided + st.blanks)
                 and not any(s == name for _, s in self.held.values()))
 
     def on_board(self, cards) -> list:
@@ -315,8 +319,11 @@ def identify(e: Event, registry, active: str, joker_keys, where) -> tuple[str, s
     if deck != active:
         return ("foreign" if registry.has_deck(deck) else "unknown"), e.card
     if e.card == JOKER:
+        # A joker named without its uid: out of the shoe, one still in the stub; on or off the
+        # board, one already out of it (the one the board reader sees).
+        wanted = ("stub",) if e.ev == "shoe" else ("board",) if e.ev == "board_off" else ("hand", "burn", "board")
         for key in joker_keys:
-            if where.get(key) == "stub":
+            if where.get(key) in wanted:
                 return "joker", key
         return "joker", joker_keys[0] if joker_keys else "joker:?"
     return "card", e.card

@@ -1,0 +1,118 @@
+"""Open steps overtaken by the hand: written from RULES.md before the engine ran the open-steps
+table as its own (``dealerbox/rules/open_steps.py``).
+
+RULES.md ("How the box tells cases apart"): no correction stays open silently while the hand moves
+on; an action no answer of the open step allows is WRONG_CORRECTION at once, amber while the hand
+can be put right, floor once it cannot. ("Sensing faults"): a sensing fault never explains a step
+left undone: a card both readers still see was read, and a burn of another street is no second burn.
+("How the box tells cases apart", EXTRA_CARDS): the grace period belongs to the cards; ROUND DONE
+inside it withdraws nothing the cards call for."""
+
+import pytest
+
+from tests.rules.test_fidelity import Table
+
+FLOP = ("8c", "4d", "Qd", "9s")       # burn, then the three flop cards
+
+
+def _joker_left_on_the_turn(mouth_sensor):
+    """Hand 1: the turn card is a joker, left on the board; ROUND DONE, the river's burn and card."""
+    t = Table()
+    t.new_hand(4, mouth_sensor=mouth_sensor)
+    t.press("round_done")
+    t.street(*FLOP)
+    t.press("round_done")
+    t.shoe("6s")                                  # the turn's burn
+    t.shoe("joker")
+    t.board("joker")
+    assert t.now.irregularity == "JOKER" and t.now.verdict == "correct"
+    t.press("round_done")                         # the joker still lies on the board
+    after_round_done = t.now
+    t.shoe("2h")                                  # the river's burn
+    after_burn = t.now
+    t.shoe("9c")
+    t.board("9c")
+    return t, after_round_done, after_burn
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True], ids=["no-mouth-sensor", "mouth-sensor"])
+def test_joker_left_on_the_board_while_the_hand_goes_on_is_a_wrong_correction(mouth_sensor):
+    t, after_round_done, after_burn = _joker_left_on_the_turn(mouth_sensor)
+    # ROUND DONE with the joker on the board: the step "replace it" can no longer be done before the
+    # turn is bet on: no answer allows it, and it is never read as a dead tag.
+    assert after_round_done.irregularity == "WRONG_CORRECTION", after_round_done
+    assert after_round_done.verdict == "floor", after_round_done
+    steps = {s.key for d in t.decisions for s in d.steps}
+    assert "unread.street_card_there" not in steps
+    raised = set(t.raised())
+    assert "DOUBLE_BURN" not in raised, t.decisions
+    # No sensing fault names the joker, which both readers still see.
+    assert not [d for d in t.decisions if d.irregularity == "UNREAD_CARD"], t.decisions
+    # The box never tells the dealer to move a good card: the river's burn stays a burn.
+    assert t.engine.where["2h"] == "burn"
+    assert t.engine.where["9c"] == "board"
+    assert raised <= {"JOKER", "WRONG_CORRECTION"}, raised
+
+
+def test_joker_replaced_on_the_turn_is_no_wrong_correction():
+    """The answer the table allows: the joker comes off, the next card is the turn; play on."""
+    for mouth_sensor in (False, True):
+        t = Table()
+        t.new_hand(4, mouth_sensor=mouth_sensor)
+        t.press("round_done")
+        t.street(*FLOP)
+        t.press("round_done")
+        t.shoe("6s")
+        t.shoe("joker")
+        t.board("joker")
+        t.off("joker")
+        t.shoe("7d")
+        t.board("7d")
+        assert t.now.verdict == "ok", t.now
+        t.press("round_done")
+        t.street("2h", "9c")
+        t.press("round_done")
+        t.press("hand_over")
+        assert set(t.raised()) == {"JOKER"} and t.left_open() == []
+
+
+def _two_extra_cards_then_round_done(profile="tda-2019", mouth_sensor=False):
+    """Hand 2: heads-up, two cards after the deal, ROUND DONE inside the grace period."""
+    t = Table(profile)
+    t.new_hand(2, mouth_sensor=mouth_sensor)
+    t.shoe("Tc")
+    assert t.now.irregularity == "EXTRA_CARD"
+    t.shoe("8s")
+    t.press("round_done", dt=1.0)                 # 1 s after the second card: inside the grace
+    return t
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True], ids=["no-mouth-sensor", "mouth-sensor"])
+def test_two_extra_cards_round_done_inside_the_grace_then_a_card_after_it(mouth_sensor):
+    t = _two_extra_cards_then_round_done(mouth_sensor=mouth_sensor)
+    t.shoe("7s", dt=3.0)                          # past the grace period, no card on the board
+    assert t.now.irregularity == "EXTRA_CARDS" and t.now.verdict == "misdeal", t.now
+
+
+def test_two_extra_cards_round_done_inside_the_grace_then_the_closing_tick():
+    t = _two_extra_cards_then_round_done()
+    t.feed("tick", dt=3.0)
+    assert t.now.irregularity == "EXTRA_CARDS" and t.now.verdict == "misdeal", t.now
+
+
+def test_two_extra_cards_round_done_inside_the_grace_then_a_flop_is_ruled_at_its_burn():
+    """The dealer lays a flop after the grace period: the ruling comes at the first event past it,
+    not at the second flop card."""
+    t = _two_extra_cards_then_round_done()
+    out = t.shoe("7s", dt=2.5)                    # past the grace period
+    assert any(d.irregularity == "EXTRA_CARDS" for d in out), t.now
+    assert t.now.verdict == "misdeal"
+
+
+def test_two_extra_cards_without_round_done_still_rule_after_the_grace():
+    t = Table()
+    t.new_hand(2)
+    t.shoe("Tc")
+    t.shoe("8s")
+    t.feed("tick", dt=3.5)
+    assert t.now.irregularity == "EXTRA_CARDS" and t.now.verdict == "misdeal"
