@@ -43,6 +43,7 @@ from dealerbox.floor.telling.floor_words import FloorWords, room
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
+from dealerbox.floor.web.tables_pages import TablesPages
 from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
 from dealerbox.floor.web.range_form import range_controls
 from dealerbox.link import protocol as P
@@ -116,6 +117,7 @@ class FloorApp:
             *self.figures.routes(),
             *self.stories.routes(),
             *self.protect.routes(),
+            *TablesPages(self).routes(),
         ]
 
     def asgi(self) -> Starlette:

@@ -1,0 +1,200 @@
+"""Every table as a technician reads it (issue 41): what it runs, how its readers fare, and
+whether it is in step with the room.
+
+:func:`room_tables` takes the store's table rows (:meth:`~dealerbox.floor.store.Store.tables`:
+the retained ``status`` and ``health`` each table sent, and the clock offset the collector
+measured) and answers one :class:`TableCheck` per table, most in need of attention first.
+
+A table is out of step with the room when it runs an older version than the room's newest,
+another rule profile than most tables, an older room registry than the newest a table judges
+with, or a clock more than :data:`CLOCK_LIMIT_S` off the floor's. What a table's message
+holds is the table's word: anything of the wrong kind is shown as unknown, never trusted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+
+__all__ = ["CLOCK_LIMIT_S", "ReaderCheck", "TableCheck", "Room", "room_tables", "version_key"]
+
+#: A table's clock further than this from the floor's is out of step (its hands' times mislead).
+CLOCK_LIMIT_S = 1.0
+#: A reader failing more than this share of its tries needs a look.
+READER_ERROR_LIMIT = 0.01
+
+
+def version_key(text) -> Version | None:
+    """*text* as a comparable version, None when it is not one (an old box sends none)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _count(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass
+class ReaderCheck:
+    """One reader of a table: its name, whether it works, its error rate (a share, None before
+    any try) and seconds since its last good poll."""
+
+    name: str
+    ok: bool | None
+    error_rate: float | None
+    last_seen_s: float | None
+    faulted: bool
+
+    @property
+    def troubled(self) -> bool:
+        return self.faulted or (self.error_rate is not None and self.error_rate > READER_ERROR_LIMIT)
+
+
+@dataclass
+class TableCheck:
+    """One table as the tables page shows it; ``marks`` are what is out of step or wrong, in
+    plain words, ``attention`` orders the page (larger first)."""
+
+    table_id: str
+    online: bool
+    version: str | None
+    config_fingerprint: str | None
+    profile: str | None
+    registry_version: int | None
+    registry_fingerprint: str | None
+    readers: list[ReaderCheck]
+    clock_offset: float | None
+    clock_problem: str | None
+    backlog: int | None
+    last_heard: float | None
+    uptime_s: float | None
+    restarts: int | None
+    marks: list[str] = field(default_factory=list)
+    attention: int = 0
+
+    @property
+    def needs_attention(self) -> bool:
+        return bool(self.marks)
+
+
+@dataclass(frozen=True)
+class Room:
+    """What the room runs: the newest version, the profile most tables run, the newest registry."""
+
+    newest_version: str | None
+    usual_profile: str | None
+    newest_registry: int | None
+
+
+def _readers(value) -> list[ReaderCheck]:
+    if not isinstance(value, dict):
+        return []
+    out = []
+    for name, r in sorted(value.items()):
+        r = r if isinstance(r, dict) else {}
+        faulted = r.get("faulted") is True
+        rate = _number(r.get("error_rate"))
+        rate = rate if rate is not None and 0.0 <= rate <= 1.0 else None
+        out.append(ReaderCheck(str(name)[:64], None if "faulted" not in r else not faulted, rate,
+                               _number(r.get("last_seen_s")), faulted))
+    return out
+
+
+def _check(row: dict) -> TableCheck:
+    health = row.get("health") if isinstance(row.get("health"), dict) else {}
+    status = row.get("status") if isinstance(row.get("status"), dict) else {}
+    registry = health.get("registry") if isinstance(health.get("registry"), dict) else {}
+    clock_problem = _text(health.get("clock_problem")) if health.get("clock_ok") is False else None
+    return TableCheck(
+        table_id=row["table_id"], online=bool(row.get("online")) and status.get("online") is not False,
+        version=_text(health.get("version")), config_fingerprint=_text(health.get("config_fingerprint")),
+        profile=_text(health.get("profile")), registry_version=_count(registry.get("version")),
+        registry_fingerprint=_text(registry.get("fingerprint")), readers=_readers(health.get("readers")),
+        clock_offset=_number(row.get("clock_offset")), clock_problem=clock_problem,
+        backlog=_count(health.get("backlog")), last_heard=_number(row.get("seen")),
+        uptime_s=_number(health.get("uptime_s")), restarts=_count(health.get("restarts")))
+
+
+def room_of(checks: list[TableCheck]) -> Room:
+    """The room's newest version, its most common profile (ties: the first by name) and newest registry."""
+    versions = [(version_key(c.version), c.version) for c in checks if version_key(c.version) is not None]
+    profiles = Counter(c.profile for c in checks if c.profile)
+    usual = sorted(profiles.items(), key=lambda kv: (-kv[1], kv[0]))
+    registries = [c.registry_version for c in checks if c.registry_version is not None]
+    return Room(max(versions)[1] if versions else None, usual[0][0] if usual else None,
+                max(registries) if registries else None)
+
+
+def _offset_words(offset: float) -> str:
+    return f"{abs(offset):.1f} s {'ahead of' if offset > 0 else 'behind'} the floor's"
+
+
+def _mark(check: TableCheck, room: Room, profiles: Counter) -> None:
+    marks, attention = [], 0
+    if not check.online:
+        marks.append("offline: the floor does not hear this table")
+        attention += 8
+    if check.clock_offset is not None and abs(check.clock_offset) > CLOCK_LIMIT_S:
+        marks.append(f"its clock is {_offset_words(check.clock_offset)}")
+        attention += 4
+    if check.clock_problem:
+        marks.append(f"its clock cannot be trusted: {check.clock_problem}")
+        attention += 4
+    for reader in check.readers:
+        if reader.faulted:
+            marks.append(f"reader {reader.name} is not working")
+            attention += 6
+        elif reader.troubled:
+            marks.append(f"reader {reader.name} fails {100 * reader.error_rate:.1f}% of its reads")
+            attention += 2
+    if room.newest_version is not None:
+        if check.version is None:
+            marks.append(f"does not say its version (the room's newest is {room.newest_version})")
+            attention += 3
+        elif version_key(check.version) is not None and version_key(check.version) < version_key(room.newest_version):
+            marks.append(f"runs version {check.version}, older than the room's newest {room.newest_version}")
+            attention += 3
+    if room.usual_profile is not None and check.profile is not None and check.profile != room.usual_profile \
+            and profiles[check.profile] < profiles[room.usual_profile]:
+        marks.append(f"deals by profile {check.profile}, while most tables deal by {room.usual_profile}")
+        attention += 3
+    if room.newest_registry is not None:
+        if check.registry_version is None:
+            marks.append(f"judges cards without the room's registry (the newest is version {room.newest_registry})")
+            attention += 3
+        elif check.registry_version < room.newest_registry:
+            marks.append(f"judges cards with registry version {check.registry_version}, "
+                         f"older than the room's newest {room.newest_registry}")
+            attention += 3
+    if check.backlog:
+        marks.append(f"{check.backlog} journal line{'s' if check.backlog != 1 else ''} not yet on the floor")
+        attention += 1
+    check.marks, check.attention = marks, attention
+
+
+def room_tables(rows: list[dict]) -> tuple[list[TableCheck], Room]:
+    """Every table of *rows* checked against the room, most in need of attention first (then by id)."""
+    checks = [_check(row) for row in rows]
+    room = room_of(checks)
+    profiles = Counter(c.profile for c in checks if c.profile)
+    for check in checks:
+        _mark(check, room, profiles)
+    checks.sort(key=lambda c: (-c.attention, c.table_id))
+    return checks, room
