@@ -49,7 +49,18 @@ from dealerbox.floor.protect.shuffles import Gathering, Shuffle
 from dealerbox.floor.protect.simulate import TableSim
 
 __all__ = ["kept_pairs", "machine_pair_adjacent", "Reference", "ShuffleFinding", "ShuffleCheck",
-           "ProcedureCheck", "convolve", "simulated_statistics"]
+           "ProcedureCheck", "convolve", "simulated_statistics", "ENDINGS", "ending_after"]
+
+#: How far a hand went, as the cards drawn after the deal: 0 (over before the flop), 4 (burn
+#: and flop), 6 (and the turn with its burn), 8 (to the river).
+ENDINGS = (0, 4, 6, 8)
+
+
+def ending_after(hand: DealtHand) -> int:
+    """The ending of *hand* (one of :data:`ENDINGS`): its cards drawn after the deal, rounded
+    down to the last street it reached (a hand cut short inside a street counts as the one before)."""
+    after = len(hand.draw) - hand.dealt
+    return max((e for e in ENDINGS if e <= after), default=0)
 
 
 def kept_pairs(together, hand: DealtHand) -> int:
@@ -66,10 +77,44 @@ def machine_pair_adjacent(m: int, n: int = 52) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Reference:
-    """The distribution of the statistic under the declared model, as counts of values."""
+    """The distribution of the statistic under the declared model, as counts of values.
+
+    ``counts`` is what the per-hand alert reads (hands to the river: conservative for a
+    hand that ended sooner). ``by_ending`` holds, where the reference was fitted with
+    endings (:func:`~dealerbox.floor.protect.references.fit_reference`, or a house's own
+    hands), the counts per (this hand's ending, its deck's previous hand's ending, None
+    when unknown), as ``((now, before), counts)`` pairs; ``fingerprint`` names the model
+    (:func:`~dealerbox.floor.protect.references.model_fingerprint`; "" when unknown).
+    """
 
     counts: tuple[int, ...]   # counts[k]: reference hands with statistic k
     source: str
+    fingerprint: str = ""
+    by_ending: tuple = ()
+
+    def to_dict(self) -> dict:
+        """The reference as plain JSON-able data (:meth:`from_dict` reads it back)."""
+        return {"counts": list(self.counts), "source": self.source, "fingerprint": self.fingerprint,
+                "by_ending": [[now, before, list(c)] for (now, before), c in self.by_ending]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Reference":
+        """The reference :meth:`to_dict` wrote (older stored ones have no fingerprint or endings)."""
+        cells = tuple(((int(now), None if before is None else int(before)), tuple(int(x) for x in c))
+                      for now, before, c in d.get("by_ending", ()))
+        return cls(tuple(int(x) for x in d["counts"]), str(d["source"]), str(d.get("fingerprint", "")), cells)
+
+    def pmf_for(self, now: int | None = None, before: int | None = None) -> list[float]:
+        """The statistic's pmf for a hand that ended *now* after a hand of its deck that ended
+        *before* (:data:`ENDINGS`): the cell fitted for both, else for *now* alone, else
+        :meth:`pmf` (hands to the river)."""
+        cells = dict(self.by_ending)
+        for key in ((now, before), (now, None)):
+            counts = cells.get(key)
+            if counts and sum(counts):
+                total = sum(counts)
+                return [c / total for c in counts]
+        return self.pmf()
 
     @classmethod
     def of_values(cls, values, source: str) -> "Reference":
@@ -153,6 +198,8 @@ class ShuffleCheck:
     memory: int = 2
     references: dict = field(default_factory=dict)
     _history: dict = field(default_factory=dict, repr=False)
+    #: (table, deck) -> the ending of the deck's last hand (:meth:`statistic` keeps it).
+    _endings: dict = field(default_factory=dict, repr=False)
 
     @property
     def model(self) -> str:
@@ -171,23 +218,41 @@ class ShuffleCheck:
 
     def fit(self, fair_hands) -> "ShuffleCheck":
         """A check whose references are a house's own recorded fair hands (the empirical tail),
-        per (players, hole cards); the declared threshold stays."""
+        per (players, hole cards), with the same hands kept per ending as they really ended
+        (``by_ending``); the declared threshold stays."""
         values: dict[tuple[int, int], list[int]] = {}
-        probe = replace(self, references={}, _history={})
+        cells: dict[tuple[int, int], dict] = {}
+        probe = replace(self, references={}, _history={}, _endings={})
         for hand in fair_hands:
-            k = probe.statistic(hand)
+            k, now, before = probe.scored(hand)
             if k is not None:
-                values.setdefault((hand.players, hand.hole_cards), []).append(k)
-        refs = {cfg: Reference.of_values(v, f"{len(v)} recorded house hands") for cfg, v in values.items()}
-        return replace(self, references=refs, _history={})
+                cfg = (hand.players, hand.hole_cards)
+                values.setdefault(cfg, []).append(k)
+                for key in ((now, before), (now, None)):
+                    cells.setdefault(cfg, {}).setdefault(key, []).append(k)
+        refs = {cfg: Reference(Reference.of_values(v, "").counts, f"{len(v)} recorded house hands",
+                               by_ending=tuple(sorted(((key, Reference.of_values(ks, "").counts)
+                                                       for key, ks in cells.get(cfg, {}).items()),
+                                                      key=lambda kv: (kv[0][0], -1 if kv[0][1] is None
+                                                                      else kv[0][1]))))
+                for cfg, v in values.items()}
+        return replace(self, references=refs, _history={}, _endings={})
 
     def statistic(self, hand: DealtHand) -> int | None:
         """Kept pairs of *hand* against its deck's history (None: no history yet); remembers *hand*."""
+        return self.scored(hand)[0]
+
+    def scored(self, hand: DealtHand) -> tuple[int | None, int, int | None]:
+        """:meth:`statistic` with the endings its reference cell is chosen by: (kept pairs or
+        None, this hand's ending, the ending of its deck's last hand or None when not known)."""
         key = (hand.table, hand.deck)
         history = self._history.setdefault(key, deque(maxlen=self.memory))
         k = max(kept_pairs(together, hand) for together in history) if history else None
         history.append(together_pairs(hand))
-        return k
+        now = ending_after(hand)
+        before = self._endings.get(key)
+        self._endings[key] = now
+        return k, now, before
 
     def check(self, hand: DealtHand) -> ShuffleFinding | None:
         """The finding of *hand* (None when its deck has no history at this table yet)."""
@@ -216,19 +281,30 @@ class ProcedureCheck:
     threshold: float = 1e-4
     _open: dict = field(default_factory=dict, repr=False)
 
-    def feed(self, finding: ShuffleFinding, players: int, hole_cards: int) -> ShuffleFinding | None:
+    def feed(self, finding: ShuffleFinding, players: int, hole_cards: int, now: int | None = None,
+             before: int | None = None) -> ShuffleFinding | None:
+        """Add one scored hand to its dealer's block; *now* and *before*: the endings of the hand
+        and of its deck's hand before (:meth:`ShuffleCheck.scored`; None: to the river's reference)."""
         rows = self._open.setdefault(finding.dealer, [])
-        rows.append((finding, (players, hole_cards)))
+        rows.append((finding, (players, hole_cards, now, before)))
         if len(rows) < self.block:
             return None
         del self._open[finding.dealer]
         return self.score([f for f, _ in rows], [cfg for _, cfg in rows])
 
-    def score(self, findings: list[ShuffleFinding], configs: list[tuple[int, int]]) -> ShuffleFinding:
-        """The procedure finding of one block: P(block sum >= observed) under the declared model."""
+    def score(self, findings: list[ShuffleFinding], configs: list[tuple]) -> ShuffleFinding:
+        """The procedure finding of one block: P(block sum >= observed) under the declared model.
+
+        Each config is ``(players, hole_cards)`` (the reference of hands to the river) or
+        ``(players, hole_cards, ending now, ending before)``: the hand's own cell
+        (:meth:`Reference.pmf_for`), so that hands that ended early are summed against
+        what such hands keep, not against hands to the river."""
         pmf = [1.0]
         for cfg in configs:
-            pmf = convolve(pmf, self.check.references[cfg].pmf())
+            reference = self.check.references[tuple(cfg[:2])]
+            part = reference.pmf_for(cfg[2], cfg[3] if len(cfg) > 3 else None) if len(cfg) > 2 \
+                else reference.pmf()
+            pmf = convolve(pmf, part)
         total = sum(f.statistic for f in findings)
         p = min(1.0, sum(pmf[total:]))
         first = findings[0]
