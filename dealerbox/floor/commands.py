@@ -30,7 +30,8 @@ def collect(config: Path, *, ready=None) -> int:
     with Store(settings.store) as store:
         collector = Collector(settings.identity, store, limits=settings.limits,
                               bridge_blind_s=settings.bridge_blind_s,
-                              protection=collector_protection(settings))
+                              protection=collector_protection(settings),
+                              registry_limits=settings.registry)
         with collector:
             print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
             wait_for_stop_signal(collector.failed, stop=stop)

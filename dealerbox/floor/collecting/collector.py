@@ -65,7 +65,10 @@ from dealerbox.floor.protect.floor_pass import Protection
 from dealerbox.floor.collecting.filing import Batch, Filing
 from dealerbox.floor.collecting.limits import CollectorLimits
 from dealerbox.floor.collecting.message import BRIDGES_WILDCARD, Message
+from dealerbox.floor.collecting.registry_pass import RegistryPass
+from dealerbox.floor.collecting.registry_publish import RegistryPublisher
 from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.store.registry import DeckLimits
 from dealerbox.floor.telling.table_view import view_table
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity, SubscribeOptions, make_client
@@ -102,6 +105,9 @@ _GAPS_CHECK_S = 0.5
 #: A collector joins the share this long after it asked for the tables' retained
 #: messages even if the sign that they have all come never came back.
 _SNAPSHOT_WAIT_S = 10.0
+#: The room's registry: the tables' registry events filed, and a new version published to
+#: every table, this often (a retired deck must reach a connected table within 10 s).
+_REGISTRY_EVERY_S = 1.0
 
 
 class _Inbox:
@@ -201,7 +207,7 @@ class Collector:
 
     def __init__(self, identity: Identity, store: Store, *, keepalive_s: int = 10,
                  limits: CollectorLimits | None = None, bridge_blind_s: float = 300.0,
-                 protection: Protection | None = None):
+                 protection: Protection | None = None, registry_limits: DeckLimits | None = None):
         self.identity = identity
         # Game protection reads the filed lines where the figures do (figures.Ledger).
         self.protection = protection
@@ -259,6 +265,10 @@ class Collector:
         self._bridge_notes: deque[Message] = deque()  # from paho's thread to the writer's
         self._bridges_checked_at = float("-inf")
         self.filing = Filing(self.store)
+        # The room's registry (issue 40): filed beside the figures, published to every table.
+        self.registry = RegistryPass(self.store, registry_limits)
+        self.registry_publisher = RegistryPublisher(self.store)
+        self._registry_thread: threading.Thread | None = None
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
         fault = os.environ.get(FAULT_ENV, "")
@@ -317,6 +327,8 @@ class Collector:
         self._thread.start()
         self._figures_thread = threading.Thread(target=self._figures_loop, name="floor-figures", daemon=True)
         self._figures_thread.start()
+        self._registry_thread = threading.Thread(target=self._registry_loop, name="floor-registry", daemon=True)
+        self._registry_thread.start()
         client.loop_start()
         return self
 
@@ -329,6 +341,8 @@ class Collector:
             self._thread.join(timeout=10)
         if self._figures_thread is not None:
             self._figures_thread.join(timeout=10)
+        if self._registry_thread is not None:
+            self._registry_thread.join(timeout=10)
         if self._client is not None:
             if self.connected.is_set():
                 info = self._client.publish(P.COLLECTOR_TOPIC,
@@ -412,6 +426,7 @@ class Collector:
         self.sessions += 1
         self._session_since = time.monotonic()
         self._alerts_dirty = True  # the broker may hold an older floor/alerts
+        self.registry_publisher.reset()  # and may have lost the tables' registries
         self.connected.set()
 
     def _on_disconnect(self, _client, _userdata, _flags, reason_code, _properties) -> None:
@@ -618,6 +633,31 @@ class Collector:
             ledger.catch_up(engine, wait=False)  # another collector filing them files these too
         except Exception:
             log.exception("floor: the figures could not be brought up to date (the web view will)")
+
+    def _registry_loop(self) -> None:
+        while not self._stop.wait(_REGISTRY_EVERY_S):
+            self._registry_tick()
+
+    def _registry_tick(self) -> None:
+        """File the tables' registry events and hands, then publish a new registry version
+        to every table (and the newest to a table heard of for the first time). After the
+        acks, never before them: a registry problem is logged and costs no table a line."""
+        try:
+            for alert in self.registry.catch_up():
+                self._alerts_dirty = True
+                self._emit({"type": "alert", "alert": alert})
+        except Exception:
+            log.exception("floor: the tables' registry events could not be filed (the next pass tries again)")
+        client = self._client
+        if client is None or not self.connected.is_set():
+            return
+        try:
+            for table, topic, payload in self.registry_publisher.due():
+                if client.publish(topic, payload, qos=1, retain=True).rc != 0:
+                    return  # not connected after all: the next session sends them all
+                self.registry_publisher.sent(table)
+        except Exception:
+            log.exception("floor: the room's registry could not be published (the next tick tries again)")
 
     def _views_of(self, done: Batch) -> list[dict]:
         """The view rows of the tables *done* changed; a table that only sent lines keeps its row."""

@@ -21,11 +21,12 @@ from dealerbox.floor.collecting.limits import CollectorLimits
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.shuffles import BOARDS, PLACES, Gathering, Shuffle, STEPS
 from dealerbox.floor.store import describe_target
+from dealerbox.floor.store.registry import DeckLimits
 from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity
 from dealerbox.tomlfile import read_toml
 
-__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_protect"]
+__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_protect", "load_registry"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class CollectorSettings:
     protect: ProtectConfig = ProtectConfig()
     #: ``[bridges] blind_alert_s``: a property's bridge down this long raises an alert.
     bridge_blind_s: float = 300.0
+    #: ``[registry]``: the house's limit of a deck's use (hours in play, hands); none by default.
+    registry: DeckLimits = DeckLimits()
 
     @property
     def web_host(self) -> str:
@@ -128,10 +131,10 @@ def _port(v):
 
 def _floor_toml(path: Path, what: str) -> dict:
     data = read_toml(path, what)
-    extra = sorted(set(data) - {"broker", "store", "web", "collector", "protect", "bridges"})
+    extra = sorted(set(data) - {"broker", "store", "web", "collector", "protect", "bridges", "registry"})
     if extra:
         raise ConfigError(path, f"[{extra[0]}]",
-                          "one of [broker], [store], [web], [collector], [protect], [bridges]")
+                          "one of [broker], [store], [web], [collector], [protect], [bridges], [registry]")
     return data
 
 
@@ -147,7 +150,24 @@ def load_collector(path) -> CollectorSettings:
     return CollectorSettings(identity, _store_path(path, data), _web(path, data),
                              _limits(_Section(path, "collector", data.get("collector"))),
                              _protect(_Section(path, "protect", data.get("protect"))),
-                             _bridge_blind_s(_Section(path, "bridges", data.get("bridges"))))
+                             _bridge_blind_s(_Section(path, "bridges", data.get("bridges"))),
+                             _registry(_Section(path, "registry", data.get("registry"))))
+
+
+def load_registry(path) -> DeckLimits:
+    """``[registry]`` of ``floor.toml``: the house's limit of a deck's use."""
+    path = Path(path)
+    return _registry(_Section(path, "registry", _floor_toml(path, "a floor config").get("registry")))
+
+
+def _registry(s: _Section) -> DeckLimits:
+    """``[registry]``: ``deck_hours`` (hours a deck may be in play) and ``deck_hands`` (hands it
+    may deal); a deck past either raises one alert (docs/FLOOR.md, "The room's registry")."""
+    s.unknown(("deck_hours", "deck_hands"))
+    return DeckLimits(s.get("deck_hours", float, None, check=lambda v: 0 < v <= 100_000,
+                            expected="hours in play, a number above 0 (at most 100000)"),
+                      s.get("deck_hands", int, None, check=lambda v: 0 < v <= 10**9,
+                            expected="hands, a whole number above 0"))
 
 
 def _bridge_blind_s(s: _Section) -> float:

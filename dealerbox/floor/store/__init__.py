@@ -23,7 +23,8 @@ its own over the shared :class:`~dealerbox.floor.store.connection.Connection`:
 - :mod:`.alerts`: alerts and the audit trail;
 - :mod:`.users`: the web view's users and sessions;
 - :mod:`.dealers`: the dealers' names;
-- :mod:`.layout`: the tables' places in the room.
+- :mod:`.layout`: the tables' places in the room;
+- :mod:`.registry`: the room's registry of decks and badges, and each deck's life.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dealerbox.floor.store.dealers import DealerNames
 from dealerbox.floor.store.layout import TableLayout
 from dealerbox.floor.store.engine import StoreUnavailable, describe_target, is_store_url, store_engine
 from dealerbox.floor.store.lines import TableBusy, TableLines
+from dealerbox.floor.store.registry import RoomRegistry
 from dealerbox.floor.store.schema import METADATA, alerts_table, lines_table, tables_table
 from dealerbox.floor.store.users import UsersAndSessions
 
@@ -43,7 +45,7 @@ __all__ = ["Store", "StoreUnavailable", "TableBusy", "store_engine", "describe_t
 
 
 class Store(TableLines, BridgeStates, AlertsAndAudit, Counters, UsersAndSessions, DealerNames,
-            TableLayout):
+            TableLayout, RoomRegistry):
     """The store at *target* (an SQLite file's path, or a PostgreSQL URL).
 
     All of this object's statements go through one connection under :attr:`lock`;

@@ -12,7 +12,8 @@ from sqlalchemy.dialects import sqlite
 
 __all__ = ["METADATA", "Int64", "Float64", "meta_table", "tables_table", "lines_table", "early_lines_table",
            "quarantine_table", "alerts_table", "audit_table", "users_table", "sessions_table",
-           "dealer_names_table", "storable"]
+           "dealer_names_table", "storable", "reg_decks_table", "reg_tags_table", "reg_badges_table",
+           "reg_steps_table", "reg_hands_table", "reg_progress_table"]
 
 # Integers are 64-bit on both backends (SQLite's are; PostgreSQL's INTEGER is not):
 # a number a table sends fits, or is refused for that table alone as on SQLite.
@@ -133,6 +134,90 @@ dealer_names_table = Table(
     Column("name", Text, nullable=False),
     Column("changed", Float64, nullable=False),
     sqlite_with_rowid=False,
+)
+
+# The room's registry (issue 40; dealerbox/floor/store/registry.py writes it, migration 0011
+# creates it): every deck with its life, its tags, the badges, each step of the card control
+# log, the hands each deck dealt, and how far the registry pass read each table.
+reg_decks_table = Table(
+    "reg_decks", METADATA,
+    Column("name", Text, primary_key=True),
+    Column("back", Text, nullable=False),
+    #: received, registered, in_play, retired, destroyed
+    Column("state", Text, nullable=False),
+    Column("sealed_count", Int64),
+    Column("received_at", Float64),
+    Column("received_by", Text),
+    Column("registered_at", Float64),
+    Column("registered_by", Text),
+    Column("registered_table", Text),
+    Column("first_play_at", Float64),
+    Column("first_play_table", Text),
+    Column("retired_at", Float64),
+    Column("retired_by", Text),
+    Column("retired_why", Text),
+    Column("destroyed_at", Float64),
+    Column("destroyed_by", Text),
+    Column("destroyed_witness", Text),
+    Column("hands", Int64, nullable=False, server_default="0"),
+    Column("play_s", Float64, nullable=False, server_default="0"),
+    Column("last_table", Text),
+    Column("last_ended", Float64),
+    Column("limit_hours", Float64),
+    Column("limit_hands", Int64),
+    Column("limit_alerted", Float64),
+    Column("changed", Float64, nullable=False),
+)
+reg_tags_table = Table(
+    "reg_tags", METADATA,
+    Column("uid", Text, primary_key=True),
+    Column("deck", Text, nullable=False),
+    Column("card", Text, nullable=False),
+)
+Index("reg_tags_deck", reg_tags_table.c.deck)
+reg_badges_table = Table(
+    "reg_badges", METADATA,
+    Column("uid", Text, primary_key=True),
+    Column("dealer", Text, nullable=False),
+    Column("registered_at", Float64, nullable=False),
+    Column("registered_by", Text, nullable=False),
+    Column("registered_table", Text),
+    Column("revoked_at", Float64),
+    Column("revoked_by", Text),
+    Column("revoked_why", Text),
+)
+reg_steps_table = Table(
+    "reg_steps", METADATA,
+    Column("id", Int64, primary_key=True, autoincrement=True),
+    Column("at", Float64, nullable=False),
+    Column("deck", Text),
+    Column("badge", Text),
+    Column("step", Text, nullable=False),
+    Column("table_id", Text),
+    #: The journal line the step came from (a table's event), so that it is filed once.
+    Column("seq", Int64),
+    Column("person", Text),
+    Column("witness", Text),
+    Column("detail", Text),
+)
+Index("reg_steps_line", reg_steps_table.c.table_id, reg_steps_table.c.seq, reg_steps_table.c.step, unique=True)
+Index("reg_steps_deck", reg_steps_table.c.deck, reg_steps_table.c.at)
+Index("reg_steps_at", reg_steps_table.c.at)
+reg_hands_table = Table(
+    "reg_hands", METADATA,
+    Column("table_id", Text, primary_key=True),
+    Column("start_seq", Int64, primary_key=True),
+    Column("deck", Text, nullable=False),
+    Column("started", Float64),
+    Column("ended", Float64),
+    Column("dealer", Text),
+)
+Index("reg_hands_deck", reg_hands_table.c.deck, reg_hands_table.c.started)
+reg_progress_table = Table(
+    "reg_progress", METADATA,
+    Column("table_id", Text, primary_key=True),
+    Column("seq", Int64, nullable=False),
+    Column("resume_seq", Int64),
 )
 
 

@@ -1,0 +1,593 @@
+"""The room's registry (issue 40): every deck and badge of the room, registered once on the
+floor and published to every table, and each deck's life from delivery to destruction.
+
+A deck's states, in order (docs/FLOOR.md, "The room's registry"):
+
+- ``received``: delivered sealed, with the count of decks in the seal's box or of cards;
+- ``registered``: its tags known (UID -> card), by the floor's admin or a technician at a
+  table (the table's ``deck_registered``, filed by the registry pass);
+- ``in_play``: its first hand was dealt at a table; each hand it dealt is kept
+  (``reg_hands``), so where and how long it was used is read from the record;
+- ``retired``: taken out of play, by whom and why: its tags are foreign at every table;
+- ``destroyed``: by whom, and witnessed by whom (never the same person).
+
+Every step is a row of ``reg_steps``, the card control log. A tag belongs to one deck,
+first registration wins: a second deck naming it is refused with what the tag is
+already. Badges likewise: a UID is one dealer's badge, never a card; a revoked badge
+signs in nowhere. Every change of what the tables are sent moves the registry's
+version (``meta`` key ``registry_version``) in the same transaction, so the collector
+publishes each version once it is committed (:mod:`dealerbox.floor.collecting.registry_pass`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Text, cast, func, insert, select, update
+
+from dealerbox.domain.badges import check_dealer_id
+from dealerbox.domain.cards import is_card
+from dealerbox.domain.decks import normalize_uid
+from dealerbox.errors import FloorError, RegistryError
+from dealerbox.floor.store.connection import Connection
+from dealerbox.floor.store.schema import (Int64, audit_table, meta_table, reg_badges_table, reg_decks_table,
+                                          reg_hands_table, reg_progress_table, reg_steps_table,
+                                          reg_tags_table, storable, tables_table)
+from dealerbox.link import protocol as P
+
+__all__ = ["RoomRegistry", "RegistryRefused", "DECK_STATES", "LIVE_STATES", "VERSION_KEY",
+           "ALERT_KIND_CONFLICT", "ALERT_KIND_LIMIT", "check_deck_name", "check_person", "PERSON_MAX",
+           "DeckLimits"]
+
+#: A deck's states, in the order of its life.
+DECK_STATES = ("received", "registered", "in_play", "retired", "destroyed")
+#: States whose tags the tables are sent as genuine cards.
+LIVE_STATES = ("registered", "in_play")
+#: The ``meta`` counter that moves with every change the tables are sent.
+VERSION_KEY = "registry_version"
+#: Alert kinds: a registration refused (a tag or badge already someone else's), a deck past its limit.
+ALERT_KIND_CONFLICT = "registry_conflict"
+ALERT_KIND_LIMIT = "deck_limit"
+#: A person's name as the log keeps it (who received, retired, destroyed, witnessed).
+PERSON_MAX = 80
+#: A reason or a note, at most this long.
+WHY_MAX = 300
+#: A pause between two hands of a deck at one table longer than this is not time in play
+#: (as the figures' dealing time: dealerbox/floor/telling/figures.py BREAK_S).
+PLAY_BREAK_S = 300.0
+
+
+class RegistryRefused(FloorError, ValueError):
+    """A change of the room's registry that cannot be: the text says what is there already
+    or what was expected."""
+
+
+@dataclass(frozen=True)
+class DeckLimits:
+    """The house's limit of a deck's use (``[registry]`` of floor.toml): hours in play, hands;
+    None: no limit of that kind. A deck's own limit (``floor deck limit``) comes first."""
+
+    hours: float | None = None
+    hands: int | None = None
+
+
+def check_deck_name(name) -> str:
+    """*name* stripped if it is a deck's name (1 to 64 printable characters), else :class:`RegistryRefused`."""
+    text = name.strip() if isinstance(name, str) else ""
+    if not text or len(text) > 64 or not text.isprintable():
+        raise RegistryRefused(f"a deck's name is 1 to 64 printable characters, not {name!r}")
+    return text
+
+
+def check_person(what: str, name) -> str:
+    """*name* stripped if it names a person (1 to :data:`PERSON_MAX` printable characters)."""
+    text = name.strip() if isinstance(name, str) else ""
+    if not text or len(text) > PERSON_MAX or not text.isprintable():
+        raise RegistryRefused(f"{what} is 1 to {PERSON_MAX} printable characters naming a person, not {name!r}")
+    return text
+
+
+def _why(what: str, text) -> str:
+    text = text.strip() if isinstance(text, str) else ""
+    if not text or len(text) > WHY_MAX or "\x00" in text:
+        raise RegistryRefused(f"{what} is 1 to {WHY_MAX} characters, not {text!r}")
+    return text
+
+
+def _uid(uid) -> str:
+    try:
+        return normalize_uid(uid)
+    except RegistryError as exc:
+        raise RegistryRefused(str(exc)) from None
+
+
+class RoomRegistry(Connection):
+    """The room's decks and badges, their lives and the card control log. Its alerts go through
+    :meth:`~dealerbox.floor.store.alerts.AlertsAndAudit.raise_alert`, a part of the same
+    :class:`~dealerbox.floor.store.Store`, inside the registry's own transaction."""
+
+    # -- the version the tables are sent
+
+    def _moved(self) -> None:
+        stmt = self._insert(meta_table).values(key=VERSION_KEY, value="1").on_conflict_do_update(
+            index_elements=[meta_table.c.key], set_={"value": cast(cast(meta_table.c.value, Int64) + 1, Text)})
+        self._execute(stmt)
+
+    def registry_version(self) -> int:
+        """The registry's revision: 0 before its first change."""
+        with self._unit(write=False):
+            value = self._execute(select(meta_table.c.value).where(meta_table.c.key == VERSION_KEY)).scalar()
+        return int(value) if value is not None else 0
+
+    def registry_content(self) -> dict:
+        """What every table is sent (the wire's ``decks``, ``retired``, ``badges``, ``revoked``)
+        with the ``version`` it is, read in one transaction."""
+        d, t, b = reg_decks_table.c, reg_tags_table.c, reg_badges_table.c
+        with self._unit(write=False):
+            if self.backend == "postgresql" and not self._in_transaction:
+                self._sql("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                version = self._execute(select(meta_table.c.value).where(meta_table.c.key == VERSION_KEY)).scalar()
+                decks = {name: {"back": back, "tags": {}} for name, back in self._execute(
+                    select(d.name, d.back).where(d.state.in_(LIVE_STATES)))}
+                retired: list[str] = []
+                for uid, deck, card in self._execute(
+                        select(t.uid, t.deck, t.card).join(reg_decks_table, d.name == t.deck)):
+                    if deck in decks:
+                        decks[deck]["tags"][uid] = card
+                    else:
+                        retired.append(uid)
+                badges, revoked = {}, []
+                for uid, dealer, revoked_at in self._execute(select(b.uid, b.dealer, b.revoked_at)):
+                    if revoked_at is None:
+                        badges[uid] = dealer
+                    else:
+                        revoked.append(uid)
+            finally:
+                if self.backend == "postgresql" and not self._in_transaction:
+                    self._sql("COMMIT")
+        return {"version": int(version) if version is not None else 0, "decks": decks,
+                "retired": sorted(retired), "badges": badges, "revoked": sorted(revoked)}
+
+    def registry_payload(self) -> tuple[int, str, bytes]:
+        """``(version, fingerprint, payload)``: the registry as the collector publishes it
+        (:func:`dealerbox.link.protocol.build_registry`)."""
+        c = self.registry_content()
+        fingerprint = P.registry_fingerprint(c["decks"], c["retired"], c["badges"], c["revoked"])
+        return c["version"], fingerprint, P.build_registry(c["version"], c["decks"], c["retired"],
+                                                           c["badges"], c["revoked"])
+
+    # -- steps and the audit trail
+
+    def _step(self, step: str, now: float, *, deck: str | None = None, badge: str | None = None,
+              table: str | None = None, seq: int | None = None, person: str | None = None,
+              witness: str | None = None, detail: dict | None = None) -> bool:
+        """One row of the card control log; False when the journal line (*table*, *seq*) filed it already."""
+        values = dict(at=now, deck=deck, badge=badge, step=step, table_id=table, seq=seq,
+                      person=storable(person) if person is not None else None, witness=witness,
+                      detail=storable(json.dumps(detail, sort_keys=True)) if detail is not None else None)
+        if seq is None:
+            self._execute(insert(reg_steps_table).values(**values))
+            return True
+        # RETURNING, not rowcount: psycopg gives -1 for an INSERT ... ON CONFLICT DO NOTHING here.
+        return self._execute(self._insert(reg_steps_table).values(**values).on_conflict_do_nothing()
+                             .returning(reg_steps_table.c.id)).first() is not None
+
+    def _audit(self, who: str, action: str, detail: str, now: float) -> None:
+        self._execute(insert(audit_table).values(at=now, who=who, action=action, alert_id=None,
+                                                 detail=storable(detail)))
+
+    def _deck_row(self, name: str, *, lock: bool = False) -> dict | None:
+        stmt = select(reg_decks_table).where(reg_decks_table.c.name == name)
+        if lock and self.backend == "postgresql":
+            stmt = stmt.with_for_update()
+        rows = self._rows(stmt)
+        return rows[0] if rows else None
+
+    # -- decks
+
+    def receive_deck(self, name: str, back: str, count: int, who: str, now: float | None = None) -> dict:
+        """A deck delivered sealed: *count* is what the seal holds (cards, or decks of a box).
+        Refused for a name the registry has already."""
+        name, who = check_deck_name(name), check_person("who received it", who)
+        back = _why("a back's colour", back)
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 10_000:
+            raise RegistryRefused(f"a sealed count is a whole number from 1 to 10000, not {count!r}")
+        now = time.time() if now is None else now
+        with self._unit():
+            if self._deck_row(name) is not None:
+                raise RegistryRefused(f"deck {name} is in the registry already ({self._deck_row(name)['state']})")
+            self._execute(insert(reg_decks_table).values(name=name, back=back, state="received", sealed_count=count,
+                                                         received_at=now, received_by=who, changed=now))
+            self._step("received", now, deck=name, person=who, detail={"sealed_count": count, "back": back})
+            self._audit(who, "deck_receive", f"deck {name} received sealed ({count}), back {back}", now)
+        return self.deck(name)
+
+    def register_deck(self, name: str, back: str, tags: dict, who: str | None, *, table: str | None = None,
+                      seq: int | None = None, now: float | None = None) -> dict:
+        """Register deck *name*'s tags (*tags*: UID -> card). A deck received before takes them;
+        the same deck registered again with the same tags changes nothing; a tag that is a card
+        of another deck, or a badge, is refused with what it is (first registration wins).
+        *who*: the admin, or None for a table's technician (*table*, its journal line *seq*)."""
+        now = time.time() if now is None else now
+        with self._unit():
+            return self._register_deck(name, back, tags, who, table, seq, now)
+
+    def _register_deck(self, name, back, tags, who, table, seq, now) -> dict:
+        name = check_deck_name(name)
+        back = back.strip() if isinstance(back, str) else ""
+        if len(back) > 40 or not back.isprintable():
+            raise RegistryRefused(f"a back's colour is at most 40 printable characters, not {back!r}")
+        if not isinstance(tags, dict) or not tags:
+            raise RegistryRefused(f"deck {name}: expected its tags, UID -> card, not {tags!r}")
+        wanted: dict[str, str] = {}
+        for raw, card in tags.items():
+            uid = _uid(raw)
+            if not isinstance(card, str) or not is_card(card):
+                raise RegistryRefused(f"deck {name}: tag {uid} = {card!r}: expected a card code (Ah, Td, joker)")
+            if uid in wanted:
+                raise RegistryRefused(f"deck {name}: tag {uid} is listed twice")
+            wanted[uid] = card
+        t, b = reg_tags_table.c, reg_badges_table.c
+        held = {uid: (deck, card) for uid, deck, card in self._execute(
+            select(t.uid, t.deck, t.card).where(t.uid.in_(list(wanted))))}
+        for uid, (deck, card) in sorted(held.items()):
+            if deck != name:
+                raise RegistryRefused(f"tag {uid} is already registered as {card} of deck {deck}")
+        badge = self._execute(select(b.uid, b.dealer).where(b.uid.in_(list(wanted)))).first()
+        if badge is not None:
+            raise RegistryRefused(f"tag {badge[0]} is dealer {badge[1]}'s badge, not a card")
+        row = self._deck_row(name, lock=True)
+        by = who if who is not None else f"a technician at {table}"
+        if row is not None and row["state"] in ("retired", "destroyed"):
+            raise RegistryRefused(f"deck {name} is {row['state']}: a retired deck is never registered again")
+        if row is not None and row["state"] in LIVE_STATES:
+            mine = dict(self._execute(select(t.uid, t.card).where(t.deck == name)).all())
+            if mine == wanted:
+                return self._deck_dict(row)   # registered already, as it is: nothing changes
+            raise RegistryRefused(f"deck {name} is registered already with {len(mine)} other tags "
+                                  f"(by {row['registered_by']}): first registration wins")
+        if row is None:
+            self._execute(insert(reg_decks_table).values(name=name, back=back, state="registered",
+                                                         registered_at=now, registered_by=by,
+                                                         registered_table=table, changed=now))
+        else:  # received: its tags now
+            self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
+                back=back or row["back"], state="registered", registered_at=now, registered_by=by,
+                registered_table=table, changed=now))
+        self._execute(insert(reg_tags_table).values([{"uid": u, "deck": name, "card": c}
+                                                      for u, c in sorted(wanted.items())]))
+        self._step("registered", now, deck=name, table=table, seq=seq, person=by,
+                   detail={"tags": len(wanted), "back": back})
+        if who is not None:
+            self._audit(who, "deck_register", f"deck {name} registered, {len(wanted)} tags", now)
+        self._moved()
+        return self._deck_dict(self._deck_row(name))
+
+    def retire_deck(self, name: str, who: str, why: str, now: float | None = None) -> dict:
+        """Take deck *name* out of play: its tags are foreign at every table from the next version."""
+        name, who, why = check_deck_name(name), check_person("who retires it", who), _why("why it is retired", why)
+        now = time.time() if now is None else now
+        with self._unit():
+            row = self._deck_row(name, lock=True)
+            if row is None:
+                raise RegistryRefused(f"no deck {name} in the registry")
+            if row["state"] in ("retired", "destroyed"):
+                raise RegistryRefused(f"deck {name} is {row['state']} already")
+            self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
+                state="retired", retired_at=now, retired_by=who, retired_why=why, changed=now))
+            self._step("retired", now, deck=name, person=who, detail={"why": why})
+            self._audit(who, "deck_retire", f"deck {name} retired: {why}", now)
+            self._moved()
+        return self.deck(name)
+
+    def destroy_deck(self, name: str, who: str, witness: str, now: float | None = None) -> dict:
+        """Deck *name*, retired, destroyed by *who* and witnessed by *witness* (another person)."""
+        name = check_deck_name(name)
+        who, witness = check_person("who destroys it", who), check_person("the witness", witness)
+        if who.casefold() == witness.casefold():
+            raise RegistryRefused(f"{who} cannot witness their own destruction of a deck: name another person")
+        now = time.time() if now is None else now
+        with self._unit():
+            row = self._deck_row(name, lock=True)
+            if row is None:
+                raise RegistryRefused(f"no deck {name} in the registry")
+            if row["state"] == "destroyed":
+                raise RegistryRefused(f"deck {name} was destroyed already")
+            if row["state"] != "retired":
+                raise RegistryRefused(f"deck {name} is {row['state'].replace('_', ' ')}: retire it first")
+            self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
+                state="destroyed", destroyed_at=now, destroyed_by=who, destroyed_witness=witness, changed=now))
+            self._step("destroyed", now, deck=name, person=who, witness=witness)
+            self._audit(who, "deck_destroy", f"deck {name} destroyed, witnessed by {witness}", now)
+        return self.deck(name)
+
+    def set_deck_limit(self, name: str, hours: float | None, hands: int | None, who: str,
+                       now: float | None = None) -> dict:
+        """Deck *name*'s own limit (None and None: the house's again)."""
+        name, who = check_deck_name(name), check_person("who sets it", who)
+        if hours is not None and (not isinstance(hours, (int, float)) or isinstance(hours, bool)
+                                  or not 0 < hours <= 100_000):
+            raise RegistryRefused(f"hours in play is a number above 0, not {hours!r}")
+        if hands is not None and (not isinstance(hands, int) or isinstance(hands, bool) or not 0 < hands <= 10**9):
+            raise RegistryRefused(f"hands is a whole number above 0, not {hands!r}")
+        now = time.time() if now is None else now
+        with self._unit():
+            if self._deck_row(name, lock=True) is None:
+                raise RegistryRefused(f"no deck {name} in the registry")
+            self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
+                limit_hours=float(hours) if hours is not None else None, limit_hands=hands, changed=now))
+            said = (f"{hours:g} hours in play" if hours is not None else "") + \
+                   (" or " if hours is not None and hands is not None else "") + \
+                   (f"{hands} hands" if hands is not None else "")
+            self._step("limit_set", now, deck=name, person=who, detail={"hours": hours, "hands": hands})
+            self._audit(who, "deck_limit", f"deck {name}: limit {said or 'the house limit'}", now)
+        return self.deck(name)
+
+    # -- badges
+
+    def register_badge(self, uid: str, dealer: str, who: str | None, *, table: str | None = None,
+                       seq: int | None = None, now: float | None = None) -> dict:
+        """Badge *uid* signs *dealer* in at every table. The same badge of the same dealer again
+        changes nothing; a badge of another dealer, a revoked one or a card's tag is refused."""
+        now = time.time() if now is None else now
+        with self._unit():
+            return self._register_badge(uid, dealer, who, table, seq, now)
+
+    def _register_badge(self, uid, dealer, who, table, seq, now) -> dict:
+        uid = _uid(uid)
+        try:
+            check_dealer_id(dealer)
+        except RegistryError as exc:
+            raise RegistryRefused(str(exc)) from None
+        b, t = reg_badges_table.c, reg_tags_table.c
+        card = self._execute(select(t.deck, t.card).where(t.uid == uid)).first()
+        if card is not None:
+            raise RegistryRefused(f"tag {uid} is already registered as {card[1]} of deck {card[0]}")
+        row = self._rows(select(reg_badges_table).where(b.uid == uid))
+        if row:
+            old = row[0]
+            if old["revoked_at"] is not None:
+                raise RegistryRefused(f"badge {uid} was revoked by {old['revoked_by']}: a revoked badge "
+                                      "is never registered again")
+            if old["dealer"] != dealer:
+                raise RegistryRefused(f"badge {uid} is registered to dealer {old['dealer']} already")
+            return self._badge_dict(old)
+        by = who if who is not None else f"a technician at {table}"
+        self._execute(insert(reg_badges_table).values(uid=uid, dealer=dealer, registered_at=now, registered_by=by,
+                                                      registered_table=table))
+        self._step("badge_registered", now, badge=uid, table=table, seq=seq, person=by, detail={"dealer": dealer})
+        if who is not None:
+            self._audit(who, "badge_register", f"badge {uid} registered to dealer {dealer}", now)
+        self._moved()
+        return self._badge_dict(self._rows(select(reg_badges_table).where(b.uid == uid))[0])
+
+    def revoke_badge(self, uid: str, who: str, why: str, now: float | None = None) -> dict:
+        """Badge *uid* signs in nowhere from the next version."""
+        uid, who, why = _uid(uid), check_person("who revokes it", who), _why("why it is revoked", why)
+        now = time.time() if now is None else now
+        b = reg_badges_table.c
+        with self._unit():
+            row = self._rows(select(reg_badges_table).where(b.uid == uid))
+            if not row:
+                raise RegistryRefused(f"no badge {uid} in the registry")
+            if row[0]["revoked_at"] is not None:
+                raise RegistryRefused(f"badge {uid} was revoked already")
+            self._execute(update(reg_badges_table).where(b.uid == uid).values(
+                revoked_at=now, revoked_by=who, revoked_why=why))
+            self._step("badge_revoked", now, badge=uid, person=who, detail={"dealer": row[0]["dealer"], "why": why})
+            self._audit(who, "badge_revoke", f"badge {uid} of dealer {row[0]['dealer']} revoked: {why}", now)
+            self._moved()
+            return self._badge_dict(self._rows(select(reg_badges_table).where(b.uid == uid))[0])
+
+    # -- reading
+
+    @staticmethod
+    def _deck_dict(row: dict) -> dict:
+        return dict(row)
+
+    @staticmethod
+    def _badge_dict(row: dict) -> dict:
+        return dict(row)
+
+    def decks(self) -> list[dict]:
+        """Every deck, by name, with ``tags`` (how many)."""
+        d, t = reg_decks_table.c, reg_tags_table.c
+        count = select(func.count()).select_from(reg_tags_table).where(t.deck == d.name).scalar_subquery()
+        with self._unit(write=False):
+            return self._rows(select(reg_decks_table, count.label("tags")).order_by(d.name))
+
+    def deck(self, name: str) -> dict | None:
+        """Deck *name* with its ``tags`` (UID -> card), or None."""
+        with self._unit(write=False):
+            row = self._deck_row(name)
+            if row is None:
+                return None
+            t = reg_tags_table.c
+            row["tags"] = dict(self._execute(select(t.uid, t.card).where(t.deck == name).order_by(t.uid)).all())
+        return row
+
+    def deck_of_tags(self) -> dict[str, tuple[str, str]]:
+        """Every registered tag: UID -> ``(card, deck)``."""
+        t = reg_tags_table.c
+        with self._unit(write=False):
+            return {uid: (card, deck) for uid, deck, card in self._execute(select(t.uid, t.deck, t.card))}
+
+    def deck_tables(self, name: str) -> list[dict]:
+        """Where deck *name* was used: per table, its first and last hand and how many."""
+        h = reg_hands_table.c
+        with self._unit(write=False):
+            return self._rows(select(h.table_id.label("table"), func.min(h.started).label("first"),
+                                     func.max(func.coalesce(h.ended, h.started)).label("last"),
+                                     func.count().label("hands"))
+                              .where(h.deck == name).group_by(h.table_id).order_by(func.min(h.started)))
+
+    def deck_hands(self, name: str | None = None, start: float | None = None, end: float | None = None) -> list[dict]:
+        """The hands dealt with deck *name* (every deck: None), oldest first, optionally started in ``[start, end)``."""
+        h = reg_hands_table.c
+        stmt = select(h.table_id.label("table"), h.start_seq, h.deck, h.started, h.ended, h.dealer)
+        if name is not None:
+            stmt = stmt.where(h.deck == name)
+        if start is not None:
+            stmt = stmt.where(h.started >= start)
+        if end is not None:
+            stmt = stmt.where(h.started < end)
+        with self._unit(write=False):
+            return self._rows(stmt.order_by(h.started, h.table_id, h.start_seq))
+
+    def badges(self) -> list[dict]:
+        """Every badge, by dealer then UID."""
+        b = reg_badges_table.c
+        with self._unit(write=False):
+            return self._rows(select(reg_badges_table).order_by(b.dealer, b.uid))
+
+    def registry_steps(self, *, deck: str | None = None, start: float | None = None,
+                       end: float | None = None) -> list[dict]:
+        """The card control log's steps, oldest first: of one deck, and/or in ``[start, end)``."""
+        s = reg_steps_table.c
+        stmt = select(reg_steps_table)
+        if deck is not None:
+            stmt = stmt.where(s.deck == deck)
+        if start is not None:
+            stmt = stmt.where(s.at >= start)
+        if end is not None:
+            stmt = stmt.where(s.at < end)
+        with self._unit(write=False):
+            rows = self._rows(stmt.order_by(s.at, s.id))
+        for row in rows:
+            row["detail"] = json.loads(row["detail"]) if row["detail"] else {}
+        return rows
+
+    # -- the registry pass (dealerbox/floor/collecting/registry_pass.py)
+
+    def known_tables(self) -> list[str]:
+        """Every table the floor has heard of, by id (each is sent the registry)."""
+        with self._unit(write=False):
+            return list(self._execute(select(tables_table.c.table_id).order_by(tables_table.c.table_id)).scalars())
+
+    def registry_behind(self) -> list[tuple[str, int | None, int | None]]:
+        """``(table, seq read, resume seq)`` of each table with lines the pass has not read."""
+        t, p = tables_table.c, reg_progress_table.c
+        with self._unit(write=False):
+            return [tuple(r) for r in self._execute(
+                select(t.table_id, p.seq, p.resume_seq)
+                .select_from(tables_table.outerjoin(reg_progress_table, p.table_id == t.table_id))
+                .where(t.last_seq > func.coalesce(p.seq, 0)).order_by(t.table_id))]
+
+    def file_registry_part(self, table: str, old_seq: int | None, new_seq: int, resume_seq: int | None,
+                           notes: list[dict], hands: list[dict], limits: DeckLimits) -> list[dict] | None:
+        """File what the pass read of *table*'s lines after *old_seq* up to *new_seq*, in one
+        transaction that first moves the table's progress from *old_seq* (None: never read):
+        the registry's events (*notes*: ``kind``, ``seq``, ``at``, ``event``) and the hands
+        each deck dealt (*hands*: ``start_seq``, ``deck``, ``started``, ``ended``, ``dealer``).
+        Returns the alerts raised, or None when another caller moved the progress first."""
+        p = reg_progress_table.c
+        alerts: list[dict] = []
+        with self._unit():
+            if old_seq is None:
+                moved = int(self._execute(self._insert(reg_progress_table).values(
+                    table_id=table, seq=new_seq, resume_seq=resume_seq).on_conflict_do_nothing()
+                    .returning(p.table_id)).first() is not None)
+            else:
+                moved = self._execute(update(reg_progress_table).where(p.table_id == table, p.seq == old_seq)
+                                      .values(seq=new_seq, resume_seq=resume_seq)).rowcount
+            if moved != 1:
+                return None
+            for note in notes:
+                alert = self._table_note(table, note)
+                if alert is not None:
+                    alerts.append(alert)
+            for hand in hands:
+                alert = self._hand(table, hand, limits)
+                if alert is not None:
+                    alerts.append(alert)
+        return alerts
+
+    def _table_note(self, table: str, note: dict) -> dict | None:
+        kind, seq, at, event = note["kind"], note["seq"], note["at"], note["event"]
+        try:
+            if kind == "deck_registered":
+                self._savepoint_try(lambda: self._register_deck(event.get("deck"), event.get("back", ""),
+                                                                event.get("tags"), None, table, seq, at))
+            elif kind == "badge_registered":
+                self._savepoint_try(lambda: self._register_badge(event.get("uid"), event.get("dealer"),
+                                                                 None, table, seq, at))
+            elif kind == "deck_checked":
+                deck = event.get("deck")
+                deck = deck if isinstance(deck, str) and deck.strip() else None
+                self._step("checked", at, deck=deck, table=table, seq=seq, person=f"a technician at {table}",
+                           detail={"missing": _strings(event.get("missing")), "damaged": _strings(event.get("damaged")),
+                                   "ok": event.get("ok") is True})
+            elif kind == "registry_applied":
+                self._step("applied", at, table=table, seq=seq,
+                           detail={"version": event.get("version"), "fingerprint": str(event.get("fingerprint"))[:64]})
+        except RegistryRefused as exc:
+            what = event.get("deck") if kind == "deck_registered" else event.get("uid")
+            if not self._step("refused", at, deck=what if kind == "deck_registered" and isinstance(what, str) else None,
+                              badge=what if kind == "badge_registered" and isinstance(what, str) else None,
+                              table=table, seq=seq, person=f"a technician at {table}",
+                              detail={"kind": kind, "why": str(exc)}):
+                return None  # filed (and alerted) already
+            label = "deck" if kind == "deck_registered" else "badge"
+            return self.raise_alert(table, ALERT_KIND_CONFLICT,
+                                    f"{table} registered {label} {str(what)[:64]} and the floor refused it: {exc}",
+                                    seq, at)
+        return None
+
+    def _savepoint_try(self, change) -> None:
+        """Run *change* in a savepoint of the open transaction: a refusal undoes it alone."""
+        self._sql("SAVEPOINT registry_note")
+        try:
+            change()
+        except BaseException:
+            self._sql("ROLLBACK TO SAVEPOINT registry_note")
+            self._sql("RELEASE SAVEPOINT registry_note")
+            raise
+        self._sql("RELEASE SAVEPOINT registry_note")
+
+    def _hand(self, table: str, hand: dict, limits: DeckLimits) -> dict | None:
+        name = hand["deck"]
+        h = reg_hands_table.c
+        new = self._execute(self._insert(reg_hands_table).values(
+            table_id=table, start_seq=hand["start_seq"], deck=name, started=hand["started"], ended=hand["ended"],
+            dealer=hand["dealer"]).on_conflict_do_nothing(index_elements=[h.table_id, h.start_seq])
+            .returning(h.table_id)).first() is not None
+        row = self._deck_row(name, lock=True) if new else None
+        if row is None:
+            return None
+        started, ended = hand["started"], hand["ended"]
+        seconds = max(0.0, ended - started) if started is not None and ended is not None else 0.0
+        if (row["last_table"] == table and row["last_ended"] is not None and started is not None
+                and 0 <= started - row["last_ended"] <= PLAY_BREAK_S):
+            seconds += started - row["last_ended"]
+        values = {"hands": row["hands"] + 1, "play_s": row["play_s"] + seconds, "last_table": table,
+                  "last_ended": ended if ended is not None else started}
+        at = started if started is not None else time.time()
+        if row["state"] in ("received", "registered"):
+            values.update(state="in_play", first_play_at=at, first_play_table=table)
+            self._step("in_play", at, deck=name, table=table, seq=hand["start_seq"],
+                       person=hand["dealer"] and f"dealer {hand['dealer']}", detail={"first_hand": hand["start_seq"]})
+        self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(**values))
+        if row["limit_alerted"] is not None or row["state"] in ("retired", "destroyed"):
+            return None
+        hours = row["limit_hours"] if row["limit_hours"] is not None else limits.hours
+        most = row["limit_hands"] if row["limit_hands"] is not None else limits.hands
+        past = []
+        if most is not None and values["hands"] > most:
+            past.append(f"{values['hands']} hands (limit {most})")
+        if hours is not None and values["play_s"] > hours * 3600:
+            past.append(f"{values['play_s'] / 3600:.1f} hours in play (limit {hours:g})")
+        if not past:
+            return None
+        now = ended if ended is not None else at
+        self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(limit_alerted=now))
+        self._step("limit", now, deck=name, table=table, seq=hand["start_seq"], detail={"past": past})
+        return self.raise_alert(table, ALERT_KIND_LIMIT,
+                                f"Deck {name} is past the house limit: {' and '.join(past)}. Retire it.",
+                                hand["start_seq"], now)
+
+
+def _strings(value) -> list[str]:
+    return [str(v)[:32] for v in value[:60]] if isinstance(value, list) else []

@@ -1,0 +1,171 @@
+"""The room's registry in the store, on SQLite and PostgreSQL: a deck's whole life, first
+registration wins, badges, the registry pass filing the tables' registry events and each
+deck's hands, and a deck past the house's limit raising one alert."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from dealerbox.errors import ConfigError
+from dealerbox.floor.collecting.registry_pass import RegistryPass
+from dealerbox.floor.operating.settings import load_collector, load_registry
+from dealerbox.floor.store import Store
+from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT, DeckLimits, RegistryRefused
+from dealerbox.link import protocol as P
+from tests.floor.registry_support import TableJournal, deck_tags, file_journal
+
+T0 = time.time() - 4 * 3600
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    """A new store on each backend: an SQLite file, a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        target = tmp_path / "floor.sqlite"
+    else:
+        target = request.getfixturevalue("postgres_cluster").database(f"floor_{uuid.uuid4().hex[:12]}")
+    with Store(target) as opened:
+        yield opened
+
+
+def steps(store, deck):
+    return [s["step"] for s in store.registry_steps(deck=deck)]
+
+
+def test_a_deck_from_delivery_to_destruction(store):
+    red = deck_tags("Red 7")
+    assert store.registry_version() == 0
+    store.receive_deck("Red 7", "red", 54, "ann", now=T0)
+    assert store.registry_version() == 0   # nothing the tables are sent yet
+    store.register_deck("Red 7", "red", red, "ann", now=T0 + 60)
+    version, fingerprint, payload = store.registry_payload()
+    sent = P.parse_registry(payload)
+    assert version == sent.version == 1 and sent.fingerprint == fingerprint
+    assert sent.decks["Red 7"][1] == red and not sent.retired
+    # The same deck again changes nothing; one of its tags in another deck is refused with what it is.
+    store.register_deck("Red 7", "red", red, "bob")
+    assert store.registry_version() == 1
+    uid, card = next(iter(red.items()))
+    with pytest.raises(RegistryRefused, match=f"tag {uid} is already registered as {card} of deck Red 7"):
+        store.register_deck("Blue 1", "blue", {uid: card}, "bob")
+    assert store.deck("Blue 1") is None and store.registry_version() == 1
+    with pytest.raises(RegistryRefused, match="retire it first"):
+        store.destroy_deck("Red 7", "ann", "bob")
+    store.retire_deck("Red 7", "ann", "a corner bent on the seven of clubs", now=T0 + 3600)
+    sent = P.parse_registry(store.registry_payload()[2])
+    assert sent.version == 2 and "Red 7" not in sent.decks and sent.retired == frozenset(red)
+    with pytest.raises(RegistryRefused, match="witness their own"):
+        store.destroy_deck("Red 7", "ann", "Ann")
+    store.destroy_deck("Red 7", "ann", "bob", now=T0 + 7200)
+    deck = store.deck("Red 7")
+    assert (deck["state"], deck["destroyed_by"], deck["destroyed_witness"]) == ("destroyed", "ann", "bob")
+    assert steps(store, "Red 7") == ["received", "registered", "retired", "destroyed"]
+    with pytest.raises(RegistryRefused, match="never registered again"):
+        store.register_deck("Red 7", "red", red, "ann")
+    assert [a["action"] for a in store.audit()] == ["deck_receive", "deck_register", "deck_retire", "deck_destroy"]
+    assert all(a["who"] == "ann" for a in store.audit())
+
+
+def test_badges_registered_once_and_revoked(store):
+    store.register_badge("08a1b2c3", "1042", "ann")
+    with pytest.raises(RegistryRefused, match="registered to dealer 1042 already"):
+        store.register_badge("08A1B2C3", "2077", "ann")
+    red = deck_tags("Red 7")
+    store.register_deck("Red 7", "red", red, "ann")
+    with pytest.raises(RegistryRefused, match="of deck Red 7"):
+        store.register_badge(next(iter(red)), "2077", "ann")
+    with pytest.raises(RegistryRefused, match="dealer 1042's badge"):
+        store.register_deck("Odd", "", {"08A1B2C3": "Ah"}, "ann")
+    sent = P.parse_registry(store.registry_payload()[2])
+    assert sent.badges == {"08A1B2C3": "1042"} and not sent.revoked
+    store.revoke_badge("08A1B2C3", "ann", "the dealer left")
+    sent = P.parse_registry(store.registry_payload()[2])
+    assert not sent.badges and sent.revoked == frozenset({"08A1B2C3"})
+    with pytest.raises(RegistryRefused, match="revoked"):
+        store.register_badge("08A1B2C3", "1042", "ann")
+
+
+def test_the_pass_files_a_tables_registrations_checks_and_hands(store):
+    red, blue = deck_tags("Red 7"), deck_tags("Blue 1")
+    t01, t02 = TableJournal("T01"), TableJournal("T02")
+    t01.add(T0, "deck_registered", deck="Red 7", back="red", tags=red)
+    t01.add(T0 + 1, "badge_registered", uid="04A1B2C3D4E5F6", dealer="2077")
+    t01.add(T0 + 2, "deck_checked", deck="Red 7", missing=["Qs"], damaged=[], ok=False)
+    t01.add(T0 + 3, "registry_applied", version=1, fingerprint="0" * 64)
+    first = t01.hand(T0 + 10, red, deck="Red 7")
+    # T02 registers Blue 1 with one of Red 7's tags: refused, an alert naming both.
+    stolen = dict(list(blue.items())[:-1]) | {next(iter(red)): "Ah"}
+    t02.add(T0 + 20, "deck_registered", deck="Blue 1", back="blue", tags=stolen)
+    t02.hand(T0 + 200, red, by_uid=True)      # Red 7's cards by their tags, at T02
+    file_journal(store, t01)
+    file_journal(store, t02)
+    registry = RegistryPass(store)
+    alerts = registry.catch_up()
+    assert [a["kind"] for a in alerts] == [ALERT_KIND_CONFLICT]
+    assert alerts[0]["table"] == "T02" and "Blue 1" in alerts[0]["text"] and "deck Red 7" in alerts[0]["text"]
+    assert store.deck("Blue 1") is None
+    deck = store.deck("Red 7")
+    assert deck["state"] == "in_play" and deck["first_play_table"] == "T01" and deck["hands"] == 2
+    assert deck["registered_by"] == "a technician at T01"
+    assert [t["table"] for t in store.deck_tables("Red 7")] == ["T01", "T02"]
+    assert [h["start_seq"] for h in store.deck_hands("Red 7")][0] == first
+    assert steps(store, "Red 7") == ["registered", "checked", "in_play"]
+    checked = [s for s in store.registry_steps(deck="Red 7") if s["step"] == "checked"][0]
+    assert checked["detail"] == {"missing": ["Qs"], "damaged": [], "ok": False} and checked["table_id"] == "T01"
+    assert P.parse_registry(store.registry_payload()[2]).badges == {"04A1B2C3D4E5F6": "2077"}
+    # Filed once: the pass again, and another pass (another collector), file nothing more.
+    assert registry.catch_up() == [] and RegistryPass(store).catch_up() == []
+    assert store.deck("Red 7")["hands"] == 2 and len(store.alerts()) == 1
+    assert len(store.registry_steps()) == len(set((s["table_id"], s["seq"], s["step"])
+                                                  for s in store.registry_steps()))
+
+
+def test_a_deck_past_its_limit_raises_one_alert(store):
+    red = deck_tags("Red 7")
+    store.register_deck("Red 7", "red", red, "ann", now=T0)
+    t01 = TableJournal("T01")
+    registry = RegistryPass(store, DeckLimits(hands=3))
+    for i in range(3):
+        t01.hand(T0 + 100 * i, red, deck="Red 7")
+    file_journal(store, t01)
+    assert registry.catch_up() == []   # at the limit, not past it: no false alarm
+    filed = len(t01.lines)
+    for i in range(3, 8):
+        t01.hand(T0 + 100 * i, red, deck="Red 7")
+    file_journal(store, t01, filed)
+    alerts = registry.catch_up()
+    assert [a["kind"] for a in alerts] == [ALERT_KIND_LIMIT]
+    assert "Red 7" in alerts[0]["text"] and "4 hands (limit 3)" in alerts[0]["text"]
+    assert [a["kind"] for a in store.alerts()] == [ALERT_KIND_LIMIT] and store.alerts()[0]["count"] == 1
+    assert steps(store, "Red 7").count("limit") == 1
+
+
+def test_a_decks_own_limit_in_hours_comes_before_the_houses(store):
+    red = deck_tags("Red 7")
+    store.register_deck("Red 7", "red", red, "ann", now=T0)
+    store.set_deck_limit("Red 7", 0.05, None, "ann")   # three minutes
+    t01 = TableJournal("T01")
+    for i in range(3):
+        t01.hand(T0 + 90 * i, red, deck="Red 7", seconds=60)   # 30 s pauses count as play
+    file_journal(store, t01)
+    alerts = RegistryPass(store, DeckLimits(hands=1000)).catch_up()
+    assert [a["kind"] for a in alerts] == [ALERT_KIND_LIMIT] and "hours in play (limit 0.05)" in alerts[0]["text"]
+
+
+def test_registry_section_of_floor_toml(tmp_path):
+    path = tmp_path / "floor.toml"
+    path.write_text("[registry]\ndeck_hours = 8\ndeck_hands = 400\n")
+    assert load_registry(path) == DeckLimits(8.0, 400)
+    for body, key in (('deck_hours = "8"', "registry.deck_hours"), ("deck_hands = 0", "registry.deck_hands"),
+                      ("deck_hand = 3", "registry.deck_hand")):
+        path.write_text(f"[registry]\n{body}\n")
+        with pytest.raises(ConfigError, match=key) as caught:
+            load_registry(path)
+        assert str(path) in str(caught.value)
+    path.write_text("")
+    assert load_registry(path) == DeckLimits()
+    with pytest.raises(ConfigError, match="registry"):
+        load_collector(path.with_name("missing.toml"))
