@@ -639,7 +639,8 @@ def test_decision_lines_are_chained_and_skipped_by_event_readers(tmp_path):
 
     with Journal(tmp_path, sync="none") as j:
         s1 = j.append(Event(1.0, "new_hand", players=2))
-        j.append_decision({"t": 1.0, "verdict": "ok", "irregularity": None, "seq": s1})
+        j.append_decision({"t": 1.0, "verdict": "ok", "irregularity": None, "cards": [], "rule": "",
+                           "steps": [], "step": 0, "phase": "deal", "seq": s1})
         s3 = j.append(Event(2.0, "shoe", card="Ah"))
     assert [e.seq for e in read_entries(tmp_path)] == [1, s3] == [1, 3]
     assert [(seq, d["verdict"], d["seq"]) for seq, _wall, d in read_decisions(tmp_path)] == [(2, "ok", 1)]

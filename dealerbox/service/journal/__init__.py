@@ -104,8 +104,12 @@ it does not vouch for are copied byte for byte to ``quarantine/`` with a note
 of where they were (:attr:`Journal.damage`); those after the newest file's
 last good line are then moved aside (the file is cut back to it, so the chain
 goes on from a good line). The open hand is replayed from good lines only
-(:func:`checked_open_hand`). The daemon records :meth:`Journal.damage_record`
-as a ``journal_damage`` line.
+(:func:`checked_open_hand`). The chain never follows a line that fails
+:func:`~dealerbox.service.journal.lines.parse_line`'s strict check, so at the
+end of the newest file a malformed last-but-one line is blamed and the good
+last line kept; only two well-formed lines that do not link are ambiguous (the
+last one is then moved aside, both stay on record). The daemon records
+:meth:`Journal.damage_record` as a ``journal_damage`` line.
 
 Retention
 ---------

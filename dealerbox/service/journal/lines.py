@@ -9,6 +9,7 @@ journal_verify) and may be used by every other journal module.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -19,7 +20,8 @@ from typing import Iterator
 
 from dealerbox.link.chain import GENESIS, line_hash
 from dealerbox.errors import EventError, JournalError
-from dealerbox.domain.events import Event
+from dealerbox.domain.decisions import Decision
+from dealerbox.domain.events import MAX_T, Event
 
 SYNC_POLICIES = ("event", "group", "none")
 ANCHOR_NAME = "journal-anchor.json"
@@ -28,6 +30,12 @@ _FILE_RE = re.compile(r"^journal-(\d{4}-\d{2}-\d{2})\.jsonl$")
 #: What a line can carry besides seq, prev and wall: exactly one of these objects.
 BODY_KINDS = ("event", "decision", "gap", "journal_damage")
 QUARANTINE_DIR = "quarantine"
+#: How ``wall`` is written (UTC, to the microsecond): :func:`utc_text` writes it,
+#: and :func:`parse_line` accepts nothing else (``_WALL_SHAPE`` is its shape, read
+#: with a regular expression because ``strptime`` would double the cost of a line).
+WALL_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_WALL_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+_HASH_SHAPE = re.compile(r"[0-9a-f]{64}")
 
 
 def day_file_name(day: _dt.date) -> str:
@@ -40,7 +48,7 @@ def utc_day(posix_seconds: float) -> _dt.date:
 
 def utc_text(posix_seconds: float) -> str:
     stamp = _dt.datetime.fromtimestamp(posix_seconds, _dt.timezone.utc)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return stamp.strftime(WALL_FORMAT)
 
 
 def journal_files(directory) -> list[tuple[_dt.date, Path]]:
@@ -117,7 +125,13 @@ class JournalLine:
 
 def parse_line(file: str, lineno: int, raw: bytes) -> JournalLine:
     """Parse one stored line (its bytes without the newline); a line that is
-    not a journal line comes back with ``error`` saying why."""
+    not a journal line comes back with ``error`` saying why.
+
+    This is the journal's one strict check of a line's own content: every
+    field as the writer writes it and the event or decision as CONTRACT.md
+    defines it. The chain walk never follows a line that fails it, so when two
+    lines disagree at the end of the chain, a malformed one is the damaged one.
+    """
     rec = JournalLine(file, lineno, raw, line_hash(raw))
     try:
         d = json.loads(raw)
@@ -131,11 +145,9 @@ def parse_line(file: str, lineno: int, raw: bytes) -> JournalLine:
     if rec.error is None:
         kind = next(k for k in BODY_KINDS if k in d)
         body = d[kind]
-        rec.seq, rec.prev, rec.kind, rec.body = d["seq"], d["prev"], kind, body
+        rec.seq, rec.prev, rec.wall, rec.kind, rec.body = d["seq"], d["prev"], d["wall"], kind, body
         rec.event = body if kind == "event" else None
         rec.decision = body if kind == "decision" else None
-        wall = d.get("wall")
-        rec.wall = wall if isinstance(wall, str) else None
     return rec
 
 
@@ -147,8 +159,11 @@ def _line_problem(d) -> str | None:
     kinds = [k for k in BODY_KINDS if k in d]
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
         return f"'seq' must be a positive whole number, not {_short(seq)}"
-    if not isinstance(prev, str) or len(prev) != 64:
+    if not isinstance(prev, str) or not _HASH_SHAPE.fullmatch(prev):
         return f"'prev' must be 64 hex digits, not {_short(prev)}"
+    problem = _wall_problem(d.get("wall"))
+    if problem:
+        return problem
     if len(kinds) != 1 or not isinstance(d[kinds[0]], dict):
         return "one of 'event', 'decision', 'gap' or 'journal_damage' must be an object"
     if kinds[0] == "event":
@@ -157,32 +172,64 @@ def _line_problem(d) -> str | None:
         except EventError as exc:
             return f"not a CONTRACT.md event: {exc}"
     elif kinds[0] == "decision":
-        problem = _decision_problem(d["decision"])
+        problem = _decision_problem(d["decision"], seq)
         if problem:
             return f"not a CONTRACT.md decision: {problem}"
     return None
 
 
+def _wall_problem(wall) -> str | None:
+    """What makes ``wall`` not a time as :func:`utc_text` writes it (None if nothing)."""
+    if not isinstance(wall, str) or not _WALL_SHAPE.fullmatch(wall):
+        return f"'wall' must be a UTC time such as 2026-11-22T03:43:10.123456Z, not {_short(wall)}"
+    try:
+        _dt.datetime.fromisoformat(wall)  # the ranges: no month 13, no 25 o'clock
+    except ValueError:
+        return f"'wall' is not a real time: {_short(wall)}"
+    return None
+
+
 _VERDICTS = frozenset({"ok", "correct", "misdeal", "void", "floor"})
+#: CONTRACT.md: "every decision carries every key".
+_DECISION_KEYS = tuple(f.name for f in dataclasses.fields(Decision))
 
 
-def _decision_problem(d: dict) -> str | None:
-    """What makes a journaled decision not one the daemon could have given (None if nothing)."""
-    verdict = d.get("verdict")
+def _decision_problem(d: dict, line_seq: int) -> str | None:
+    """What makes a journaled decision not one the daemon could have given (None if nothing).
+
+    CONTRACT.md: every decision carries every key, with its type. The journal
+    adds ``seq``, the line of the event that caused it (so an earlier line),
+    and that event's ``id`` when it had one.
+    """
+    missing = [key for key in _DECISION_KEYS if key not in d]
+    if missing:
+        return f"{missing[0]!r} is missing"
+    verdict = d["verdict"]
     if verdict not in _VERDICTS:
         return f"'verdict' must be one of {sorted(_VERDICTS)}, not {_short(verdict)}"
-    irregularity = d.get("irregularity")
+    irregularity = d["irregularity"]
     if irregularity is not None and not isinstance(irregularity, str):
         return f"'irregularity' must be a name or null, not {_short(irregularity)}"
-    t = d.get("t")
-    if isinstance(t, bool) or not isinstance(t, (int, float)):
-        return f"'t' must be a number, not {_short(t)}"
+    t = d["t"]
+    # The comparison is false for NaN, so NaN is refused with the rest.
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_T:
+        return f"'t' must be a number of seconds from 0 to 1e12, not {_short(t)}"
+    for key in ("cards", "steps"):
+        items = d[key]
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            return f"{key!r} must be a list of strings, not {_short(items)}"
+    for key in ("rule", "phase"):
+        if not isinstance(d[key], str):
+            return f"{key!r} must be a string, not {_short(d[key])}"
+    step = d["step"]
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= len(d["steps"]):
+        return f"'step' must be an index into 'steps' (0..{len(d['steps'])}), not {_short(step)}"
     seq = d.get("seq")
-    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or seq < 1):
-        return f"'seq' must name a journal line, not {_short(seq)}"
-    steps = d.get("steps", [])
-    if not isinstance(steps, list):
-        return f"'steps' must be a list, not {_short(steps)}"
+    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq < line_seq):
+        return f"'seq' must name an earlier journal line (1..{line_seq - 1}), not {_short(seq)}"
+    ident = d.get("id")
+    if isinstance(ident, bool) or not isinstance(ident, (int, str, type(None))):
+        return f"'id' must be a number or a string, not {_short(ident)}"
     return None
 
 

@@ -31,8 +31,9 @@ class VerifyProblem:
     just before this line; ``line`` is the line after the gap, or the last
     line when the journal's end is missing), ``"inserted"`` (this line was
     not in the chain) or ``"ambiguous at the end"`` (the last line does not
-    follow the one before it, and nothing after it says which of the two is
-    genuine: the last line is named, so a forged appended line is blamed).
+    follow the one before it, both are well-formed, and nothing after it says
+    which of the two is genuine: the last line is named, so a forged appended
+    line is blamed).
     """
 
     kind: str
@@ -223,7 +224,11 @@ class _ChainWalk:
         prev, nxt = self.prev, self.lines.peek(0)
         if nxt is None and prev is not self.start and cur.seq == prev.seq + 1:
             # The last line does not follow the line before it, and nothing
-            # after it says which of the two is genuine.
+            # after it says which of the two is genuine. Their content cannot
+            # either: the walk never follows a line that fails parse_line's
+            # strict check (a malformed line before the last one was named
+            # "changed" and the last line taken up after it), so both are
+            # well-formed here.
             self._add("ambiguous at the end", cur,
                       f"does not follow {prev.file}:{prev.line} (its prev is not that line's hash): "
                       f"either this line was appended by someone else, or that line was changed")
