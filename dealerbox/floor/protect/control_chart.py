@@ -18,16 +18,32 @@ here exactly (no simulation) for the rounded k; the only approximation is that
 rounding, stated on the chart as the k actually used. h is the smallest lattice
 value whose in-control ARL reaches the target (e.g. 24,000 hands: 0.01 false alarms
 per dealer per 240-hand shift).
+
+**A baseline of the dealer's own** (:class:`OwnBaselineCharts`). Dealers differ: in a
+room whose dealers err at 1-3 % of hands, a chart in control at the room's 2 % is
+out of control for every dealer above it, and finds a 1 % dealer tripling late. So
+each dealer's chart is in control at a baseline of their own: the dealers' rates are
+taken as drawn from a Beta(a, b) (:class:`RoomPrior`, fitted from the dealers'
+counts by the method of moments, or stated), and a dealer who dealt n hands with x
+errors has the posterior Beta(a + x, b + n - x) (empirical Bayes, beta-binomial):
+while n is small against a + b the baseline is the room's, and it becomes the
+dealer's own as their hands add up. The chart's p0 is the posterior's upper
+``quantile_z`` bound (mean + z sd), not its mean, so that a dealer whose rate is not
+known yet is not held to a rate below their own; the baseline is refreshed every
+``refresh`` hands of the dealer (a shift), from the hands before, so that a jump is
+judged against the dealer's rate before it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 from dealerbox.errors import UsageError
 
-__all__ = ["reference_value", "arl", "Cusum", "ChartFinding", "DealerCharts"]
+__all__ = ["reference_value", "arl", "smallest_h", "Cusum", "ChartFinding", "DealerCharts", "RoomPrior",
+           "OwnBaselineCharts"]
 
 
 def reference_value(p0: float, p1: float) -> float:
@@ -66,6 +82,21 @@ def arl(p: float, c: int, h_steps: int) -> float:
     return out[0]
 
 
+def smallest_h(p0: float, c: int, target_arl: float) -> int:
+    """The smallest h (in lattice steps of 1/c, at least c) whose in-control ARL at *p0* reaches
+    *target_arl*: the ARL grows with h, so doubling then bisection finds it in a few solves."""
+    low, high = c - 1, c
+    while arl(p0, c, high) < target_arl:
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if arl(p0, c, mid) < target_arl:
+            low = mid
+        else:
+            high = mid
+    return high
+
+
 @dataclass(frozen=True, slots=True)
 class Cusum:
     """A Bernoulli CUSUM's parameters: room rate p0, the shift to detect, k (rounded to 1/c), h."""
@@ -82,10 +113,7 @@ class Cusum:
         if not 0 < p0 < p1 < 1:
             raise UsageError(f"the room rate {p0} and {shift}x it must both lie strictly between 0 and 1")
         c = max(1, round(1 / reference_value(p0, p1)))
-        h = c
-        while arl(p0, c, h) < target_arl:
-            h += 1
-        return cls(p0, shift, c, h)
+        return cls(p0, shift, c, smallest_h(p0, c, target_arl))
 
     @property
     def k(self) -> float:
@@ -135,3 +163,99 @@ class DealerCharts:
                                 self.cusum.shift, self.cusum.arl(self.cusum.p0))
         self.values[dealer] = s
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomPrior:
+    """The spread of the dealers' own error rates over the room: Beta(a, b)."""
+
+    a: float
+    b: float
+
+    @classmethod
+    def of(cls, mean: float, spread: float) -> "RoomPrior":
+        """The Beta of this *mean* and standard deviation *spread* (a room of dealers at 1-3 %,
+        evenly: mean 0.02, spread 0.02 / sqrt(12), about 0.0058)."""
+        if not 0 < mean < 1 or not 0 < spread ** 2 < mean * (1 - mean):
+            raise UsageError(f"a room rate {mean} with spread {spread}: expected 0 < spread^2 < mean (1 - mean)")
+        strength = mean * (1 - mean) / spread ** 2 - 1
+        return cls(mean * strength, (1 - mean) * strength)
+
+    @classmethod
+    def fit(cls, dealers, *, default: "RoomPrior", least_hands: int = 500) -> "RoomPrior":
+        """The method-of-moments Beta of *dealers* (``(hands, errors)`` each; those with fewer than
+        *least_hands* are left out): the spread of their rates less what chance alone spreads them by.
+        *default* when fewer than 5 dealers qualify, or when chance explains all of the spread."""
+        rows = [(n, x) for n, x in dealers if n >= least_hands]
+        if len(rows) < 5:
+            return default
+        mean = sum(x for _, x in rows) / sum(n for n, _ in rows)
+        if not 0 < mean < 1:
+            return default
+        rates = [x / n for n, x in rows]
+        observed = sum((r - mean) ** 2 for r in rates) / (len(rows) - 1)
+        chance = sum(mean * (1 - mean) / n for n, _ in rows) / len(rows)
+        between = observed - chance
+        if between <= 0:
+            return default
+        return cls.of(mean, math.sqrt(between))
+
+    @property
+    def mean(self) -> float:
+        return self.a / (self.a + self.b)
+
+    def baseline(self, hands: int, errors: int, z: float = 0.5) -> float:
+        """A dealer's in-control rate: the posterior's mean plus *z* standard deviations."""
+        a, b = self.a + errors, self.b + hands - errors
+        mean = a / (a + b)
+        sd = math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+        return mean + z * sd
+
+
+@functools.lru_cache(maxsize=512)
+def _own_design(p0: float, shift: float, target_arl: float) -> Cusum:
+    return Cusum.design(p0, shift=shift, target_arl=target_arl)
+
+
+@dataclass
+class OwnBaselineCharts:
+    """One CUSUM per dealer, each in control at the dealer's own baseline (the module docstring).
+
+    ``dealers``: dealer -> ``[steps, hands, errors, baseline hands, baseline errors, hands since
+    the refresh]`` (JSON-able); :meth:`feed` as :meth:`DealerCharts.feed`.
+    """
+
+    prior: RoomPrior
+    shift: float = 3.0
+    target_arl: float = 48_000.0
+    refresh: int = 240
+    quantile_z: float = 0.5
+    dealers: dict = field(default_factory=dict)
+
+    def design(self, dealer: str) -> Cusum:
+        """The dealer's chart now: in control at the baseline, rounded up to 1 % of itself (so
+        that designs are shared between dealers of nearly the same baseline)."""
+        row = self.dealers.get(dealer) or [0, 0, 0, 0, 0, 0]
+        p0 = self.prior.baseline(row[3], row[4], self.quantile_z)
+        grid = 1.01 ** math.ceil(math.log(p0) / math.log(1.01))
+        p0 = min(grid, 0.999 / self.shift)
+        return _own_design(round(p0, 8), self.shift, self.target_arl)
+
+    def feed(self, dealer: str, error: bool, hand_id=None) -> ChartFinding | None:
+        row = self.dealers.setdefault(dealer, [0, 0, 0, 0, 0, 0])
+        cusum = self.design(dealer)
+        s = cusum.step(row[0], error)
+        row[1] += 1
+        row[2] += int(bool(error))
+        row[5] += 1
+        if s >= cusum.h_steps:
+            row[0] = 0
+            found = ChartFinding(dealer, hand_id, s / cusum.c, cusum.h, cusum.k, cusum.p0, cusum.shift,
+                                 cusum.arl(cusum.p0))
+        else:
+            row[0], found = s, None
+        if row[5] >= self.refresh:   # the next hands are judged against every hand up to here
+            row[3], row[4], row[5] = row[1], row[2], 0
+            c = self.design(dealer).c
+            row[0] = round(row[0] * c / cusum.c)   # the same value on the new design's lattice
+        return found

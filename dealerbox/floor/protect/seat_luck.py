@@ -18,21 +18,35 @@ Binomial(n, p), and a finding's p-value is the upper tail P(X >= k).
 the finding carries the Bonferroni correction over that family: alert when
 ``min(1, m * p) < alpha`` with ``m = seats x tables x windows`` (as configured), and
 :func:`holm` gives Holm's step-down for a batch of findings (never less powerful).
+A window's finding is what a page shows of a seat over a range.
+
+**As it happens: a CUSUM per seat.** The alert does not wait for a window to end.
+Each seat (a physical seat, recorded or recovered from the deal:
+:mod:`~dealerbox.floor.protect.seats`) has a Bernoulli CUSUM on its strong hands
+(:class:`SeatCharts`), the same chart as the dealers'
+(:mod:`~dealerbox.floor.protect.control_chart`): in control at the exact chance p0 of
+a strong hand, tuned for a seat fed one once in ``feed_every`` hands (p1 = 1/every +
+(1 - 1/every) p0), with h set so that the in-control average run length of one seat
+is the room's seat-hands in a year over the false alarms the house accepts in a year
+(:func:`seat_chart`, :class:`Room`): the budget is stated per year for the room as
+configured, and computed exactly by the chart's Markov chain.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from dealerbox.domain.cards import DECK_52, RANKS
 from dealerbox.errors import UsageError
+from dealerbox.floor.protect.control_chart import Cusum, arl, reference_value
 from dealerbox.floor.protect.hand import DealtHand
+from dealerbox.floor.protect.seats import SeatKey
 
 __all__ = ["HOLDEM_STRONG", "OMAHA_PAIR_RANKS", "holdem_class", "class_combos", "holdem_probability",
            "omaha_probability", "is_strong", "strong_probability", "binomial_tail", "SeatFinding",
-           "SeatLuck", "holm"]
+           "SeatLuck", "holm", "Room", "seat_chart", "SeatAlarm", "SeatCharts"]
 
 HOLDEM_STRONG = frozenset({"AA", "KK", "QQ", "JJ", "TT", "AKs", "AKo"})
 OMAHA_PAIR_RANKS = "AK"
@@ -187,3 +201,110 @@ def holm(findings) -> list[SeatFinding]:
         running = max(running, min(1.0, (m - rank) * findings[i].p_value))
         out[i] = replace(findings[i], family=m, corrected=running, correction="Holm")
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """The room a false-alarm budget per year is stated for: its tables, the players dealt
+    in at a table (on average), hands an hour and the hours a year the tables deal."""
+
+    tables: int = 20
+    players: float = 9.0
+    hands_per_hour: float = 30.0
+    hours_per_year: float = 24 * 365.0
+
+    @property
+    def hands_per_year(self) -> float:
+        return self.tables * self.hands_per_hour * self.hours_per_year
+
+    @property
+    def seat_hands_per_year(self) -> float:
+        """Seats dealt a hand in a year, over the room: what one seat's chart runs over, summed."""
+        return self.hands_per_year * self.players
+
+
+def seat_chart(p0: float, *, feed_every: float = 10.0, alarms_per_year: float = 1.0, room: Room = Room()) -> Cusum:
+    """The seats' CUSUM: in control at *p0* (a strong hand's exact chance), tuned for a seat fed
+    one once in *feed_every* hands, its h the smallest whose in-control run length of one seat
+    reaches ``room.seat_hands_per_year / alarms_per_year`` (h found by bisection on the exact ARL)."""
+    p1 = 1 / feed_every + (1 - 1 / feed_every) * p0
+    if not 0 < p0 < p1 < 1 or alarms_per_year <= 0:
+        raise UsageError(f"a seat chart needs 0 < p0 ({p0}) < the fed rate ({p1}) < 1 and a positive budget")
+    target = room.seat_hands_per_year / alarms_per_year
+    c = max(1, round(1 / reference_value(p0, p1)))
+    low, high = c, 2 * c
+    while arl(p0, c, high) < target:
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if arl(p0, c, mid) < target:
+            low = mid
+        else:
+            high = mid
+    return Cusum(p0, p1 / p0, c, high)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatAlarm:
+    """A seat whose chart crossed h: the strong hands since it last stood at 0 are the evidence."""
+
+    table: str
+    seat: SeatKey
+    hole_cards: int
+    hand_id: object
+    value: float
+    h: float
+    k: float
+    p0: float
+    p1: float
+    in_control_arl: float
+    hands: int                 # hands the seat was dealt since its chart last stood at 0
+    strong_hand_ids: tuple     # the strong ones among them, for their stories
+
+    @property
+    def expected(self) -> float:
+        """Strong hands a fair seat gets in as many hands."""
+        return self.hands * self.p0
+
+
+#: Strong hands kept as a chart's evidence, at most (the latest).
+EVIDENCE = 60
+
+
+@dataclass
+class SeatCharts:
+    """One CUSUM per (table, game, seat); ``designs``: hole cards -> :class:`Cusum` (:func:`seat_chart`).
+
+    :meth:`hand` takes a hand, the seat of each deal position and which got a strong hand;
+    ``state`` (JSON-able lists) is what a restarted floor needs to go on.
+    """
+
+    designs: dict
+    state: dict = field(default_factory=dict)   # (table, hole cards, SeatKey) -> [steps, hands, [strong ids]]
+
+    def hand(self, table: str, hole_cards: int, hand_id, keys, strong) -> list[SeatAlarm]:
+        """Feed one hand: *keys* the seat of each deal position, *strong* whether it was dealt a
+        strong hand (None: not a full named hand, not counted). Alarms raised, if any."""
+        cusum = self.designs.get(hole_cards)
+        if cusum is None:
+            return []
+        runs = {k.run for k in keys if k.run is not None}
+        for old in [s for s in self.state if s[0] == table and s[2].run is not None and s[2].run not in runs]:
+            del self.state[old]   # a run of recovered seats that ended: its seats are gone
+        out = []
+        for key, was_strong in zip(keys, strong):
+            if was_strong is None:
+                continue
+            row = self.state.setdefault((table, hole_cards, key), [0, 0, []])
+            steps = cusum.step(row[0], bool(was_strong))
+            if steps == 0:
+                row[:] = [0, 0, []]
+                continue
+            row[0], row[1] = steps, row[1] + 1
+            if was_strong:
+                row[2] = (row[2] + [hand_id])[-EVIDENCE:]
+            if steps >= cusum.h_steps:
+                out.append(SeatAlarm(table, key, hole_cards, hand_id, steps / cusum.c, cusum.h, cusum.k, cusum.p0,
+                                     cusum.p0 * cusum.shift, cusum.arl(cusum.p0), row[1], tuple(row[2])))
+                row[:] = [0, 0, []]
+        return out

@@ -1,14 +1,21 @@
 """Seat luck: exact probabilities of strong starting hands and the binomial tail, corrected."""
 
+import random
 from dataclasses import replace
 from fractions import Fraction
 
 import pytest
 
 from dealerbox.errors import UsageError
+from dealerbox.floor.protect.config import PREMIUM
+from dealerbox.floor.protect.control_chart import arl
 from dealerbox.floor.protect.hand import DealtHand
-from dealerbox.floor.protect.seat_luck import (SeatLuck, binomial_tail, holdem_class, holdem_probability,
-                                               holm, is_strong, omaha_probability, strong_probability)
+from dealerbox.floor.protect.seat_luck import (Room, SeatCharts, SeatLuck, binomial_tail, holdem_class,
+                                               holdem_probability, holm, is_strong, omaha_probability, seat_chart,
+                                               strong_probability)
+from dealerbox.floor.protect.seats import SeatTracker
+from dealerbox.floor.protect.shuffles import Shuffle
+from dealerbox.floor.protect.simulate import Stack, TableSim
 
 PAIRS = {r * 2 for r in "23456789TJQKA"}
 
@@ -70,3 +77,56 @@ def test_a_window_holds_one_game():
     omaha = DealtHand("A", ("Ah", "Kd", "Ac", "Ks", "Ad", "Kh", "As", "Kc"), players=2, hole_cards=4)
     with pytest.raises(UsageError, match="one game"):
         SeatLuck().window([hand(1, ("Ah", "Ad"), ("7c", "2s")), omaha])
+
+
+# -- the sequential test per seat
+
+def _fed_seat_found(every, hands, *, record_seats, seed, chart):
+    sim = TableSim(Shuffle.parse("machine"), random.Random(seed), button=True, occupied=tuple(range(1, 10)),
+                   record_seats=record_seats, stack=Stack(4, ("Ah", "As"), every, physical=True, others=(("Kh", "Ks"),)))
+    tracker, charts = SeatTracker(), SeatCharts({2: chart})
+    for _ in range(hands):
+        dealt = sim.deal()
+        keys = tracker.keys(dealt)
+        for alarm in charts.hand(dealt.table, 2, dealt.hand_id, keys, [is_strong(c, PREMIUM) for c in dealt.holes()]):
+            seat = sim.seats_dealt[keys.index(alarm.seat)]
+            return seat, alarm
+    return None, None
+
+
+def test_a_seat_fed_aa_or_kk_once_in_ten_is_found_within_a_shift_as_the_button_moves():
+    chart = seat_chart(float(strong_probability(2, PREMIUM)), feed_every=15)
+    for record_seats in (False, True):
+        found = [_fed_seat_found(10, 240, record_seats=record_seats, seed=s, chart=chart) for s in range(20)]
+        assert sum(1 for seat, _ in found if seat == 4) >= 17
+        assert all(seat in (None, 4) for seat, _ in found)
+    seat, alarm = _fed_seat_found(10, 240, record_seats=True, seed=1, chart=chart)
+    # The evidence: the seat's strong hands since its chart stood at 0, far above what a fair seat gets.
+    assert alarm.seat.recorded and len(alarm.strong_hand_ids) > 3 * alarm.expected
+
+
+def test_the_seat_chart_s_budget_is_the_room_s_seat_hands_in_a_year_over_the_alarms_accepted():
+    p0 = float(strong_probability(2, PREMIUM))
+    room = Room(tables=4, players=6, hands_per_hour=25, hours_per_year=12 * 365)
+    chart = seat_chart(p0, feed_every=15, alarms_per_year=0.5, room=room)
+    assert chart.arl(p0) >= room.seat_hands_per_year / 0.5
+    # The smallest such h: one step lower misses the budget.
+    assert arl(p0, chart.c, chart.h_steps - 1) < room.seat_hands_per_year / 0.5
+    assert chart.arl(0.1 + 0.9 * p0) < 240
+
+
+def test_fair_seats_raise_no_seat_alarm_and_a_run_s_seats_are_dropped_when_it_ends():
+    rng = random.Random(7)
+    sim = TableSim(Shuffle.parse("machine"), rng, button=True, occupied=(1, 2, 3, 4, 5, 6))
+    tracker, charts = SeatTracker(), SeatCharts({2: seat_chart(float(strong_probability(2, PREMIUM)))})
+    alarms = []
+    for n in range(3000):
+        if n % 500 == 499:
+            sim.seat(rng.sample(range(1, 11), rng.randint(2, 10)))
+        dealt = sim.deal()
+        alarms += charts.hand(dealt.table, 2, dealt.hand_id, tracker.keys(dealt),
+                              [is_strong(c, PREMIUM) for c in dealt.holes()])
+    assert alarms == []
+    assert {key.run for _, _, key in charts.state} == {tracker.runs["T1"][0]}
+    # A game with no design is not charted.
+    assert charts.hand("T1", 4, 1, tracker.keys(dealt), [True] * dealt.players) == []
