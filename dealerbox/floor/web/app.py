@@ -43,6 +43,7 @@ from dealerbox.floor.telling.floor_words import FloorWords, room
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
+from dealerbox.floor.web.registry_pages import RegistryPages
 from dealerbox.floor.web.tables_pages import TablesPages
 from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
 from dealerbox.floor.web.range_form import range_controls
@@ -84,6 +85,8 @@ class FloorApp:
                                       irregularity=self.floor.words.messages.irregularity_name)
         # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
         self.protect = ProtectPages(self)
+        # The room's registry and its card control log (issue 40).
+        self.registry = RegistryPages(self)
 
     # -- the table of routes
 
@@ -117,6 +120,7 @@ class FloorApp:
             *self.figures.routes(),
             *self.stories.routes(),
             *self.protect.routes(),
+            *self.registry.routes(),
             *TablesPages(self).routes(),
         ]
 

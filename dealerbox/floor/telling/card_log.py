@@ -1,0 +1,227 @@
+"""The card control log (issue 40): one deck from delivery to destruction, or one day of the
+room, as an auditor reads it: every step with its local time (date and zone), the table, the
+person and the witness; where each deck was used and the hands it dealt, each linked to its
+story.
+
+A log is a dict (:func:`deck_log`, :func:`day_log`) read from the room's registry in the store
+(:mod:`dealerbox.floor.store.registry`). It is drawn as labelled sections
+(:func:`log_sections`) that the page, the standalone HTML file and the PDF all draw, as the
+shift report's are (:mod:`dealerbox.floor.telling.report`, whose templates and PDF machinery
+it reuses), and written as CSV (:func:`log_csv`): one line per step and per hand, with the
+time both local and in UTC.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+from urllib.parse import quote
+
+import jinja2
+
+from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.figure_text import NOTHING, one_decimal
+
+__all__ = ["deck_log", "day_log", "day_range", "log_sections", "log_title", "log_csv", "log_html", "log_pdf",
+           "step_words", "deck_path", "STATE_WORDS", "CSV_HEADER"]
+
+#: A deck's states as people read them.
+STATE_WORDS = {"received": "received, sealed", "registered": "registered", "in_play": "in play",
+               "retired": "retired", "destroyed": "destroyed"}
+#: The CSV's columns.
+CSV_HEADER = ("kind", "local_time", "utc_time", "deck", "what", "table", "person", "witness", "hand_seq", "link")
+
+
+def deck_log(store, name: str) -> dict | None:
+    """Deck *name*'s whole life (None: no such deck)."""
+    deck = store.deck(name)
+    if deck is None:
+        return None
+    return {"kind": "deck", "deck": deck, "steps": store.registry_steps(deck=name),
+            "tables": store.deck_tables(name), "hands": store.deck_hands(name)}
+
+
+def day_range(clock: FloorClock, day: _dt.date) -> tuple[float, float]:
+    """The local day *day* as ``[start, end)`` epoch seconds (23 or 25 hours on a clock change)."""
+    start = _dt.datetime.combine(day, _dt.time(0), clock.zone)
+    end = _dt.datetime.combine(day + _dt.timedelta(days=1), _dt.time(0), clock.zone)
+    return start.timestamp(), end.timestamp()
+
+
+def day_log(store, clock: FloorClock, day: _dt.date) -> dict:
+    """Every step of the room's registry on the local day *day*, and the hands each deck dealt that day."""
+    start, end = day_range(clock, day)
+    hands = store.deck_hands(None, start, end)
+    return {"kind": "day", "day": day.isoformat(), "from": start, "to": end,
+            "steps": store.registry_steps(start=start, end=end), "tables": _per_deck_and_table(hands),
+            "hands": hands}
+
+
+def _per_deck_and_table(hands: list[dict]) -> list[dict]:
+    out: dict[tuple, dict] = {}
+    for h in hands:
+        # The hands come oldest first: the first one opens the row, each one after is its last so far.
+        row = out.setdefault((h["deck"], h["table"]), {"deck": h["deck"], "table": h["table"], "first": h["started"],
+                                                       "last": None, "hands": 0})
+        row["hands"] += 1
+        row["last"] = h["ended"] if h["ended"] is not None else h["started"]
+    return sorted(out.values(), key=lambda r: (r["deck"], r["first"] or 0))
+
+
+def step_words(step: dict) -> str:
+    """What one step of the log says, in a pit boss's words."""
+    d, kind = step.get("detail") or {}, step["step"]
+    if kind == "received":
+        return f"Received sealed: {d.get('sealed_count')} in the seal, back {d.get('back') or 'not named'}"
+    if kind == "registered":
+        return f"Registered: {d.get('tags')} tags" + (f", back {d['back']}" if d.get("back") else "")
+    if kind == "in_play":
+        return "In play: its first hand"
+    if kind == "checked":
+        if d.get("ok"):
+            return "Deck check: every card there, no damaged tag"
+        parts = []
+        if d.get("missing"):
+            parts.append(f"missing {', '.join(d['missing'])}")
+        if d.get("damaged"):
+            parts.append(f"damaged tags {', '.join(d['damaged'])}")
+        return "Deck check: not fit for play" + (f" ({'; '.join(parts)})" if parts else "")
+    if kind == "retired":
+        return f"Retired: {d.get('why', '')}"
+    if kind == "destroyed":
+        return "Destroyed"
+    if kind == "limit":
+        return f"Past the house limit: {' and '.join(d.get('past', []))}"
+    if kind == "limit_set":
+        said = _limit_words(d.get("hours"), d.get("hands"))
+        return f"Its own limit: {said}" if said else "Its own limit removed: the house limit applies"
+    if kind == "refused":
+        return f"Registration refused: {d.get('why', '')}"
+    if kind == "badge_registered":
+        return f"Badge {step.get('badge')} registered to dealer {d.get('dealer')}"
+    if kind == "badge_revoked":
+        return f"Badge {step.get('badge')} of dealer {d.get('dealer')} revoked: {d.get('why', '')}"
+    if kind == "applied":
+        return f"The table judges with registry version {d.get('version')}"
+    return kind
+
+
+def deck_path(name: str) -> str:
+    """The floor's path of deck *name*'s page (its name quoted: a deck's name may hold spaces)."""
+    return f"/registry/decks/{quote(name, safe='')}"
+
+
+def _cell(text, href: str | None = None, *, none: bool = False) -> dict:
+    """A cell as the report's sections hold them (``text``, ``href``, ``none``: nothing to show)."""
+    return {"text": str(text), "href": href, "none": none}
+
+
+def _dealer(dealer, names: dict[str, str]) -> str:
+    if dealer is None:
+        return "nobody signed in"
+    return f"{dealer} {names[dealer]}" if names.get(dealer) else str(dealer)
+
+
+def _limit_words(hours, hands) -> str:
+    """``8 hours in play or 400 hands``; empty for no limit."""
+    said = ([f"{hours:g} hours in play"] if hours is not None else []) + ([f"{hands} hands"] if hands is not None else [])
+    return " or ".join(said)
+
+
+def log_title(log: dict, clock: FloorClock) -> str:
+    """``Card control log: deck Red 7`` or ``Card control log: Sun 29 Nov 2026 (CET)``."""
+    if log["kind"] == "deck":
+        return f"Card control log: deck {log['deck']['name']}"
+    day = clock.at(log["from"])
+    return f"Card control log: {day.strftime('%a %d %b %Y')} ({day.strftime('%Z')})"
+
+
+def _hours(seconds) -> str:
+    return one_decimal(seconds / 3600) if seconds is not None else NOTHING
+
+
+def log_sections(log: dict, clock: FloorClock, names: dict[str, str] | None = None,
+                 base_url: str | None = "") -> list[dict]:
+    """The log as people read it: sections as :func:`dealerbox.floor.telling.report.report_sections`
+    makes them (``id``, ``heading``, ``columns``, ``rows`` of cells, ``empty``, ``notes``); links
+    after *base_url* (``""``: paths, as the page has them; None: none)."""
+    names = names or {}
+    link = (lambda path: None) if base_url is None else (lambda path: base_url.rstrip("/") + path)
+    cell = _cell
+    sections = []
+    if log["kind"] == "deck":
+        d = log["deck"]
+        limit = _limit_words(d["limit_hours"], d["limit_hands"])
+        sections.append({
+            "id": "log-deck", "heading": f"Deck {d['name']}", "columns": ["deck", "back", "state", "tags",
+                                                                          "hands dealt", "hours in play", "own limit"],
+            "rows": [[cell(d["name"]), cell(d["back"] or NOTHING, none=not d["back"]), cell(STATE_WORDS[d["state"]]),
+                      cell(len(d["tags"])), cell(d["hands"]), cell(_hours(d["play_s"])),
+                      cell(limit or "the house's", none=not limit)]],
+            "empty": "", "notes": []})
+    steps = [[cell(clock.stamp(s["at"])),
+              *([] if log["kind"] == "deck" else
+                [cell(s["deck"] or (f"badge {s['badge']}" if s["badge"] else NOTHING),
+                      link(deck_path(s["deck"])) if s["deck"] else None, none=not (s["deck"] or s["badge"]))]),
+              cell(step_words(s)),
+              cell(s["table_id"], link(f"/tables/{s['table_id']}")) if s["table_id"] else cell(NOTHING, none=True),
+              cell(s["person"]) if s["person"] else cell(NOTHING, none=True),
+              cell(s["witness"]) if s["witness"] else cell(NOTHING, none=True)] for s in log["steps"]]
+    sections.append({
+        "id": "log-steps", "heading": "Every step",
+        "columns": ["when", *([] if log["kind"] == "deck" else ["deck"]), "what", "table", "person", "witness"],
+        "rows": steps, "empty": "No step of the registry in this log.",
+        "notes": [f"{NOTHING}: none for this step. Times are the floor's local time, with the zone."]})
+    where = [[cell(r["table"], link(f"/tables/{r['table']}")) if log["kind"] == "deck" else
+              cell(r["deck"], link(deck_path(r["deck"]))),
+              *([] if log["kind"] == "deck" else [cell(r["table"], link(f"/tables/{r['table']}"))]),
+              cell(clock.stamp(r["first"])), cell(clock.stamp(r["last"])), cell(r["hands"])] for r in log["tables"]]
+    sections.append({
+        "id": "log-tables", "heading": "Where it was used" if log["kind"] == "deck" else "Decks in play, by table",
+        "columns": [*(["table"] if log["kind"] == "deck" else ["deck", "table"]), "first hand", "last hand", "hands"],
+        "rows": where, "empty": "No hand dealt with it." if log["kind"] == "deck" else "No deck dealt a hand this day.",
+        "notes": []})
+    hands = [[cell(clock.stamp(h["started"])),
+              *([] if log["kind"] == "deck" else [cell(h["deck"], link(deck_path(h["deck"])))]),
+              cell(h["table"], link(f"/tables/{h['table']}")),
+              cell(_dealer(h["dealer"], names)),
+              cell(f"hand {h['start_seq']}", link(f"/hands/{h['table']}/{h['start_seq']}"))] for h in log["hands"]]
+    sections.append({
+        "id": "log-hands", "heading": f"Hands dealt ({len(log['hands'])})",
+        "columns": ["started", *([] if log["kind"] == "deck" else ["deck"]), "table", "dealer", "hand"],
+        "rows": hands, "empty": "No hand.", "notes": []})
+    return sections
+
+
+def log_csv(log: dict, clock: FloorClock, base_url: str = "") -> str:
+    """One line per step, then one per hand (:data:`CSV_HEADER`): local time with its zone and
+    the time in UTC, the deck, what happened, the table, the person, the witness, and a hand's link."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    default = log["deck"]["name"] if log["kind"] == "deck" else ""
+    for s in log["steps"]:
+        writer.writerow(("step", clock.stamp(s["at"]), R.iso(s["at"]), s["deck"] or default, step_words(s),
+                         s["table_id"] or "", s["person"] or "", s["witness"] or "", s["seq"] or "", ""))
+    for h in log["hands"]:
+        writer.writerow(("hand", clock.stamp(h["started"]), R.iso(h["started"]), h["deck"], "hand dealt",
+                         h["table"], h["dealer"] or "", "", h["start_seq"],
+                         f"{base_url.rstrip('/')}/hands/{h['table']}/{h['start_seq']}"))
+    return out.getvalue()
+
+
+def log_html(log: dict, clock: FloorClock, names: dict[str, str] | None = None, base_url: str | None = None) -> str:
+    """The log as one standalone HTML file that prints well (the shift report's file template)."""
+    templates = jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
+                                   autoescape=jinja2.select_autoescape(["html"]))
+    return templates.get_template("report_file.html").render(
+        title=log_title(log, clock), sections=log_sections(log, clock, names, base_url))
+
+
+def log_pdf(log: dict, clock: FloorClock, names: dict[str, str] | None = None, base_url: str | None = None) -> bytes:
+    """The log as a PDF (the shift report's machinery: :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
+    title = log_title(log, clock)
+    return PDF.sections_pdf(title, log_sections(log, clock, names, base_url), footer=f"dealerbox floor, {title}")
