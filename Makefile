@@ -15,7 +15,8 @@ STAMP  := $(VENV)/.installed
 # floor's PDFs are set in (a file, not a command: tested with test -e). Installed
 # when missing and we may; otherwise those tests say what is missing.
 SYSTEM_TOOLS := systemd-analyze:systemd kill:procps shellcheck:shellcheck mosquitto:mosquitto chromium:chromium \
-  /usr/lib/postgresql/*/bin/initdb:postgresql /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core
+  /usr/lib/postgresql/*/bin/initdb:postgresql /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core \
+  prometheus:prometheus
 system-deps:
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
 	  { command -v $${pair%%:*} || test -e $${pair%%:*}; } >/dev/null 2>&1 || missing="$$missing $${pair##*:}"; done; \

@@ -60,6 +60,9 @@ class WebSettings:
     language: str = "en"
     #: When each shift starts, local time: the figures' "this shift" and "last shift".
     shift_starts: tuple = DEFAULT_SHIFT_STARTS
+    #: A file holding the bearer token a scraper shows for ``/metrics`` (docs/FLOOR.md, Metrics);
+    #: without it the floor serves no metrics.
+    metrics_token_file: Path | None = None
     config: Path | None = field(default=None, compare=False)
 
     @property
@@ -271,6 +274,7 @@ def _web(path: Path, data: dict) -> WebSettings:
                    expected="a port 0..65535 (0: any free port)"),
         cert=cert, key=key,
         deck_registry=w.path_of("deck_registry", None) if "deck_registry" in w.data else None,
+        metrics_token_file=w.path_of("metrics_token_file", None) if "metrics_token_file" in w.data else None,
         trusted_proxies=addresses("trusted_proxies", lambda v: ipaddress.ip_network(v, strict=False),
                                   "a list of proxy addresses or networks (\"10.0.0.5\", \"10.1.0.0/24\")"),
         proxy_user_header=header,

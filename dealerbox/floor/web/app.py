@@ -45,6 +45,7 @@ from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
 from dealerbox.floor.web.registry_pages import RegistryPages
 from dealerbox.floor.web.tables_pages import TablesPages
+from dealerbox.floor.web.metrics import FloorMetrics
 from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
 from dealerbox.floor.web.range_form import range_controls
 from dealerbox.link import protocol as P
@@ -85,6 +86,7 @@ class FloorApp:
                                       irregularity=self.floor.words.messages.irregularity_name)
         # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
         self.protect = ProtectPages(self)
+        self.metrics = FloorMetrics(self)
         # The room's registry and its card control log (issue 40).
         self.registry = RegistryPages(self)
 
@@ -122,6 +124,7 @@ class FloorApp:
             *self.protect.routes(),
             *self.registry.routes(),
             *TablesPages(self).routes(),
+            *self.metrics.routes(),
         ]
 
     def asgi(self) -> Starlette:
@@ -328,6 +331,7 @@ class FloorApp:
         user = self.accounts.verify(name, password)
         if user is None:
             self.limiter.failed(name, client.address)
+            self.metrics.signin_failed()
             log.warning("floor web: failed sign-in for %r from %s", name, client.address)
             raise Refused(401, "wrong user name or password")
         self.limiter.succeeded(name)
