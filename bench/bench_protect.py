@@ -35,11 +35,33 @@ hand shuffle is ``riffle riffle strip riffle cut`` with the default gathering mo
 ``protect_dealer_3x_detected_within_hands`` (median) beside
     ``protect_dealer_false_alarms_per_shift`` (goal <= 0.01), counted over every fair hand
     above (the chart does not depend on the shuffle; each fair dealer errs at the room's rate).
+
+A real room (issue 38), measured on the statistics fed hand by hand (``real_room``), each
+false-alarm rate with its exact Poisson 95 % upper bound (``_upper95``):
+
+``protect_stacked_seat_moving_button_detected_pct`` (AA or KK once in 10 at one physical
+    seat, 9 players, the button moving, no ``seats``: seats recovered from the deal; the seat
+    CUSUM's alarm at that seat within one 240-hand shift; goal >= 95) and ``_with_seats``;
+    beside them the old check (a window per deal position) and once in 30 within two shifts.
+``protect_hands_scored_pct`` (a room whose tables drift between 2 and 10 players, hands
+    ending as real ones do; goal >= 97), beside it with references for 6 and 9 players only;
+    the seat and shuffle false alarms of that room; ``protect_no_shuffle_detected_pct_players_vary``
+    (within 5 hands; goal >= 99).
+``protect_weak_shuffle_detected_pct`` (riffle-riffle-cut under the declared
+    riffle-riffle-strip-riffle-cut, real endings, flagged within one shift; goal >= 95),
+    beside it the river's reference; ``protect_procedure_false_alarms_per_dealer_shift``
+    (fair dealers; goal <= 0.01).
+``protect_dealer_false_alarms_per_shift_spread`` (dealers at 1-3 %, charts of their own
+    baseline; goal <= 0.01) beside the room chart's, and ``protect_dealer_jump_detected_within_hands``
+    (a dealer whose own rate triples; median) beside the room chart's.
+``protect_false_alarms_per_10000_hands_machine_upper95`` and ``_hand_shuffle_upper95`` (goal <= 1.5).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import random
 import statistics
@@ -57,7 +79,12 @@ from dealerbox.floor.protect.fit import fit_model
 from dealerbox.floor.protect.floor_pass import ALERT_KINDS, Protection, save_reference
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
 from bench.sim_journal import JournalWriter
-from dealerbox.floor.protect.simulate import FalseRiffle, Stack, TableSim, no_shuffle
+from dealerbox.floor.protect.simulate import REAL_ENDINGS, FalseRiffle, Stack, TableSim, no_shuffle
+from dealerbox.floor.protect.control_chart import Cusum, DealerCharts, OwnBaselineCharts, RoomPrior
+from dealerbox.floor.protect.references import fit_references
+from dealerbox.floor.protect.seat_luck import SeatCharts, SeatLuck, is_strong, seat_chart, strong_probability
+from dealerbox.floor.protect.seats import SeatTracker
+from dealerbox.floor.protect.shuffle_check import ProcedureCheck, ShuffleCheck, ShuffleFinding
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.link import protocol as P
 
@@ -97,6 +124,34 @@ GOALS = {
         "<=", 5, ("protect_stopped_shuffler_detected_pct_within_5",)),
     "protect_dealer_3x_detected_within_hands": ("", None, ("protect_dealer_3x_detected_pct_within_3000",)),
     "protect_dealer_false_alarms_per_shift": ("<=", 0.01, ("protect_dealer_false_alarms", "protect_dealer_shifts")),
+    # A real room (issue 38).
+    "protect_false_alarms_per_10000_hands_machine_upper95": ("<=", 1.5, ()),
+    "protect_false_alarms_per_10000_hands_hand_shuffle_upper95": ("<=", 1.5, ()),
+    "protect_stacked_seat_moving_button_detected_pct": (
+        ">=", 95, ("protect_stacked_seat_moving_button_detected_within_hands",
+                   "protect_stacked_seat_moving_button_detected_pct_old_check", "protect_seat_chart")),
+    "protect_stacked_seat_moving_button_detected_pct_with_seats": (
+        ">=", 95, ("protect_stacked_seat_moving_button_detected_within_hands_with_seats",
+                   "protect_stacked_seat_moving_button_detected_pct_with_seats_old_check",
+                   "protect_stacked_seat_moving_button_detected_pct_1_in_30_two_shifts_with_seats")),
+    "protect_seat_false_alarms_per_10000_hands_upper95": ("<=", 1, ("protect_seat_false_alarms_per_10000_hands",)),
+    "protect_hands_scored_pct": (">=", 97, ("protect_hands_scored_pct_6_and_9_only", "protect_drifting_room_hands",
+                                            "protect_fit_2_to_10_players_s")),
+    "protect_shuffle_false_alarms_per_10000_hands_players_vary_upper95": (
+        "<=", 1.5, ("protect_shuffle_false_alarms_per_10000_hands_players_vary",)),
+    "protect_no_shuffle_detected_pct_players_vary": (
+        ">=", 99, ("protect_no_shuffle_detected_within_hands_players_vary",
+                   "protect_no_shuffle_detected_pct_players_vary_real_endings")),
+    "protect_weak_shuffle_detected_pct": (">=", 95, ("protect_weak_shuffle_detected_pct_river_reference",)),
+    "protect_procedure_false_alarms_per_dealer_shift": (
+        "<=", 0.01, ("protect_procedure_false_alarms_per_dealer_shift_upper95", "protect_procedure_fair_shifts")),
+    "protect_dealer_false_alarms_per_shift_spread": (
+        "<=", 0.01, ("protect_dealer_false_alarms_per_shift_spread_upper95",
+                     "protect_dealer_false_alarms_per_shift_spread_room_chart", "protect_dealer_spread_shifts")),
+    "protect_dealer_jump_detected_within_hands": (
+        "", None, ("protect_dealer_jump_detected_pct_within_480", "protect_dealer_jump_detected_within_hands_room_chart")),
+    "protect_room_s": ("", None, ("protect_room_seat_s", "protect_room_players_s", "protect_room_weak_s",
+                                  "protect_room_dealers_s", "protect_bench_s")),
 }
 
 
@@ -266,6 +321,8 @@ def run(scale: float = 1.0) -> dict:
         fig["protect_fair_hands_machine"] = hands
         by_kind = _by_kind(room)
         fig["protect_false_alarms_machine_by_kind"] = by_kind
+        fig["protect_false_alarms_per_10000_hands_machine_upper95"] = round(
+            poisson_upper95(sum(by_kind.values())) * 10_000 / hands, 3)
         dealer_alarms, dealer_hands = by_kind.get("dealer_chart", 0), hands
         with room.engine.connect() as conn:
             quality = shuffle_quality(conn, T0, T0 + 10 ** 9)["tables"][0]
@@ -276,6 +333,8 @@ def run(scale: float = 1.0) -> dict:
         fig["protect_false_alarms_per_10000_hands_hand_shuffle"] = rate
         fig["protect_fair_hands_hand_shuffle"] = hands
         fig["protect_false_alarms_hand_shuffle_by_kind"] = by_kind = _by_kind(room)
+        fig["protect_false_alarms_per_10000_hands_hand_shuffle_upper95"] = round(
+            poisson_upper95(sum(by_kind.values())) * 10_000 / hands, 3)
         dealer_alarms, dealer_hands = dealer_alarms + by_kind.get("dealer_chart", 0), dealer_hands + hands
         room.close()
         for label, gathering in (("board_in_order", Gathering(board="in_order")),
@@ -345,8 +404,283 @@ def run(scale: float = 1.0) -> dict:
         fig["protect_dealer_3x_detected_pct_within_3000"] = _pct(found, 3000)
         room.close()
         fig["protect_detection_s"] = round(time.perf_counter() - t, 1)
+    fig.update(real_room(scale, threshold, ref_hands))
     fig["protect_bench_s"] = round(time.perf_counter() - started, 1)
     show(fig)
+    return fig
+
+
+# -- A real room (issue 38): the button moves, the count drifts, hands end early, dealers differ.
+# These figures are measured on the statistics themselves (protect/seats.py, seat_luck.py's
+# SeatCharts, references.py, the procedure check, control_chart.py's OwnBaselineCharts), fed
+# hand by hand as the pass feeds them, not through the store: the pass wires them in.
+
+ROOM_TRIALS = 200
+ROOM_TABLES = 20
+ROOM_HANDS = 500            # per table of the drifting room
+WEAK = Shuffle(("riffle", "riffle", "cut"))
+SHIFT = 240
+
+
+def poisson_upper95(k: int) -> float:
+    """The exact one-sided 95 % upper bound of a Poisson mean after *k* events: the mean whose
+    P(X <= k) is 0.05 (bisection on the cumulative sum)."""
+    def cdf(mean):
+        term = total = math.exp(-mean)
+        for i in range(1, k + 1):
+            term *= mean / i
+            total += term
+        return total
+    low, high = 0.0, 10.0 + 5 * k
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cdf(mid) > 0.05 else (low, mid)
+    return high
+
+
+def _rate(count: int, exposure: float, per: float) -> tuple[float, float]:
+    """A rate per *per* units of *exposure* from *count* events, and its 95 % upper bound."""
+    return round(count * per / exposure, 4), round(poisson_upper95(count) * per / exposure, 4)
+
+
+def _drift(sim: TableSim, rng: random.Random, *, low: int = 2, high: int = 10, every: float = 12.0) -> None:
+    """Between hands, now and then (once in *every* hands on average) a player joins or leaves."""
+    if rng.random() >= 1 / every:
+        return
+    seats = set(sim.occupied)
+    join = len(seats) <= low or (len(seats) < high and rng.random() < 0.5)
+    if join:
+        seats.add(rng.choice(sorted(set(range(1, sim.table_seats + 1)) - seats)))
+    else:
+        seats.discard(rng.choice(sorted(seats)))
+    sim.seat(seats)
+
+
+def seat_found(every: int, hands: int, record_seats: bool, chart: Cusum, rng: random.Random,
+               trials: int) -> tuple[list, list]:
+    """A fed physical seat (AA or KK once in *every* hands), 9 players, the button moving: per
+    trial the hand of the first seat alarm at the fed seat (None: not within *hands*), and beside
+    it whether the old check (a window's Binomial per deal position, Bonferroni) saw it."""
+    found, old = [], []
+    premium = ProtectConfig().holdem_strong
+    window = SeatLuck(seats=10, tables=ProtectConfig().tables, windows=ProtectConfig().windows, classes=premium)
+    for t in range(trials):
+        fed = rng.randint(1, 9)
+        sim = TableSim(MACHINE, random.Random(rng.random()), players=9, button=True, occupied=tuple(range(1, 10)),
+                       record_seats=record_seats, table=f"S{t}",
+                       stack=Stack(fed, ("Ah", "As"), every, physical=True, others=(("Kh", "Ks"),)))
+        tracker, charts = SeatTracker(), SeatCharts({2: chart})
+        first, dealt_hands = None, []
+        for n in range(1, hands + 1):
+            dealt = sim.deal()
+            dealt_hands.append(dealt)
+            keys = tracker.keys(dealt)
+            for alarm in charts.hand(dealt.table, 2, dealt.hand_id, keys,
+                                     [is_strong(c, premium) for c in dealt.holes()]):
+                if first is None and sim.seats_dealt[keys.index(alarm.seat)] == fed:
+                    first = n
+        found.append(first)
+        by_position = window.window([_by_position(h) for h in dealt_hands[:SHIFT]])
+        old.append(any(f.alert for f in by_position))
+    return found, old
+
+
+def _by_position(hand):
+    """*hand* as the old check read it: seats are deal positions."""
+    return dataclasses.replace(hand, seats=None)
+
+
+def drifting_room(refs: dict, threshold: float, rng: random.Random, *, tables: int, hands: int) -> dict:
+    """A machine-shuffled room whose tables' counts drift between 2 and 10, hands ending as real
+    ones do: the share of hands given a p-value (references for 2-10 players; beside it, for 6 and
+    9 only, as before), and every alarm a fair room raised (shuffle, seat) with its upper bound."""
+    out = {"scored": 0, "scored_6_9": 0, "hands": 0, "shuffle_alarms": 0, "seat_alarms": 0}
+    p0 = float(strong_probability(2, ProtectConfig().holdem_strong))
+    charts = SeatCharts({2: seat_chart(p0, feed_every=15)})
+    check = ShuffleCheck(MACHINE, references=refs, threshold=threshold)
+    for t in range(tables):
+        sim = TableSim(MACHINE, random.Random(rng.random()), button=True, table=f"R{t}", endings=REAL_ENDINGS,
+                       occupied=tuple(sorted(rng.sample(range(1, 11), rng.randint(2, 10)))))
+        tracker = SeatTracker()
+        for _ in range(hands):
+            _drift(sim, rng)
+            dealt = sim.deal()
+            out["hands"] += 1
+            k, _, _ = check.scored(dealt)
+            reference = refs.get((dealt.players, dealt.hole_cards))
+            if k is not None and reference is not None:
+                out["scored"] += 1
+                out["scored_6_9"] += dealt.players in (6, 9)
+                out["shuffle_alarms"] += reference.p_value(k) < threshold
+            strong = [is_strong(c, ProtectConfig().holdem_strong) for c in dealt.holes()]
+            out["seat_alarms"] += len(charts.hand(dealt.table, 2, dealt.hand_id, tracker.keys(dealt), strong))
+    return out
+
+
+def no_shuffle_players_vary(refs: dict, threshold: float, rng: random.Random, trials: int, endings) -> list:
+    """Per trial: a table of 2-10 players, drifting, 3 fair hands, then no shuffle: the hand of
+    the first shuffle alert (None: none within 10)."""
+    found = []
+    for t in range(trials):
+        sim = TableSim(MACHINE, random.Random(rng.random()), button=True, table=f"N{t}", endings=endings,
+                       occupied=tuple(sorted(rng.sample(range(1, 11), rng.randint(2, 10)))))
+        check = ShuffleCheck(MACHINE, references=refs, threshold=threshold)
+        first = None
+        for n in range(-3, 10):
+            if n == 0:
+                sim.shuffle = no_shuffle
+            _drift(sim, rng)
+            dealt = sim.deal()
+            k, _, _ = check.scored(dealt)
+            reference = refs.get((dealt.players, dealt.hole_cards))
+            if n >= 0 and first is None and k is not None and reference is not None \
+                    and reference.p_value(k) < threshold:
+                first = n + 1
+        found.append(first)
+    return found
+
+
+def weak_shuffle(reference, shuffle: Shuffle, shifts: int, rng: random.Random, *, by_ending: bool) -> tuple:
+    """Dealers shuffling *shuffle* under the declared riffle-riffle-strip-riffle-cut, 9 players,
+    hands ending as real ones do, each for one shift from a fresh chart: the share of shifts with a
+    procedure alert, and the alerts per shift. *by_ending*: blocks summed against their hands'
+    endings (else against the river's reference, as before)."""
+    flagged, alerts = 0, 0
+    for t in range(shifts):
+        check = ShuffleCheck(HAND_SHUFFLE, references={(9, 2): reference})
+        procedure = ProcedureCheck(check, block=ProtectConfig().procedure_block,
+                                   threshold=ProtectConfig().procedure_threshold)
+        sim = TableSim(shuffle, random.Random(rng.random()), players=9, endings=REAL_ENDINGS, table=f"W{t}")
+        hit = 0
+        for _ in range(SHIFT):
+            dealt = sim.deal()
+            k, now, before = check.scored(dealt)
+            if k is None:
+                continue
+            finding = ShuffleFinding("shuffle", dealt.table, dealt.deck, "D", (dealt.hand_id,), k, 1.0, 0.0, 0.0,
+                                     "", "")
+            cell = (now, before) if by_ending else (None, None)
+            result = procedure.feed(finding, 9, 2, *cell)
+            hit += result is not None and result.alert
+        flagged += hit > 0
+        alerts += hit
+    return flagged, alerts
+
+
+def dealer_room(rng: random.Random, *, dealers: int, shifts: int) -> dict:
+    """Dealers erring at rates spread evenly over 1-3 % (2 % on average), *shifts* shifts each:
+    alarms of their own-baseline charts, beside the room chart's (in control at 2 %)."""
+    prior = RoomPrior.of(ROOM_RATE, 0.02 / math.sqrt(12))
+    own, room = OwnBaselineCharts(prior), DealerCharts(Cusum.design(ROOM_RATE, shift=3, target_arl=48_000))
+    out = {"own": 0, "room": 0, "dealer_shifts": dealers * shifts}
+    for d in range(dealers):
+        rate = 0.01 + 0.02 * d / max(1, dealers - 1)
+        for _ in range(shifts * SHIFT):
+            error = rng.random() < rate
+            out["own"] += own.feed(f"D{d}", error) is not None
+            out["room"] += room.feed(f"D{d}", error) is not None
+    return out
+
+
+def dealer_jump(rng: random.Random, trials: int) -> tuple[list, list]:
+    """A dealer of the spread room (rate 1-3 %), 20 shifts in, whose own rate triples: hands to
+    the own-baseline chart's alarm, and to the room chart's beside it (None: not within 3,000)."""
+    prior = RoomPrior.of(ROOM_RATE, 0.02 / math.sqrt(12))
+    room_design = Cusum.design(ROOM_RATE, shift=3, target_arl=48_000)
+    own_found, room_found = [], []
+    for _ in range(trials):
+        rate = rng.uniform(0.01, 0.03)
+        own, room = OwnBaselineCharts(prior), DealerCharts(room_design)
+        for _ in range(20 * SHIFT):
+            error = rng.random() < rate
+            own.feed("X", error)
+            room.feed("X", error)
+        own.dealers["X"][0], room.values["X"] = 0, 0
+        firsts = [None, None]
+        for n in range(1, 3001):
+            error = rng.random() < 3 * rate
+            if own.feed("X", error) is not None and firsts[0] is None:
+                firsts[0] = n
+            if room.feed("X", error) is not None and firsts[1] is None:
+                firsts[1] = n
+            if None not in firsts:
+                break
+        own_found.append(firsts[0])
+        room_found.append(firsts[1])
+    return own_found, room_found
+
+
+def real_room(scale: float, threshold: float, ref_hands: int) -> dict:
+    """The real room's figures (issue 38), with how long they took."""
+    started = time.perf_counter()
+    rng = random.Random(38)
+    trials = max(20, int(ROOM_TRIALS * scale))
+    fig: dict = {}
+    p0 = float(strong_probability(2, ProtectConfig().holdem_strong))
+    chart = seat_chart(p0, feed_every=15)
+    fig["protect_seat_chart"] = {"h": round(chart.h, 2), "k": round(chart.k, 4),
+                                 "in_control_arl_seat_hands": round(chart.arl(p0)),
+                                 "alarms_per_year_room": 1.0, "room": "20 tables, 9 seats, 30 hands an hour, 24/7"}
+    for record, suffix in ((False, ""), (True, "_with_seats")):
+        found, old = seat_found(10, SHIFT, record, chart, rng, trials)
+        fig[f"protect_stacked_seat_moving_button_detected_pct{suffix}"] = _pct(found, SHIFT)
+        fig[f"protect_stacked_seat_moving_button_detected_within_hands{suffix}"] = _median(found)
+        fig[f"protect_stacked_seat_moving_button_detected_pct{suffix}_old_check"] = _pct(
+            [1 if o else None for o in old], 1)
+    found, _ = seat_found(30, 2 * SHIFT, True, chart, rng, trials)
+    fig["protect_stacked_seat_moving_button_detected_pct_1_in_30_two_shifts_with_seats"] = _pct(found, 2 * SHIFT)
+    fig["protect_room_seat_s"] = round(time.perf_counter() - started, 1)
+
+    t = time.perf_counter()
+    games = [(p, 2) for p in range(2, 11)]
+    refs = fit_references(MACHINE, Gathering(), ProtectConfig().memory, games, random.Random(3), hands=ref_hands,
+                          ending_hands=0)
+    fig["protect_fit_2_to_10_players_s"] = round(time.perf_counter() - t, 1)
+    room = drifting_room(refs, threshold, rng, tables=ROOM_TABLES, hands=max(50, int(ROOM_HANDS * scale * 4)))
+    fig["protect_hands_scored_pct"] = round(100 * room["scored"] / room["hands"], 1)
+    fig["protect_hands_scored_pct_6_and_9_only"] = round(100 * room["scored_6_9"] / room["hands"], 1)
+    fig["protect_drifting_room_hands"] = room["hands"]
+    rate, upper = _rate(room["seat_alarms"], room["hands"], 10_000)
+    fig["protect_seat_false_alarms_per_10000_hands"], fig["protect_seat_false_alarms_per_10000_hands_upper95"] = \
+        rate, upper
+    rate, upper = _rate(room["shuffle_alarms"], room["hands"], 10_000)
+    fig["protect_shuffle_false_alarms_per_10000_hands_players_vary"] = rate
+    fig["protect_shuffle_false_alarms_per_10000_hands_players_vary_upper95"] = upper
+    found = no_shuffle_players_vary(refs, threshold, rng, trials, None)
+    fig["protect_no_shuffle_detected_pct_players_vary"] = _pct(found, 5)
+    fig["protect_no_shuffle_detected_within_hands_players_vary"] = _median(found)
+    found = no_shuffle_players_vary(refs, threshold, rng, trials, REAL_ENDINGS)
+    fig["protect_no_shuffle_detected_pct_players_vary_real_endings"] = _pct(found, 5)
+    fig["protect_room_players_s"] = round(time.perf_counter() - t, 1)
+
+    t = time.perf_counter()
+    reference = fit_references(HAND_SHUFFLE, Gathering(), ProtectConfig().memory, [(9, 2)], random.Random(4),
+                               hands=ref_hands)[(9, 2)]
+    weak_trials, fair_shifts = max(20, int(100 * scale)), max(40, int(400 * scale))
+    for by_ending, suffix in ((True, ""), (False, "_river_reference")):
+        flagged, _ = weak_shuffle(reference, WEAK, weak_trials, rng, by_ending=by_ending)
+        fig[f"protect_weak_shuffle_detected_pct{suffix}"] = round(100 * flagged / weak_trials, 1)
+    _, alerts = weak_shuffle(reference, HAND_SHUFFLE, fair_shifts, rng, by_ending=True)
+    rate, upper = _rate(alerts, fair_shifts, 1)
+    fig["protect_procedure_false_alarms_per_dealer_shift"] = rate
+    fig["protect_procedure_false_alarms_per_dealer_shift_upper95"] = upper
+    fig["protect_procedure_fair_shifts"] = fair_shifts
+    fig["protect_room_weak_s"] = round(time.perf_counter() - t, 1)
+
+    t = time.perf_counter()
+    dealers = dealer_room(rng, dealers=max(20, int(60 * scale)), shifts=max(10, int(40 * scale)))
+    rate, upper = _rate(dealers["own"], dealers["dealer_shifts"], 1)
+    fig["protect_dealer_false_alarms_per_shift_spread"] = rate
+    fig["protect_dealer_false_alarms_per_shift_spread_upper95"] = upper
+    fig["protect_dealer_false_alarms_per_shift_spread_room_chart"] = _rate(dealers["room"],
+                                                                          dealers["dealer_shifts"], 1)[0]
+    fig["protect_dealer_spread_shifts"] = dealers["dealer_shifts"]
+    own, room_chart = dealer_jump(rng, max(20, int(100 * scale)))
+    fig["protect_dealer_jump_detected_within_hands"] = _median(own)
+    fig["protect_dealer_jump_detected_pct_within_480"] = _pct(own, 2 * SHIFT)
+    fig["protect_dealer_jump_detected_within_hands_room_chart"] = _median(room_chart)
+    fig["protect_room_dealers_s"] = round(time.perf_counter() - t, 1)
+    fig["protect_room_s"] = round(time.perf_counter() - started, 1)
     return fig
 
 

@@ -5,8 +5,9 @@ and need them where the floor takes its record from: chained journal lines
 (the format of dealerbox/service/journal: ``{"seq", "prev", "wall", "event"|"decision"}``,
 compact JSON, ``prev`` the :func:`~dealerbox.link.chain.line_hash` of the line before).
 :class:`JournalWriter` writes, per hand: a ``dealer`` event when the dealer changes,
-``new_hand`` (players, hole cards), a ``shoe`` event per card drawn (with its ``deck``),
-the board's ``round_done`` and ``board_on`` events as a hand to the river lays them,
+``new_hand`` (players, hole cards, and the physical seats when the hand records them), a
+``shoe`` event per card drawn (with its ``deck``), the board's ``round_done`` and
+``board_on`` events as the hand lays them (as far as it went),
 an irregularity's decision when the hand had one, and ``hand_over``.
 """
 
@@ -59,7 +60,8 @@ class JournalWriter:
         if hand.dealer != self._dealer:
             self._event("dealer", dealer=hand.dealer)
             self._dealer = hand.dealer
-        seq = self._event("new_hand", players=hand.players, hole_cards=hand.hole_cards)
+        seats = {"seats": list(hand.seats)} if hand.seats is not None else {}
+        seq = self._event("new_hand", players=hand.players, hole_cards=hand.hole_cards, **seats)
         self.hand_seqs.append(seq)
         dealt = hand.dealt
         for i, card in enumerate(hand.draw):
