@@ -295,7 +295,9 @@ def protect(config: Path, action: str, *, house: tuple[str, str] | None = None, 
     import random
 
     from dealerbox.floor.telling.figures import parse_moment
+    from dealerbox.floor.protect.budget import budget_lines
     from dealerbox.floor.protect.fit import fit_house, fit_model
+    from dealerbox.floor.protect.floor_pass import room_budget
     from dealerbox.floor.operating.settings import load_protect, load_web
     from dealerbox.floor.store import Store, store_engine
 
@@ -324,6 +326,7 @@ def protect(config: Path, action: str, *, house: tuple[str, str] | None = None, 
                 else:
                     fitted = fit_house(conn, config, moments[0], moments[1], report=report)
                     print(f"room rate: {fitted['room_rate']:.4g} of {fitted['hands']} hands had an error")
+                print("\n".join(budget_lines(room_budget(conn, config))), flush=True)
         finally:
             engine.dispose()
     return 0

@@ -334,7 +334,8 @@ def _protect(p: _Section) -> ProtectConfig:
     """``[protect]``: the declared shuffle, the gathering model, the checks' thresholds (docs/FLOOR.md)."""
     p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
                "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
-               "chart_arl", "players", "hole_cards", "reference_hands"))
+               "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "hands_per_hour",
+               "hours_per_week"))
     d = ProtectConfig()
     procedure = p.get("shuffle", str, str(d.shuffle), check=lambda v: bool(v.split()) and all(
         s in STEPS for s in v.split()), expected=f"steps of {', '.join(sorted(STEPS))} separated by spaces")
@@ -385,4 +386,9 @@ def _protect(p: _Section) -> ProtectConfig:
         players=games("players", d.players, range(2, 11), "a list of player counts, 2..10"),
         hole_cards=games("hole_cards", d.hole_cards, (2, 4), "a list of 2 (hold'em) and 4 (Omaha)"),
         reference_hands=p.get("reference_hands", int, d.reference_hands, check=lambda v: 1000 <= v <= 10_000_000,
-                              expected="hands, 1000..10000000"))
+                              expected="hands, 1000..10000000"),
+        auto_fit=p.get("auto_fit", bool, d.auto_fit, expected="true or false"),
+        hands_per_hour=p.get("hands_per_hour", float, d.hands_per_hour, check=lambda v: 0 < v <= 200,
+                             expected="hands an hour at one table, more than 0 and at most 200"),
+        hours_per_week=p.get("hours_per_week", float, d.hours_per_week, check=lambda v: 0 < v <= 168,
+                             expected="hours a week the tables deal, more than 0 and at most 168"))

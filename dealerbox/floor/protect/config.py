@@ -6,15 +6,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dealerbox.floor.protect.references import model_fingerprint
 from dealerbox.floor.protect.seat_luck import OMAHA_PAIR_RANKS
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
 
-__all__ = ["ProtectConfig", "SHIFT_S", "PREMIUM"]
+__all__ = ["ProtectConfig", "SHIFT_S", "PREMIUM", "ALL_PLAYERS", "GAMES_WORDS", "game_words"]
 
 #: A shift: the default window of the seat-luck check.
 SHIFT_S = 8 * 3600.0
 #: The hold'em starting hands seat luck calls strong by default: AA, KK, QQ, AK suited.
 PREMIUM = frozenset({"AA", "KK", "QQ", "AKs"})
+#: Every player count a flop game is dealt at: each one needs a reference of its own.
+ALL_PLAYERS = tuple(range(2, 11))
+#: The games by hole cards, in a pit boss's words.
+GAMES_WORDS = {2: "hold'em", 4: "Omaha"}
+
+
+def game_words(players: int, hole_cards: int) -> str:
+    """``hold'em at 7 players``: a game as the Surveillance page and the alerts name it."""
+    return f"{GAMES_WORDS.get(hole_cards, f'{hole_cards} hole cards')} at {players} players"
 
 
 @dataclass(frozen=True)
@@ -27,8 +37,9 @@ class ProtectConfig:
     gathering: Gathering = Gathering()
     #: A hand is a shuffle alert when its p-value under the declared shuffle is below this.
     #: The false-alarm budget of 1 per 10,000 fair hands is shared so that a measurement of
-    #: 100,000 hands meets it with room for chance: shuffle 0.2, dealer chart 0.21 (an ARL of
-    #: 48,000 hands per dealer), procedure 0.02, seat luck at most 0.14 per 10,000 hands.
+    #: 100,000 hands meets it with room for chance: shuffle 0.2 (this threshold), dealer chart
+    #: 0.21 (an ARL of 48,000 hands per dealer), procedure 0.02 (1e-4 per 50-hand block), seat
+    #: luck at most 0.14 per 10,000 hands (:mod:`~dealerbox.floor.protect.budget` works them out).
     threshold: float = 2e-5
     #: Each new hand is compared with its deck's last this many hands.
     memory: int = 2
@@ -51,7 +62,26 @@ class ProtectConfig:
     room_rate: float | None = 0.02
     chart_shift: float = 3.0
     chart_arl: float = 48_000.0
-    #: ``floor protect fit``: the games to compute references for, and how many hands each.
-    players: tuple = (6, 9)
-    hole_cards: tuple = (2,)
+    #: The games to keep references for (every player count of hold'em and Omaha by default),
+    #: and how many hands each is dealt from.
+    players: tuple = ALL_PLAYERS
+    hole_cards: tuple = (2, 4)
     reference_hands: int = 100_000
+    #: Fit a missing or stale reference in the background (the collector's pass, a thread of its
+    #: own) instead of waiting for ``floor protect fit``.
+    auto_fit: bool = True
+    #: The room, for the alarm budget (:mod:`~dealerbox.floor.protect.budget`): hands dealt an
+    #: hour at one table, and the hours a week the tables deal.
+    hands_per_hour: float = 30.0
+    hours_per_week: float = 168.0
+
+    def games(self) -> list[tuple[int, int]]:
+        """The (players, hole cards) games the floor keeps references for."""
+        return [(players, hole_cards) for hole_cards in self.hole_cards for players in self.players]
+
+    def fingerprint(self, players: int, hole_cards: int) -> str:
+        """What a reference for this game must have been dealt from to judge the game's hands
+        (:func:`~dealerbox.floor.protect.references.model_fingerprint`: the declared shuffle, the
+        gathering model, the memory, the game; the player count is the reference's key). A
+        reference kept with another fingerprint is stale: its game is not scored."""
+        return model_fingerprint(self.shuffle, self.gathering, hole_cards, self.memory)

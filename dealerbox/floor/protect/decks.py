@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from dealerbox.domain.decks import DeckRegistry
 from dealerbox.floor.telling.deck_names import floor_registries, registry_decks
+from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.floor_pass import Protection
 
 if TYPE_CHECKING:  # operating/ reads floor.toml and sits above protection: a type only
@@ -27,5 +28,7 @@ def collector_registries(settings: CollectorSettings) -> list[DeckRegistry]:
 
 
 def collector_protection(settings: CollectorSettings) -> Protection:
-    """The collector's protection pass: ``[protect]``, its cards named from the registries."""
-    return Protection(settings.protect, card_of_uid=registry_decks(*collector_registries(settings)))
+    """The collector's protection pass: ``[protect]``, its cards named from the registries, and
+    (``auto_fit``, the default) the games without a current reference fitted in the background."""
+    return Protection(settings.protect, card_of_uid=registry_decks(*collector_registries(settings)),
+                      fitter=BackgroundFit(settings.protect) if settings.protect.auto_fit else None)

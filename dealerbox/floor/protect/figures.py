@@ -9,7 +9,8 @@ figures (:mod:`dealerbox.floor.telling.figures`) do; a hand belongs to a range b
   below 0.05 (5% under the declared shuffle: much more says the shuffling is weaker);
 - :func:`dealer_chart`: one dealer's control chart, hand by hand, with its limit h;
 - :func:`seat_luck`: one table's seats over one range: hands, strong hands, the
-  expected number, the p-value, and the strong hands' seqs (each a story).
+  expected number, the p-value, and the strong hands' seqs (each a story);
+- :func:`unscored`: the hands whose shuffle was not scored for want of a current reference.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dealerbox.floor.protect.floor_pass import load_references
 from dealerbox.floor.protect.seat_luck import binomial_tail, strong_probability
 from dealerbox.floor.protect.tables import protect_hands
 
-__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "LOW_P"]
+__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "unscored", "LOW_P"]
 
 #: A hand "looks unshuffled" on the figures below this p-value (5% of fair hands do).
 LOW_P = 0.05
@@ -106,3 +107,14 @@ def seat_luck(conn, table_id: str, start: float, end: float, config: ProtectConf
                     "expected": round(n * p, 3), "p_value": binomial_tail(len(ids), n, p),
                     "strong_hands": ids})
     return out
+
+
+def unscored(conn, start: float, end: float) -> list[dict]:
+    """The hands in ``[start, end)`` whose shuffle was not scored for want of a reference fitted
+    from the declared model: per game and why (``missing``, ``stale``), how many."""
+    c = protect_hands.c
+    return [{"players": players, "hole_cards": hole_cards, "reason": reason, "hands": hands}
+            for players, hole_cards, reason, hands in conn.execute(
+                select(c.players, c.hole_cards, c.unscored, func.count())
+                .where(_in_range(start, end), c.unscored.is_not(None))
+                .group_by(c.players, c.hole_cards, c.unscored).order_by(c.hole_cards, c.players, c.unscored))]

@@ -19,8 +19,16 @@ progress (so that two callers never file a hand twice):
 
 The per-deck histories, the charts and the open procedure blocks live in the store
 (:mod:`~dealerbox.floor.protect.tables`), so a restarted floor goes on where it stood.
-A hand of a game with no reference yet is kept with its statistic and no p-value
-(logged once per game): ``dealerbox floor protect fit`` computes the references.
+
+Every alert is filed with its evidence (:func:`file_alert`, :mod:`~dealerbox.floor.protect.evidence`):
+the kept pairs and both hands, the strong hands, the error hands.
+
+**References.** A hand is scored only against a reference fitted from the declared model
+(its fingerprint, :mod:`~dealerbox.floor.protect.fitted`). A hand of a game whose reference
+is missing or stale is kept with its statistic, no p-value and why (``unscored``), and a
+``protect_reference`` alert says so once per game and model; with ``[protect] auto_fit``
+the pass has the missing and stale games fitted in the background
+(:class:`~dealerbox.floor.protect.autofit.BackgroundFit`) and stores each as it is done.
 """
 
 from __future__ import annotations
@@ -37,57 +45,70 @@ from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from dealerbox.floor.telling.hands import SENSING
-from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.autofit import BackgroundFit
+from dealerbox.floor.protect.budget import alarm_budget
+from dealerbox.floor.protect.config import ProtectConfig, game_words
 from dealerbox.floor.protect.control_chart import Cusum, DealerCharts
-from dealerbox.floor.protect.hand import together_pairs
+from dealerbox.floor.protect.evidence import hand_record, shuffle_evidence
+from dealerbox.floor.protect.fitted import (MISSING, STALE, get_fitted, load_references, put_fitted,
+                                            reference_status, room_rate, save_reference)
 from dealerbox.floor.protect.journal_hands import CardFollower, CardHand
 from dealerbox.floor.protect.seat_luck import SeatLuck, is_strong, strong_probability
-from dealerbox.floor.protect.shuffle_check import ProcedureCheck, Reference, ShuffleCheck, ShuffleFinding
-from dealerbox.floor.protect.tables import (protect_dealers, protect_decks, protect_fitted, protect_hands,
-                                            protect_progress)
+from dealerbox.floor.protect.shuffle_check import ProcedureCheck, ShuffleCheck, ShuffleFinding
+from dealerbox.floor.protect.tables import (protect_dealers, protect_decks, protect_evidence, protect_fitted,
+                                            protect_hands, protect_progress)
 from dealerbox.floor.store.alerts import raise_alert_in
 from dealerbox.floor.store.schema import lines_table, tables_table
 from dealerbox.domain.cards import DECK_52
 
-__all__ = ["Protection", "ALERT_KINDS", "load_references", "save_reference", "room_rate", "put_fitted",
-           "alert_odds", "dealer_chart_design"]
+__all__ = ["Protection", "ALERT_KINDS", "REFERENCE_KIND", "PAGE_KINDS", "load_references", "save_reference",
+           "room_rate", "put_fitted", "alert_odds", "dealer_chart_design", "file_alert", "alert_evidence",
+           "FITTING_KEY", "room_budget"]
 
 log = logging.getLogger(__name__)
 
-#: The alert kinds the pass files (each counted apart).
+#: The alert kinds the pass files on what it saw in the hands (each counted apart).
 ALERT_KINDS = ("shuffle", "procedure", "seat_luck", "dealer_chart")
+#: The alert that a game's hands are not checked for a shuffle (no reference, or a stale one):
+#: about the floor's own setup, not the hands, so counted apart from the kinds above.
+REFERENCE_KIND = "protect_reference"
+#: Every kind the Surveillance page lists.
+PAGE_KINDS = ALERT_KINDS + (REFERENCE_KIND,)
+#: ``protect_fitted`` key: the games being fitted in the background, and since when.
+FITTING_KEY = "fitting"
 #: Lines read and filed per transaction.
 CHUNK = 5000
+#: The hands a dealer chart alert's evidence looks back over at most.
+CHART_LOOKBACK = 20_000
 _NAMED = frozenset(DECK_52)
 
 
-def load_references(conn) -> dict:
-    """The fitted references in the store: (players, hole cards) -> :class:`Reference`."""
-    out = {}
-    for key, value in conn.execute(select(protect_fitted.c.key, protect_fitted.c.value)
-                                   .where(protect_fitted.c.key.like("reference/%"))):
-        _, players, hole_cards = key.split("/")
-        d = json.loads(value)
-        out[(int(players), int(hole_cards))] = Reference(tuple(d["counts"]), d["source"])
+def file_alert(conn, table_id: str, kind: str, text: str, seq: int | None, now: float, evidence: dict) -> int:
+    """Raise a protection alert (:func:`~dealerbox.floor.store.alerts.raise_alert_in`, folded into
+    the table's open alert of the kind) and keep *evidence* (JSON) for this raise; the alert's id."""
+    alert_id = raise_alert_in(conn, table_id, kind, text, seq, now)
+    conn.execute(insert(protect_evidence).values(alert_id=alert_id, table_id=table_id, kind=kind, seq=seq,
+                                                 raised=now, evidence=json.dumps(evidence)))
+    return alert_id
+
+
+def alert_evidence(conn, alert_ids, *, most: int = 20) -> dict:
+    """The evidence of each alert of *alert_ids*: id -> its raises' evidence, newest first (at most
+    *most* each): ``seq``, ``raised`` and ``evidence`` (the dict the pass filed)."""
+    out: dict[int, list] = {}
+    ids = list(alert_ids)
+    for start in range(0, len(ids), 500):
+        e = protect_evidence.c
+        for alert_id, seq, raised, evidence in conn.execute(
+                select(e.alert_id, e.seq, e.raised, e.evidence).where(e.alert_id.in_(ids[start:start + 500]))
+                .order_by(e.alert_id, e.id.desc())):
+            rows = out.setdefault(alert_id, [])
+            if len(rows) < most:
+                try:
+                    rows.append({"seq": seq, "raised": raised, "evidence": json.loads(evidence)})
+                except ValueError:
+                    continue
     return out
-
-
-def save_reference(conn, players: int, hole_cards: int, reference: Reference, model: str) -> None:
-    """Keep *reference* for (players, hole cards) in the store, replacing the one there."""
-    put_fitted(conn, f"reference/{players}/{hole_cards}",
-         {"counts": list(reference.counts), "source": reference.source, "model": model})
-
-
-def room_rate(conn) -> float | None:
-    """The room's fitted rate of hands with an error, if ``floor protect fit`` stored one."""
-    value = conn.execute(select(protect_fitted.c.value).where(protect_fitted.c.key == "room_rate")).scalar()
-    return json.loads(value) if value is not None else None
-
-
-def put_fitted(conn, key: str, value) -> None:
-    """Keep *value* (JSON) under *key* in ``protect_fitted``, replacing what was there."""
-    conn.execute(delete(protect_fitted).where(protect_fitted.c.key == key))
-    conn.execute(insert(protect_fitted).values(key=key, value=json.dumps(value)))
 
 
 def dealer_chart_design(config: ProtectConfig, rate: float | None) -> Cusum | None:
@@ -98,21 +119,94 @@ def dealer_chart_design(config: ProtectConfig, rate: float | None) -> Cusum | No
     return _designed(rate, config.chart_shift, config.chart_arl)
 
 
+def room_budget(conn, config: ProtectConfig) -> dict:
+    """The alarm budget of the configured room (:func:`~dealerbox.floor.protect.budget.alarm_budget`),
+    the dealers' chart at its designed in-control run length where the room's rate is known."""
+    cusum = dealer_chart_design(config, config.room_rate if config.room_rate is not None else room_rate(conn))
+    return alarm_budget(config, _in_control_arl(cusum) if cusum is not None else None)
+
+
+@functools.lru_cache(maxsize=16)
+def _in_control_arl(cusum: Cusum) -> float:
+    # The exact ARL is a Markov chain solved once per design.
+    return cusum.arl(cusum.p0)
+
+
 @functools.lru_cache(maxsize=16)
 def _designed(rate: float, shift: float, arl: float) -> Cusum:
     # Designing walks h up until the in-control ARL is reached: done once per room rate.
     return Cusum.design(rate, shift=shift, target_arl=arl)
 
 class Protection:
-    """The protection pass of one floor, configured by ``[protect]`` (:class:`ProtectConfig`)."""
+    """The protection pass of one floor, configured by ``[protect]`` (:class:`ProtectConfig`).
+
+    *fitter*: who fits missing or stale references in the background (the collector's
+    :class:`~dealerbox.floor.protect.autofit.BackgroundFit` when ``auto_fit`` is on; None: nobody,
+    the games without a current reference wait for ``floor protect fit``)."""
 
     def __init__(self, config: ProtectConfig = ProtectConfig(), *, chunk: int = CHUNK, card_of_uid=None,
-                 clock=time.time):
+                 clock=time.time, fitter: BackgroundFit | None = None):
         self.config = config
         self.chunk = chunk
         self.card_of_uid = card_of_uid
         self.clock = clock
-        self._unreferenced: set = set()
+        self.fitter = fitter
+        self._status: dict = {}
+        self._told: dict = {}
+
+    # -- the references
+
+    def _references(self, conn) -> dict:
+        """Store the fits finished in the background, ask for the games still missing or stale,
+        and return the references that judge hands now (in the caller's transaction)."""
+        if self.fitter is not None:
+            for (players, hole_cards), fingerprint, reference in self.fitter.take():
+                if fingerprint == self.config.fingerprint(players, hole_cards):
+                    save_reference(conn, players, hole_cards, reference, _model(self.config),
+                                   fingerprint=fingerprint)
+                    log.info("protect: the reference for %s is fitted and stored",
+                             game_words(players, hole_cards))
+        references, self._status = reference_status(conn, self.config)
+        if self.fitter is not None:
+            wanted = [g for g in self.config.games() if self._status[g][0] != "current"]
+            if wanted:
+                self.fitter.ask(wanted)
+            fitting = self.fitter.fitting
+            shown = get_fitted(conn, FITTING_KEY)
+            value = {"games": [list(g) for g in fitting], "since": (shown or {}).get("since") or self.clock()} \
+                if fitting else None
+            if (shown or {}).get("games") != (value or {}).get("games"):
+                put_fitted(conn, FITTING_KEY, value)
+        self._told = {}
+        for key, value in conn.execute(select(protect_fitted.c.key, protect_fitted.c.value)
+                                       .where(protect_fitted.c.key.like("unscored/%"))):
+            _, players, hole_cards = key.split("/")
+            self._told[(int(players), int(hole_cards))] = json.loads(value)
+        return references
+
+    def _unscored(self, conn, table_id: str, game: tuple, seq, now: float) -> str:
+        """Why *game* is not scored (``missing`` or ``stale``); the first time under this model,
+        a ``protect_reference`` alert (kept in the store: once per game and model, not per hand)."""
+        reason, found = self._status.get(game, (MISSING, None))
+        reason = STALE if reason == STALE else MISSING
+        expected = self.config.fingerprint(*game)
+        if self._told.get(game) != expected:
+            self._told[game] = expected
+            put_fitted(conn, f"unscored/{game[0]}/{game[1]}", expected)
+            fitting = self.fitter is not None and game in self.fitter.fitting
+            words = game_words(*game)
+            text = (f"reference: hands of {words} are not checked for a shuffle: "
+                    + ("no reference for the declared model" if reason == MISSING
+                       else "the reference was fitted from another model")
+                    + ("; it is being fitted in the background" if fitting
+                       else "; run dealerbox floor protect fit"))
+            stored = get_fitted(conn, f"reference/{game[0]}/{game[1]}") if reason == STALE else None
+            file_alert(conn, table_id, REFERENCE_KIND, text, seq, now,
+                       {"game": list(game), "reason": reason, "expected": expected, "found": found, "hand": seq,
+                        "fitting": fitting, "declared_model": _model(self.config),
+                        "found_model": (stored or {}).get("model")})
+            log.warning("protect: %s", text)
+        return reason
 
     # -- the pass
 
@@ -120,7 +214,7 @@ class Protection:
         """Read every table's lines stored since the last call (on a Core connection with no
         transaction open); returns how many lines were read."""
         with conn.begin():
-            references = load_references(conn)
+            references = self._references(conn)
             rate = self.config.room_rate if self.config.room_rate is not None else room_rate(conn)
             behind = conn.execute(
                 select(tables_table.c.table_id, protect_progress.c.seq, protect_progress.c.resume_seq,
@@ -177,16 +271,28 @@ class Protection:
             read += new_progress - progress
             progress = new_progress
 
+    def _decks(self, conn, check: ShuffleCheck, table_id: str) -> dict:
+        """The table's decks' last hands as the store keeps them, into *check*; returns the
+        decks' hand records (:func:`~dealerbox.floor.protect.evidence.hand_record`) by deck."""
+        records = {}
+        for deck, pairs, hands in conn.execute(select(protect_decks.c.deck, protect_decks.c.pairs,
+                                                      protect_decks.c.hands)
+                                               .where(protect_decks.c.table_id == table_id)):
+            key = (table_id, deck)
+            check._history[key] = deque((frozenset(tuple(p) for p in h) for h in json.loads(pairs)),
+                                        maxlen=check.memory)
+            kept = json.loads(hands) if hands else []
+            records[deck] = deque(kept, maxlen=check.memory)
+            if kept and kept[-1].get("ending") is not None:
+                check._endings[key] = kept[-1]["ending"]
+        return records
+
     def _file(self, conn, references, cusum, table_id, closed: list[CardHand], window):
         c = self.config
         check = ShuffleCheck(c.shuffle, c.gathering, threshold=c.threshold, memory=c.memory,
                              references=references)
-        decks = {}
-        for deck, pairs in conn.execute(select(protect_decks.c.deck, protect_decks.c.pairs)
-                                        .where(protect_decks.c.table_id == table_id)):
-            history = deque((frozenset(tuple(p) for p in h) for h in json.loads(pairs)), maxlen=c.memory)
-            check._history[(table_id, deck)] = history
-            decks[deck] = True
+        records = self._decks(conn, check, table_id)
+        touched = set()
         procedure = ProcedureCheck(check, block=c.procedure_block, threshold=c.procedure_threshold)
         charts = DealerCharts(cusum) if cusum is not None else None
         dealers: dict[str, tuple[int, list]] = {}
@@ -200,18 +306,21 @@ class Protection:
                 elif w > window:
                     self._seat_window(conn, table_id, window, now)
                     window = w
-            worst = None
+            worst, unscored = None, None
             for dealt in hand.dealt_hands():
-                k = check.statistic(dealt)
-                decks[dealt.deck] = True
+                key = (table_id, dealt.deck)
+                history = list(check._history.get(key, ()))
+                earlier = list(records.get(dealt.deck, ()))
+                k, ending, ending_before = check.scored(dealt)
+                records.setdefault(dealt.deck, deque(maxlen=c.memory)).append(
+                    {**hand_record(dealt), "ending": ending})
+                touched.add(dealt.deck)
                 if k is None:
                     continue
-                reference = references.get((dealt.players, dealt.hole_cards))
+                game = (dealt.players, dealt.hole_cards)
+                reference = references.get(game)
                 if reference is None:
-                    if (dealt.players, dealt.hole_cards) not in self._unreferenced:
-                        self._unreferenced.add((dealt.players, dealt.hole_cards))
-                        log.warning("protect: no reference for %s players, %s hole cards: run "
-                                    "`dealerbox floor protect fit`", dealt.players, dealt.hole_cards)
+                    unscored = unscored or self._unscored(conn, table_id, game, dealt.hand_id, now)
                     worst = worst or (k, None)
                     continue
                 finding = ShuffleFinding("shuffle", table_id, dealt.deck, dealt.dealer, (dealt.hand_id,), k,
@@ -220,8 +329,11 @@ class Protection:
                 if worst is None or worst[1] is None or finding.p_value < worst[1]:
                     worst = (k, finding.p_value)
                 if finding.alert:
-                    raise_alert_in(conn, table_id, "shuffle", _shuffle_text(finding), dealt.hand_id, now)
-                self._procedure(conn, procedure, dealers, finding, dealt.players, dealt.hole_cards, now)
+                    file_alert(conn, table_id, "shuffle", _shuffle_text(finding), dealt.hand_id, now,
+                               {**shuffle_evidence(dealt, history, earlier), "statistic": k,
+                                "p_value": finding.p_value})
+                self._procedure(conn, procedure, dealers, finding, dealt.players, dealt.hole_cards,
+                                ending, ending_before, now)
             error = any(i not in SENSING for i, _, _ in s.irregularities)
             chart_value = 0.0
             if charts is not None and s.dealer is not None:
@@ -231,25 +343,45 @@ class Protection:
                 chart_value = charts.paths[s.dealer][-1]
                 dealers[s.dealer] = (charts.values[s.dealer], dealers[s.dealer][1])
                 if found is not None:
-                    raise_alert_in(conn, table_id, "dealer_chart", _chart_text(found), s.start_seq, now)
+                    file_alert(conn, table_id, "dealer_chart", _chart_text(found), s.start_seq, now,
+                               {"dealer": s.dealer, "hand": s.start_seq, "value": found.value, "h": found.h,
+                                "error_hands": self._error_hands(conn, s.dealer, found.h, table_id, s.start_seq,
+                                                                 error)})
             seats, strong = self._seats(hand)
             conn.execute(insert(protect_hands).values(
                 table_id=table_id, start_seq=s.start_seq, dealer=s.dealer, started=s.started, players=s.players,
                 hole_cards=s.hole_cards, deck=hand.dealt_hands()[0].deck if hand.dealt_hands() else None,
                 statistic=worst[0] if worst else None, p_value=worst[1] if worst else None,
-                error=int(error), chart=chart_value, seats=json.dumps(seats), strong=json.dumps(strong)))
-        for deck in decks:
+                error=int(error), chart=chart_value, seats=json.dumps(seats), strong=json.dumps(strong),
+                unscored=unscored))
+        for deck in touched:
             history = check._history.get((table_id, deck))
             if history is None:
                 continue
             conn.execute(delete(protect_decks).where(protect_decks.c.table_id == table_id,
                                                      protect_decks.c.deck == deck))
             conn.execute(insert(protect_decks).values(
-                table_id=table_id, deck=deck, pairs=json.dumps([sorted(map(list, h)) for h in history])))
+                table_id=table_id, deck=deck, pairs=json.dumps([sorted(map(list, h)) for h in history]),
+                hands=json.dumps(list(records.get(deck, ())))))
         for dealer, (chart, block) in dealers.items():
             conn.execute(delete(protect_dealers).where(protect_dealers.c.dealer == dealer))
             conn.execute(insert(protect_dealers).values(dealer=dealer, chart=chart, block=json.dumps(block)))
         return window
+
+    @staticmethod
+    def _error_hands(conn, dealer: str, h_limit: float, table_id: str, seq: int, error: bool) -> list:
+        """The dealer's hands with an error since the chart last stood at 0 or last alarmed, oldest
+        first, this one (*table_id*, *seq*, not yet stored) last: what a chart alert lists."""
+        h = protect_hands.c
+        earlier = []
+        for t, start_seq, had_error, value in conn.execute(
+                select(h.table_id, h.start_seq, h.error, h.chart).where(h.dealer == dealer)
+                .order_by(h.started.desc(), h.start_seq.desc()).limit(CHART_LOOKBACK)):
+            if value <= 0 or value >= h_limit:
+                break   # the chart stood at 0 after this hand, or alarmed and started again
+            if had_error:
+                earlier.append([t, start_seq])
+        return earlier[::-1] + ([[table_id, seq]] if error else [])
 
     @staticmethod
     def _dealer(conn, dealers: dict, dealer: str) -> tuple[int, list]:
@@ -260,20 +392,26 @@ class Protection:
         return dealers[dealer]
 
     def _procedure(self, conn, procedure: ProcedureCheck, dealers, finding: ShuffleFinding, players, hole_cards,
-                   now) -> None:
+                   ending, ending_before, now) -> None:
         key = finding.dealer if finding.dealer is not None else ""
         chart, block = self._dealer(conn, dealers, key)
-        block.append([finding.statistic, players, hole_cards, finding.hand_ids[0], finding.deck])
+        # [kept pairs, players, hole cards, seq, deck, table, ending, ending before]; blocks kept
+        # before the endings were recorded hold the first five.
+        block.append([finding.statistic, players, hole_cards, finding.hand_ids[0], finding.deck, finding.table,
+                      ending, ending_before])
         if len(block) < procedure.block:
             return
         dealers[key] = (chart, [])
-        if any((p, h) not in procedure.check.references for _, p, h, _, _ in block):
+        if any((row[1], row[2]) not in procedure.check.references for row in block):
             return
-        findings = [ShuffleFinding("shuffle", finding.table, deck, finding.dealer, (i,), k, 1.0, 0.0,
-                                   procedure.threshold, finding.model, "") for k, _, _, i, deck in block]
-        result = procedure.score(findings, [(p, h) for _, p, h, _, _ in block])
+        findings = [ShuffleFinding("shuffle", finding.table, row[4], finding.dealer, (row[3],), row[0], 1.0, 0.0,
+                                   procedure.threshold, finding.model, "") for row in block]
+        configs = [(row[1], row[2], row[6], row[7]) if len(row) > 7 else (row[1], row[2]) for row in block]
+        result = procedure.score(findings, configs)
         if result.alert:
-            raise_alert_in(conn, finding.table, "procedure", _procedure_text(result), result.hand_ids[-1], now)
+            file_alert(conn, finding.table, "procedure", _procedure_text(result), result.hand_ids[-1], now,
+                       {"dealer": finding.dealer, "statistic": result.statistic, "p_value": result.p_value,
+                        "hands": [[row[5] if len(row) > 5 else finding.table, row[3]] for row in block]})
 
     def _seats(self, hand: CardHand) -> tuple[list, list]:
         """The seats dealt a full, named starting hand, and those of them dealt a strong one
@@ -311,7 +449,14 @@ class Protection:
         for (hole_cards, seat), (n, ids) in sorted(counts.items()):
             finding = luck.score(table_id, seat, label, n, tuple(ids), strong_probability(hole_cards, c.holdem_strong, c.omaha_pairs))
             if finding.alert:
-                raise_alert_in(conn, table_id, "seat_luck", _seat_text(finding), ids[0], now)
+                file_alert(conn, table_id, "seat_luck", _seat_text(finding), ids[0], now,
+                           {"seat": seat, "window": label, "hands": n, "expected": float(finding.expected),
+                            "p_value": finding.p_value, "strong_hands": list(ids)})
+
+
+def _model(config: ProtectConfig) -> str:
+    """The declared model in words, as a reference's ``model`` names it."""
+    return ShuffleCheck(config.shuffle, config.gathering).model
 
 
 #: What the alerts' texts below say of their odds: "p = 3e-06", "resolution 1e-05".

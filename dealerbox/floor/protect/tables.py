@@ -6,13 +6,20 @@ room rate ``dealerbox floor protect fit`` computed), which is configuration.
 
 - ``protect_progress``: per table, the last line read, the open hand's first line
   (read again next time), who deals there, and the seat-luck window last scored;
-- ``protect_decks``: per table and deck, the pairs its last hands left together (JSON);
+- ``protect_decks``: per table and deck, the pairs its last hands left together (JSON), and
+  those hands' seqs, draws and where each card lay (``hands``, JSON; migration 0013): what a
+  shuffle alert's evidence names;
 - ``protect_dealers``: per dealer, the control chart's value (lattice steps) and the
   procedure check's open block (JSON);
 - ``protect_hands``: one row per closed hand: its deck, the shuffle statistic and
   p-value, whether it had an error, the chart value after it, the seats dealt and the
-  seats dealt a strong starting hand (JSON lists); the figures read these;
-- ``protect_fitted``: key -> JSON value (``reference/<players>/<hole cards>``, ``room_rate``).
+  seats dealt a strong starting hand (JSON lists), and why its shuffle was not scored
+  (``unscored``: ``missing`` or ``stale`` reference; migration 0013); the figures read these;
+- ``protect_fitted``: key -> JSON value (``reference/<players>/<hole cards>`` with the model's
+  fingerprint, ``room_rate``, ``unscored/<players>/<hole cards>``: the model an unscored game's
+  alert was raised for, ``fitting``: the games being fitted in the background);
+- ``protect_evidence``: each protection alert's evidence, one row per time it was raised
+  (the alert's id, the hand, and what the check saw as JSON: :mod:`~dealerbox.floor.protect.evidence`).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from sqlalchemy import Column, Index, Integer, MetaData, Table, Text
 from dealerbox.floor.store.schema import Float64, Int64
 
 __all__ = ["PROTECT", "protect_progress", "protect_decks", "protect_dealers", "protect_hands",
-           "protect_fitted"]
+           "protect_fitted", "protect_evidence"]
 
 PROTECT = MetaData()
 protect_progress = Table(
@@ -38,6 +45,7 @@ protect_decks = Table(
     Column("table_id", Text, primary_key=True),
     Column("deck", Text, primary_key=True),
     Column("pairs", Text, nullable=False),
+    Column("hands", Text),
 )
 protect_dealers = Table(
     "protect_dealers", PROTECT,
@@ -60,6 +68,7 @@ protect_hands = Table(
     Column("chart", Float64, nullable=False),
     Column("seats", Text, nullable=False),
     Column("strong", Text, nullable=False),
+    Column("unscored", Text),
 )
 Index("protect_hands_started", protect_hands.c.started)
 Index("protect_hands_table_started", protect_hands.c.table_id, protect_hands.c.started)
@@ -69,3 +78,14 @@ protect_fitted = Table(
     Column("key", Text, primary_key=True),
     Column("value", Text, nullable=False),
 )
+protect_evidence = Table(
+    "protect_evidence", PROTECT,
+    Column("id", Int64, primary_key=True, autoincrement=True),
+    Column("alert_id", Int64, nullable=False),
+    Column("table_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("seq", Int64),
+    Column("raised", Float64, nullable=False),
+    Column("evidence", Text, nullable=False),
+)
+Index("protect_evidence_alert", protect_evidence.c.alert_id, protect_evidence.c.id)

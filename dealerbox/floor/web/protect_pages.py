@@ -11,7 +11,15 @@ every figures page takes it: :func:`~dealerbox.floor.web.params.page_range`):
   stories (``/hands/{table}/{seq}``);
 - every dealer's control chart (CUSUM) as an SVG chart drawn on the server.
 
-``/api/surveillance`` answers the same figures as JSON. The protection pass itself runs in
+Every alert carries its evidence (what the pass filed with it: the kept pairs and both hands,
+the strong hands, the error hands; :mod:`~dealerbox.floor.protect.evidence`), so an officer
+sees why it fired without reading a log. A notice says which games' hands are not checked
+for a shuffle (no reference, or one fitted from another model), and the alarm budget says
+how many false alerts a fair room as configured should expect a week.
+
+``/api/surveillance`` answers the same figures as JSON, and ``/surveillance.pdf`` the alerts
+with their evidence as a PDF (the shift report's sections,
+:func:`~dealerbox.floor.telling.report_pdf.sections_pdf`). The protection pass itself runs in
 the collector (``floor/protect/floor_pass.py``); this page only reads what it filed.
 
 The dealer's page can show the chart too: :meth:`ProtectPages.dealer_chart_html` renders
@@ -27,14 +35,21 @@ import time
 import pygal
 from pygal.style import DarkStyle
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from dealerbox.floor.protect import figures as PF
-from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.budget import few
+from dealerbox.floor.protect.config import ProtectConfig, game_words
 from dealerbox.floor.protect.control_chart import Cusum
-from dealerbox.floor.protect.floor_pass import ALERT_KINDS, alert_odds, dealer_chart_design, load_references, room_rate
+from dealerbox.floor.protect.evidence import evidence_lines
+from dealerbox.floor.protect.fitted import CURRENT, MISSING, get_fitted, reference_status
+from dealerbox.floor.protect.floor_pass import (FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
+                                                dealer_chart_design, room_budget, room_rate)
 from dealerbox.floor.operating.settings import load_protect
+from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.web import charts as C
+from dealerbox.floor.web.auth import Refused
 from dealerbox.floor.web.params import PageRange, page_range
 from dealerbox.floor.web.range_form import range_controls
 
@@ -46,7 +61,11 @@ ALERT_TITLES = {
     "procedure": "A dealer shuffling less than the house declares",
     "seat_luck": "A seat dealt improbably many strong starting hands",
     "dealer_chart": "A dealer's error rate out of line with the room's",
+    "protect_reference": "A game whose hands are not checked for a shuffle",
 }
+#: A game's reference status in words.
+STATUS_WORDS = {"current": "fitted from the declared model", "stale": "fitted from another model: not used",
+                "missing": "none yet"}
 #: The query's keys that name a range (any of them: the page shows that range, not the current shift).
 RANGE_KEYS = ("preset", "start", "end", "from", "to")
 
@@ -65,6 +84,31 @@ def odds_words(p: float | None, resolution: float | None = None) -> str:
     if p < 0.01:
         return f"about 1 in {_two_figures(1 / p):,}"
     return f"{100 * p:.1f}%"
+
+
+def _why(status: str, fitting: bool, several: bool) -> str:
+    """Why a game's hands (or *several* games') are not checked, and what happens next."""
+    if status == MISSING:
+        why = "no references have been fitted" if several else "no reference has been fitted"
+        why += " for the declared model"
+    elif status != CURRENT:
+        why = "their references were" if several else "its reference was"
+        why += " fitted from another model"
+    else:
+        return "its reference was not there when they were dealt"
+    if fitting:
+        return why + ("; they are being fitted in the background, and hands are checked once they are stored"
+                      if several else "; it is being fitted in the background, and hands are checked once it is stored")
+    return why + "; run dealerbox floor protect fit"
+
+
+def _upper(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _link(link: dict, base: str) -> dict:
+    """A PDF cell of an evidence link: its words, and the floor's address of its page."""
+    return {"text": link["text"], "href": base + link["href"] if link.get("href") else None}
 
 
 def _two_figures(x: float) -> int:
@@ -135,6 +179,7 @@ class ProtectPages:
         return [
             ("/surveillance", "GET", self.page, "view", None),
             ("/api/surveillance", "GET", self.json, "view", None),
+            ("/surveillance.pdf", "GET", self.pdf, "view", None),
         ]
 
     # -- the range
@@ -166,10 +211,20 @@ class ProtectPages:
                  for row in quality["tables"]]
         charts = [PF.dealer_chart(conn, row["dealer"], start, end, h=h)
                   for row in quality["dealers"] if row["dealer"]]
-        references = load_references(conn)
+        current, status = reference_status(conn, self.config)
+        fitting = get_fitted(conn, FITTING_KEY) or {}
+        being_fitted = {tuple(g) for g in fitting.get("games") or ()}
+        references = []
+        for (players, hole_cards), (state, _found) in sorted(status.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            r = current.get((players, hole_cards))
+            references.append({"players": players, "hole_cards": hole_cards, "game": game_words(players, hole_cards),
+                               "status": state, "hands": r.n if r is not None else None,
+                               "source": r.source if r is not None else None,
+                               "fitting": (players, hole_cards) in being_fitted})
         return {"from": start, "to": end, "shuffle": str(self.config.shuffle),
-                "references": {f"{p} players, {hc} hole cards": {"hands": r.n, "source": r.source}
-                               for (p, hc), r in sorted(references.items())},
+                "references": references, "fitting_since": fitting.get("since"),
+                "unscored": PF.unscored(conn, start, end),
+                "budget": room_budget(conn, self.config),
                 "shuffle_quality": quality, "seat_luck": seats, "dealer_charts": charts,
                 "chart": None if cusum is None else {"room_rate": cusum.p0, "shift": cusum.shift, "k": cusum.k,
                                                      "h": cusum.h, "in_control_arl": _arl(cusum, cusum.p0)},
@@ -184,7 +239,7 @@ class ProtectPages:
         """The protection alerts open now or raised in the range, newest first."""
         out = []
         for a in self.app.store.alerts(open_only=False):
-            if a["kind"] not in ALERT_KINDS:
+            if a["kind"] not in PAGE_KINDS:
                 continue
             last = a.get("last_raised") or a["raised"]
             if a["cleared_at"] is None or (a["raised"] < end and last >= start):
@@ -192,10 +247,14 @@ class ProtectPages:
         return out[::-1]
 
     def _answer(self, start: float, end: float) -> tuple[dict, Cusum | None, list[dict]]:
+        alerts = self.alerts(start, end)
+
         def read(conn):
-            return self.figures(conn, start, end), self.cusum(conn)
-        data, cusum = self.app.figures.answer(read)
-        return data, cusum, self.alerts(start, end)
+            return self.figures(conn, start, end), self.cusum(conn), alert_evidence(conn, [a["id"] for a in alerts])
+        data, cusum, evidence = self.app.figures.answer(read)
+        for a in alerts:
+            a["evidence"] = evidence.get(a["id"], [])
+        return data, cusum, alerts
 
     # -- what the templates show
 
@@ -251,7 +310,7 @@ class ProtectPages:
             return f"{d} ({names[d]})" if d in names else (d or "nobody signed in")
 
         # A smallest p-value at a reference's resolution, 1 / (1 + its hands), says "at most".
-        resolutions = [1 / (1 + r["hands"]) for r in data["references"].values()]
+        resolutions = [1 / (1 + r["hands"]) for r in data["references"] if r["hands"]]
 
         def least(p):
             at = [res for res in resolutions if p is not None and math.isclose(p, res, rel_tol=1e-9)]
@@ -265,12 +324,7 @@ class ProtectPages:
         q = data["shuffle_quality"]
         tables = [{"name": r["table"], **quality_row(r)} for r in q["tables"]]
         dealers = [{"name": dealer(r["dealer"]), "id": r["dealer"], **quality_row(r)} for r in q["dealers"]]
-        shown_alerts = []
-        for a in alerts:
-            text = a.get("last_text") or a["text"]
-            p, resolution = alert_odds(text)
-            shown_alerts.append({**a, "title": ALERT_TITLES[a["kind"]], "odds": odds_words(p, resolution),
-                                 "p": p, "shown_text": text})
+        shown_alerts = [self.shown_alert(a) for a in alerts]
         limit = data["seat_alert_below"]
         seats = []
         for t in data["seat_luck"]:
@@ -284,7 +338,57 @@ class ProtectPages:
         return {"tables": tables, "dealers": dealers, "alerts": shown_alerts, "seat_tables": seats,
                 "charts": charts, "seat_limit": odds_words(limit), "family": self._family,
                 "omaha_words": _pairs_words(self.config.omaha_pairs),
-                "holdem_words": ", ".join(sorted(self.config.holdem_strong))}
+                "holdem_words": ", ".join(sorted(self.config.holdem_strong)),
+                "notices": self.notices(data), "budget": self.budget_rows(data["budget"])}
+
+    @staticmethod
+    def shown_alert(a: dict) -> dict:
+        """One protection alert as the page and the PDF show it: its title, its odds, and the
+        evidence of its last raise in words (:func:`~dealerbox.floor.protect.evidence.evidence_lines`)."""
+        text = a.get("last_text") or a["text"]
+        p, resolution = alert_odds(text)
+        raises = a.get("evidence") or []
+        why = evidence_lines(a["kind"], a["table"], raises[0]["evidence"] if raises else None)
+        return {**a, "title": ALERT_TITLES.get(a["kind"], a["kind"]), "odds": odds_words(p, resolution), "p": p,
+                "shown_text": text, "why": why, "raises_kept": len(raises)}
+
+    @staticmethod
+    def notices(data: dict) -> list[str]:
+        """What the page must say before anything else: the games whose hands are not checked
+        for a shuffle (no reference for the declared model, or a stale one), and how many of
+        this range's hands that left unchecked."""
+        unscored = {}
+        for row in data["unscored"]:
+            key = (row["players"], row["hole_cards"])
+            unscored[key] = unscored.get(key, 0) + row["hands"]
+        out, quiet = [], {}
+        for r in data["references"]:
+            game = (r["players"], r["hole_cards"])
+            hands = unscored.pop(game, 0)
+            if r["status"] == CURRENT and not hands:
+                continue
+            if hands:
+                out.append(f"{_upper(r['game'])}: {hands} hand{'s' if hands != 1 else ''} in this range not "
+                           f"checked for a shuffle: {_why(r['status'], r['fitting'], False)}.")
+            else:   # games with no hand in the range: one line per reason, not one per game
+                quiet.setdefault((r["status"], r["fitting"]), []).append(r["game"])
+        for (players, hole_cards), hands in sorted(unscored.items()):
+            out.append(f"{_upper(game_words(players, hole_cards))}: {hands} hand{'s' if hands != 1 else ''} in this "
+                       f"range not checked for a shuffle: no reference for the declared model when they were dealt.")
+        for (status, fitting), games in quiet.items():
+            listed = ", ".join(games[:-1]) + " and " + games[-1] if len(games) > 1 else games[0]
+            out.append(f"{_upper(listed)}: not checked for a shuffle: {_why(status, fitting, len(games) > 1)}.")
+        return out
+
+    @staticmethod
+    def budget_rows(budget: dict) -> dict:
+        """The alarm budget (:func:`~dealerbox.floor.protect.budget.alarm_budget`) in words."""
+        return {"rows": [{"words": r["words"], "week": few(r["per_week"]), "per_10000": few(r["per_10000_hands"]),
+                          "basis": r["basis"]} for r in budget["rows"]],
+                "total_week": few(budget["total"]["per_week"]),
+                "total_10000": few(budget["total"]["per_10000_hands"]),
+                "room": (f"{budget['tables']} tables at {budget['hands_per_hour']:g} hands an hour, "
+                         f"{budget['hours_per_week']:g} hours a week: {budget['hands_per_week']:,.0f} hands a week")}
 
     # -- handlers
 
@@ -294,10 +398,59 @@ class ProtectPages:
         names = await self.app._names(session)
         return self.app.render(
             request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
-            pick=range_controls(self.app.clock, shown), config=self.config, data=data,
+            pick=range_controls(self.app.clock, shown), config=self.config, data=data, status_words=STATUS_WORDS,
             **self._shown(data, cusum, alerts, names, request.state.nonce))
 
     async def json(self, request, client, session):
         shown = self.window(request)
         data, _cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
-        return JSONResponse({**data, "alerts": alerts})
+        return JSONResponse({**data, "alerts": [{**a, "why": evidence_lines(
+            a["kind"], a["table"], a["evidence"][0]["evidence"] if a["evidence"] else None)} for a in alerts]})
+
+    def pdf_sections(self, alerts: list[dict], data: dict, base: str) -> list[dict]:
+        """The protection alerts with their evidence, the notices and the alarm budget, as the
+        shift report's PDF draws sections (``heading``, ``columns``, ``rows`` of cells, ``notes``):
+        every hand a link to its story at *base*."""
+        clock = self.app.clock
+        rows = []
+        for a in (self.shown_alert(a) for a in alerts):
+            why = a["why"]
+            pairs = "; ".join(f"{p['cards']}: places {p['here']} here, {p['there']} in the earlier hand ({p['was']})"
+                              for p in why["pairs"])
+            links = why["links"][:12] or [{"text": "no hand", "href": None}]
+            rows.append([{"text": clock.stamp(a["raised"])}, {"text": a["table"], "href": f"{base}/tables/{a['table']}"},
+                         {"text": f"{a['title']}. {a['odds'] and 'How unlikely: ' + a['odds'] + '. '}{why['summary']}"
+                                  + (f" Pairs kept: {pairs}." if pairs else "")},
+                         _link(links[0], base)])
+            # Every hand of the evidence a link of its own, under its alert.
+            rows.extend([{"text": ""}, {"text": ""}, {"text": ""}, _link(link, base)] for link in links[1:])
+        budget = self.budget_rows(data["budget"])
+        return [
+            {"id": "protect-alerts", "heading": "Protection alerts and why they fired",
+             "columns": ["raised", "table", "what and why", "hands (stories)"], "rows": rows,
+             "empty": "No protection alert is open or was raised in this range.",
+             "notes": ["Each hand links to its story (the first 12 of an alert; the page lists every one)."]},
+            {"id": "protect-notices", "heading": "Hands not checked for a shuffle",
+             "columns": ["notice"], "rows": [[{"text": n}] for n in self.notices(data)],
+             "empty": "Every game's hands were checked against a reference fitted from the declared model.",
+             "notes": []},
+            {"id": "protect-budget", "heading": "Alarm budget: false alerts a fair room should expect",
+             "columns": ["check", "a week", "per 10,000 hands", "from"],
+             "rows": [[{"text": r["words"]}, {"text": r["week"]}, {"text": r["per_10000"]}, {"text": r["basis"]}]
+                      for r in budget["rows"]] + [[{"text": "all checks"}, {"text": budget["total_week"]},
+                                                   {"text": budget["total_10000"]}, {"text": ""}]],
+             "empty": "", "notes": [budget["room"]]},
+        ]
+
+    async def pdf(self, request, client, session):
+        shown = self.window(request)
+        data, _cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        base = str(request.base_url).rstrip("/")
+        title = f"Surveillance: {self.app.clock.stamp(shown.start)} to {self.app.clock.stamp(shown.end)}"
+        try:
+            pdf = await run_in_threadpool(PDF.sections_pdf, title, self.pdf_sections(alerts, data, base),
+                                          footer=f"dealerbox floor, {title}")
+        except FontMissing as exc:
+            raise Refused(503, str(exc)) from None
+        return Response(pdf, media_type="application/pdf",
+                        headers={"Content-Disposition": 'attachment; filename="surveillance.pdf"'})

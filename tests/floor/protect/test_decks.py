@@ -79,7 +79,8 @@ def passed(store_path, lines: list[str], protection: Protection) -> tuple[list, 
     with Store(store_path) as store:
         engine = store_engine(store.target)
         with engine.begin() as conn:
-            save_reference(conn, 6, 2, Reference((900, 90, 10), "hand-made"), "test")
+            save_reference(conn, 6, 2, Reference((900, 90, 10), "hand-made"), "test",
+                           fingerprint=protection.config.fingerprint(6, 2))
         file_lines(store, "T1", lines)
         Ledger(protection=protection).catch_up(engine)
         with engine.connect() as conn:

@@ -5,6 +5,8 @@ import random
 from sqlalchemy import select
 
 from dealerbox.cli import main
+from dealerbox.floor.operating.settings import load_protect
+from dealerbox.floor.protect.fitted import CURRENT, reference_status
 from dealerbox.floor.protect.floor_pass import load_references, room_rate
 from dealerbox.floor.protect.shuffles import Shuffle
 from bench.sim_journal import JournalWriter
@@ -33,11 +35,21 @@ def test_fit_under_the_declared_model_stores_a_reference_per_game(tmp_path, caps
     path, store = floor_toml(tmp_path, 'shuffle = "riffle riffle riffle cut"\n')
     assert main(["floor", "protect", "fit", "--config", str(path), "--hands", "1500", "--seed", "4"]) == 0
     refs, rate, _ = references(store)
-    (reference,) = refs.values()
-    assert list(refs) == [(6, 2)] and reference.n == 1500 and rate is None
-    assert "1500 hands simulated under riffle riffle riffle cut" in reference.source
+    # Hold'em and Omaha by default, each kept with the declared model's fingerprint: current.
+    assert sorted(refs) == [(6, 2), (6, 4)] and all(r.n == 1500 for r in refs.values()) and rate is None
+    assert "1500 hands simulated under riffle riffle riffle cut" in refs[(6, 2)].source
+    config = load_protect(path)
+    engine = store_engine(store)
+    with engine.connect() as conn:
+        current, status = reference_status(conn, config)
+    engine.dispose()
+    assert sorted(current) == [(6, 2), (6, 4)] and {s for s, _ in status.values()} == {CURRENT}
     out = capsys.readouterr().out
     assert out.startswith("6 players, 2 hole cards: 1500 hands") and "resolution 0.00067" in out
+    # The alarm budget for the configured room follows: 20 tables x 30 hands x 168 hours = 100,800
+    # hands a week; the shuffle check at most 2e-5 of them: 2.0 a week.
+    assert "alarm budget for 20 tables at 30 hands an hour, 168 hours a week (100,800 hands)" in out
+    assert "shuffle (a hand dealt as if not shuffled): 2.02 a week, 0.20 per 10,000 hands" in out
 
 
 def test_fit_from_the_house_hands_takes_the_range_and_the_room_rate(tmp_path, capsys):

@@ -50,7 +50,7 @@ def run(target, lines_by_table: dict, config: ProtectConfig, *, slices: int = 1,
     with Store(target) as store:
         engine = store_engine(store.target)
         with engine.begin() as conn:
-            save_reference(conn, 6, 2, REFERENCE, "test")
+            save_reference(conn, 6, 2, REFERENCE, "test", fingerprint=config.fingerprint(6, 2))
         ledger = Ledger(protection=Protection(config, clock=lambda: T0))
         for part in range(slices):
             for table, lines in lines_by_table.items():
@@ -185,9 +185,10 @@ def test_garbage_stored_as_a_line_does_not_stop_the_pass(tmp_path):
             store.update_table("T1", last_seq=len(w.lines))
             store.commit()
         engine = store_engine(path)
+        config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None)
         with engine.begin() as conn:
-            save_reference(conn, 6, 2, REFERENCE, "test")
-        Ledger(protection=Protection(ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None))).catch_up(engine)
+            save_reference(conn, 6, 2, REFERENCE, "test", fingerprint=config.fingerprint(6, 2))
+        Ledger(protection=Protection(config)).catch_up(engine)
         with engine.connect() as conn:
             rows = conn.execute(select(protect_hands.c.start_seq, protect_hands.c.p_value)).all()
         engine.dispose()

@@ -25,6 +25,22 @@ def test_no_section_is_the_defaults_and_a_house_shuffle_is_read(tmp_path):
     assert (config.gathering.board, config.gathering.place, config.gathering.hands_together) == ("reversed", "top", True)
 
 
+def test_every_game_is_kept_by_default_and_the_room_for_the_budget_is_read(tmp_path):
+    d = ProtectConfig()
+    # Hold'em and Omaha at every count from 2 to 10: 18 references, fitted in the background.
+    assert len(d.games()) == 18 and (2, 2) in d.games() and (10, 4) in d.games() and d.auto_fit
+    config = load_protect(write(tmp_path, "[protect]\nauto_fit = false\nhands_per_hour = 25\nhours_per_week = 84\n"
+                                          "tables = 6\n"))
+    assert (config.auto_fit, config.hands_per_hour, config.hours_per_week, config.tables) == (False, 25.0, 84.0, 6)
+    # The fingerprint is the model's: a change of shuffle or gathering changes it, the same model does not.
+    hand = load_protect(write(tmp_path, '[protect]\nshuffle = "riffle riffle cut"\n'))
+    on_top = load_protect(write(tmp_path, '[protect]\nshuffle = "riffle riffle cut"\n'
+                                          '[protect.gathering]\nplace = "top"\n'))
+    assert hand.fingerprint(6, 2) == load_protect(write(tmp_path, '[protect]\nshuffle = "riffle riffle cut"\n'
+                                                                  'tables = 3\n')).fingerprint(6, 2)
+    assert len({d.fingerprint(6, 2), hand.fingerprint(6, 2), on_top.fingerprint(6, 2), hand.fingerprint(6, 4)}) == 4
+
+
 @pytest.mark.parametrize("text, key, says", [
     ('shuffle = "riffle wash"', "protect.shuffle", "steps of cut, machine, riffle, strip"),
     ("threshold = 2", "protect.threshold", "a probability"),
@@ -33,6 +49,9 @@ def test_no_section_is_the_defaults_and_a_house_shuffle_is_read(tmp_path):
     ("shuffel = 'machine'", "protect.shuffel", "one of"),
     ('gathering = {board = "sideways"}', "protect.gathering.board", "in_order"),
     ('strong = ["AA", "KAs"]', "protect.strong", "hold'em classes"),
+    ('auto_fit = "yes"', "protect.auto_fit", "true or false"),
+    ("hands_per_hour = 0", "protect.hands_per_hour", "hands an hour at one table"),
+    ("hours_per_week = 200", "protect.hours_per_week", "hours a week the tables deal"),
 ])
 def test_a_bad_value_names_the_file_the_key_and_what_was_expected(tmp_path, text, key, says):
     path = write(tmp_path, f"[protect]\n{text}\n")

@@ -5,12 +5,15 @@ web view; checked with axe-core in Debian's chromium at desktop and tablet sizes
 from __future__ import annotations
 
 import asyncio
+import io
 import math
 import random
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from pypdf import PdfReader
 
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.figures import Ledger
@@ -27,15 +30,18 @@ from dealerbox.floor.web.app import FloorApp
 from dealerbox.floor.web.auth import Refused
 from dealerbox.floor.web.protect_pages import ProtectPages, cusum_chart, odds_words
 from tests.floor.test_figures import file_lines
-from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, signed_in_page
-from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
+from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, shot_path, signed_in_page
+from tests.floor.web.test_app import WebProcess, add_users, call, connection, sign_in
 
 T0 = 1_790_006_400.0   # a shift's start (a multiple of 8 hours)
 MACHINE = Shuffle(("machine",))
 #: A hand-made reference: 1000 hands, 900 with no pair kept, 90 with one, 10 with two.
 REFERENCE = Reference((900, 90, 10), "hand-made")
-#: The pass's config: a shuffle alert below 0.01, so the hand-made reference can raise one.
-PASS = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=0.02)
+#: The pass's config: a shuffle alert below 0.01, so the hand-made reference can raise one;
+#: hold'em at 6, 7 and 9 players (6 fitted, 7 missing, 9 fitted from another model: stale).
+PASS = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=0.02, players=(6, 7, 9), hole_cards=(2,))
+#: The model the stale 9-player reference was fitted from: a hand shuffle the house no longer declares.
+BEFORE = ProtectConfig(shuffle=Shuffle(("riffle", "riffle", "cut")))
 CUSUM = Cusum.design(0.02, target_arl=ProtectConfig().chart_arl)
 #: Hands the erring dealer needs to cross h, erring every hand: ceil(h_steps / (c - 1)).
 TO_CROSS = math.ceil(CUSUM.h_steps / (CUSUM.c - 1))
@@ -43,42 +49,56 @@ RANGE = f"from={T0:.0f}&to={T0 + 86400:.0f}"
 
 
 def room(directory) -> tuple:
-    """A store holding three tables' journals read by the protection pass:
-    T1 dealt unshuffled (shuffle alerts), T2 feeding seat 1 aces every hand (seat luck),
-    T3 a dealer erring every hand (the dealer chart crosses h)."""
+    """A store holding five tables' journals read by the protection pass:
+    T1 dealt unshuffled (shuffle alerts), T2 feeding seat 1 aces every hand of a shift (seat
+    luck, scored when the next shift's first hand comes), T3 a dealer erring every hand (the
+    dealer chart crosses h); T4 (7 players, no reference) and T5 (9 players, a stale one) dealt
+    unshuffled too, and never scored: a notice and an alert say so."""
     path = directory / "floor.sqlite"
     t1 = JournalWriter(T0)
     sim = TableSim(no_shuffle, random.Random(5), players=6, gathering=Gathering(place="top"), table="T1",
                    dealer="D1")
     for _ in range(4):
         t1.hand(sim.deal())
-    t2 = JournalWriter(T0)
+    t2 = JournalWriter(T0, hand_s=28800 / 12)
     sim = TableSim(MACHINE, random.Random(3), players=6, stack=Stack(0, ("Ah", "As"), 1), table="T2",
                    dealer="D2")
-    for _ in range(12):
+    for _ in range(13):
         t2.hand(sim.deal())
     t3 = JournalWriter(T0)
     sim = TableSim(MACHINE, random.Random(11), players=6, table="T3", dealer="E7")
     for _ in range(TO_CROSS + 2):
         t3.hand(sim.deal(), irregularity="MISSED_BURN")
+    unchecked = {}
+    for table, players in (("T4", 7), ("T5", 9)):
+        unchecked[table] = JournalWriter(T0)
+        sim = TableSim(no_shuffle, random.Random(5), players=players, gathering=Gathering(place="top"), table=table,
+                       dealer="D1")
+        for _ in range(3):
+            unchecked[table].hand(sim.deal())
     with Store(path) as store:
         engine = store_engine(store.target)
         with engine.begin() as conn:
-            save_reference(conn, 6, 2, REFERENCE, "test")
-        for table, w in (("T1", t1), ("T2", t2), ("T3", t3)):
+            save_reference(conn, 6, 2, REFERENCE, "test", fingerprint=PASS.fingerprint(6, 2))
+            save_reference(conn, 9, 2, REFERENCE, "before", fingerprint=BEFORE.fingerprint(9, 2))
+        for table, w in (("T1", t1), ("T2", t2), ("T3", t3), *unchecked.items()):
             file_lines(store, table, w.lines)
         Ledger(protection=Protection(PASS, clock=lambda: T0 + 3600)).catch_up(engine)
         engine.dispose()
         store.set_dealer_name("E7", "Erin Seven", T0)
     add_users(path)
-    return path, {"T1": t1, "T2": t2, "T3": t3}
+    return path, {"T1": t1, "T2": t2, "T3": t3, **unchecked}
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     directory = tmp_path_factory.mktemp("surveillance")
     path, journals = room(directory)
-    with WebProcess(directory, path) as web:
+    web = WebProcess(directory, path)
+    with open(web.config, "a") as config:   # the web view reads [protect] as the pass was configured
+        config.write('[protect]\nshuffle = "machine"\nthreshold = 0.01\nroom_rate = 0.02\nplayers = [6, 7, 9]\n'
+                     'hole_cards = [2]\n')
+    with web:
         yield web, journals, path
 
 
@@ -172,13 +192,13 @@ def test_the_page_shows_the_shuffle_quality_alerts_seat_luck_and_charts(served):
     assert "How unlikely under a fair game as declared: fewer than 1 in 1,000 (the most the reference" in body
     assert f'href="/hands/T1/{journals["T1"].hand_seqs[-1]}"' in body
     assert "A dealer&#39;s error rate out of line with the room&#39;s: table T3" in body
-    # Seat luck: T2's seat 1 had AA in all 12 hands; each strong hand opens its story.
+    # Seat luck: T2's seat 1 had AA in all 13 hands; each strong hand opens its story.
     seats = body.split('id="seats-T2"')[1].split("</table>")[0]
     seat1 = seats.split("Seat 1</th>")[1].split("</tr>")[0]
     assert "improbable" in seat1
     assert all(f'href="/hands/T2/{seq}"' in seat1 for seq in journals["T2"].hand_seqs)
-    expected = 12 * 22 / 1326
-    assert f'<td class="num">{expected:.1f}</td>' in seat1 and '<td class="num">12</td>' in seat1
+    expected = 13 * 22 / 1326
+    assert f'<td class="num">{expected:.1f}</td>' in seat1 and '<td class="num">13</td>' in seat1
     assert "219,000 tests" in body and "two aces or two kings among an Omaha hand" in body
     # The control charts: SVG, with the limit, for each dealer; E7 crossed h once.
     chart = body.split('id="chart-E7"')[1].split("</section>")[0]
@@ -195,8 +215,16 @@ def test_a_viewer_sees_dealer_ids_only_and_the_json_carries_the_same_figures(ser
     cookie = sign_in(web, "vera")[0]
     status, _h, data = call(web, "GET", f"/api/surveillance?{RANGE}", cookie=cookie)
     assert status == 200
-    assert [r["table"] for r in data["shuffle_quality"]["tables"]] == ["T1", "T2", "T3"]
-    assert {a["kind"] for a in data["alerts"]} >= {"shuffle", "dealer_chart"}
+    assert [r["table"] for r in data["shuffle_quality"]["tables"]] == ["T1", "T2", "T3", "T4", "T5"]
+    assert {a["kind"] for a in data["alerts"]} >= {"shuffle", "dealer_chart", "seat_luck", "protect_reference"}
+    # Every alert carries its evidence, as filed and in words, every hand a link to its story.
+    for a in data["alerts"]:
+        assert a["evidence"] and a["why"]["summary"] and a["why"]["links"], a
+        assert all(link["href"].startswith("/hands/") for link in a["why"]["links"])
+    assert [(r["players"], r["status"]) for r in data["references"]] == [(6, "current"), (7, "missing"),
+                                                                         (9, "stale")]
+    assert {(u["players"], u["reason"], u["hands"]) for u in data["unscored"]} == {(7, "missing", 2), (9, "stale", 2)}
+    assert [r["check"] for r in data["budget"]["rows"]] == ["shuffle", "procedure", "seat_luck", "dealer_chart"]
     assert data["chart"]["h"] == CUSUM.h and data["seat_alert_below"] == 0.01 / 219000
 
 
@@ -231,21 +259,98 @@ def test_the_dealer_page_can_show_the_chart_through_the_partial(served):
     assert "<svg" in html and "Out of control 1 time in this range." in html
 
 
+def test_a_missing_or_stale_reference_is_a_notice_and_an_alert_and_scores_nothing(served):
+    web, journals, _path = served
+    body = page(web, "sam")
+    notices = body.split('id="notices-title"')[1].split("</section>")[0]
+    assert ("Hold&#39;em at 7 players: 2 hands in this range not checked for a shuffle: no reference has been "
+            "fitted for the declared model; run dealerbox floor protect fit.") in notices
+    assert ("Hold&#39;em at 9 players: 2 hands in this range not checked for a shuffle: its reference was fitted "
+            "from another model; run dealerbox floor protect fit.") in notices
+    # Dealt unshuffled, and still no shuffle alert: nothing scored them. One alert per game says why.
+    for table in ("T4", "T5"):
+        assert f"A deck dealt as if not shuffled: table {table}" not in body
+        assert f"A game whose hands are not checked for a shuffle: table {table}" in body
+        t = body.split('id="quality-tables"')[1].split(f'href="/tables/{table}"')[1].split("</tr>")[0]
+        assert re.findall(r'<td class="num">([^<]*)</td>', t)[:2] == ["3", "0"]   # 3 hands, none checked
+    assert f'href="/hands/T4/{journals["T4"].hand_seqs[1]}">the first hand not checked' in body
+    references = body.split('id="references"')[1].split("</table>")[0]
+    assert "hold&#39;em at 9 players</th><td>fitted from another model: not used</td>" in references
+    assert "hold&#39;em at 7 players</th><td>none yet</td>" in references
+
+
+def test_every_alert_shows_why_it_fired_with_its_hands_linked(served):
+    web, journals, _path = served
+    body = page(web, "sam")
+    t1 = journals["T1"].hand_seqs
+    shuffle = body.split("A deck dealt as if not shuffled: table T1")[1].split('<div class="alert"')[0]
+    assert "Why it fired (the last time)" in shuffle and "Pairs kept from the earlier hand" in shuffle
+    assert f"lay side by side in this hand&#39;s draw as the deck&#39;s earlier hand (line {t1[2]}) left them" in shuffle
+    assert f'href="/hands/T1/{t1[3]}">this hand&#39;s story' in shuffle
+    assert f'href="/hands/T1/{t1[2]}">the earlier hand&#39;s story' in shuffle
+    pairs = re.findall(r"<tr><th scope=\"row\">(\S\S \S\S)</th><td>(\d+) and (\d+)</td><td>(\d+) and (\d+)</td>"
+                       r"<td>([^<]+)</td></tr>", shuffle)
+    assert len(pairs) >= 3 and all(int(b) == int(a) + 1 for _c, a, b, *_ in pairs)
+    seat = body.split("A seat dealt improbably many strong starting hands: table T2")[1].split('<div class="alert"')[0]
+    assert "Seat 1 was dealt 12 strong starting hands in 12 hands" in seat
+    assert all(f'href="/hands/T2/{seq}"' in seat for seq in journals["T2"].hand_seqs[:12])
+    chart = body.split("out of line with the room&#39;s: table T3")[1].split('<div class="alert"')[0]
+    assert f"after {TO_CROSS} hands with an error since it last stood at 0" in chart
+    assert all(f'href="/hands/T3/{seq}"' in chart for seq in journals["T3"].hand_seqs[:TO_CROSS])
+    # The alarm budget for the room as configured (20 tables x 30 hands x 168 hours = 100,800
+    # hands a week): the shuffle check's threshold 0.01 makes 1,008 a week.
+    budget = body.split('id="budget"')[1].split("</table>")[0]
+    assert "shuffle (a hand dealt as if not shuffled)</th><td class=\"num\">1008.0</td>" in budget
+    assert "100,800 hands a week" in body
+
+
+def test_the_pdf_carries_the_alerts_with_their_evidence_and_links(served):
+    web, journals, _path = served
+    cookie = sign_in(web, "sam")[0]
+    conn = connection(web)
+    try:
+        conn.request("GET", f"/surveillance.pdf?{RANGE}", headers={"Cookie": cookie, "Host": "floor.example"})
+        response = conn.getresponse()
+        pdf = response.read()
+    finally:
+        conn.close()
+    assert response.status == 200 and response.getheader("Content-Type") == "application/pdf"
+    reader = PdfReader(io.BytesIO(pdf))
+    text = " ".join(" ".join(p.extract_text().split()) for p in reader.pages)
+    assert "Protection alerts and why they fired" in text and "Pairs kept:" in text
+    assert "Hands not checked for a shuffle" in text and "Alarm budget" in text
+    links = [a.get_object()["/A"]["/URI"] for p in reader.pages for a in p.get("/Annots", [])
+             if a.get_object().get("/A")]
+    assert f"http://floor.example/hands/T1/{journals['T1'].hand_seqs[3]}" in links
+    assert f"http://floor.example/hands/T1/{journals['T1'].hand_seqs[2]}" in links
+    assert f"http://floor.example/hands/T2/{journals['T2'].hand_seqs[0]}" in links
+    # Signed out: no PDF.
+    assert call(web, "GET", f"/surveillance.pdf?{RANGE}")[0] in (302, 303, 401)
+
+
 # -- accessibility and screenshots
 
 
 
 @pytest.mark.parametrize("role", ["vera", "sam"])
 def test_the_page_has_no_serious_or_critical_violation_at_desktop_and_tablet_sizes(served, role, tmp_path):
-    web, _journals, _path = served
+    web, journals, _path = served
     cookie = sign_in(web, role)[0]
     failures = []
     with chromium() as browser:
-        for size in SIZES:
+        for size, (width, _height) in SIZES.items():
             with signed_in_page(browser, size, web.url, cookie) as page:
                 for query in (RANGE, ""):
                     page.goto(web.url.rstrip("/") + "/surveillance?" + query, wait_until="load")
-                    shoot(page, tmp_path / f"{size}-surveillance{'-range' if query else ''}.png")
+                    shoot(page, Path(shot_path(tmp_path, f"{role}-{size}-surveillance{'-range' if query else ''}.png")))
                     failures += serious_violations(page, f"{role} {size} {query}")
-    print(f"screenshots in {tmp_path}")
+                    # Nothing runs off the side of a tablet: the page is no wider than the screen.
+                    assert page.evaluate("document.documentElement.scrollWidth") <= width, (size, query)
+                # The officer's minute: the shuffle alert's evidence is on the page, its hands one click.
+                page.goto(web.url.rstrip("/") + "/surveillance?" + RANGE, wait_until="load")
+                evidence = page.locator(".alert", has_text="A deck dealt as if not shuffled: table T1").locator(".evidence")
+                assert evidence.get_by_role("table").is_visible()
+                evidence.get_by_role("link", name=re.compile("the earlier hand's story")).click()
+                page.wait_for_url(f"**/hands/T1/{journals['T1'].hand_seqs[2]}")
+    print(f"screenshots in {shot_path(tmp_path, '')}")
     assert not failures, "\n".join(failures)

@@ -1,0 +1,91 @@
+"""One alarm budget: the false alerts a fair room should expect, per check, from the thresholds.
+
+Pure: ``[protect]`` (:class:`~dealerbox.floor.protect.config.ProtectConfig`) in, one row per
+check out, each the expected number of false alerts per fair hand, per 10,000 hands and per
+week for the configured room (``tables`` x ``hands_per_hour`` x ``hours_per_week`` hands).
+Each figure is a bound the check's design guarantees, not a measurement (``make bench``
+measures them):
+
+- **shuffle**: a Monte Carlo p-value is valid (P(p < t) <= t for a fair hand), so each scored
+  hand alerts with probability at most ``threshold``;
+- **procedure**: each closed block of ``procedure_block`` hands at most ``procedure_threshold``;
+- **seat luck**: Bonferroni, each seat's window at most ``seat_alpha / (seats x tables x
+  windows)``; the room tests ``seats x tables`` seats in each of its windows a week;
+- **dealer chart**: a dealer at the room's rate reaches h once in its in-control average run
+  length (the chart's design, at least ``chart_arl`` hands): one false alarm per ARL hands.
+
+``dealerbox floor protect fit`` prints it and the Surveillance page shows it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dealerbox.floor.protect.config import ProtectConfig
+
+__all__ = ["alarm_budget", "budget_lines", "hands_per_week", "few", "CHECK_WORDS"]
+
+#: The checks in a pit boss's words, in the order the budget lists them.
+CHECK_WORDS = {
+    "shuffle": "shuffle (a hand dealt as if not shuffled)",
+    "procedure": "procedure (a dealer shuffling less than declared)",
+    "seat_luck": "seat luck (a seat dealt too many strong hands)",
+    "dealer_chart": "dealer chart (a dealer's error rate)",
+}
+
+
+def hands_per_week(config: ProtectConfig) -> float:
+    """The hands the configured room deals in a week."""
+    return config.tables * config.hands_per_hour * config.hours_per_week
+
+
+def alarm_budget(config: ProtectConfig, chart_arl: float | None = None) -> dict:
+    """The expected false alerts per check (``rows``: ``check``, ``per_hand``,
+    ``per_10000_hands``, ``per_week``, ``basis``) and their ``total``, for a fair room as
+    configured; *chart_arl* the designed chart's in-control ARL (default ``chart_arl``, the
+    design's lower bound)."""
+    c = config
+    week = hands_per_week(c)
+    windows_per_week = c.hours_per_week * 3600.0 / c.window_s
+    family = c.seats * c.tables * c.windows
+    arl = chart_arl if chart_arl is not None else c.chart_arl
+    seat_tests_per_week = c.seats * c.tables * windows_per_week
+    per_hand = {
+        "shuffle": (c.threshold, f"each scored hand: p below {c.threshold:g}"),
+        "procedure": (c.procedure_threshold / c.procedure_block,
+                      f"each block of {c.procedure_block} hands: p below {c.procedure_threshold:g}"),
+        "seat_luck": (seat_tests_per_week * c.seat_alpha / family / week if week else 0.0,
+                      f"each seat's {c.window_s / 3600:g}-hour window: p below {c.seat_alpha:g} / {family:,} "
+                      f"({c.seats} seats x {c.tables} tables x {c.windows} windows a year)"),
+        "dealer_chart": (1.0 / arl, f"a dealer at the room's rate reaches h once in {arl:,.0f} hands"),
+    }
+    rows = [{"check": check, "words": CHECK_WORDS[check], "per_hand": p, "per_10000_hands": p * 10_000,
+             "per_week": p * week, "basis": basis} for check, (p, basis) in per_hand.items()]
+    total = {key: sum(r[key] for r in rows) for key in ("per_hand", "per_10000_hands", "per_week")}
+    return {"rows": rows, "total": total, "hands_per_week": week, "tables": c.tables,
+            "hands_per_hour": c.hands_per_hour, "hours_per_week": c.hours_per_week}
+
+
+def few(x: float) -> str:
+    """An expected count as a person reads it, small ones in two figures and never in powers of
+    ten: ``12.3``, ``2.02``, ``0.21``, ``0.0019``, ``0.000019``; ``0`` for none."""
+    if x <= 0:
+        return "0"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 0.1:
+        return f"{x:.2f}"
+    return f"{x:.{1 - math.floor(math.log10(x))}f}"
+
+
+def budget_lines(budget: dict) -> list[str]:
+    """The budget as lines of text (``floor protect fit`` prints them)."""
+    out = [f"alarm budget for {budget['tables']} tables at {budget['hands_per_hour']:g} hands an hour, "
+           f"{budget['hours_per_week']:g} hours a week ({budget['hands_per_week']:,.0f} hands): "
+           f"expected false alerts of a fair room"]
+    for r in budget["rows"]:
+        out.append(f"  {r['words']}: {few(r['per_week'])} a week, {few(r['per_10000_hands'])} per 10,000 hands "
+                   f"({r['basis']})")
+    t = budget["total"]
+    out.append(f"  all checks: {few(t['per_week'])} a week, {few(t['per_10000_hands'])} per 10,000 hands")
+    return out

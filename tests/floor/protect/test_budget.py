@@ -1,0 +1,45 @@
+"""One alarm budget: the false alerts a fair room should expect a week, per check, worked out by
+hand from the thresholds (dealerbox/floor/protect/budget.py)."""
+
+import pytest
+
+from dealerbox.floor.protect.budget import alarm_budget, budget_lines, few, hands_per_week
+from dealerbox.floor.protect.config import ProtectConfig
+
+
+def test_the_default_room_expects_about_four_false_alerts_a_week():
+    config = ProtectConfig()
+    # 20 tables x 30 hands an hour x 168 hours = 100,800 hands a week.
+    assert hands_per_week(config) == 100_800
+    budget = alarm_budget(config)
+    week = {r["check"]: r["per_week"] for r in budget["rows"]}
+    assert week["shuffle"] == pytest.approx(100_800 * 2e-5)               # 2.016
+    assert week["procedure"] == pytest.approx(100_800 / 50 * 1e-4)        # 2,016 blocks: 0.2016
+    # Seat luck: 10 seats x 20 tables x 21 eight-hour windows a week, each at most 0.01 / 219,000.
+    assert week["seat_luck"] == pytest.approx(10 * 20 * 21 * 0.01 / 219_000)
+    assert week["dealer_chart"] == pytest.approx(100_800 / 48_000)        # 2.1
+    assert budget["total"]["per_week"] == pytest.approx(sum(week.values()))
+    per = {r["check"]: r["per_10000_hands"] for r in budget["rows"]}
+    # The shares FLOOR.md and ProtectConfig state: shuffle 0.2, chart 0.21, procedure 0.02 per 10,000.
+    assert per["shuffle"] == pytest.approx(0.2) and per["procedure"] == pytest.approx(0.02)
+    assert per["dealer_chart"] == pytest.approx(10_000 / 48_000) and round(per["dealer_chart"], 2) == 0.21
+    assert budget["total"]["per_10000_hands"] < 1
+
+
+def test_a_smaller_room_and_the_designed_chart():
+    config = ProtectConfig(tables=6, hands_per_hour=40, hours_per_week=84, threshold=1e-5)
+    budget = alarm_budget(config, chart_arl=60_000)
+    week = {r["check"]: r["per_week"] for r in budget["rows"]}
+    assert budget["hands_per_week"] == 6 * 40 * 84 == 20_160
+    assert week["shuffle"] == pytest.approx(0.2016) and week["dealer_chart"] == pytest.approx(20_160 / 60_000)
+    # Seat luck tests 10 seats x 6 tables x 10.5 windows a week, each at 0.01 / (10 x 6 x 1095).
+    assert week["seat_luck"] == pytest.approx(10 * 6 * 10.5 * 0.01 / (10 * 6 * 1095))
+
+
+def test_the_budget_prints_a_line_per_check_and_small_counts_keep_two_figures():
+    lines = budget_lines(alarm_budget(ProtectConfig()))
+    assert lines[0].startswith("alarm budget for 20 tables at 30 hands an hour, 168 hours a week (100,800 hands)")
+    assert len(lines) == 1 + 4 + 1 and lines[-1].startswith("  all checks: 4.32 a week")
+    assert "seat luck (a seat dealt too many strong hands): 0.00019 a week" in lines[3]
+    assert (few(2.016), few(0.2016), few(0.000191), few(1.9e-5), few(12.34), few(0)) == (
+        "2.02", "0.20", "0.00019", "0.000019", "12.3", "0")

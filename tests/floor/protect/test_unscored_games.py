@@ -1,0 +1,154 @@
+"""Every game checked, never silently unchecked: a hand whose reference is missing or was fitted
+from another model is not scored, one alert per game and model says so, and the collector's
+pass fits the missing games in the background and scores the hands after it (issue 38, item 3).
+On SQLite and PostgreSQL, with journals filed by the collector's Filing."""
+
+from __future__ import annotations
+
+import random
+
+from sqlalchemy import select
+
+from bench.sim_journal import JournalWriter
+from dealerbox.floor.protect.autofit import BackgroundFit
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.evidence import evidence_lines
+from dealerbox.floor.protect.fit import fit_game
+from dealerbox.floor.protect.fitted import CURRENT, STALE, get_fitted, reference_status
+from dealerbox.floor.protect.floor_pass import (FITTING_KEY, REFERENCE_KIND, Protection, alert_evidence,
+                                                save_reference)
+from dealerbox.floor.protect.shuffle_check import Reference
+from dealerbox.floor.protect.shuffles import Shuffle
+from dealerbox.floor.protect.simulate import TableSim, no_shuffle
+from dealerbox.floor.protect.tables import protect_hands
+from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.telling.figures import Ledger
+from tests.floor.protect.test_floor_pass import ON_TOP, REFERENCE, T0, target  # noqa: F401
+from tests.floor.test_figures import file_lines
+
+MACHINE = Shuffle(("machine",))
+HAND = Shuffle(("riffle", "riffle", "strip", "riffle", "cut"))
+
+
+def unshuffled(players: int, hands: int, writer: JournalWriter | None = None, seed: int = 5) -> JournalWriter:
+    """A deck dealt again as it was gathered (onto the stub): every hand after the first keeps
+    far more pairs than any fair shuffle."""
+    writer = writer or JournalWriter(T0)
+    sim = TableSim(no_shuffle, random.Random(seed), players=players, gathering=ON_TOP)
+    for _ in range(hands):
+        writer.hand(sim.deal())
+    return writer
+
+
+def hands_and_alerts(store, engine):
+    with engine.connect() as conn:
+        rows = conn.execute(select(protect_hands.c.table_id, protect_hands.c.start_seq, protect_hands.c.p_value,
+                                   protect_hands.c.unscored)
+                            .order_by(protect_hands.c.table_id, protect_hands.c.start_seq)).all()
+        alerts = [a for a in store.alerts(open_only=False) if a["kind"] in ("shuffle", REFERENCE_KIND)]
+        evidence = alert_evidence(conn, [a["id"] for a in alerts])
+    return rows, alerts, evidence
+
+
+def test_a_stale_reference_scores_nothing_and_says_so_once_per_game_and_model(target):  # noqa: F811
+    # The house declares a hand shuffle; the store holds a 6-player reference fitted for the machine
+    # it used before. An unshuffled deck would be a shuffle alert every hand against either: here
+    # it scores nothing, and one alert (not one per hand) says why.
+    declared = ProtectConfig(shuffle=HAND, threshold=0.01, room_rate=None, players=(6,), hole_cards=(2,))
+    before = ProtectConfig(shuffle=MACHINE, players=(6,), hole_cards=(2,))
+    w = unshuffled(6, 4)
+    with Store(target) as store:
+        engine = store_engine(store.target)
+        with engine.begin() as conn:
+            save_reference(conn, 6, 2, REFERENCE, "the machine", fingerprint=before.fingerprint(6, 2))
+            current, status = reference_status(conn, declared)
+        assert current == {} and status == {(6, 2): (STALE, before.fingerprint(6, 2))}
+        file_lines(store, "T1", w.lines[:len(w.lines) // 2])
+        Ledger(protection=Protection(declared, clock=lambda: T0)).catch_up(engine)
+        # A restarted floor (a new pass) remembers that it said so: still one alert for the game.
+        file_lines(store, "T1", w.lines[len(w.lines) // 2:])
+        Ledger(protection=Protection(declared, clock=lambda: T0)).catch_up(engine)
+        rows, alerts, evidence = hands_and_alerts(store, engine)
+        assert [r.start_seq for r in rows] == w.hand_seqs
+        assert all(r.p_value is None for r in rows)
+        assert [r.unscored for r in rows] == [None, STALE, STALE, STALE]   # the first has no history
+        (alert,) = alerts
+        assert alert["kind"] == REFERENCE_KIND and alert["count"] == 1 and alert["seq"] == w.hand_seqs[1]
+        assert "hands of hold'em at 6 players are not checked for a shuffle" in alert["text"]
+        assert "fitted from another model" in alert["text"] and "run dealerbox floor protect fit" in alert["text"]
+        (raised,) = evidence[alert["id"]]
+        assert raised["evidence"] == {"game": [6, 2], "reason": STALE, "expected": declared.fingerprint(6, 2),
+                                      "found": before.fingerprint(6, 2), "hand": w.hand_seqs[1], "fitting": False,
+                                      "declared_model": "riffle riffle strip riffle cut; gathering: hands kept "
+                                                        "together, board either, gathered cards either of the stub",
+                                      "found_model": "the machine"}
+        words = evidence_lines(REFERENCE_KIND, "T1", raised["evidence"])
+        assert words["summary"].startswith("Hands of hold'em at 6 players are not checked for a shuffle: its "
+                                           "reference was fitted from another model (the machine). The declared "
+                                           "model is riffle riffle strip riffle cut; gathering:")
+        assert words["links"] == [{"text": f"the first hand not checked (table T1, line {w.hand_seqs[1]})",
+                                   "href": f"/hands/T1/{w.hand_seqs[1]}"}]
+        # The house goes back to the machine: the reference is current again, and scores.
+        more = unshuffled(6, 3, seed=9)
+        file_lines(store, "T2", more.lines)
+        machine = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(6,), hole_cards=(2,))
+        Ledger(protection=Protection(machine, clock=lambda: T0)).catch_up(engine)
+        rows, alerts, _ = hands_and_alerts(store, engine)
+        scored = [r for r in rows if r.table_id == "T2" and r.start_seq in more.hand_seqs[1:]]
+        assert len(scored) == 2
+        assert all(r.p_value == 1 / 1001 and r.unscored is None for r in scored)
+        assert sorted(a["kind"] for a in alerts) == [REFERENCE_KIND, "shuffle"]
+        engine.dispose()
+
+
+def test_a_missing_game_is_fitted_in_the_background_and_scored_after(target):  # noqa: F811
+    # Nothing fitted at all: the floor's first start. 7-handed hold'em is unscored until the
+    # background fit is stored; the pass never waits for it.
+    config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(7,), hole_cards=(2,))
+    fitter = BackgroundFit(config, fit=lambda c, p, h, rng: fit_game(c, p, h, rng, hands=3000), seed=1)
+    w = unshuffled(7, 3)
+    with Store(target) as store:
+        engine = store_engine(store.target)
+        file_lines(store, "T1", w.lines)
+        ledger = Ledger(protection=Protection(config, clock=lambda: T0, fitter=fitter))
+        ledger.catch_up(engine)
+        with engine.connect() as conn:
+            asked = get_fitted(conn, FITTING_KEY)
+        rows, alerts, evidence = hands_and_alerts(store, engine)
+        assert [r.unscored for r in rows] == [None, "missing", "missing"] and all(r.p_value is None for r in rows)
+        (alert,) = alerts
+        assert "no reference for the declared model; it is being fitted in the background" in alert["text"]
+        assert evidence[alert["id"]][0]["evidence"]["fitting"] is True
+        fitter.join(60)
+        assert asked["games"] == [[7, 2]] and asked["since"] == T0
+        # The next catch-up stores the fit (with the model's fingerprint) and scores the new hands.
+        unshuffled(7, 3, w)
+        file_lines(store, "T1", w.lines)
+        ledger.catch_up(engine)
+        with engine.connect() as conn:
+            current, status = reference_status(conn, config)
+            assert get_fitted(conn, FITTING_KEY) is None
+        assert status[(7, 2)] == (CURRENT, config.fingerprint(7, 2)) and current[(7, 2)].n == 3000
+        rows, alerts, _ = hands_and_alerts(store, engine)
+        assert [r.unscored for r in rows[3:]] == [None, None, None]
+        assert all(r.p_value is not None and r.p_value < 0.01 for r in rows[4:])
+        assert sorted(a["kind"] for a in alerts) == [REFERENCE_KIND, "shuffle"]
+        assert not fitter.ask([(7, 2)])   # asked once per game and model
+        engine.dispose()
+
+
+def test_a_game_nobody_configured_is_unscored_with_no_fit_and_the_alert_says_what_to_run(target):  # noqa: F811
+    config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(6,), hole_cards=(2,))
+    w = unshuffled(3, 3)
+    with Store(target) as store:
+        engine = store_engine(store.target)
+        with engine.begin() as conn:
+            save_reference(conn, 6, 2, REFERENCE, "test", fingerprint=config.fingerprint(6, 2))
+        file_lines(store, "T1", w.lines)
+        Ledger(protection=Protection(config, clock=lambda: T0)).catch_up(engine)
+        rows, alerts, _ = hands_and_alerts(store, engine)
+        engine.dispose()
+    assert [r.unscored for r in rows] == [None, "missing", "missing"]
+    (alert,) = alerts
+    assert "hold'em at 3 players" in alert["text"] and "no reference for the declared model" in alert["text"]
+    assert isinstance(REFERENCE, Reference)
