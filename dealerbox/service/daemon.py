@@ -45,7 +45,9 @@ from dealerbox.service.output import DecisionOutput
 from dealerbox.service.polling import ReaderPolling
 from dealerbox.service.recovery import StartupRecovery
 from dealerbox.service.sdnotify import Notifier
-from dealerbox.service.sources import BadgeRead, DealerSignIn, InputFeed
+from dealerbox.service.registry_outbox import OutboxCourier, RegistryOutbox
+from dealerbox.service.room_registry import RoomRegistry
+from dealerbox.service.sources import BadgeRead, DealerSignIn, InputFeed, RegistryOffer
 from dealerbox.service.uplink import Publisher
 
 log = logging.getLogger("dealerbox")
@@ -91,9 +93,13 @@ class Daemon:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._reload = threading.Event()
+        #: The table's copy of the room's registry (the floor's decks and badges); None without a floor.
+        self.room = RoomRegistry(config.state_dir, config.registry, config.badge_registry) \
+            if config.floor.enabled else None
         self.floor = self._make_floor(config)
         self.journal = config.journal.open(config.state_dir / "journal", **self._journal_options(journal_options))
-        self.engine = HandEngine(config.profile, config.registry)
+        # The registry the open hand was dealt with: the room's kept one, before the replay.
+        self.engine = HandEngine(config.profile, self.room.decks() if self.room is not None else config.registry)
         self.health = BoxHealth(self.engine, self.journal, self.notifier, clock)
         self.stats = self.health.stats
         self.devices = TableDevices(table)
@@ -104,6 +110,11 @@ class Daemon:
         self.input = None if input_events is None else InputFeed(input_events, input_pace_s, self.journal)
         self.loop = EngineLoop(self.engine, self.journal, self.output, self.health, live=self.input is None)
         self.loop.sign_in = DealerSignIn(self.engine)
+        if self.room is not None:
+            self.loop.room = self.room
+            self.loop.on_badges = self._use_badges
+            self.loop.on_registry_applied = self.floor.health_changed
+            self.polling.badge_map = self.room.badges()
         #: The events' queue; a ``tick`` or any event put here is judged in turn.
         self.queue = self.loop.queue
         self._apply_table_settings(config)
@@ -117,6 +128,7 @@ class Daemon:
         if not config.floor.enabled:
             return None
         return Publisher(config.floor, config.state_dir / "journal",
+                         on_registry=self._registry_received, registry=lambda: self.room.summary(),
                          readers=lambda: self.health.readers(self.config.readers), box=lambda: self.health.box(self.config))
 
     def _journal_options(self, journal_options: dict | None) -> dict:
@@ -166,10 +178,15 @@ class Daemon:
         self._recover()
         self.journal.start_writer(on_change=self.loop.storage_changed)
         self._record_damage()
+        self._room_at_start()
         self.output.start_note = self.recovery.note
         self._open_devices()
         self._start(self.loop.run, "engine")
         self._start(self.output.lcd_loop, "lcd")
+        # The technician's registrations made while the box runs (or while it was stopped and
+        # could not take them) reach the journal, and so the floor.
+        courier = OutboxCourier(RegistryOutbox(self.config.state_dir), self.queue.put, self.now, self.journal)
+        self._start(lambda: courier.run(self._stop), "outbox")
         if self.input is not None:
             self._start(lambda: self.input.run(self._put, self._stop), "input")
         else:
@@ -187,6 +204,26 @@ class Daemon:
     def _recover(self) -> None:
         """Replay the open hand; event time goes on from the journal's last event."""
         self._t_offset = self.loop.last_t = self.recovery.replay(self.messages)
+
+    def _room_at_start(self) -> None:
+        """Put the kept room registry on record (the writer runs by now), and the one that waited
+        for a hand to end when the box stopped in line for the next chance."""
+        if self.room is None:
+            return
+        summary = self.room.summary()
+        if summary is not None:
+            self._put(Event(self.now(), "registry_applied", **summary))
+        if self.room.waiting is not None:
+            self.queue.put(RegistryOffer(self.room.waiting))
+
+    def _registry_received(self, payload: bytes) -> None:
+        """The uplink's thread: a room registry came; checked here, applied between hands by the loop."""
+        got = self.room.receive(payload)
+        if got is not None:
+            self.queue.put(RegistryOffer(got))
+
+    def _use_badges(self, badges: dict) -> None:
+        self.polling.badge_map = badges
 
     def _record_damage(self) -> None:
         """Put the damage the journal found on opening on record (the writer runs by now)."""
@@ -279,6 +316,10 @@ class Daemon:
             log.warning("state_dir changes only on restart; keeping %s", self.config.state_dir)
         self._close_devices()
         self.config = new
+        if self.room is not None:
+            # The table's own files may have changed; the room's registry stays as it was.
+            self.room.use_local(new.registry, new.badge_registry)
+            self.polling.badge_map = self.room.badges()
         self._apply_table_settings(new)
         self.engine.profile = new.profile
         self._open_devices()

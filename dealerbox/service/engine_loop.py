@@ -5,7 +5,12 @@ from __future__ import annotations
 import logging
 import queue
 
+from dealerbox.domain.decisions import Step
 from dealerbox.domain.events import Event
+from dealerbox.rules.book import NOT_PLAYING
+from dealerbox.service.registry_outbox import Delivery
+from dealerbox.service.room_registry import REVOKED_BADGE
+from dealerbox.service.sources import RegistryOffer
 
 log = logging.getLogger("dealerbox")
 
@@ -41,6 +46,17 @@ class EngineLoop:
         #: Turns badges held to the shoe (:class:`~dealerbox.service.sources.BadgeRead` items) into
         #: ``dealer`` events, in the engine's order; None: the box reads no badges.
         self.sign_in = None
+        #: The table's copy of the room's registry
+        #: (:class:`~dealerbox.service.room_registry.RoomRegistry`); None: no floor.
+        self.room = None
+        #: Called with the merged badge map once a new room registry applies (the readers' threads).
+        self.on_badges = None
+        #: Called once a new room registry applies (health says so soon).
+        self.on_registry_applied = None
+        #: A room registry received during a hand, applied once it is over (:class:`RegistryOffer`).
+        self.registry_waiting = None
+        #: The journal line of the last event handed to the journal's writer.
+        self.last_seq: int | None = None
 
     def stop(self) -> None:
         """Make :meth:`run` return once it has taken everything queued before."""
@@ -75,6 +91,24 @@ class EngineLoop:
             self.health.pet_watchdog()
 
     def _handle(self, event) -> None:
+        if isinstance(event, Delivery):            # a technician's command registered a deck or badge
+            try:
+                self.last_seq = None
+                event.event.t = max(event.event.t, self.last_t)   # an input's own times included
+                self._handle(event.event)
+                event.seq = self.last_seq
+            finally:
+                event.done.set()
+            return
+        if isinstance(event, RegistryOffer):       # the floor sent a new room registry
+            self.registry_waiting = event.received
+            self._apply_registry(self.last_t)
+            return
+        if not isinstance(event, Event) and event.dealer == REVOKED_BADGE:
+            # Signs nobody in, anywhere; the dealer reads why on one line, and nothing is raised.
+            log.info("a revoked badge was held to the shoe: it signs nobody in")
+            self.output.say(Step("dealer.badge_revoked"))
+            return
         if not isinstance(event, Event):          # a badge held to the shoe
             for dealer_event in self.sign_in.read(event) if self.sign_in is not None else ():
                 self._handle(dealer_event)
@@ -87,9 +121,11 @@ class EngineLoop:
         if event.ev == "new_hand" and self.sign_in is not None:
             for dealer_event in self.sign_in.due(event.t, new_hand=True):   # the new hand is the new dealer's
                 self._handle(dealer_event)
+        if event.ev == "new_hand":
+            self._apply_registry(event.t, new_hand=True)   # the new hand is judged with the new registry
         # Queued, not written: the writer thread commits it (one fsync for all
         # queued meanwhile) while the engine judges and the panel shows.
-        seq = self.journal.submit(event)
+        seq = self.last_seq = self.journal.submit(event)
         self.last_t = max(self.last_t, event.t)
         self.stats.events += 1
         self.output.publish(self.engine.feed(event), seq, event)
@@ -98,6 +134,22 @@ class EngineLoop:
         if self.sign_in is not None:
             for dealer_event in self.sign_in.due(event.t):   # the hand is over: a badge held during it
                 self._handle(dealer_event)
+        self._apply_registry(event.t)
+
+    def _apply_registry(self, t: float, *, new_hand: bool = False) -> None:
+        """Hand the engine the room registry waiting, if no hand is in play (or a new one starts):
+        never during a hand, whose cards are all judged with one registry."""
+        got = self.registry_waiting
+        if got is None or self.room is None or (self.engine.phase not in NOT_PLAYING and not new_hand):
+            return
+        self.registry_waiting = None
+        self.room.apply(got)
+        self.engine.use_registry(self.room.decks())
+        if self.on_badges is not None:
+            self.on_badges(self.room.badges())
+        self._handle(Event(t, "registry_applied", **got.registry.summary()))
+        if self.on_registry_applied is not None:
+            self.on_registry_applied()
 
     def _storage_refresh(self) -> None:
         """The journal's writer started or stopped failing: the glass, the LED

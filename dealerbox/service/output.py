@@ -108,6 +108,13 @@ class DecisionOutput:
         self._greeting_phase = self.engine.phase
         return True
 
+    def say(self, step: Step) -> None:
+        """Put *step* on the technician's line as a greeting is (until the next decision or
+        phase), the LEDs as they are: a word for the dealer, no alarm."""
+        self._greeting, self._greeting_phase, self._greeting_new = step, self.engine.phase, True
+        self.show(self.engine.decision, refresh=True)
+        self._greeting_new = False
+
     def show(self, decision, *, initial: bool = False, refresh: bool = False) -> None:
         """Render *decision*, light the LEDs and hand the frame to the LCD's thread.
 

@@ -39,6 +39,9 @@ class ReaderPolling:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.badge_sink = None
+        #: Badge UID -> dealer id when the room's registry decides (a revoked badge: an empty id);
+        #: None: the config's badge registry. Replaced whole, never changed in place.
+        self.badge_map: dict[str, str] | None = None
 
     def start(self, config, devices, *, sink, now, badge_sink=None) -> None:
         """Start a thread per reader of *config*, on *devices*' buses; events go to *sink*, timed by *now*,
@@ -89,7 +92,9 @@ class _PolledReader:
         self.mouth = devices.mouth if ms.pin is not None and "shoe" in rc.zones else None
         self.tracker = config.presence.tracker(mouth_window=ms.read_window_s if self.mouth is not None else None,
                                                max_tags=getattr(rc.options, "max_tags", None))
-        self.badges = BadgeReads(config.badge_registry.by_uid(), rearm=config.presence.shoe_rearm_s)
+        self._badge_map = polling.badge_map
+        self.badges = BadgeReads(self._badge_map if self._badge_map is not None else config.badge_registry.by_uid(),
+                                 rearm=config.presence.shoe_rearm_s)
         self.badge_sink = polling.badge_sink
         self.supervisor = supervise(rc, devices.buses_of(rc.backend, f"readers.{name}.backend"),
                                     clock=polling.clock)
@@ -114,6 +119,9 @@ class _PolledReader:
         if polled is not None:
             counts["polls"] += 1
             counts["last_ok"] = time.monotonic()
+            if self.polling.badge_map is not self._badge_map and self.polling.badge_map is not None:
+                self._badge_map = self.polling.badge_map      # a new room registry applied
+                self.badges.badges = dict(self._badge_map)
             polled, held = self.badges.split(t, polled)
             for _uid, dealer in held:
                 counts["badges"] = counts.get("badges", 0) + 1

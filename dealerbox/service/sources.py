@@ -69,6 +69,14 @@ class InputFeed:
         return start
 
 
+@dataclass(frozen=True, slots=True)
+class RegistryOffer:
+    """A room registry the floor sent (a :class:`~dealerbox.service.room_registry.Received`),
+    queued for the engine loop, which applies it between hands."""
+
+    received: object
+
+
 #: :attr:`DealerSignIn.waiting` when no badge held during the hand waits for its end.
 NOBODY_WAITS = object()
 

@@ -390,6 +390,10 @@ class Publisher:
     :param clock: the wall clock (POSIX seconds), injected like the journal's.
     :param on_acked: called with the new cursor each time the floor
         acknowledges more lines (from paho's thread; keep it short).
+    :param on_registry: called with the payload of each message on the table's room
+        registry topic (from paho's thread; keep it short); None: not subscribed.
+    :param registry: returns the room registry the box judges with, ``{"version",
+        "fingerprint"}`` or None, for ``health``; optional.
 
     A context manager; :meth:`close` is safe twice. :meth:`start` returns at
     once: connecting, sending and retrying all happen in background threads.
@@ -401,7 +405,9 @@ class Publisher:
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic,
                  clock_synchronised: Callable[[], bool | None] = kernel_clock_synchronised,
-                 on_acked: Callable[[int], None] | None = None):
+                 on_acked: Callable[[int], None] | None = None,
+                 on_registry: Callable[[bytes], None] | None = None,
+                 registry: Callable[[], dict | None] | None = None):
         if not P.valid_table_id(settings.table):
             raise ValueError(f"floor: table id {settings.table!r} is not valid "
                              "(letters, digits, _ . -; not starting with floor-)")
@@ -415,6 +421,10 @@ class Publisher:
         self._monotonic = monotonic
         self._clock_synchronised = clock_synchronised
         self._on_acked = on_acked
+        self._on_registry = on_registry
+        self._registry = registry
+        #: Health is published at the next turn of the sending thread, not at its interval.
+        self._health_due = False
         self._reader = JournalReader(self.directory)
         self._lock = threading.Condition()
         self._link = _Link()
@@ -518,6 +528,14 @@ class Publisher:
     def connected(self) -> bool:
         return self._link.connected
 
+    def health_changed(self) -> None:
+        """Publish ``health`` soon (the room registry in use changed): the floor's tables page
+        shows the new version without waiting for the health interval."""
+        with self._lock:
+            self._health_due = True
+            self._kick = True
+            self._lock.notify()
+
     # -- payloads
 
     def _status(self, online: bool, why: str, conn: int | None = None) -> bytes:
@@ -547,7 +565,8 @@ class Publisher:
                 "readers": self._readers(), "head": self.head, "acked": acked,
                 "backlog": backlog, "clock_synchronised": self._clock_synchronised(),
                 "clock_ok": problem is None, "clock_problem": problem,
-                "journal_problem": self._reader.problem, **self._box()}
+                "journal_problem": self._reader.problem,
+                **({"registry": self._registry()} if self._registry is not None else {}), **self._box()}
 
     # -- paho callbacks (paho's network thread)
 
@@ -558,7 +577,8 @@ class Publisher:
         with self._lock:
             self._link.conn += 1
             conn = self._link.conn
-        client.subscribe([(P.ack_topic(self.table), 1), (P.COLLECTOR_TOPIC, 1)])
+        client.subscribe([(P.ack_topic(self.table), 1), (P.COLLECTOR_TOPIC, 1)]
+                         + ([(P.registry_topic(self.table), 1)] if self._on_registry is not None else []))
         client.publish(P.status_topic(self.table), self._status(True, "birth", conn), qos=1, retain=True)
         client.publish(P.state_topic(self.table), P.encode({"table": self.table, **self.state}),
                        qos=1, retain=True)
@@ -605,6 +625,13 @@ class Publisher:
             log.info("floor: %s disconnected: %s", self.table, reason_code)
 
     def _on_message(self, _client, _userdata, msg):
+        if msg.topic == P.registry_topic(self.table) and self._on_registry is not None:
+            # The room's registry: checked (and refused with a log line) by the box, not here.
+            try:
+                self._on_registry(msg.payload)
+            except Exception:  # paho's thread must live on
+                log.exception("floor: the room registry could not be taken")
+            return
         try:
             d = P.decode(msg.payload)
         except P.PayloadError as exc:
@@ -692,7 +719,8 @@ class Publisher:
                 self._track_head()
                 if connected:
                     self._send()
-                if connected and self._monotonic() >= next_health:
+                if connected and (self._monotonic() >= next_health or self._health_due):
+                    self._health_due = False
                     next_health = self._monotonic() + self.settings.health_interval_s
                     self._client.publish(P.health_topic(self.table), P.encode(self.health()),
                                          qos=1, retain=True)
