@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -27,7 +28,7 @@ from dealerbox.floor.store import Store
 from dealerbox.floor.web.app import FloorApp
 from dealerbox.link import protocol as P
 from tests.floor.conftest import need
-from tests.floor.support import append_lines, open_journal, wait_for
+from tests.floor.support import append_lines, broker, open_journal, pki, wait_for  # noqa: F401
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in, web_cert  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -267,3 +268,26 @@ def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(s
         assert "FloorCollectorBehind" not in firing()
     finally:
         stop_process(proc)
+
+
+# -- the broker health check's result, for node_exporter's textfile collector
+
+
+def broker_check(pki: Path, port: int, metrics_file: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "broker-check", "--host", "127.0.0.1",
+                           "--port", str(port), "--pki", str(pki), "--cert", "floor-collector", "--timeout", "3",
+                           "--metrics-file", str(metrics_file)], capture_output=True, text=True, timeout=60)
+
+
+def test_the_broker_check_writes_its_result_for_prometheus(broker, pki, tmp_path):  # noqa: F811
+    result = tmp_path / "dealerbox-broker-check.prom"
+    before = time.time()
+    done = broker_check(pki, broker.port, result)
+    assert done.returncode == 0, done.stderr
+    got = samples(result.read_text())
+    assert got[("dealerbox_broker_check_ok", ())] == 1
+    assert before <= got[("dealerbox_broker_check_last_run_timestamp_seconds", ())] <= time.time()
+    # A broker that does not answer: the check fails, and the file says so.
+    done = broker_check(pki, free_port(), result)
+    assert done.returncode == 1
+    assert samples(result.read_text())[("dealerbox_broker_check_ok", ())] == 0
