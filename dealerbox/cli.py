@@ -80,6 +80,18 @@ def cmd_floor(args) -> int:
         return commands.layout(args.config, args.layout_command, getattr(args, "table", None),
                                pit=getattr(args, "pit", None), row=getattr(args, "row", None),
                                col=getattr(args, "col", None))
+    if args.floor_command == "deck":
+        return commands.deck(args.config, args.deck_command, getattr(args, "name", None),
+                             back=getattr(args, "back", None), count=getattr(args, "count", None),
+                             source=getattr(args, "source", None), source_deck=getattr(args, "source_deck", None),
+                             why=getattr(args, "why", None), witness=getattr(args, "witness", None),
+                             hours=getattr(args, "hours", None), hands=getattr(args, "hands", None),
+                             day=getattr(args, "day", None), html=getattr(args, "html", None),
+                             csv=getattr(args, "csv", None), pdf=getattr(args, "pdf", None),
+                             base_url=getattr(args, "base_url", None))
+    if args.floor_command == "badge":
+        return commands.badge(args.config, args.badge_command, getattr(args, "uid", None),
+                              getattr(args, "dealer", None), why=getattr(args, "why", None))
     if args.floor_command == "report":
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf,
                                base_url=args.base_url)
@@ -309,6 +321,60 @@ def _add_floor_commands(sub) -> None:
         lp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
                         help="the floor's floor.toml (its [store]) (default: %(default)s)")
         lp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("deck", help="the room's decks, sent to every table: received, registered, retired, "
+                                      "destroyed, and their card control log")
+    ksub = fp.add_subparsers(dest="deck_command", required=True)
+    for action, what in (("list", "every deck: its state, tags, hands dealt, hours in play"),
+                         ("receive", "a deck delivered sealed, with the count in the seal"),
+                         ("add", "register a deck's tags from a deck registry file (deck register's)"),
+                         ("retire", "take a deck out of play: its cards are foreign at every table"),
+                         ("destroy", "a retired deck destroyed, with the witness's name"),
+                         ("limit", "a deck's own limit of hours in play or hands (neither: the house's)"),
+                         ("log", "the card control log of one deck, or of one day")):
+        kp = ksub.add_parser(action, help=what)
+        if action == "log":
+            kp.add_argument("name", metavar="DECK", nargs="?", help="the deck (default: every deck, one day)")
+            kp.add_argument("--day", help="the local day, YYYY-MM-DD (default: today)")
+            kp.add_argument("--html", type=Path, help="write the log as an HTML file that prints well")
+            kp.add_argument("--csv", type=Path, help="write one CSV line per step and per hand (default: to stdout)")
+            kp.add_argument("--pdf", type=Path, help="write the log as a PDF")
+            kp.add_argument("--base-url", help="the floor's address (https://floor.example): the files link to its pages")
+        elif action != "list":
+            kp.add_argument("name", metavar="DECK", help="the deck's name, as the tables know it")
+        if action == "receive":
+            kp.add_argument("--back", required=True, help="the colour of its back")
+            kp.add_argument("--count", type=int, required=True, help="what the seal holds (cards, or decks of a box)")
+        elif action == "add":
+            kp.add_argument("--from", dest="source", type=Path, required=True,
+                            help="a deck registry file (TOML, as dealerbox deck register writes it)")
+            kp.add_argument("--deck", dest="source_deck", help="the deck's name in that file (default: DECK)")
+            kp.add_argument("--back", help="the colour of its back (default: the file's)")
+        elif action == "retire":
+            kp.add_argument("--why", required=True, help="why it leaves play (marked cards suspected, a card damaged)")
+        elif action == "destroy":
+            kp.add_argument("--witness", required=True, help="who witnessed the destruction (another person)")
+        elif action == "limit":
+            kp.add_argument("--hours", type=float, help="hours in play")
+            kp.add_argument("--hands", type=int, help="hands dealt")
+        kp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        kp.set_defaults(func=cmd_floor)
+    fp = fsub.add_parser("badge", help="the room's badges, sent to every table: a dealer registered once signs in "
+                                       "at every table; a revoked badge nowhere")
+    gsub = fp.add_subparsers(dest="badge_command", required=True)
+    for action, what in (("list", "every badge, its dealer, and whether it signs in"),
+                         ("add", "register a dealer's badge for every table"),
+                         ("revoke", "a badge that signs in nowhere any more")):
+        gp = gsub.add_parser(action, help=what)
+        if action != "list":
+            gp.add_argument("uid", metavar="UID", help="the badge's tag UID in hex (08A1B2C3)")
+        if action == "add":
+            gp.add_argument("dealer", metavar="ID", help="the dealer's id: an employee number, never a name")
+        elif action == "revoke":
+            gp.add_argument("--why", required=True, help="why (the dealer left, the badge was lost)")
+        gp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
+                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        gp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("report", help="the shift report: every table and dealer, the alerts and who cleared them")
     fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
                     help="the floor's floor.toml (its [store]) (default: %(default)s)")

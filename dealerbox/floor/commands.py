@@ -429,3 +429,131 @@ def layout(config: Path, action: str, table_id: str | None = None, *, pit: str |
             print(f"{table_id} has no place any more: the floor map shows it with the unplaced tables",
                   file=sys.stderr)
     return 0
+
+
+def deck(config: Path, action: str, name: str | None = None, *, back: str | None = None,
+         count: int | None = None, source: Path | None = None, source_deck: str | None = None,
+         why: str | None = None, witness: str | None = None, hours: float | None = None,
+         hands: int | None = None, day: str | None = None, html: Path | None = None, csv: Path | None = None,
+         pdf: Path | None = None, base_url: str | None = None) -> int:
+    """``floor deck list|receive|add|retire|destroy|limit|log``: the room's decks, kept on the
+    floor and sent to every table (docs/FLOOR.md, "The room's registry"); every change is
+    audited with the login name of who ran it."""
+    from dealerbox.floor.operating.settings import load_web
+    from dealerbox.floor.store import Store
+    from dealerbox.floor.store.registry import RegistryRefused
+
+    settings = load_web(config)
+    try:
+        with Store(settings.store) as store:
+            return _deck(store, settings, action, name, back=back, count=count, source=source,
+                         source_deck=source_deck, why=why, witness=witness, hours=hours, hands=hands, day=day,
+                         html=html, csv=csv, pdf=pdf, base_url=base_url)
+    except RegistryRefused as exc:
+        raise FloorError(f"dealerbox floor deck {action}: {exc}") from None
+
+
+def _deck(store, settings, action: str, name, *, back, count, source, source_deck, why, witness, hours, hands,
+          day, html, csv, pdf, base_url) -> int:
+    who = getpass.getuser()
+    if action == "list":
+        for d in store.decks():
+            used = f"last at {d['last_table']}" if d["last_table"] else "never dealt"
+            print(f"{d['name']}\t{d['state']}\tback {d['back'] or '-'}\t{d['tags']} tags\t{d['hands']} hands\t"
+                  f"{d['play_s'] / 3600:.1f} h in play\t{used}")
+        return 0
+    if action == "log":
+        return _card_log(store, settings, name, day, html=html, csv=csv, pdf=pdf, base_url=base_url)
+    if action == "receive":
+        store.receive_deck(name, back or "", count, who)
+        print(f"deck {name} received sealed ({count}); register its tags with: dealerbox floor deck add",
+              file=sys.stderr)
+    elif action == "add":
+        from dealerbox.domain.decks import DeckRegistry
+        local = DeckRegistry.load(source)
+        wanted = source_deck or name
+        if not local.has_deck(wanted):
+            raise FloorError(f"dealerbox floor deck add: {source} has no deck {wanted!r} "
+                             f"(it has {', '.join(local.decks) or 'none'}); --deck names it")
+        tags = {uid: tag.card for uid, tag in local.cards_of(wanted).items()}
+        added = store.register_deck(name, back if back is not None else local.backs.get(wanted, ""), tags, who)
+        print(f"deck {added['name']}: {len(tags)} tags registered, sent to every table within seconds",
+              file=sys.stderr)
+    elif action == "retire":
+        store.retire_deck(name, who, why)
+        print(f"deck {name} retired: its cards are foreign at every table from the next registry",
+              file=sys.stderr)
+    elif action == "destroy":
+        store.destroy_deck(name, who, witness)
+        print(f"deck {name} destroyed by {who}, witnessed by {witness}", file=sys.stderr)
+    elif action == "limit":
+        store.set_deck_limit(name, hours, hands, who)
+        print(f"deck {name}: " + (f"its own limit ({hours} h, {hands} hands)" if hours or hands
+                                  else "the house's limit ([registry] of floor.toml)"), file=sys.stderr)
+    return 0
+
+
+def _card_log(store, settings, name: str | None, day: str | None, *, html, csv, pdf, base_url) -> int:
+    """The card control log of deck *name*, or of local *day* (default today): to files, else CSV on stdout."""
+    import datetime as _dt
+
+    from dealerbox.floor.telling import card_log as L
+    from dealerbox.floor.telling.clock import FloorClock
+
+    clock = FloorClock(settings.time_zone, settings.shift_starts)
+    if name:
+        found = L.deck_log(store, name)
+        if found is None:
+            raise FloorError(f"dealerbox floor deck log: no deck {name!r} in the registry")
+    else:
+        try:
+            when = _dt.date.fromisoformat(day) if day else clock.at(time.time()).date()
+        except ValueError:
+            raise FloorError(f"dealerbox floor deck log: --day {day!r}: expected a date, YYYY-MM-DD") from None
+        found = L.day_log(store, clock, when)
+    names = store.dealer_names()
+    if html:
+        html.write_text(L.log_html(found, clock, names, base_url), encoding="utf-8")
+    if csv:
+        csv.write_text(L.log_csv(found, clock, base_url or ""), encoding="utf-8")
+    if pdf:
+        pdf.write_bytes(L.log_pdf(found, clock, names, base_url))
+    if not (html or csv or pdf):
+        sys.stdout.write(L.log_csv(found, clock, base_url or ""))
+    return 0
+
+
+def badge(config: Path, action: str, uid: str | None = None, dealer_id: str | None = None, *,
+          why: str | None = None) -> int:
+    """``floor badge list|add|revoke``: the room's badges, kept on the floor and sent to every
+    table; a revoked badge signs in nowhere. Every change is audited with the login name."""
+    from dealerbox.floor.operating.settings import load_web
+    from dealerbox.floor.store import Store
+
+    from dealerbox.floor.store.registry import RegistryRefused
+
+    settings = load_web(config)
+    who = getpass.getuser()
+    try:
+        with Store(settings.store) as store:
+            _badge(store, action, uid, dealer_id, why, who)
+    except RegistryRefused as exc:
+        raise FloorError(f"dealerbox floor badge {action}: {exc}") from None
+    return 0
+
+
+def _badge(store, action: str, uid, dealer_id, why, who: str) -> int:
+    if action == "list":
+        names = store.dealer_names()
+        for b in store.badges():
+            state = f"revoked by {b['revoked_by']}: {b['revoked_why']}" if b["revoked_at"] else "signs in"
+            shown = f" {names[b['dealer']]}" if b["dealer"] in names else ""
+            print(f"{b['uid']}\tdealer {b['dealer']}{shown}\t{state}")
+        return 0
+    if action == "add":
+        added = store.register_badge(uid, dealer_id, who)
+        print(f"badge {added['uid']} signs dealer {dealer_id} in at every table within seconds", file=sys.stderr)
+    else:
+        store.revoke_badge(uid, who, why)
+        print(f"badge {uid} revoked: it signs in nowhere from the next registry", file=sys.stderr)
+    return 0

@@ -4,6 +4,8 @@ deck's hands, and a deck past the house's limit raising one alert."""
 
 from __future__ import annotations
 
+import csv
+import io
 import time
 import uuid
 
@@ -169,3 +171,48 @@ def test_registry_section_of_floor_toml(tmp_path):
     assert load_registry(path) == DeckLimits()
     with pytest.raises(ConfigError, match="registry"):
         load_collector(path.with_name("missing.toml"))
+
+
+def test_the_floor_deck_and_badge_commands(tmp_path):
+    import getpass
+    import subprocess
+    import sys
+
+    from dealerbox.domain.decks import DeckRegistry
+
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[store]\npath = "{tmp_path / "floor.sqlite"}"\n')
+    local = DeckRegistry()
+    for uid, card in deck_tags("R").items():
+        local.add(uid, "R", card)
+    local.backs["R"] = "red"
+    local.save(tmp_path / "decks.toml")
+
+    def floor(*args):
+        return subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", *args, "--config", str(config)],
+                              capture_output=True, text=True, timeout=120)
+    assert floor("deck", "receive", "Red 7", "--back", "red", "--count", "54").returncode == 0
+    added = floor("deck", "add", "Red 7", "--from", str(tmp_path / "decks.toml"), "--deck", "R")
+    assert added.returncode == 0 and "54 tags registered" in added.stderr
+    again = floor("deck", "add", "Blue", "--from", str(tmp_path / "decks.toml"), "--deck", "R")
+    assert again.returncode != 0 and "dealerbox floor deck add: tag" in again.stderr and "of deck Red 7" in again.stderr
+    missing = floor("deck", "add", "Blue", "--from", str(tmp_path / "decks.toml"))
+    assert missing.returncode != 0 and "has no deck 'Blue'" in missing.stderr
+    assert "Red 7\tregistered\tback red\t54 tags" in floor("deck", "list").stdout
+    assert floor("deck", "limit", "Red 7", "--hands", "300").returncode == 0
+    assert floor("deck", "retire", "Red 7", "--why", "a bent corner").returncode == 0
+    own = floor("deck", "destroy", "Red 7", "--witness", getpass.getuser())
+    assert own.returncode != 0 and "cannot witness their own" in own.stderr
+    assert floor("deck", "destroy", "Red 7", "--witness", "Bob Witness").returncode == 0
+    assert floor("badge", "add", "08a1b2c3", "1042").returncode == 0
+    assert floor("badge", "revoke", "08A1B2C3", "--why", "left the casino").returncode == 0
+    assert "08A1B2C3\tdealer 1042\trevoked by" in floor("badge", "list").stdout
+    log = list(csv.DictReader(io.StringIO(floor("deck", "log", "Red 7").stdout)))
+    assert [row["what"].split(":")[0] for row in log] == [
+        "Received sealed", "Registered", "Its own limit", "Retired", "Destroyed"]
+    assert (log[-1]["person"], log[-1]["witness"]) == (getpass.getuser(), "Bob Witness")
+    pdf = tmp_path / "log.pdf"
+    assert floor("deck", "log", "--pdf", str(pdf)).returncode == 0 and pdf.read_bytes().startswith(b"%PDF")
+    with Store(tmp_path / "floor.sqlite") as store:
+        assert {a["who"] for a in store.audit()} == {getpass.getuser()}
+        assert P.parse_registry(store.registry_payload()[2]).revoked == frozenset({"08A1B2C3"})
