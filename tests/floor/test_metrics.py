@@ -24,7 +24,7 @@ from dealerbox.floor.collecting.filing import Filing
 from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.operating.broker import free_port, stop_process
 from dealerbox.floor.operating.settings import WebSettings
-from dealerbox.floor.store import Store
+from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.web.app import FloorApp
 from dealerbox.link import protocol as P
 from tests.floor.conftest import need
@@ -291,3 +291,30 @@ def test_the_broker_check_writes_its_result_for_prometheus(broker, pki, tmp_path
     done = broker_check(pki, free_port(), result)
     assert done.returncode == 1
     assert samples(result.read_text())[("dealerbox_broker_check_ok", ())] == 0
+
+
+def test_on_postgresql_the_scrape_counts_the_stores_connections(postgres_cluster, tmp_path):
+    url = postgres_cluster.database("floor_metrics")
+    lines = journal_lines(tmp_path / "T01", 5)
+    with Store(url) as store:
+        file_messages(store, "T01", ("journal", P.encode({"table": "T01", "boot": 1, "oldest": 1, "lines": lines})))
+    add_users(url, ("vera",))
+    token_file = tmp_path / "metrics.token"
+    token_file.write_text(TOKEN)
+    with WebProcess(tmp_path, url, metrics_token_file=str(token_file)) as web:
+        assert scrape(web, None)[0] == 401
+        status, _h, body = scrape(web)
+        assert status == 200
+        got = samples(body)
+        engine = store_engine(url)
+        try:
+            with engine.connect() as conn:
+                mine = conn.exec_driver_sql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()").scalar_one()
+                filed = conn.exec_driver_sql("SELECT count(*) FROM lines WHERE table_id = 'T01'").scalar_one()
+        finally:
+            engine.dispose()
+    assert got[("dealerbox_floor_lines_filed_total", (("table", "T01"),))] == filed == 5
+    # The view's own connections at the scrape; the test's one connection more now.
+    connections = got[("dealerbox_floor_store_connections", ())]
+    assert connections >= 1 and abs(connections - (mine - 1)) <= 1, (connections, mine)
