@@ -24,7 +24,8 @@ its own over the shared :class:`~dealerbox.floor.store.connection.Connection`:
 - :mod:`.users`: the web view's users and sessions;
 - :mod:`.dealers`: the dealers' names;
 - :mod:`.layout`: the tables' places in the room;
-- :mod:`.registry`: the room's registry of decks and badges, and each deck's life.
+- :mod:`.registry`: the room's registry of decks and badges, and each deck's life;
+- :mod:`.metrics`: what a metrics scrape reads (functions over a connection, outside :class:`Store`).
 """
 
 from __future__ import annotations
