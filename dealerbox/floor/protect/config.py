@@ -39,7 +39,8 @@ class ProtectConfig:
     #: The false-alarm budget of 1 per 10,000 fair hands is shared so that a measurement of
     #: 100,000 hands meets it with room for chance: shuffle 0.2 (this threshold), dealer chart
     #: 0.21 (an ARL of 48,000 hands per dealer), procedure 0.02 (1e-4 per 50-hand block), seat
-    #: luck at most 0.14 per 10,000 hands (:mod:`~dealerbox.floor.protect.budget` works them out).
+    #: luck 0.00002 per 10,000 hands (0.01 a year over the room's seat-windows), about 0.43 in
+    #: all (:mod:`~dealerbox.floor.protect.budget` works them out for the configured room).
     threshold: float = 2e-5
     #: Each new hand is compared with its deck's last this many hands.
     memory: int = 2

@@ -1,8 +1,12 @@
 """One alarm budget: the false alerts a fair room should expect a week, per check, worked out by
 hand from the thresholds (dealerbox/floor/protect/budget.py)."""
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
+from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.protect.budget import alarm_budget, budget_lines, few, hands_per_week
 from dealerbox.floor.protect.config import ProtectConfig
 
@@ -43,3 +47,23 @@ def test_the_budget_prints_a_line_per_check_and_small_counts_keep_two_figures():
     assert "seat luck (a seat dealt too many strong hands): 0.00019 a week" in lines[3]
     assert (few(2.016), few(0.2016), few(0.000191), few(1.9e-5), few(12.34), few(0)) == (
         "2.02", "0.20", "0.00019", "0.000019", "12.3", "0")
+
+
+def test_floor_md_states_the_defaults_and_the_budget_the_code_has(tmp_path):
+    text = (Path(__file__).parents[3] / "docs/FLOOR.md").read_text(encoding="utf-8")
+    section = text.split("## Surveillance: game protection from the card record")[1]
+    block = section.split("```toml\n")[1].split("```")[0]
+    (tmp_path / "floor.toml").write_text(block)
+    # The documented [protect] is the defaults but for its example hand shuffle.
+    assert replace(load_protect(tmp_path / "floor.toml"), shuffle=ProtectConfig().shuffle) == ProtectConfig()
+    words = " ".join(section.split())
+    budget = alarm_budget(ProtectConfig())
+    week = {r["check"]: r["per_week"] for r in budget["rows"]}
+    per = {r["check"]: r["per_10000_hands"] for r in budget["rows"]}
+    assert (f"shuffle {week['shuffle']:.1f} a week ({per['shuffle']:.2f} per 10,000 hands), dealer chart "
+            f"{week['dealer_chart']:.1f} ({per['dealer_chart']:.2f}), procedure {week['procedure']:.2f} "
+            f"({per['procedure']:.2f}), seat luck {week['seat_luck']:.1g} ({per['seat_luck']:.1g})").replace(
+                "2e-05", "0.00002") in words
+    assert (f"about {budget['total']['per_week']:.1f} a week, {budget['total']['per_10000_hands']:.2f} per "
+            f"10,000 hands") in words
+    assert f"{budget['hands_per_week']:,.0f} hands a week" in words

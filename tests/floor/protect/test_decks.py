@@ -14,6 +14,7 @@ from dealerbox.domain.decks import DeckRegistry, simulated_uid
 from dealerbox.errors import DealerboxError
 from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.telling.deck_names import registry_decks
+from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.decks import collector_protection, collector_registries
 from dealerbox.floor.protect.floor_pass import Protection, save_reference
 from dealerbox.floor.protect.shuffle_check import Reference
@@ -39,9 +40,11 @@ def house_registry(path) -> DeckRegistry:
     return registry
 
 
-def floor_toml(tmp_path, *, registry: str | None) -> object:
+def floor_toml(tmp_path, *, registry: str | None, auto_fit: bool = False) -> object:
+    # No background fit unless asked: the tests store the references they judge by.
     lines = ["[broker]", 'ca = "ca.crt"', 'cert = "c.crt"', 'key = "c.key"', "[store]", 'path = "floor.sqlite"',
-             "[protect]", 'shuffle = "machine"', "threshold = 0.01", 'room_rate = "fitted"']
+             "[protect]", 'shuffle = "machine"', "threshold = 0.01", 'room_rate = "fitted"',
+             f"auto_fit = {'true' if auto_fit else 'false'}"]
     if registry is not None:
         lines += ["[web]", f'deck_registry = "{registry}"']
     path = tmp_path / "floor.toml"
@@ -122,6 +125,12 @@ def test_the_collector_pass_checks_a_deck_journaled_by_its_tags(tmp_path):
     # nothing pairs, the same deck raises no alert.
     alerts, stats = passed(tmp_path / "unnamed.sqlite", lines, Protection(settings.protect))
     assert alerts == [] and all(k in (None, 0) for k in stats)
+
+
+def test_the_collector_pass_fits_missing_references_in_the_background_unless_told_not_to(tmp_path):
+    fitting = collector_protection(load_collector(floor_toml(tmp_path, registry=None, auto_fit=True)))
+    assert isinstance(fitting.fitter, BackgroundFit) and not fitting.fitter.busy   # asked at the first pass
+    assert collector_protection(load_collector(floor_toml(tmp_path, registry=None))).fitter is None
 
 
 def test_a_bad_registry_file_stops_the_collector_naming_it(tmp_path):
