@@ -22,6 +22,7 @@ from dealerbox.errors import UsageError
 from dealerbox.resources import demo_session, user_state_dir
 from dealerbox.rules.engine import HandEngine, decision_to_dict
 from dealerbox.rules.profiles import load_profile
+from dealerbox.service.registry_outbox import post_registry_event
 from dealerbox.service.panel import render
 from dealerbox.tools.glass import show_panel
 
@@ -159,7 +160,7 @@ def _rehearsal_hand(args, config, table, registry_path):
 
 def deck_register(args) -> int:
     """``dealerbox deck register``: pass a new deck over a reader, card by card."""
-    from dealerbox.tools.deck_registration import DeckTimeout, register_deck
+    from dealerbox.tools.deck_registration import DeckTimeout, deck_registered_fields, register_deck
 
     config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
@@ -172,9 +173,9 @@ def deck_register(args) -> int:
     hand = _rehearsal_hand(args, config, table, path)
     try:
         with reader:
-            register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
-                          activate=args.activate, timeout_s=args.timeout, reopen=reopen,
-                          on_ask=hand.registering(args.deck) if hand is not None else None)
+            new = register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
+                                activate=args.activate, timeout_s=args.timeout, reopen=reopen,
+                                on_ask=hand.registering(args.deck) if hand is not None else None)
     except KeyboardInterrupt:
         return 130
     except DeckTimeout as exc:
@@ -186,12 +187,20 @@ def deck_register(args) -> int:
         reopen.close()
         if table is not None:
             table.close()
+    if not args.simulated:   # a rehearsal registers nothing for the room
+        _tell_the_floor(config, "deck_registered", **deck_registered_fields(new, args.deck))
     return 0
+
+
+def _tell_the_floor(config, ev: str, **fields) -> None:
+    """Put a registration in the table's journal, box running or not (docs/TOOLS.md)."""
+    print(f"dealerbox: {post_registry_event(config, ev, **fields)}", file=sys.stderr)
 
 
 def deck_check(args) -> int:
     """``dealerbox deck check``: pass a deck over a reader; report missing, duplicate, foreign cards."""
-    from dealerbox.tools.deck_registration import check_deck_with_reader, exit_status, format_report
+    from dealerbox.tools.deck_registration import (check_deck_with_reader, deck_checked_fields, exit_status,
+                                                   format_report)
 
     config, table, reader, reopen = _config_reader(args)
     source = args.registry
@@ -222,6 +231,8 @@ def deck_check(args) -> int:
         if table is not None:
             table.close()
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report, registry))
+    if not args.simulated:
+        _tell_the_floor(config, "deck_checked", **deck_checked_fields(report))
     return exit_status(report)
 
 
@@ -250,8 +261,10 @@ def badge_register(args) -> int:
         badges = BadgeRegistry.load(path) if Path(path).exists() else BadgeRegistry()
         zones = ("shoe",) if "shoe" in config.readers[args.reader].zones else None
         with reader:
-            register_badge(reader, badges, args.dealer, path, decks=config.registry, replace=args.replace,
-                           timeout_s=args.timeout, zones=zones, reopen=reopen)
+            new = register_badge(reader, badges, args.dealer, path, decks=config.registry, replace=args.replace,
+                                 timeout_s=args.timeout, zones=zones, reopen=reopen)
+        for uid in sorted(set(new.badges_of(args.dealer)) - set(badges.badges_of(args.dealer))):
+            _tell_the_floor(config, "badge_registered", uid=uid, dealer=args.dealer)
     except KeyboardInterrupt:
         return 130
     except BadgeTimeout as exc:

@@ -49,12 +49,12 @@ from dealerbox.rules.deckcheck import DeckReport, check_deck
 from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.hw.presence import BOARD, PresenceTracker
 from dealerbox.hw.reader import ReaderSupervisor, TagReader
-from dealerbox.domain.decks import DeckRegistry, simulated_uid
+from dealerbox.domain.decks import DeckRegistry, normalize_uid, simulated_uid
 
 __all__ = [
     "REGISTRATION_ORDER", "JOKERS_PER_DECK", "DeckTimeout", "ReaderDeckReport",
     "register_deck", "check_deck_with_reader", "format_report", "exit_status",
-    "progress_bar", "card_name", "RehearsalHand",
+    "progress_bar", "card_name", "RehearsalHand", "deck_registered_fields", "deck_checked_fields",
 ]
 
 log = logging.getLogger(__name__)
@@ -428,6 +428,31 @@ def _check_over(elapsed: float, quiet: float, seen: bool, prompt: Prompt, *, qui
         prompt(f"the check stopped after {max_s:g} s")
         return True
     return False
+
+
+def deck_registered_fields(registry: DeckRegistry, deck: str) -> dict:
+    """The ``deck_registered`` event of *deck* as *registry* holds it (CONTRACT.md, "The
+    registries"): its back and every tag, for the floor's room registry."""
+    return {"deck": deck, "back": registry.backs.get(deck, ""),
+            "tags": {uid: tag.card for uid, tag in sorted(registry.cards_of(deck).items())}}
+
+
+def deck_checked_fields(report: DeckReport) -> dict:
+    """The ``deck_checked`` event of *report*: the cards missing, the damaged tags (a tag no
+    registry knows, as a card's replaced or broken tag reads; and the tags of a card that
+    answered under two tags, a cloned or re-tagged card) and whether the deck may deal."""
+    damaged = [uid for uid in report.unknown if _is_uid(uid)]
+    for card in report.duplicates:
+        damaged += [uid for uid in report.cards.get(card, ()) if uid not in damaged]
+    return {"deck": report.deck, "missing": list(report.missing), "damaged": damaged, "ok": report.fit_for_play}
+
+
+def _is_uid(text: str) -> bool:
+    try:
+        normalize_uid(text)
+    except RegistryError:
+        return False
+    return True
 
 
 def exit_status(report: DeckReport) -> int:

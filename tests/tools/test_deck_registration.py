@@ -483,3 +483,33 @@ def test_a_rehearsal_hand_refuses_a_nonsense_pace(chip):
         RehearsalHand(ChipTable(chip), "board", pace_s=-1)
     with pytest.raises(ValueError, match="hold_polls"):
         RehearsalHand(ChipTable(chip), "board").passing([], hold_polls=0)
+
+
+# -- what the floor is told (CONTRACT.md, "The registries") ---------------------------------------
+def test_a_registered_deck_is_told_whole_as_a_deck_registered_event(reader, chip, tmp_path):
+    from dealerbox.domain.events import Event
+    from dealerbox.tools.deck_registration import deck_registered_fields
+
+    result = run_register(reader, Technician(chip, DECK_C), simulation_registry(), "C", tmp_path / "d.toml",
+                          Screen(), back="green")
+    fields = deck_registered_fields(result, "C")
+    assert fields["deck"] == "C" and fields["back"] == "green"
+    assert fields["tags"] == dict(zip(DECK_C, REGISTRATION_ORDER))
+    assert Event.from_dict({"t": 0.0, "ev": "deck_registered", **fields}).to_dict()["tags"] == fields["tags"]
+
+
+def test_a_deck_check_tells_the_missing_cards_and_the_damaged_tags(reader, chip):
+    from dealerbox.domain.events import Event
+    from dealerbox.tools.deck_registration import deck_checked_fields
+
+    clone, unknown = DECK_A[20], "A1B2C3D4"
+    report, _, _ = run_check(reader, chip, DECK_A[:7] + DECK_A[8:25] + [clone, unknown] + DECK_A[25:])
+    fields = deck_checked_fields(report)
+    assert fields == {"deck": "A", "missing": [DECK_52[7]], "damaged": [unknown, clone], "ok": False}
+    Event.from_dict({"t": 0.0, "ev": "deck_checked", **fields})
+    good, _, _ = run_check(reader, chip, DECK_A)
+    assert deck_checked_fields(good) == {"deck": "A", "missing": [], "damaged": [], "ok": True}
+    reg = simulation_registry()
+    reg.add("0A0B0C0D", "A", "Ah")
+    twice, _, _ = run_check(reader, chip, DECK_A + ["0A0B0C0D"], registry=reg)
+    assert sorted(deck_checked_fields(twice)["damaged"]) == sorted([simulated_uid("A", "Ah"), "0A0B0C0D"])
