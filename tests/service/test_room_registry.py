@@ -1,0 +1,93 @@
+"""The table's copy of the room's registry (dealerbox/service/room_registry.py): what the
+engine judges with once the room's decks and badges join the table's own files."""
+
+from __future__ import annotations
+
+import logging
+
+from dealerbox.domain.badges import BadgeRegistry, simulated_badge_uid
+from dealerbox.domain.decks import DeckRegistry, simulated_uid, simulation_registry
+from dealerbox.domain.events import Event
+from dealerbox.link import protocol as P
+from dealerbox.rules.engine import HandEngine
+from dealerbox.service.room_registry import (APPLIED_NAME, RETIRED_DECK, REVOKED_BADGE, WAITING_NAME, RoomRegistry,
+                                             merged_badges, merged_decks)
+
+R7 = {simulated_uid("R7", c): c for c in ("Ah", "Kd", "Qs", "Jc", "Th", "9s")}
+R7_DECK = {"R7": {"back": "green", "tags": R7}}
+AH_A = simulated_uid("A", "Ah")
+
+
+def payload(version, decks=None, retired=(), badges=None, revoked=()):
+    return P.build_registry(version, decks or {}, list(retired), badges or {}, list(revoked))
+
+
+def judged(registry: DeckRegistry, uid: str) -> list[str]:
+    """What a hand makes of *uid* as its first card: the irregularities raised."""
+    engine = HandEngine(registry=registry)
+    engine.feed(Event(0.0, "new_hand", players=2))
+    return [d.irregularity for d in engine.feed(Event(0.5, "shoe", uid=uid)) if d.irregularity]
+
+
+def test_the_rooms_decks_fill_a_deck_the_table_names_and_retired_tags_are_foreign():
+    local = DeckRegistry(active="R7")
+    local.backs["R7"] = ""                     # `active = "R7"` and an empty [decks.R7]
+    reg = P.parse_registry(payload(1, R7_DECK))
+    merged = merged_decks(local, reg)
+    assert merged.active == "R7" and merged.backs["R7"] == "green" and len(merged) == len(R7)
+    assert judged(merged, simulated_uid("R7", "Ah")) == []
+    # Retired: a card of another deck even where the table's own file knows it.
+    merged = merged_decks(simulation_registry(), P.parse_registry(payload(2, R7_DECK, retired=[AH_A])))
+    assert merged.active == "A" and merged.lookup(AH_A).deck == RETIRED_DECK
+    assert judged(merged, AH_A) == ["FOREIGN_CARD"]
+    assert judged(merged, simulated_uid("A", "Kd")) == []
+    # Without a floor registry the files are the registry.
+    local = simulation_registry()
+    assert merged_decks(local, None) is local
+
+
+def test_badges_join_and_a_revoked_one_signs_nobody_in():
+    local = BadgeRegistry()
+    local.add(simulated_badge_uid("1042"), "1042")
+    reg = P.parse_registry(payload(1, badges={simulated_badge_uid("5001"): "5001"},
+                                   revoked=[simulated_badge_uid("1042")]))
+    assert merged_badges(local, reg) == {simulated_badge_uid("5001"): "5001", simulated_badge_uid("1042"): REVOKED_BADGE}
+    assert merged_badges(local, None) == local.by_uid()
+
+
+def test_a_retired_tag_keeps_its_card_from_the_registry_before_across_restarts(tmp_path):
+    room = RoomRegistry(tmp_path, DeckRegistry(active="R7"), BadgeRegistry())
+    first = room.receive(payload(1, R7_DECK))
+    room.apply(first)
+    assert judged(room.decks(), simulated_uid("R7", "Ah")) == []
+    # The floor lists the retired deck's tags without the deck: the table still names the card.
+    room.apply(room.receive(payload(2, retired=list(R7))))
+    assert judged(room.decks(), simulated_uid("R7", "Ah")) == ["FOREIGN_CARD"]
+    again = RoomRegistry(tmp_path, DeckRegistry(active="R7"), BadgeRegistry())
+    assert again.summary()["version"] == 2
+    assert judged(again.decks(), simulated_uid("R7", "Kd")) == ["FOREIGN_CARD"]
+
+
+def test_what_comes_is_checked_kept_and_waits_on_disk(tmp_path, caplog):
+    room = RoomRegistry(tmp_path, None, None)
+    assert room.summary() is None and room.decks().active is None
+    with caplog.at_level(logging.ERROR, logger="dealerbox"):
+        assert room.receive(b"{") is None
+        assert room.receive(b"{") is None          # the same reason again: said once
+        assert room.receive(b'{"v": 1}') is None
+    refused = [r.message for r in caplog.records if "refused a room registry" in r.message]
+    assert len(refused) == 2 and "the table's own files only" in refused[0]
+    got = room.receive(payload(3, R7_DECK))
+    assert got is not None and room.receive(payload(3, R7_DECK)) is None     # the broker sends it again
+    assert (tmp_path / WAITING_NAME).exists() and not (tmp_path / APPLIED_NAME).exists()
+    # A stop before the hand ended: the next start has it waiting, and judges with the old one.
+    later = RoomRegistry(tmp_path, None, None)
+    assert later.summary() is None and later.waiting.registry.version == 3
+    later.apply(later.waiting)
+    assert later.summary() == got.registry.summary() and not (tmp_path / WAITING_NAME).exists()
+    assert RoomRegistry(tmp_path, None, None).decks().active == "R7"
+    # A kept file that is no registry: one log line, and the table's files judge.
+    (tmp_path / APPLIED_NAME).write_text("garbage")
+    with caplog.at_level(logging.ERROR, logger="dealerbox"):
+        assert RoomRegistry(tmp_path, None, None).summary() is None
+    assert any("is not one" in r.message for r in caplog.records)
