@@ -1,11 +1,16 @@
 """Stored journal lines read into DealtHand records, against the hands the floor recounts."""
 
 import json
+import random
 import re
 from pathlib import Path
 
+from bench.sim_journal import JournalWriter
+
 from dealerbox.floor.telling.hands import hands_of_lines
 from dealerbox.floor.protect.journal_hands import card_hands_of_lines
+from dealerbox.floor.protect.shuffles import Shuffle
+from dealerbox.floor.protect.simulate import REAL_ENDINGS, TableSim
 from dealerbox.floor.telling.story import tell
 from tests.floor.test_figures import journal_lines
 
@@ -90,3 +95,15 @@ def test_a_tag_is_named_through_the_registry_and_an_unknown_tag_stays_unnamed():
     (hand,) = card_hands_of_lines("T1", j.out, card_of_uid={"04A3C6CAE26180": ("Td", "C")}.get)
     (dealt,) = hand.dealt_hands()
     assert dealt.draw == ("Td", "?") and dealt.deck == "C"
+
+
+def test_simulated_hands_with_seats_and_real_endings_read_back_as_dealt():
+    sim = TableSim(Shuffle.parse("machine"), random.Random(2), button=True, occupied=(2, 4, 5, 9),
+                   record_seats=True, endings=REAL_ENDINGS, table="T7")
+    writer = JournalWriter(1_790_006_400.0)
+    dealt = [sim.deal() for _ in range(30)]
+    for hand in dealt:
+        writer.hand(hand)
+    read = [h.dealt_hands()[0] for h in card_hands_of_lines("T7", writer.lines)]
+    assert [(h.draw, h.seats, h.laid_board()) for h in read] == [(h.draw, h.seats, h.laid_board()) for h in dealt]
+    assert {len(h.draw) - h.dealt for h in read} == {0, 4, 6, 8}
