@@ -8,6 +8,7 @@ with the session's CSRF token and audited with the user's name."""
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import time
 from pathlib import Path
@@ -161,9 +162,12 @@ def test_the_registry_pages_have_no_serious_or_critical_violation_at_desktop_and
         store.register_deck(DECK, "red", red, "ada")
         store.register_badge("08A1B2C3", "1042", "ada")
         store.set_dealer_name("1042", "Dana Dealer", time.time())
-    start = time.time() - 3600
+    # Yesterday at noon, local time: the day's hands are all in one day, whenever the test runs.
+    clock = FloorClock()
+    yesterday = clock.at(time.time()).date() - datetime.timedelta(days=1)
+    start = datetime.datetime.combine(yesterday, datetime.time(12), clock.zone).timestamp()
     play(path, red, start)
-    day = FloorClock().at(start + 60).date().isoformat()
+    day = yesterday.isoformat()
     cookie = sign_in(web, who)[0]
     failures = []
     with chromium() as browser:
