@@ -63,19 +63,25 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += ["", "## Procedures", "", "| procedure | what the dealer is told |", "| --- | --- |"]
     out += [f"| `{name}` | {_first_line(BUILDERS[name])} |" for name in sorted(BUILDERS)]
     out += ["", "## Open steps: their answers, wrong corrections and ends", "",
-            "RULES.md: a correction never stays open silently while the hand moves past it. Every step the",
-            "panel can show settles by one of its answers, in any order of the buttons; an action none allows",
-            "is `WRONG_CORRECTION` at once (the rows above), and past the moments listed the step can no",
-            "longer be done: the engine rules as the last column says, after every event",
-            "(`dealerbox/rules/open_steps.py`). The moments:", ""]
+            "RULES.md: a correction never stays open silently while the hand moves past it. After every event",
+            "the engine judges each open step from this table (`dealerbox/rules/open_steps.py`): first its",
+            "answers, in any order of the buttons; then its wrong corrections: an action none allows is",
+            "`WRONG_CORRECTION` at once (the rows above), and past the moments listed the step can no longer",
+            "be done, so the engine rules as the column \"past it\" says; then its end. A step that moves a card",
+            "(\"moves\") is never shown while another step the dealer must still do is open: the event that",
+            "would open it overtook that step, and the engine rules `WRONG_CORRECTION`, floor, instead. A step",
+            "the hand going on answers (\"follows\") lets an irregularity met on the way be judged as its own.",
+            "The moments:", ""]
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it |", "| --- | --- | --- | --- | --- |"]
+    out += ["", "| step | answers | wrong correction | ends | past it | moves, follows |",
+            "| --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]
         past = ", ".join(f"`{m}`: {r}" for m, r in c.past) or "-"
-        out.append(f"| `{key}` | {c.answers} | {c.wrong} | {c.ends} | {past} |")
+        flags = ", ".join(f for f, on in (("moves", c.moves), ("follows", c.follows)) if on) or "-"
+        out.append(f"| `{key}` | {c.answers} | {c.wrong} | {c.ends} | {past} | {flags} |")
     anyone = ", ".join(f"`{p}`" for p in ANY_IRREGULARITY)
     own_only = ", ".join(f"`{rid}`" for rid in PROCEDURES if rid in OWN_PROCEDURES_ONLY)
     head = " | ".join(f"{p.name}: verdict, procedure" for p in loaded)

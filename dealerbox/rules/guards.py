@@ -46,6 +46,11 @@ def acted_answer_untouched(eng):
     return None
 
 
+def _correction_shown(eng) -> bool:
+    """A correction the dealer must follow is shown: amber or floor, not finished, not a stop."""
+    return any(not c.halting and c.verdict in ("correct", "floor") and not c.finished for c in eng.corrections)
+
+
 def _place(eng, seen):
     return eng.hand.where.get(seen.key)
 
@@ -115,8 +120,9 @@ _SIMPLE_GUARDS = (
                            for c in eng.corrections)),
     ("street_one_card_unseen", "the street the last round opened lacks one card: its burn drawn, every card "
      "drawn after the burn on the board, one fewer than the street has (the turn's or river's card, the "
-     "flop's third), nothing waiting for a late read (one dead tag can hide one card, not a whole flop)",
-     lambda eng, seen: eng.hand.street_one_card_unseen(eng.phase)),
+     "flop's third), nothing waiting for a late read (one dead tag can hide one card, not a whole flop), "
+     "and no correction the dealer must still follow is shown (a step left undone is never a dead tag)",
+     lambda eng, seen: eng.hand.street_one_card_unseen(eng.phase) and not _correction_shown(eng)),
     ("street_card_question_open", "the box asks whether the street's card lies on the board (a dead tag)",
      lambda eng, seen: any(c.asks == "street_card_there" for c in eng.corrections)),
     ("street_shows_nothing", "no card of the street the last round opened is out yet, its burn aside",

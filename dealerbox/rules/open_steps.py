@@ -29,7 +29,7 @@ right.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dealerbox.rules.board import street_progress
 from dealerbox.rules.buttons import next_round
@@ -63,6 +63,11 @@ class StepContract:
     ends: str
     #: (moment, ruling) pairs: past the moment, the step can no longer be done.
     past: tuple[tuple[str, str], ...] = ()
+    #: The step tells the dealer to move a card (off the board, back on top, into the stub).
+    moves: bool = False
+    #: The step only says how the hand goes on (the next street as usual, with or without a burn):
+    #: the hand going on answers it, and an irregularity met on the way is judged as its own.
+    follows: bool = False
 
 
 def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends (on record if not done)",
@@ -159,6 +164,55 @@ STEP_CONTRACTS: dict[str, StepContract] = {
 }
 
 
+#: Steps that tell the dealer to move a card.
+MOVES_A_CARD = frozenset({
+    "missed_burn.take_off", "double_burn.return_on_top", "four_flop.scramble_pick", "redeal.cards_back",
+    "premature.cards_back", "premature.set_aside", "extra.return_on_top", "wrong.put_back_and_draw",
+    "wrong.keep_on_board",
+})
+#: Steps the hand going on answers (:attr:`StepContract.follows`).
+FOLLOW_ON = frozenset({
+    "exposed.is_burn", "exposed.flop_no_burn", "missed_burn.next_card", "four_flop.rest_is_flop",
+    "four_flop.turn_no_burn", "redeal.deal_again", "premature.burn_stays", "premature.finish_round",
+    "premature.burn_and_turn", "premature.new_street", "premature.new_street_no_burn", "skipped.deal_closed",
+    "boxed.replace_next", "joker.replace_seat", "boxed.replace",
+})
+STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON)
+                  for key, c in STEP_CONTRACTS.items()}
+
+
+def must_be_done(corr) -> bool:
+    """*corr* shows a step the dealer must still do (amber or floor), not one the hand going on
+    answers, a notice or a stop."""
+    if corr.halting or corr.verdict not in ("correct", "floor") or corr.current >= len(corr.todos):
+        return False
+    contract = STEP_CONTRACTS.get(corr.todos[corr.current].step.key)
+    return contract is None or not contract.follows
+
+
+def _moves_a_card(corr) -> bool:
+    return any(todo.step.key in MOVES_A_CARD for todo in corr.todos if not todo.done)
+
+
+def _second_irregularity(eng) -> None:
+    """A correction that moves a card opened by this event while another's step must still be done:
+    the open step was overtaken. The box moves no card on tracking the open step leaves in doubt:
+    neither correction stays, the board is followed as it lies, and the floor decides."""
+    new = [c for c in eng.corrections if c.born == eng.seq and not c.halting
+           and c.irregularity not in (None, "WRONG_CORRECTION") and _moves_a_card(c)]
+    old = [c for c in eng.corrections if c.born != eng.seq and must_be_done(c)] if new else []
+    if not old:
+        return
+    hand = eng.hand
+    for corr in new + old:
+        eng.corrections.remove(corr)
+        _as_it_lies(eng, corr)
+    for corr in new:
+        hand.expect_next = [k for k in hand.expect_next if k not in corr.cards]
+        hand.returning.difference_update(c for c in corr.cards if hand.where.get(c) in ("burn", "board"))
+    correct(eng, "WRONG_CORRECTION", new[0].cards[:1], case="step_overtaken")
+
+
 def _moments(eng, event, key: str, corr) -> set[str]:
     """The moments *event* (naming card *key*) is for *corr*."""
     hand = eng.hand
@@ -183,8 +237,10 @@ def judge(eng, event, key: str = "") -> None:
     """Judge every open step by *event* (naming card *key*, if any), from the table: its answers
     first (the steps the event shows done are ticked off, finished corrections leave), then its
     wrong corrections (the moments past which it can no longer be done: the ruling of its
-    contract's ``past``). Its ends are the answers' and the hand's (HAND OVER records it)."""
+    contract's ``past``), and a second irregularity that would move a card while the step must still
+    be done. Its ends are the answers' and the hand's (HAND OVER records it)."""
     eng.advance(event)
+    _second_irregularity(eng)
     for corr in list(eng.corrections):
         if corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.current >= len(corr.todos):
             continue
@@ -258,4 +314,5 @@ def missing_contracts(keys) -> list[str]:
     return sorted(set(keys) - set(STEP_CONTRACTS))
 
 
-__all__ = ["MOMENTS", "RULINGS", "STEP_CONTRACTS", "StepContract", "judge", "missing_contracts"]
+__all__ = ["FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "RULINGS", "STEP_CONTRACTS", "StepContract", "judge",
+           "missing_contracts", "must_be_done"]
