@@ -223,7 +223,7 @@ class Room:
         return self.hands_per_year * self.players
 
 
-def seat_chart(p0: float, *, feed_every: float = 10.0, alarms_per_year: float = 1.0, room: Room = Room()) -> Cusum:
+def seat_chart(p0: float, *, feed_every: float = 15.0, alarms_per_year: float = 1.0, room: Room = Room()) -> Cusum:
     """The seats' CUSUM: in control at *p0* (a strong hand's exact chance), tuned for a seat fed
     one once in *feed_every* hands, its h the smallest whose in-control run length of one seat
     reaches ``room.seat_hands_per_year / alarms_per_year`` (h found by bisection on the exact ARL)."""
