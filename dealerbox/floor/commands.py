@@ -23,8 +23,10 @@ def collect(config: Path, *, ready=None) -> int:
     from dealerbox.floor.collecting.collector import Collector
     from dealerbox.floor.protect.decks import collector_protection
     from dealerbox.floor.operating.settings import load_collector
+    from dealerbox.floor.operating.security_log import install as install_security_log
     from dealerbox.floor.store import Store
 
+    install_security_log()  # a hostile table refused: in the journal (FLOOR.md)
     settings = load_collector(config)
     settings.identity.check()
     with Store(settings.store) as store:
@@ -60,6 +62,8 @@ def web(config: Path) -> int:
         for what, path in (("cert", settings.cert), ("key", settings.key)):
             _readable(settings.config, f"web.{what}", path)
     setup_logging()
+    from dealerbox.floor.operating.security_log import install as install_security_log
+    install_security_log()  # sign-ins, clears, user changes: in the journal (FLOOR.md)
     store = _shown(settings.store)
     return serve(settings, ready=lambda url: print(f"floor web: store {store}, view {url}",
                                                    file=sys.stderr, flush=True))
@@ -107,12 +111,15 @@ def _new_password(name: str) -> str:
 
 def user(config: Path, action: str, name: str | None = None, role: str | None = None) -> int:
     """``floor user add|remove|passwd|list``: the web view's users, in the store."""
-    _floor_extra("accounts")  # argon2-cffi, or one line saying what to install
+    _floor_extra("operating.accounts")  # argon2-cffi, or one line saying what to install
     from dealerbox.floor.operating.accounts import AccountError, Accounts, check_name, check_role
+    from dealerbox.floor.operating.security_log import install as install_security_log
     from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store
 
     settings = load_web(config)
+    install_security_log()  # a user added, removed or given a new password: in the journal (FLOOR.md)
+    by = f"{pwd.getpwuid(os.geteuid()).pw_name} (command line)"
     with Store(settings.store) as store:
         accounts = Accounts(store)
         try:
@@ -124,15 +131,15 @@ def user(config: Path, action: str, name: str | None = None, role: str | None = 
                 check_name(name), check_role(role)
                 if store.user(name) is not None:
                     raise AccountError(f"user {name!r} exists already (remove it first, or passwd)")
-                accounts.add(name, role, _new_password(name))
+                accounts.add(name, role, _new_password(name), by=by)
                 print(f"added {name} ({role})", file=sys.stderr)
             elif action == "passwd":
                 if store.user(name) is None:
                     raise AccountError(f"no user {name!r}")
-                accounts.passwd(name, _new_password(name))
+                accounts.passwd(name, _new_password(name), by=by)
                 print(f"new password for {name}; their sessions ended", file=sys.stderr)
             elif action == "remove":
-                accounts.remove(name)
+                accounts.remove(name, by=by)
                 print(f"removed {name}; their sessions ended", file=sys.stderr)
         except AccountError as exc:
             print(f"dealerbox floor user {action}: {exc}", file=sys.stderr)

@@ -165,8 +165,12 @@ def test_a_table_refused_a_thousand_times_has_one_protocol_alert_and_one_log_lin
         assert len(events) == 1 and events[0]["alert"]["id"] == alert["id"]
         done = filing.store_batch([message(P.journal_topic("T02"), b"garbage")], 1000.0 + ALERT_QUIET_S + 1)
         assert done.events[0]["alert"]["count"] == 1001
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "T02" in r.getMessage()]
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "T02" in r.getMessage()
+                and r.name == "dealerbox.floor.collecting.filing"]
     assert len(warnings) == 2
+    # The security log (the journal's table_refused) hears of it as often, and no more.
+    refused = [r for r in caplog.records if getattr(r, "security", {}).get("event") == "table_refused"]
+    assert [r.security["table"] for r in refused] == ["T02", "T02"]
 
 
 def test_a_gap_filled_later_in_the_same_batch_is_not_asked_again():

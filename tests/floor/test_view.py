@@ -198,8 +198,14 @@ def test_in_chromium_a_wrong_password_then_a_supervisor_signs_in_and_clears_an_a
     # The audit trail page names the signed-in supervisor.
     browser.go(url + "audit")
     wait_for(lambda: browser.js("document.querySelectorAll('#audit tbody tr').length") == 1, "the audit page")
-    row = browser.js("[...document.querySelectorAll('#audit tbody td')].map(td => td.textContent)")
-    assert row[1:] == ["sam", "clear", str(audit["alert"]), "flop burned and dealt again"]
+    row = browser.js("[...document.querySelectorAll('#audit tbody tr > *')].map(td => td.textContent)")
+    # Each time with its date and zone, the alert in the floor's words, its table and hand (issue 41).
+    assert re.fullmatch(r"\w{3} \d{2} \w{3} \d{4}, \d{2}:\d{2}:\d{2} \S+", row[0]), row
+    assert row[1:3] == ["sam", f"cleared alert {audit['alert']}"]
+    assert row[3].startswith("Floor call at T02: four-card flop"), row
+    assert row[4:6] == ["T02", "the hand"] and row[7] == "flop burned and dealt again"
+    assert re.fullmatch(r"\w{3} \d{2} \w{3} \d{4}, \d{2}:\d{2}:\d{2} \S+", row[6]), row
+    assert browser.js("document.querySelector('#audit a[href^=\"/hands/T02/\"]') !== null")
     # Signing out from the page ends the session: the floor sends it to the sign-in page.
     browser.js("document.getElementById('signout').click()")
     wait_for(lambda: browser.location() == "/login", "signed out")

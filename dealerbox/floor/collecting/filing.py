@@ -40,6 +40,9 @@ from dealerbox.link import protocol as P
 from dealerbox.link.chain import line_hash
 
 log = logging.getLogger(__name__)
+#: The floor's security events (dealerbox/floor/operating/security_log.py sends this logger's
+#: records to the journal; the filing, a part below it, logs there by the logger's name).
+security = logging.getLogger("dealerbox.floor.security")
 
 #: A resend request for the same gap is repeated no sooner than this.
 RESEND_QUIET_S = 2.0
@@ -54,6 +57,17 @@ GAP_WAIT_S = 5.0
 #: An alert folded into an open one of the same table and kind is shown to the
 #: view and logged again no sooner than this (it is counted every time).
 ALERT_QUIET_S = 10.0
+
+
+def _tell_refused(done: Batch) -> None:
+    """A ``table_refused`` security event for each ``protocol`` alert the batch committed and
+    showed (a folded one at most every :data:`ALERT_QUIET_S`, as the view hears of it)."""
+    for event in done.events:
+        a = event.get("alert") if event.get("type") == "alert" else None
+        if a is not None and a["kind"] == "protocol":
+            security.warning("floor: refused from table %s: %s", a["table"], a["last_text"],
+                             extra={"security": {"event": "table_refused", "table": a["table"], "alert": a["id"],
+                                                 "count": a["count"], "reason": a["last_text"]}})
 
 
 class _FiledCarefully(Exception):
@@ -138,12 +152,14 @@ class Filing:
         with self.store.lock:
             before = self._state()
             try:
-                return self._store_tables(by_table, dropped, now, careful=False)
+                done = self._store_tables(by_table, dropped, now, careful=False)
             except _FiledCarefully:
                 # A message failed after it began to write: the whole batch again, each message
                 # in a savepoint of its own, so that one is refused alone.
                 self._set_state(before)
-                return self._store_tables(by_table, dropped, now, careful=True)
+                done = self._store_tables(by_table, dropped, now, careful=True)
+        _tell_refused(done)
+        return done
 
     def _filed_already(self, batch: list[Message]) -> set[int]:
         """The ids of *batch*'s retained ``status``, ``state`` and ``health`` messages

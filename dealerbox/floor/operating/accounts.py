@@ -30,6 +30,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from dealerbox.errors import DealerboxError
+from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.store import Store
 
 __all__ = ["ROLES", "PERMISSIONS", "AccountError", "Accounts", "Session", "Sessions",
@@ -93,21 +94,28 @@ class Accounts:
         self.hasher = hasher or PasswordHasher()  # argon2id, RFC 9106 low-memory profile
         self._dummy: str | None = None
 
-    def add(self, name: str, role: str, password: str) -> None:
+    def add(self, name: str, role: str, password: str, *, by: str | None = None) -> None:
+        """A new user; the security log names *by*, the admin who added them (None: unknown)."""
         check_name(name), check_role(role), check_password(password)
         if not self.store.add_user(name, role, self.hasher.hash(password), time.time()):
             raise AccountError(f"user {name!r} exists already (remove it first, or passwd)")
+        security_event("user_added", f"floor: user {name} ({role}) added" + (f" by {by}" if by else ""),
+                       user=name, role=role, by=by)
 
-    def passwd(self, name: str, password: str) -> None:
+    def passwd(self, name: str, password: str, *, by: str | None = None) -> None:
         """A new password; the user's open sessions end."""
         check_password(password)
         if not self.store.set_password_hash(name, self.hasher.hash(password), time.time()):
             raise AccountError(f"no user {name!r}")
+        security_event("password_changed", f"floor: new password for {name}, their sessions ended"
+                       + (f", by {by}" if by else ""), user=name, by=by)
 
-    def remove(self, name: str) -> None:
+    def remove(self, name: str, *, by: str | None = None) -> None:
         """Remove the user; their open sessions end."""
         if not self.store.remove_user(name):
             raise AccountError(f"no user {name!r}")
+        security_event("user_removed", f"floor: user {name} removed" + (f" by {by}" if by else ""),
+                       user=name, by=by)
 
     def list(self) -> list[dict]:
         return self.store.users()

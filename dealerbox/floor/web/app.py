@@ -30,9 +30,11 @@ from dealerbox.floor.telling.deck_names import floor_registries
 from dealerbox.floor.telling import figures as F
 from dealerbox.floor.telling import figure_text as FT
 from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling import audit_files as AF
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.operating.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from dealerbox.floor.operating.settings import WebSettings
+from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.store import Store
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.telling.story import registry_cards
@@ -115,6 +117,8 @@ class FloorApp:
             ("/api/session", "DELETE", self.signout_json, "view", None),
             ("/api/floor", "GET", self.api_floor, "view", None),
             ("/api/audit", "GET", self.api_audit, "view", None),
+            ("/audit.csv", "GET", self.audit_csv, "view", None),
+            ("/audit.pdf", "GET", self.audit_pdf, "view", None),
             ("/api/alerts/{alert_id:int}/clear", "POST", self.api_clear, "clear", "json"),
             ("/api/users", "GET", self.api_users, "manage_users", None),
             ("/api/users", "POST", self.api_user_add, "manage_users", "json"),
@@ -200,7 +204,7 @@ class FloorApp:
 
     async def signout_form(self, request, client, session):
         await run_in_threadpool(self.sessions.end, session)
-        log.info("floor web: %s signed out", session.user)
+        _signed_out(session, client)
         response = RedirectResponse("/login", 303)
         self.gate.drop_cookie(response, client)
         return response
@@ -214,9 +218,31 @@ class FloorApp:
                            now=snap["now"])
 
     async def audit_page(self, request, client, session):
-        audit, alerts = await run_in_threadpool(self._audit)
-        return self.render(request, "audit.html", session=session, audit=audit[::-1],
-                           alerts=[a for a in alerts if a["cleared_at"] is not None][::-1])
+        shown = page_range(request, self.clock)
+        trail = await run_in_threadpool(self._audit, shown.start, shown.end)
+        return self.render(request, "audit.html", session=session, title=AF.audit_title(trail, self.clock),
+                           pick=range_controls(self.clock, shown),
+                           sections=AF.audit_sections(trail, self.clock, "", self.floor.words.first_headline))
+
+    async def audit_csv(self, request, client, session):
+        shown = page_range(request, self.clock)
+        trail = await run_in_threadpool(self._audit, shown.start, shown.end)
+        name = AF.audit_file_name(trail, self.clock, "csv")
+        return Response(AF.audit_csv(trail, self.clock, self.floor.words.first_headline),
+                        media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def audit_pdf(self, request, client, session):
+        shown = page_range(request, self.clock)
+        trail = await run_in_threadpool(self._audit, shown.start, shown.end)
+        base = str(request.base_url).rstrip("/")
+        try:
+            pdf = await run_in_threadpool(AF.audit_pdf, trail, self.clock, base, self.floor.words.first_headline)
+        except FontMissing as exc:
+            raise Refused(503, str(exc)) from None
+        name = AF.audit_file_name(trail, self.clock, "pdf")
+        return Response(pdf, media_type="application/pdf",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def hand_page(self, request, client, session):
         p = request.path_params
@@ -325,20 +351,23 @@ class FloorApp:
     def _signin(self, name: str, password: str, client: Client, old: str | None):
         wait = self.limiter.retry_after(name, client.address)
         if wait is not None:
-            log.warning("floor web: sign-in for %r from %s refused: too many failures", name, client.address)
+            security_event("signin_refused", f"floor web: sign-in for {name!r} from {client.address} refused: "
+                           "too many failures", user=name, address=client.address, retry_after_s=round(wait))
             raise Refused(429, f"too many failed sign-ins: try again in {wait:.0f} s",
                           {"Retry-After": str(max(1, round(wait)))})
         user = self.accounts.verify(name, password)
         if user is None:
             self.limiter.failed(name, client.address)
             self.metrics.signin_failed()
-            log.warning("floor web: failed sign-in for %r from %s", name, client.address)
+            security_event("signin_failed", f"floor web: failed sign-in for {name!r} from {client.address}",
+                           user=name, address=client.address)
             raise Refused(401, "wrong user name or password")
         self.limiter.succeeded(name)
         # A session id the browser had before (perhaps planted) never becomes this one.
         self.sessions.end_token(old)
         token, session = self.sessions.open(user["name"], client.address)
-        log.info("floor web: %s (%s) signed in from %s", session.user, session.role, client.address)
+        security_event("signin", f"floor web: {session.user} ({session.role}) signed in from {client.address}",
+                       user=session.user, role=session.role, address=client.address, via="password")
         return token, session
 
     async def signin_json(self, request, client, session):
@@ -353,7 +382,7 @@ class FloorApp:
 
     async def signout_json(self, request, client, session):
         await run_in_threadpool(self.sessions.end, session)
-        log.info("floor web: %s signed out", session.user)
+        _signed_out(session, client)
         response = Response(status_code=204)
         self.gate.drop_cookie(response, client)
         return response
@@ -363,12 +392,14 @@ class FloorApp:
     async def api_floor(self, request, client, session):
         return JSONResponse({"v": P.SCHEMA_VERSION, **self.floor.snapshot()})
 
-    def _audit(self):
-        return self.store.audit(), self.store.alerts(open_only=False)
+    def _audit(self, start: float, end: float) -> dict:
+        return AF.audit_trail(self.store.audit(), self.store.alerts(open_only=False), start, end)
 
     async def api_audit(self, request, client, session):
-        audit, alerts = await run_in_threadpool(self._audit)
-        return JSONResponse({"audit": audit, "alerts": alerts})
+        """The audit rows made in the range (as the page's: ``preset``, ``start``/``end`` or
+        ``from``/``to``; the last 12 hours by default) and the alerts raised or cleared in it."""
+        shown = page_range(request, self.clock)
+        return JSONResponse(await run_in_threadpool(self._audit, shown.start, shown.end))
 
     async def api_clear(self, request, client, session):
         data = await json_object(request, self.settings.request_timeout_s)
@@ -390,7 +421,8 @@ class FloorApp:
         if alert is not None:
             # The collector republishes the retained open alerts when this moves.
             self.store.bump("alerts_cleared")
-            log.info("floor web: %s cleared alert %d (%s)", user, alert_id, note)
+            security_event("alert_cleared", f"floor web: {user} cleared alert {alert_id} ({note})", user=user,
+                           alert=alert_id, table=alert["table"], kind=alert["kind"], note=note)
         return alert
 
     # -- users (admins)
@@ -402,19 +434,18 @@ class FloorApp:
         data = await json_object(request, self.settings.request_timeout_s)
         name, role, password = data.get("name"), data.get("role"), data.get("password")
         try:
-            await anyio.to_thread.run_sync(self.accounts.add, name, role, password, limiter=self.hashing)
+            await anyio.to_thread.run_sync(lambda: self.accounts.add(name, role, password, by=session.user),
+                                           limiter=self.hashing)
         except AccountError as exc:
             raise Refused(400, str(exc)) from None
-        log.info("floor web: %s added the user %s (%s)", session.user, name, role)
         return JSONResponse({"name": name, "role": role}, 201)
 
     async def api_user_remove(self, request, client, session):
         name = user_name_of(request.path_params["name"])
         try:
-            await run_in_threadpool(self.accounts.remove, name)
+            await run_in_threadpool(self.accounts.remove, name, by=session.user)
         except AccountError as exc:
             raise Refused(404, str(exc)) from None
-        log.info("floor web: %s removed the user %s", session.user, name)
         return Response(status_code=204)
 
     # -- event streams
@@ -482,6 +513,11 @@ class FloorApp:
 
 def create_app(settings: WebSettings) -> Starlette:
     return FloorApp(settings).asgi()
+
+
+def _signed_out(session: Session, client: Client) -> None:
+    security_event("signout", f"floor web: {session.user} signed out", user=session.user, role=session.role,
+                   address=client.address)
 
 
 def _whoami(session: Session) -> dict:

@@ -27,6 +27,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from dealerbox.floor.operating.accounts import Session, Sessions, may
+from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store
 
@@ -145,15 +146,18 @@ class Gate:
             return session, None
         user = self.store.user(client.proxy_user)
         if user is None:
-            log.warning("floor web: the proxy at %s named %r, who is no local user", client.peer,
-                        client.proxy_user)
+            security_event("signin_failed", f"floor web: the proxy at {client.peer} named {client.proxy_user!r}, "
+                           "who is no local user", user=client.proxy_user, address=client.address,
+                           proxy=client.peer, via="proxy")
             raise Refused(403, "the proxy's user is not a user of the floor view")
         if session is not None and session.user == user["name"]:
             return session, None
         if session is not None:
             self.sessions.end(session)
         new_token, session = self.sessions.open(user["name"], client.address)
-        log.info("floor web: %s signed in through the proxy at %s", user["name"], client.peer)
+        security_event("signin", f"floor web: {user['name']} ({session.role}) signed in through the proxy at "
+                       f"{client.peer}", user=user["name"], role=session.role, address=client.address,
+                       proxy=client.peer, via="proxy")
         return session, new_token
 
     # -- may they
