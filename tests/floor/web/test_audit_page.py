@@ -13,9 +13,13 @@ import time
 
 import pytest
 
+from pypdf import PdfReader
+
 from dealerbox.floor.bridge_alerts import BLIND_KIND, bridge_alert_table
 from dealerbox.floor.store import Store
+from dealerbox.floor.telling import audit_files as AF
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.floor_words import FloorWords
 from dealerbox.floor.telling.report import iso
 
 from tests.floor.test_story import _filed, _played
@@ -166,3 +170,22 @@ def test_the_csv_and_the_pdf_hold_the_same_rows(web):
     assert status == 200 and headers["Content-Type"] == "application/pdf"
     assert headers["Content-Disposition"] == f'attachment; filename="{name}.pdf"'
     assert isinstance(body, str) and body.startswith("%PDF-")
+
+
+def test_the_pdf_says_what_the_page_says_with_its_dates_zones_and_links_to_the_hands():
+    alerts = [{"id": i, "table": t, "kind": k, "text": x, "seq": q, "raised": r, "cleared_by": who,
+               "cleared_at": at, "note": n, "count": 1, "last_seq": q, "last_text": x, "last_raised": r}
+              for i, (t, k, x, q, r, at, who, n) in enumerate(CLEARS, 1)]
+    audit = [{"at": a["cleared_at"], "who": a["cleared_by"], "action": "clear", "alert": a["id"],
+              "detail": a["note"]} for a in alerts]
+    trail = AF.audit_trail(audit, alerts, START, END)
+    pdf = AF.audit_pdf(trail, CLOCK, "https://floor.example", FloorWords("en", CLOCK).first_headline)
+    reader = PdfReader(io.BytesIO(pdf))
+    text = " ".join(page.extract_text() for page in reader.pages).replace("\n", " ")
+    assert AF.audit_title(trail, CLOCK) in text
+    for c in CLEARS[:3]:
+        assert CLOCK.full(c[5]) in text and c[7] in text
+    assert "long before the range" not in text
+    assert "Floor call at T01: four-card flop" in text and "property north" in text
+    links = {a.get_object()["/A"]["/URI"] for page in reader.pages for a in page.get("/Annots", [])}
+    assert "https://floor.example/hands/T01/1" in links and "https://floor.example/tables/T02" in links
