@@ -335,7 +335,7 @@ def _protect(p: _Section) -> ProtectConfig:
     p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
                "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
                "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "hands_per_hour",
-               "hours_per_week"))
+               "hours_per_week", "seat_feed_every", "seat_alarms_per_year"))
     d = ProtectConfig()
     procedure = p.get("shuffle", str, str(d.shuffle), check=lambda v: bool(v.split()) and all(
         s in STEPS for s in v.split()), expected=f"steps of {', '.join(sorted(STEPS))} separated by spaces")
@@ -391,4 +391,9 @@ def _protect(p: _Section) -> ProtectConfig:
         hands_per_hour=p.get("hands_per_hour", float, d.hands_per_hour, check=lambda v: 0 < v <= 200,
                              expected="hands an hour at one table, more than 0 and at most 200"),
         hours_per_week=p.get("hours_per_week", float, d.hours_per_week, check=lambda v: 0 < v <= 168,
-                             expected="hours a week the tables deal, more than 0 and at most 168"))
+                             expected="hours a week the tables deal, more than 0 and at most 168"),
+        seat_feed_every=p.get("seat_feed_every", float, d.seat_feed_every, check=lambda v: 2 <= v <= 100,
+                              expected="hands, 2..100 (a seat fed a strong hand once in so many)"),
+        seat_alarms_per_year=p.get("seat_alarms_per_year", float, d.seat_alarms_per_year,
+                                   check=lambda v: 0.01 <= v <= 1000,
+                                   expected="false alarms a year of the room's seats, 0.01..1000"))

@@ -9,8 +9,9 @@ measures them):
 - **shuffle**: a Monte Carlo p-value is valid (P(p < t) <= t for a fair hand), so each scored
   hand alerts with probability at most ``threshold``;
 - **procedure**: each closed block of ``procedure_block`` hands at most ``procedure_threshold``;
-- **seat luck**: Bonferroni, each seat's window at most ``seat_alpha / (seats x tables x
-  windows)``; the room tests ``seats x tables`` seats in each of its windows a week;
+- **seat luck**: each seat's chart reaches h once in its in-control run length of seat-hands,
+  designed so that the room's seats (``tables`` x ``seats`` at ``hands_per_hour`` for
+  ``hours_per_week``) raise ``seat_alarms_per_year`` false alarms a year;
 - **dealer chart**: a dealer at the room's rate reaches h once in its in-control average run
   length (the chart's design, at least ``chart_arl`` hands): one false alarm per ARL hands.
 
@@ -39,24 +40,25 @@ def hands_per_week(config: ProtectConfig) -> float:
     return config.tables * config.hands_per_hour * config.hours_per_week
 
 
-def alarm_budget(config: ProtectConfig, chart_arl: float | None = None) -> dict:
+def alarm_budget(config: ProtectConfig, chart_arl: float | None = None, seat_arl: float | None = None) -> dict:
     """The expected false alerts per check (``rows``: ``check``, ``per_hand``,
     ``per_10000_hands``, ``per_week``, ``basis``) and their ``total``, for a fair room as
-    configured; *chart_arl* the designed chart's in-control ARL (default ``chart_arl``, the
-    design's lower bound)."""
+    configured; *chart_arl* the designed dealer chart's in-control ARL (default ``chart_arl``,
+    the design's lower bound), *seat_arl* the seats' chart's in seat-hands (default: what
+    ``seat_alarms_per_year`` asks of the room)."""
     c = config
     week = hands_per_week(c)
-    windows_per_week = c.hours_per_week * 3600.0 / c.window_s
-    family = c.seats * c.tables * c.windows
     arl = chart_arl if chart_arl is not None else c.chart_arl
-    seat_tests_per_week = c.seats * c.tables * windows_per_week
+    seat_hands_week = week * c.seats
+    if seat_arl is None:
+        seat_arl = seat_hands_week * 365 / 7 / c.seat_alarms_per_year
     per_hand = {
         "shuffle": (c.threshold, f"each scored hand: p below {c.threshold:g}"),
         "procedure": (c.procedure_threshold / c.procedure_block,
                       f"each block of {c.procedure_block} hands: p below {c.procedure_threshold:g}"),
-        "seat_luck": (seat_tests_per_week * c.seat_alpha / family / week if week else 0.0,
-                      f"each seat's {c.window_s / 3600:g}-hour window: p below {c.seat_alpha:g} / {family:,} "
-                      f"({c.seats} seats x {c.tables} tables x {c.windows} windows a year)"),
+        "seat_luck": (c.seats / seat_arl,
+                      f"each of {c.seats} seats a table reaches h once in {seat_arl:,.0f} of its hands "
+                      f"({c.seat_alarms_per_year:g} a year for the room's seats)"),
         "dealer_chart": (1.0 / arl, f"a dealer at the room's rate reaches h once in {arl:,.0f} hands"),
     }
     rows = [{"check": check, "words": CHECK_WORDS[check], "per_hand": p, "per_10000_hands": p * 10_000,

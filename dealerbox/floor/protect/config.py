@@ -47,7 +47,14 @@ class ProtectConfig:
     #: The procedure check: blocks of this many hands per dealer, and its threshold.
     procedure_block: int = 50
     procedure_threshold: float = 1e-4
-    #: Seat luck: the window in seconds, the family-wise alpha and the family's size.
+    #: Seat luck as it happens: each seat's chart is tuned for a seat fed a strong hand once in
+    #: this many hands, its h set so that the room's seats (``tables`` x ``seats``, at
+    #: ``hands_per_hour`` for ``hours_per_week``) raise this many false alarms a year.
+    seat_feed_every: float = 15.0
+    seat_alarms_per_year: float = 1.0
+    #: The page's seat table: a range's seat is marked improbable below ``seat_alpha`` over
+    #: ``seats`` x ``tables`` x ``windows`` (Bonferroni; ``window_s`` the window), and the seats a
+    #: table has.
     window_s: float = SHIFT_S
     seat_alpha: float = 0.01
     seats: int = 10

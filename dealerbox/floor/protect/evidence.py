@@ -12,7 +12,8 @@ The shapes, by the alert's kind:
   places in this hand's draw (``here``, from 1), its places in the earlier hand's draw
   (``there``) and where it lay there (``was``: ``seat 3``, ``the board``, ``the burns``);
 - ``procedure``: ``dealer``, ``statistic`` (pairs kept in all) and ``hands`` (table, seq);
-- ``seat_luck``: ``seat``, ``window``, ``hands``, ``expected`` and ``strong_hands`` (seqs);
+- ``seat_luck``: ``seat`` (in words: ``seat 3``, or a seat recovered from the deal), ``hands``
+  since its chart last stood at 0, ``expected``, ``value``, ``h`` and ``strong_hands`` (seqs);
 - ``dealer_chart``: ``dealer``, ``hand``, ``value``, ``h`` and ``error_hands`` (table, seq): the
   hands with an error since the chart last stood at 0;
 - ``protect_reference``: ``game`` (players, hole cards), ``reason`` (``missing``: no reference
@@ -121,8 +122,11 @@ def evidence_lines(kind: str, table: str, evidence: dict | None) -> dict:
         out["links"] = _hands(table, hands)
     elif kind == "seat_luck":
         strong = e.get("strong_hands") or []
-        out["summary"] = (f"Seat {e.get('seat')} was dealt {len(strong)} strong starting hands in {e.get('hands')} "
-                          f"hands ({e.get('window')}), where chance gives about {float(e.get('expected') or 0):.1f}.")
+        seat = str(e.get("seat"))
+        seat = seat[:1].upper() + seat[1:] if seat.startswith(("seat", "the seat")) else f"Seat {seat}"
+        since = (f"({e['window']})" if e.get("window") else "since its chart last stood at 0")
+        out["summary"] = (f"{seat} was dealt {len(strong)} strong starting hands in {e.get('hands')} hands {since}, "
+                          f"where chance gives about {float(e.get('expected') or 0):.1f}.")
         out["links"] = _hands(table, strong)
     elif kind == "dealer_chart":
         errors = e.get("error_hands") or []

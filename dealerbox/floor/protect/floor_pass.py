@@ -13,9 +13,12 @@ progress (so that two callers never file a hand twice):
   threshold; every draw also feeds its dealer's ``procedure`` block;
 - the hand's dealer's control chart (an irregularity of any kind but the sensing
   notices is an error): a ``dealer_chart`` alert when it crosses h;
-- the seats dealt and which held a strong starting hand, kept; when a table's first
-  hand of a new window (a shift by default) comes, the window before is scored
-  (``seat_luck`` alerts, Bonferroni over seats x tables x windows).
+- seat luck as it happens: each physical seat (recorded in ``new_hand``, or recovered
+  from the deal's rotation: :class:`~dealerbox.floor.protect.seats.SeatTracker`) has a
+  CUSUM on its strong starting hands (:class:`~dealerbox.floor.protect.seat_luck.SeatCharts`,
+  :func:`seat_designs`): a ``seat_luck`` alert in the hand it crosses h, mid-shift, with the
+  strong hands since the chart last stood at 0; the seats dealt and which held a strong
+  hand are kept per hand for the page.
 
 The per-deck histories, the charts and the open procedure blocks live in the store
 (:mod:`~dealerbox.floor.protect.tables`), so a restarted floor goes on where it stood.
@@ -36,12 +39,11 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import math
 import re
 import time
 from collections import deque
 
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from dealerbox.floor.telling.hands import SENSING
@@ -53,7 +55,8 @@ from dealerbox.floor.protect.evidence import hand_record, shuffle_evidence
 from dealerbox.floor.protect.fitted import (MISSING, STALE, get_fitted, load_references, put_fitted,
                                             reference_status, room_rate, save_reference)
 from dealerbox.floor.protect.journal_hands import CardFollower, CardHand
-from dealerbox.floor.protect.seat_luck import SeatLuck, is_strong, strong_probability
+from dealerbox.floor.protect.seat_luck import Room, SeatCharts, is_strong, seat_chart, strong_probability
+from dealerbox.floor.protect.seats import SeatKey, SeatTracker
 from dealerbox.floor.protect.shuffle_check import ProcedureCheck, ShuffleCheck, ShuffleFinding
 from dealerbox.floor.protect.tables import (protect_dealers, protect_decks, protect_evidence, protect_fitted,
                                             protect_hands, protect_progress)
@@ -63,7 +66,7 @@ from dealerbox.domain.cards import DECK_52
 
 __all__ = ["Protection", "ALERT_KINDS", "REFERENCE_KIND", "PAGE_KINDS", "load_references", "save_reference",
            "room_rate", "put_fitted", "alert_odds", "dealer_chart_design", "file_alert", "alert_evidence",
-           "FITTING_KEY", "room_budget"]
+           "FITTING_KEY", "room_budget", "seat_designs"]
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +124,30 @@ def dealer_chart_design(config: ProtectConfig, rate: float | None) -> Cusum | No
 
 def room_budget(conn, config: ProtectConfig) -> dict:
     """The alarm budget of the configured room (:func:`~dealerbox.floor.protect.budget.alarm_budget`),
-    the dealers' chart at its designed in-control run length where the room's rate is known."""
+    the dealers' chart at its designed in-control run length where the room's rate is known, the
+    seats' at theirs (the shorter of the two games')."""
     cusum = dealer_chart_design(config, config.room_rate if config.room_rate is not None else room_rate(conn))
-    return alarm_budget(config, _in_control_arl(cusum) if cusum is not None else None)
+    return alarm_budget(config, _in_control_arl(cusum) if cusum is not None else None,
+                        seat_arl=min(_in_control_arl(chart) for chart in seat_designs(config).values()))
+
+
+def seat_designs(config: ProtectConfig) -> dict:
+    """The seats' CUSUM per game (hole cards -> :class:`Cusum`,
+    :func:`~dealerbox.floor.protect.seat_luck.seat_chart`): in control at a strong hand's exact
+    chance, tuned for a seat fed one once in ``seat_feed_every`` hands, h set so that the
+    configured room's seats together raise ``seat_alarms_per_year`` false alarms a year."""
+    return {hole_cards: _seat_design(float(strong_probability(hole_cards, config.holdem_strong, config.omaha_pairs)),
+                                     config.seat_feed_every, config.seat_alarms_per_year, config.tables, config.seats,
+                                     config.hands_per_hour, config.hours_per_week)
+            for hole_cards in (2, 4)}
+
+
+@functools.lru_cache(maxsize=16)
+def _seat_design(p0: float, feed_every: float, alarms: float, tables: int, seats: int, hands_per_hour: float,
+                 hours_per_week: float) -> Cusum:
+    # h is found by bisection on the exact run length: once per room and game.
+    return seat_chart(p0, feed_every=feed_every, alarms_per_year=alarms,
+                      room=Room(tables, seats, hands_per_hour, hours_per_week * 365 / 7))
 
 
 @functools.lru_cache(maxsize=16)
@@ -218,18 +242,18 @@ class Protection:
             rate = self.config.room_rate if self.config.room_rate is not None else room_rate(conn)
             behind = conn.execute(
                 select(tables_table.c.table_id, protect_progress.c.seq, protect_progress.c.resume_seq,
-                       protect_progress.c.dealer, protect_progress.c.window)
+                       protect_progress.c.dealer)
                 .select_from(tables_table.outerjoin(
                     protect_progress, protect_progress.c.table_id == tables_table.c.table_id))
                 .where(tables_table.c.last_seq > func.coalesce(protect_progress.c.seq, 0))
                 .order_by(tables_table.c.table_id)).all()
         cusum = dealer_chart_design(self.config, rate)
         read = 0
-        for table_id, seq, resume_seq, dealer, window in behind:
-            read += self._table(conn, references, cusum, table_id, seq, resume_seq, dealer, window)
+        for table_id, seq, resume_seq, dealer in behind:
+            read += self._table(conn, references, cusum, table_id, seq, resume_seq, dealer)
         return read
 
-    def _table(self, conn, references, cusum, table_id, seq, resume_seq, dealer, window) -> int:
+    def _table(self, conn, references, cusum, table_id, seq, resume_seq, dealer) -> int:
         if seq is None:
             try:
                 with conn.begin():
@@ -265,9 +289,7 @@ class Protection:
                 if moved != 1:
                     transaction.rollback()
                     return read  # another caller filed these lines first
-                window = self._file(conn, references, cusum, table_id, closed, window)
-                conn.execute(update(protect_progress).where(protect_progress.c.table_id == table_id)
-                             .values(window=window))
+                self._file(conn, references, cusum, table_id, closed)
             read += new_progress - progress
             progress = new_progress
 
@@ -287,11 +309,12 @@ class Protection:
                 check._endings[key] = kept[-1]["ending"]
         return records
 
-    def _file(self, conn, references, cusum, table_id, closed: list[CardHand], window):
+    def _file(self, conn, references, cusum, table_id, closed: list[CardHand]) -> None:
         c = self.config
         check = ShuffleCheck(c.shuffle, c.gathering, threshold=c.threshold, memory=c.memory,
                              references=references)
         records = self._decks(conn, check, table_id)
+        tracker, seat_charts = self._seat_state(conn, table_id)
         touched = set()
         procedure = ProcedureCheck(check, block=c.procedure_block, threshold=c.procedure_threshold)
         charts = DealerCharts(cusum) if cusum is not None else None
@@ -299,13 +322,6 @@ class Protection:
         now = self.clock()
         for hand in closed:
             s = hand.summary
-            if s.started is not None:
-                w = math.floor(s.started / c.window_s)
-                if window is None:
-                    window = w
-                elif w > window:
-                    self._seat_window(conn, table_id, window, now)
-                    window = w
             worst, unscored = None, None
             for dealt in hand.dealt_hands():
                 key = (table_id, dealt.deck)
@@ -348,6 +364,7 @@ class Protection:
                                 "error_hands": self._error_hands(conn, s.dealer, found.h, table_id, s.start_seq,
                                                                  error)})
             seats, strong = self._seats(hand)
+            self._seat_luck(conn, tracker, seat_charts, table_id, hand, now)
             conn.execute(insert(protect_hands).values(
                 table_id=table_id, start_seq=s.start_seq, dealer=s.dealer, started=s.started, players=s.players,
                 hole_cards=s.hole_cards, deck=hand.dealt_hands()[0].deck if hand.dealt_hands() else None,
@@ -366,7 +383,39 @@ class Protection:
         for dealer, (chart, block) in dealers.items():
             conn.execute(delete(protect_dealers).where(protect_dealers.c.dealer == dealer))
             conn.execute(insert(protect_dealers).values(dealer=dealer, chart=chart, block=json.dumps(block)))
-        return window
+        conn.execute(update(protect_progress).where(protect_progress.c.table_id == table_id).values(
+            seats=json.dumps({"run": tracker.runs.get(table_id),
+                              "charts": [[hole_cards, key.run, key.seat, *row]
+                                         for (_t, hole_cards, key), row in sorted(seat_charts.state.items())]})))
+
+    def _seat_state(self, conn, table_id: str) -> tuple[SeatTracker, SeatCharts]:
+        """The table's seats as the store keeps them: the run of recovered seats, each seat's chart."""
+        value = conn.execute(select(protect_progress.c.seats).where(protect_progress.c.table_id == table_id)).scalar()
+        kept = json.loads(value) if value else {}
+        tracker = SeatTracker({table_id: kept["run"]} if kept.get("run") is not None else {})
+        charts = SeatCharts(seat_designs(self.config), {
+            (table_id, hole_cards, SeatKey(run, seat)): [steps, hands, list(ids)]
+            for hole_cards, run, seat, steps, hands, ids in kept.get("charts", ())})
+        return tracker, charts
+
+    def _seat_luck(self, conn, tracker: SeatTracker, charts: SeatCharts, table_id: str, hand: CardHand,
+                   now: float) -> None:
+        """One hand through its seats' charts (the redeal after a misdeal: what the players kept);
+        a ``seat_luck`` alert for each seat whose chart crossed h."""
+        dealt = hand.dealt_hands()
+        if not dealt:
+            return
+        d = dealt[-1]
+        keys = tracker.keys(d)
+        strong = [is_strong(cards, self.config.holdem_strong, self.config.omaha_pairs)
+                  if len(cards) == d.hole_cards and all(x in _NAMED for x in cards) else None
+                  for cards in d.holes()]
+        for alarm in charts.hand(table_id, d.hole_cards, hand.summary.start_seq, keys, strong):
+            file_alert(conn, table_id, "seat_luck", _seat_text(alarm, self.config.seat_feed_every), alarm.hand_id, now,
+                       {"seat": str(alarm.seat), "seat_number": alarm.seat.seat, "recorded": alarm.seat.recorded,
+                        "game": list((d.players, d.hole_cards)), "hand": alarm.hand_id, "hands": alarm.hands,
+                        "expected": alarm.expected, "value": alarm.value, "h": alarm.h,
+                        "strong_hands": list(alarm.strong_hand_ids)})
 
     @staticmethod
     def _error_hands(conn, dealer: str, h_limit: float, table_id: str, seq: int, error: bool) -> list:
@@ -428,31 +477,6 @@ class Protection:
                     strong.append(seat)
         return seats, strong
 
-    def _seat_window(self, conn, table_id: str, window: int, now: float) -> None:
-        c = self.config
-        luck = SeatLuck(alpha=c.seat_alpha, seats=c.seats, tables=c.tables, windows=c.windows,
-                        classes=c.holdem_strong, pair_ranks=c.omaha_pairs)
-        start, end = window * c.window_s, (window + 1) * c.window_s
-        h = protect_hands.c
-        counts: dict[tuple[int, int], tuple[int, list]] = {}
-        for start_seq, hole_cards, seats, strong in conn.execute(
-                select(h.start_seq, h.hole_cards, h.seats, h.strong)
-                .where(h.table_id == table_id, and_(h.started >= start, h.started < end))
-                .order_by(h.start_seq)):
-            strong = set(json.loads(strong))
-            for seat in json.loads(seats):
-                n, ids = counts.get((hole_cards, seat), (0, []))
-                if seat in strong:
-                    ids.append(start_seq)
-                counts[(hole_cards, seat)] = (n + 1, ids)
-        label = f"window {_utc(start)} to {_utc(end)}"
-        for (hole_cards, seat), (n, ids) in sorted(counts.items()):
-            finding = luck.score(table_id, seat, label, n, tuple(ids), strong_probability(hole_cards, c.holdem_strong, c.omaha_pairs))
-            if finding.alert:
-                file_alert(conn, table_id, "seat_luck", _seat_text(finding), ids[0], now,
-                           {"seat": seat, "window": label, "hands": n, "expected": float(finding.expected),
-                            "p_value": finding.p_value, "strong_hands": list(ids)})
-
 
 def _model(config: ProtectConfig) -> str:
     """The declared model in words, as a reference's ``model`` names it."""
@@ -472,10 +496,6 @@ def alert_odds(text: str) -> tuple[float | None, float | None]:
     return (float(p.group(1)) if p else None, float(resolution.group(1)) if resolution else None)
 
 
-def _utc(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(seconds))
-
-
 def _shuffle_text(f: ShuffleFinding) -> str:
     return (f"shuffle: deck {f.deck}, hand at seq {f.hand_ids[0]} (dealer {f.dealer or 'none'}): "
             f"{f.statistic} pairs kept from the deck's last hands; p = {f.p_value:.2g} under the declared "
@@ -488,11 +508,11 @@ def _procedure_text(f: ShuffleFinding) -> str:
             f"shuffling weaker than declared; threshold {f.threshold:g}")
 
 
-def _seat_text(f) -> str:
-    return (f"seat luck: seat {f.seat}, {f.window}: {f.strong} strong starting hands of {f.hands} "
-            f"(expected {f.expected:.1f}); p = {f.p_value:.2g}, {f.correction} over {f.family} tests "
-            f"(seats x tables x windows): {f.corrected:.2g} < {f.alpha:g}; strong hands at seq "
-            + ", ".join(str(i) for i in f.strong_hand_ids))
+def _seat_text(a, feed_every: float) -> str:
+    return (f"seat luck: {a.seat}: {len(a.strong_hand_ids)} strong starting hands in {a.hands} hands since its "
+            f"chart last stood at 0 (expected {a.expected:.1f}); CUSUM {a.value:.2f} >= h {a.h:.2f} (tuned for a "
+            f"seat fed one once in {feed_every:g} hands; in-control ARL {a.in_control_arl:.0f} seat-hands); "
+            f"strong hands at seq " + ", ".join(str(i) for i in a.strong_hand_ids))
 
 
 def _chart_text(f) -> str:

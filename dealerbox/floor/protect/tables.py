@@ -5,7 +5,9 @@ pass can rebuild from the stored lines, except ``protect_fitted`` (the reference
 room rate ``dealerbox floor protect fit`` computed), which is configuration.
 
 - ``protect_progress``: per table, the last line read, the open hand's first line
-  (read again next time), who deals there, and the seat-luck window last scored;
+  (read again next time), who deals there, and its seats (``seats``, JSON; migration 0013):
+  the run of seats recovered from the deal and each seat's chart (``window``, the seat-luck
+  window last scored before the seats had charts, is no longer written);
 - ``protect_decks``: per table and deck, the pairs its last hands left together (JSON), and
   those hands' seqs, draws and where each card lay (``hands``, JSON; migration 0013): what a
   shuffle alert's evidence names;
@@ -39,6 +41,7 @@ protect_progress = Table(
     Column("resume_seq", Int64),
     Column("dealer", Text),
     Column("window", Int64),
+    Column("seats", Text),
 )
 protect_decks = Table(
     "protect_decks", PROTECT,

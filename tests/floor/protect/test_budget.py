@@ -19,8 +19,8 @@ def test_the_default_room_expects_about_four_false_alerts_a_week():
     week = {r["check"]: r["per_week"] for r in budget["rows"]}
     assert week["shuffle"] == pytest.approx(100_800 * 2e-5)               # 2.016
     assert week["procedure"] == pytest.approx(100_800 / 50 * 1e-4)        # 2,016 blocks: 0.2016
-    # Seat luck: 10 seats x 20 tables x 21 eight-hour windows a week, each at most 0.01 / 219,000.
-    assert week["seat_luck"] == pytest.approx(10 * 20 * 21 * 0.01 / 219_000)
+    # Seat luck: the seats' charts are designed for one false alarm a year of the room: 7 / 365 a week.
+    assert week["seat_luck"] == pytest.approx(7 / 365)
     assert week["dealer_chart"] == pytest.approx(100_800 / 48_000)        # 2.1
     assert budget["total"]["per_week"] == pytest.approx(sum(week.values()))
     per = {r["check"]: r["per_10000_hands"] for r in budget["rows"]}
@@ -36,15 +36,16 @@ def test_a_smaller_room_and_the_designed_chart():
     week = {r["check"]: r["per_week"] for r in budget["rows"]}
     assert budget["hands_per_week"] == 6 * 40 * 84 == 20_160
     assert week["shuffle"] == pytest.approx(0.2016) and week["dealer_chart"] == pytest.approx(20_160 / 60_000)
-    # Seat luck tests 10 seats x 6 tables x 10.5 windows a week, each at 0.01 / (10 x 6 x 1095).
-    assert week["seat_luck"] == pytest.approx(10 * 6 * 10.5 * 0.01 / (10 * 6 * 1095))
+    # Seat luck: 10 seats x 20,160 hands = 201,600 seat-hands a week, one alarm per 50 million.
+    assert alarm_budget(config, seat_arl=50_000_000)["rows"][2]["per_week"] == pytest.approx(201_600 / 50_000_000)
+    assert week["seat_luck"] == pytest.approx(7 / 365)   # one a year, as designed for this room
 
 
 def test_the_budget_prints_a_line_per_check_and_small_counts_keep_two_figures():
     lines = budget_lines(alarm_budget(ProtectConfig()))
     assert lines[0].startswith("alarm budget for 20 tables at 30 hands an hour, 168 hours a week (100,800 hands)")
-    assert len(lines) == 1 + 4 + 1 and lines[-1].startswith("  all checks: 4.32 a week")
-    assert "seat luck (a seat dealt too many strong hands): 0.00019 a week" in lines[3]
+    assert len(lines) == 1 + 4 + 1 and lines[-1].startswith("  all checks: 4.34 a week")
+    assert "seat luck (a seat dealt too many strong hands): 0.019 a week, 0.0019 per 10,000 hands" in lines[3]
     assert (few(2.016), few(0.2016), few(0.000191), few(1.9e-5), few(12.34), few(0)) == (
         "2.02", "0.20", "0.00019", "0.000019", "12.3", "0")
 
@@ -62,8 +63,7 @@ def test_floor_md_states_the_defaults_and_the_budget_the_code_has(tmp_path):
     per = {r["check"]: r["per_10000_hands"] for r in budget["rows"]}
     assert (f"shuffle {week['shuffle']:.1f} a week ({per['shuffle']:.2f} per 10,000 hands), dealer chart "
             f"{week['dealer_chart']:.1f} ({per['dealer_chart']:.2f}), procedure {week['procedure']:.2f} "
-            f"({per['procedure']:.2f}), seat luck {week['seat_luck']:.1g} ({per['seat_luck']:.1g})").replace(
-                "2e-05", "0.00002") in words
+            f"({per['procedure']:.2f}), seat luck {few(week['seat_luck'])} ({few(per['seat_luck'])})") in words
     assert (f"about {budget['total']['per_week']:.1f} a week, {budget['total']['per_10000_hands']:.2f} per "
             f"10,000 hands") in words
     assert f"{budget['hands_per_week']:,.0f} hands a week" in words

@@ -59,6 +59,10 @@ def test_the_earlier_hand_that_left_the_most_pairs_is_the_one_named():
 def test_odd_evidence_says_what_it_can():
     assert evidence_lines("shuffle", "T1", None) == {"summary": "", "links": [], "pairs": []}
     assert evidence_lines("seat_luck", "T2", {"seat": 3})["summary"].startswith("Seat 3 was dealt 0 strong")
+    assert evidence_lines("seat_luck", "T2", {"seat": "the seat dealt 2nd at hand 5, followed round as the button "
+                                                      "moved", "hands": 4, "strong_hands": [5, 6]})["summary"] == (
+        "The seat dealt 2nd at hand 5, followed round as the button moved was dealt 2 strong starting hands in 4 "
+        "hands since its chart last stood at 0, where chance gives about 0.0.")
     lines = evidence_lines("dealer_chart", "T3", {"dealer": "E7", "value": 5.2, "h": 5.0,
                                                   "error_hands": [["T3", 4], ["T4", 9]]})
     assert [link["href"] for link in lines["links"]] == ["/hands/T3/4", "/hands/T4/9"]
@@ -75,14 +79,14 @@ def _evidence(path) -> dict:
 
 
 def test_the_pass_files_the_evidence_of_every_alert(target):  # noqa: F811
-    # T1 deals unshuffled (shuffle alerts); T2 feeds seat 1 aces (seat luck, scored when the next
-    # window's first hand comes: ten 2-minute hands fill a 20-minute window); T3's dealer errs every hand (the chart).
+    # T1 deals unshuffled (shuffle alerts); T2 feeds seat 1 aces while the button moves (seat luck,
+    # its chart crosses h in the 9th hand); T3's dealer errs every hand (the chart).
     t1 = journal(TableSim(no_shuffle, random.Random(5), players=6, gathering=ON_TOP, table="T1"), 3)
-    t2 = journal(TableSim(Shuffle(("machine",)), random.Random(3), players=6, stack=Stack(0, ("Ah", "As"), 1),
-                          table="T2"), 12)
+    t2 = journal(TableSim(Shuffle(("machine",)), random.Random(3), players=6, table="T2", button=True,
+                          table_seats=6, record_seats=True, stack=Stack(1, ("Ah", "As"), 1, physical=True)), 12)
     t3 = journal(TableSim(Shuffle(("machine",)), random.Random(11), players=6, table="T3", dealer="E7"), 40,
                  errors=range(40))
-    config = ProtectConfig(shuffle=Shuffle(("machine",)), threshold=0.01, room_rate=0.02, window_s=1200.0)
+    config = ProtectConfig(shuffle=Shuffle(("machine",)), threshold=0.01, room_rate=0.02)
     alerts, _rows = run(target, {"T1": t1.lines, "T2": t2.lines, "T3": t3.lines}, config)
     evidence = _evidence(target)
     by_kind = {a["kind"]: a for a in alerts}
@@ -97,7 +101,10 @@ def test_the_pass_files_the_evidence_of_every_alert(target):  # noqa: F811
     for p in last["pairs"]:
         assert p["here"][1] == p["here"][0] + 1 and None not in p["there"] and p["was"]
     seat = evidence[by_kind["seat_luck"]["id"]][0]["evidence"]
-    assert seat["seat"] == 1 and seat["strong_hands"] and set(seat["strong_hands"]) <= set(t2.hand_seqs)
+    assert seat["seat"] == "seat 1" and seat["recorded"] and seat["strong_hands"] == t2.hand_seqs[:9]
+    assert seat["hand"] == t2.hand_seqs[8] and seat["hands"] == 9
+    assert evidence_lines("seat_luck", "T2", seat)["summary"].startswith(
+        "Seat 1 was dealt 9 strong starting hands in 9 hands since its chart last stood at 0")
     # Every hand erred, so the chart alarmed every few hands; each alarm lists the hands since the
     # alarm before (the chart starts again at 0 after one), the first every hand from the first.
     raises = [r["evidence"] for r in reversed(evidence[by_kind["dealer_chart"]["id"]])]

@@ -32,6 +32,8 @@ def test_every_game_is_kept_by_default_and_the_room_for_the_budget_is_read(tmp_p
     config = load_protect(write(tmp_path, "[protect]\nauto_fit = false\nhands_per_hour = 25\nhours_per_week = 84\n"
                                           "tables = 6\n"))
     assert (config.auto_fit, config.hands_per_hour, config.hours_per_week, config.tables) == (False, 25.0, 84.0, 6)
+    seats = load_protect(write(tmp_path, "[protect]\nseat_feed_every = 10\nseat_alarms_per_year = 0.5\n"))
+    assert (seats.seat_feed_every, seats.seat_alarms_per_year) == (10.0, 0.5)
     # The fingerprint is the model's: a change of shuffle or gathering changes it, the same model does not.
     hand = load_protect(write(tmp_path, '[protect]\nshuffle = "riffle riffle cut"\n'))
     on_top = load_protect(write(tmp_path, '[protect]\nshuffle = "riffle riffle cut"\n'
@@ -52,6 +54,8 @@ def test_every_game_is_kept_by_default_and_the_room_for_the_budget_is_read(tmp_p
     ('auto_fit = "yes"', "protect.auto_fit", "true or false"),
     ("hands_per_hour = 0", "protect.hands_per_hour", "hands an hour at one table"),
     ("hours_per_week = 200", "protect.hours_per_week", "hours a week the tables deal"),
+    ("seat_feed_every = 1", "protect.seat_feed_every", "a seat fed a strong hand once in so many"),
+    ("seat_alarms_per_year = 0", "protect.seat_alarms_per_year", "false alarms a year"),
 ])
 def test_a_bad_value_names_the_file_the_key_and_what_was_expected(tmp_path, text, key, says):
     path = write(tmp_path, f"[protect]\n{text}\n")

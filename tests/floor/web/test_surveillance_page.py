@@ -50,8 +50,8 @@ RANGE = f"from={T0:.0f}&to={T0 + 86400:.0f}"
 
 def room(directory) -> tuple:
     """A store holding five tables' journals read by the protection pass:
-    T1 dealt unshuffled (shuffle alerts), T2 feeding seat 1 aces every hand of a shift (seat
-    luck, scored when the next shift's first hand comes), T3 a dealer erring every hand (the
+    T1 dealt unshuffled (shuffle alerts), T2 feeding physical seat 1 aces every hand while the
+    button moves (seat luck: its chart crosses h in the 9th hand), T3 a dealer erring every hand (the
     dealer chart crosses h); T4 (7 players, no reference) and T5 (9 players, a stale one) dealt
     unshuffled too, and never scored: a notice and an alert say so."""
     path = directory / "floor.sqlite"
@@ -61,8 +61,8 @@ def room(directory) -> tuple:
     for _ in range(4):
         t1.hand(sim.deal())
     t2 = JournalWriter(T0, hand_s=28800 / 12)
-    sim = TableSim(MACHINE, random.Random(3), players=6, stack=Stack(0, ("Ah", "As"), 1), table="T2",
-                   dealer="D2")
+    sim = TableSim(MACHINE, random.Random(3), players=6, stack=Stack(1, ("Ah", "As"), 1, physical=True), table="T2",
+                   dealer="D2", button=True, table_seats=6, record_seats=True)
     for _ in range(13):
         t2.hand(sim.deal())
     t3 = JournalWriter(T0)
@@ -292,8 +292,9 @@ def test_every_alert_shows_why_it_fired_with_its_hands_linked(served):
                        r"<td>([^<]+)</td></tr>", shuffle)
     assert len(pairs) >= 3 and all(int(b) == int(a) + 1 for _c, a, b, *_ in pairs)
     seat = body.split("A seat dealt improbably many strong starting hands: table T2")[1].split('<div class="alert"')[0]
-    assert "Seat 1 was dealt 12 strong starting hands in 12 hands" in seat
-    assert all(f'href="/hands/T2/{seq}"' in seat for seq in journals["T2"].hand_seqs[:12])
+    assert "Seat 1 was dealt 9 strong starting hands in 9 hands since its chart last stood at 0" in seat
+    assert all(f'href="/hands/T2/{seq}"' in seat for seq in journals["T2"].hand_seqs[:9])
+    assert "the room's seats together raise about 1 false alarm a year" in seat
     chart = body.split("out of line with the room&#39;s: table T3")[1].split('<div class="alert"')[0]
     assert f"after {TO_CROSS} hands with an error since it last stood at 0" in chart
     assert all(f'href="/hands/T3/{seq}"' in chart for seq in journals["T3"].hand_seqs[:TO_CROSS])

@@ -1,5 +1,6 @@
 """Game protection in a real room: each protection alert's evidence, why a hand's shuffle was
-not scored, and the deck's last hands as the evidence names them (dealerbox/floor/protect/tables.py).
+not scored, the deck's last hands as the evidence names them, and each table's seats with
+their charts (dealerbox/floor/protect/tables.py).
 
 Revision ID: 0013
 Revises: 0012
@@ -30,9 +31,12 @@ def upgrade() -> None:
     op.create_index("protect_evidence_alert", "protect_evidence", ["alert_id", "id"])
     op.add_column("protect_hands", sa.Column("unscored", sa.Text))
     op.add_column("protect_decks", sa.Column("hands", sa.Text))
+    op.add_column("protect_progress", sa.Column("seats", sa.Text))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("protect_progress") as batch:
+        batch.drop_column("seats")
     with op.batch_alter_table("protect_decks") as batch:
         batch.drop_column("hands")
     with op.batch_alter_table("protect_hands") as batch:
