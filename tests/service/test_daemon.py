@@ -516,8 +516,10 @@ def test_the_floor_health_names_each_reader_before_and_after_its_first_poll(tmp_
     config = load_config(table_config(tmp_path))
     with Journal(tmp_path / "journal", sync="none") as journal:
         health = BoxHealth(HandEngine(config.profile, config.registry), journal, Notifier({}))
-        assert health.readers(["shoe", "board"]) == {"shoe": {"last_seen_s": None, "faulted": False},
-                                                     "board": {"last_seen_s": None, "faulted": False}}
+        # Before any try a reader has no error rate (tables page, issue 41): none, not 0 %.
+        unpolled = {"last_seen_s": None, "faulted": False, "polls": 0, "faults": 0, "restarts": 0,
+                    "error_rate": None}
+        assert health.readers(["shoe", "board"]) == {"shoe": unpolled, "board": unpolled}
         health.stats.per_reader["shoe"] = {"last_ok": time.monotonic()}
         assert health.readers(["shoe"])["shoe"]["last_seen_s"] >= 0
         assert health.box() == {"storage_fault": None, "storage_faults": 0, "journal_queued": 0,
