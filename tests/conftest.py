@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import dealerbox.floor.operating.broker
+from dealerbox.floor.operating.security_log import SOCKET_ENV
 
 # Ports the tests' servers listen on come from below the kernel's ephemeral range,
 # one slice per xdist worker. A port from ``bind(0)`` is an ephemeral one: between
@@ -143,6 +144,12 @@ def pytest_collection_modifyitems(config, items):
         test = item.nodeid.split("[", 1)[0]
         if test in slow or test.split("::", 1)[0] in slow:
             item.add_marker(pytest.mark.slow)
+
+
+# Every floor process a test starts (the floor's tests, the docs' recipes, the bench's
+# tests) sends its security events to a journal socket that is never the host's: none is
+# there, so they fall back to stderr; tests/floor/test_security_log.py gives its own.
+os.environ.setdefault(SOCKET_ENV, "/nonexistent/dealerbox-tests/journal.socket")
 
 
 @pytest.fixture(autouse=True)

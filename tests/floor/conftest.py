@@ -14,14 +14,9 @@ import shutil
 import pytest
 
 from dealerbox.floor.operating.broker import Broker, make_pki
-from dealerbox.floor.operating.security_log import SOCKET_ENV
 from tests.conftest import worker_free_port
 
 TABLES = ("T01", "T02", "T03")
-# The floor processes the tests start send their security events to a journal socket that
-# is never the host's (none here: they fall back to stderr); tests/floor/test_security_log.py
-# gives its own.
-os.environ.setdefault(SOCKET_ENV, "/nonexistent/dealerbox-tests/journal.socket")
 
 
 def need(binary: str, package: str) -> str:
