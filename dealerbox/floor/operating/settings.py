@@ -335,7 +335,7 @@ def _protect(p: _Section) -> ProtectConfig:
     p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
                "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
                "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "hands_per_hour",
-               "hours_per_week", "seat_feed_every", "seat_alarms_per_year"))
+               "hours_per_week", "seat_feed_every", "seat_alarms_per_year", "room_spread"))
     d = ProtectConfig()
     procedure = p.get("shuffle", str, str(d.shuffle), check=lambda v: bool(v.split()) and all(
         s in STEPS for s in v.split()), expected=f"steps of {', '.join(sorted(STEPS))} separated by spaces")
@@ -396,4 +396,6 @@ def _protect(p: _Section) -> ProtectConfig:
                               expected="hands, 2..100 (a seat fed a strong hand once in so many)"),
         seat_alarms_per_year=p.get("seat_alarms_per_year", float, d.seat_alarms_per_year,
                                    check=lambda v: 0.01 <= v <= 1000,
-                                   expected="false alarms a year of the room's seats, 0.01..1000"))
+                                   expected="false alarms a year of the room's seats, 0.01..1000"),
+        room_spread=p.get("room_spread", float, d.room_spread, check=lambda v: 0 < v < 0.2,
+                          expected="the spread of the dealers' own error rates, more than 0 and less than 0.2"))

@@ -70,6 +70,11 @@ class ProtectConfig:
     room_rate: float | None = 0.02
     chart_shift: float = 3.0
     chart_arl: float = 48_000.0
+    #: How far the dealers' own rates spread around ``room_rate`` (a standard deviation): each
+    #: dealer's chart starts from the room's rate and moves to their own as their hands add up,
+    #: until the store holds enough dealers to fit the spread (dealers spread evenly over 1-3 %
+    #: are 0.02 / sqrt(12), about 0.006, around 2 %).
+    room_spread: float = 0.006
     #: The games to keep references for (every player count of hold'em and Omaha by default),
     #: and how many hands each is dealt from.
     players: tuple = ALL_PLAYERS

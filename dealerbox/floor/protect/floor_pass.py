@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import re
 import time
 from collections import deque
@@ -50,7 +51,7 @@ from dealerbox.floor.telling.hands import SENSING
 from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.budget import alarm_budget
 from dealerbox.floor.protect.config import ProtectConfig, game_words
-from dealerbox.floor.protect.control_chart import Cusum, DealerCharts
+from dealerbox.floor.protect.control_chart import Cusum, OwnBaselineCharts, RoomPrior
 from dealerbox.floor.protect.evidence import hand_record, shuffle_evidence
 from dealerbox.floor.protect.fitted import (MISSING, STALE, get_fitted, load_references, put_fitted,
                                             reference_status, room_rate, save_reference)
@@ -66,7 +67,7 @@ from dealerbox.domain.cards import DECK_52
 
 __all__ = ["Protection", "ALERT_KINDS", "REFERENCE_KIND", "PAGE_KINDS", "load_references", "save_reference",
            "room_rate", "put_fitted", "alert_odds", "dealer_chart_design", "file_alert", "alert_evidence",
-           "FITTING_KEY", "room_budget", "seat_designs"]
+           "FITTING_KEY", "room_budget", "seat_designs", "dealer_charts"]
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,26 @@ def dealer_chart_design(config: ProtectConfig, rate: float | None) -> Cusum | No
     if rate is None or not 0 < rate * config.chart_shift < 1:
         return None
     return _designed(rate, config.chart_shift, config.chart_arl)
+
+
+def dealer_charts(conn, config: ProtectConfig, rate: float | None) -> OwnBaselineCharts | None:
+    """The dealers' charts, each in control at a baseline of the dealer's own shrunk toward the
+    room's *rate* (:class:`~dealerbox.floor.protect.control_chart.OwnBaselineCharts`), as the
+    store keeps them; the room's spread of rates fitted from the dealers with enough hands, else
+    ``room_spread`` around *rate*. None when the rate is unknown or too high for the shift."""
+    if dealer_chart_design(config, rate) is None:
+        return None
+    rows = {}
+    for dealer, own in conn.execute(select(protect_dealers.c.dealer, protect_dealers.c.own)
+                                    .where(protect_dealers.c.own.is_not(None))):
+        try:
+            rows[dealer] = [int(x) for x in json.loads(own)][:6]
+        except (ValueError, TypeError):
+            continue
+    spread = min(config.room_spread, math.sqrt(rate * (1 - rate)) / 2)
+    prior = RoomPrior.fit([(r[1], r[2]) for r in rows.values() if len(r) == 6], default=RoomPrior.of(rate, spread))
+    return OwnBaselineCharts(prior, shift=config.chart_shift, target_arl=config.chart_arl,
+                             dealers={d: r for d, r in rows.items() if len(r) == 6})
 
 
 def room_budget(conn, config: ProtectConfig) -> dict:
@@ -247,13 +268,13 @@ class Protection:
                     protect_progress, protect_progress.c.table_id == tables_table.c.table_id))
                 .where(tables_table.c.last_seq > func.coalesce(protect_progress.c.seq, 0))
                 .order_by(tables_table.c.table_id)).all()
-        cusum = dealer_chart_design(self.config, rate)
+            charts = dealer_charts(conn, self.config, rate)
         read = 0
         for table_id, seq, resume_seq, dealer in behind:
-            read += self._table(conn, references, cusum, table_id, seq, resume_seq, dealer)
+            read += self._table(conn, references, charts, table_id, seq, resume_seq, dealer)
         return read
 
-    def _table(self, conn, references, cusum, table_id, seq, resume_seq, dealer) -> int:
+    def _table(self, conn, references, charts, table_id, seq, resume_seq, dealer) -> int:
         if seq is None:
             try:
                 with conn.begin():
@@ -289,7 +310,7 @@ class Protection:
                 if moved != 1:
                     transaction.rollback()
                     return read  # another caller filed these lines first
-                self._file(conn, references, cusum, table_id, closed)
+                self._file(conn, references, charts, table_id, closed)
             read += new_progress - progress
             progress = new_progress
 
@@ -309,7 +330,7 @@ class Protection:
                 check._endings[key] = kept[-1]["ending"]
         return records
 
-    def _file(self, conn, references, cusum, table_id, closed: list[CardHand]) -> None:
+    def _file(self, conn, references, charts: OwnBaselineCharts | None, table_id, closed: list[CardHand]) -> None:
         c = self.config
         check = ShuffleCheck(c.shuffle, c.gathering, threshold=c.threshold, memory=c.memory,
                              references=references)
@@ -317,7 +338,6 @@ class Protection:
         tracker, seat_charts = self._seat_state(conn, table_id)
         touched = set()
         procedure = ProcedureCheck(check, block=c.procedure_block, threshold=c.procedure_threshold)
-        charts = DealerCharts(cusum) if cusum is not None else None
         dealers: dict[str, tuple[int, list]] = {}
         now = self.clock()
         for hand in closed:
@@ -353,11 +373,12 @@ class Protection:
             error = any(i not in SENSING for i, _, _ in s.irregularities)
             chart_value = 0.0
             if charts is not None and s.dealer is not None:
-                steps, _ = self._dealer(conn, dealers, s.dealer)
-                charts.values[s.dealer] = steps
+                self._dealer(conn, dealers, s.dealer)
                 found = charts.feed(s.dealer, error, s.start_seq)
-                chart_value = charts.paths[s.dealer][-1]
-                dealers[s.dealer] = (charts.values[s.dealer], dealers[s.dealer][1])
+                # At an alarm the chart starts again at 0: the hand keeps the value that crossed h.
+                chart_value = found.value if found is not None else \
+                    charts.dealers[s.dealer][0] / charts.design(s.dealer).c
+                dealers[s.dealer] = (charts.dealers[s.dealer][0], dealers[s.dealer][1])
                 if found is not None:
                     file_alert(conn, table_id, "dealer_chart", _chart_text(found), s.start_seq, now,
                                {"dealer": s.dealer, "hand": s.start_seq, "value": found.value, "h": found.h,
@@ -381,8 +402,10 @@ class Protection:
                 table_id=table_id, deck=deck, pairs=json.dumps([sorted(map(list, h)) for h in history]),
                 hands=json.dumps(list(records.get(deck, ())))))
         for dealer, (chart, block) in dealers.items():
+            own = charts.dealers.get(dealer) if charts is not None else None
             conn.execute(delete(protect_dealers).where(protect_dealers.c.dealer == dealer))
-            conn.execute(insert(protect_dealers).values(dealer=dealer, chart=chart, block=json.dumps(block)))
+            conn.execute(insert(protect_dealers).values(dealer=dealer, chart=chart, block=json.dumps(block),
+                                                        own=json.dumps(own) if own is not None else None))
         conn.execute(update(protect_progress).where(protect_progress.c.table_id == table_id).values(
             seats=json.dumps({"run": tracker.runs.get(table_id),
                               "charts": [[hole_cards, key.run, key.seat, *row]
@@ -517,5 +540,5 @@ def _seat_text(a, feed_every: float) -> str:
 
 def _chart_text(f) -> str:
     return (f"dealer chart: dealer {f.dealer} out of control at the hand of seq {f.hand_id}: CUSUM {f.value:.2f} "
-            f">= h {f.h:.2f} (k {f.k:.3f}; room rate {f.p0:g}, tuned for {f.shift:g}x; in-control ARL "
+            f">= h {f.h:.2f} (k {f.k:.3f}; the dealer's baseline {f.p0:.3g}, tuned for {f.shift:g}x; in-control ARL "
             f"{f.in_control_arl:.0f} hands)")

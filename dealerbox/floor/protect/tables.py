@@ -11,8 +11,10 @@ room rate ``dealerbox floor protect fit`` computed), which is configuration.
 - ``protect_decks``: per table and deck, the pairs its last hands left together (JSON), and
   those hands' seqs, draws and where each card lay (``hands``, JSON; migration 0013): what a
   shuffle alert's evidence names;
-- ``protect_dealers``: per dealer, the control chart's value (lattice steps) and the
-  procedure check's open block (JSON);
+- ``protect_dealers``: per dealer, the control chart's value (lattice steps), the
+  procedure check's open block (JSON), and the chart against the dealer's own baseline
+  (``own``, JSON: :class:`~dealerbox.floor.protect.control_chart.OwnBaselineCharts`' row;
+  migration 0013);
 - ``protect_hands``: one row per closed hand: its deck, the shuffle statistic and
   p-value, whether it had an error, the chart value after it, the seats dealt and the
   seats dealt a strong starting hand (JSON lists), and why its shuffle was not scored
@@ -55,6 +57,7 @@ protect_dealers = Table(
     Column("dealer", Text, primary_key=True),   # "" for hands nobody was signed in for
     Column("chart", Int64, nullable=False),
     Column("block", Text, nullable=False),
+    Column("own", Text),
 )
 protect_hands = Table(
     "protect_hands", PROTECT,

@@ -43,8 +43,9 @@ from dealerbox.floor.protect.config import ProtectConfig, game_words
 from dealerbox.floor.protect.control_chart import Cusum
 from dealerbox.floor.protect.evidence import evidence_lines
 from dealerbox.floor.protect.fitted import CURRENT, MISSING, get_fitted, reference_status
+from dealerbox.floor.protect.control_chart import OwnBaselineCharts
 from dealerbox.floor.protect.floor_pass import (FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
-                                                dealer_chart_design, room_budget, room_rate)
+                                                dealer_chart_design, dealer_charts, room_budget, room_rate)
 from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.story_pdf import FontMissing
@@ -196,21 +197,31 @@ class ProtectPages:
 
     # -- the figures
 
+    def _rate(self, conn) -> float | None:
+        return self.config.room_rate if self.config.room_rate is not None else room_rate(conn)
+
     def cusum(self, conn) -> Cusum | None:
-        """The dealers' chart as the pass designs it (``[protect]`` room_rate or the fitted one),
-        or None when the room's rate is not known."""
-        rate = self.config.room_rate if self.config.room_rate is not None else room_rate(conn)
-        return dealer_chart_design(self.config, rate)
+        """The room's chart: a dealer at the room's rate (``[protect]`` room_rate or the fitted
+        one) as the pass designs it, or None when the room's rate is not known."""
+        return dealer_chart_design(self.config, self._rate(conn))
+
+    def charts(self, conn) -> OwnBaselineCharts | None:
+        """The dealers' charts as the pass keeps them, each against the dealer's own baseline."""
+        return dealer_charts(conn, self.config, self._rate(conn))
 
     def figures(self, conn, start: float, end: float) -> dict:
         """Everything the page shows, read on one connection (JSON-ready)."""
         quality = PF.shuffle_quality(conn, start, end)
         cusum = self.cusum(conn)
-        h = cusum.h if cusum is not None else None
+        own = self.charts(conn)
         seats = [{"table": row["table"], "seats": PF.seat_luck(conn, row["table"], start, end, self.config)}
                  for row in quality["tables"]]
-        charts = [PF.dealer_chart(conn, row["dealer"], start, end, h=h)
-                  for row in quality["dealers"] if row["dealer"]]
+        charts = []
+        for row in quality["dealers"]:
+            if row["dealer"]:
+                design = own.design(row["dealer"]) if own is not None else None
+                chart = PF.dealer_chart(conn, row["dealer"], start, end, h=design.h if design is not None else None)
+                charts.append({**chart, "baseline": design.p0 if design is not None else None})
         current, status = reference_status(conn, self.config)
         fitting = get_fitted(conn, FITTING_KEY) or {}
         being_fitted = {tuple(g) for g in fitting.get("games") or ()}
@@ -246,15 +257,15 @@ class ProtectPages:
                 out.append(a)
         return out[::-1]
 
-    def _answer(self, start: float, end: float) -> tuple[dict, Cusum | None, list[dict]]:
+    def _answer(self, start: float, end: float) -> tuple[dict, OwnBaselineCharts | None, list[dict]]:
         alerts = self.alerts(start, end)
 
         def read(conn):
-            return self.figures(conn, start, end), self.cusum(conn), alert_evidence(conn, [a["id"] for a in alerts])
-        data, cusum, evidence = self.app.figures.answer(read)
+            return self.figures(conn, start, end), self.charts(conn), alert_evidence(conn, [a["id"] for a in alerts])
+        data, charts, evidence = self.app.figures.answer(read)
         for a in alerts:
             a["evidence"] = evidence.get(a["id"], [])
-        return data, cusum, alerts
+        return data, charts, alerts
 
     # -- what the templates show
 
@@ -269,15 +280,18 @@ class ProtectPages:
             part["words"] = ("No chart: the room's error rate is not known (set [protect] room_rate, or run "
                              "dealerbox floor protect fit --house over hands the house trusts).")
             return part
+        room = self.config.room_rate
         alarms = sum(1 for p in points if p["value"] >= cusum.h)
         now = points[-1]["value"] if points else 0.0
         part["alarms"] = alarms
         part["svg"] = cusum_chart(chart, cusum, nonce, who=who)
         part["words"] = (
             f"{len(points)} hands, {errors} with an error ({_percent(errors / len(points)) if points else '0.0%'}; "
-            f"the room: {100 * cusum.p0:.1f}%). The chart stands at {now:.1f}; at {cusum.h:.1f} the dealer "
-            f"is out of control and the chart starts again. A dealer erring at the room's rate reaches it about "
-            f"once in {_two_figures(_arl(cusum, cusum.p0)):,} hands; one at {cusum.shift:g} times the rate in "
+            f"the dealer's baseline: {100 * cusum.p0:.1f}%"
+            + (f", the room's {100 * room:.1f}%" if room is not None else "")
+            + f"). The chart stands at {now:.1f}; at {cusum.h:.1f} the dealer "
+            f"is out of control and the chart starts again. Erring at the baseline, a dealer reaches it about "
+            f"once in {_two_figures(_arl(cusum, cusum.p0)):,} hands; at {cusum.shift:g} times it in "
             f"about {_two_figures(_arl(cusum, min(0.999, cusum.shift * cusum.p0))):,}. "
             + (f"Out of control {alarms} time{'s' if alarms != 1 else ''} in this range." if alarms
                else "In control throughout this range."))
@@ -289,7 +303,8 @@ class ProtectPages:
         None when the dealer dealt no hand the pass read in the range. *dealer_id* is checked
         by the caller (``params.dealer_id_of``)."""
         def read(conn):
-            return PF.dealer_chart(conn, dealer_id, start, end), self.cusum(conn)
+            own = self.charts(conn)
+            return PF.dealer_chart(conn, dealer_id, start, end), own.design(dealer_id) if own is not None else None
         chart, cusum = await run_in_threadpool(self.app.figures.answer, read)
         if not chart["points"]:
             return None
@@ -304,7 +319,7 @@ class ProtectPages:
             return None
         return self.app.templates.get_template("_dealer_chart.html").render(chart=part)
 
-    def _shown(self, data: dict, cusum: Cusum | None, alerts: list[dict], names: dict, nonce: str) -> dict:
+    def _shown(self, data: dict, own: OwnBaselineCharts | None, alerts: list[dict], names: dict, nonce: str) -> dict:
         """The template's rows: every figure already in words."""
         def dealer(d):
             return f"{d} ({names[d]})" if d in names else (d or "nobody signed in")
@@ -333,7 +348,8 @@ class ProtectPages:
                      "game": "hold'em" if s["hole_cards"] == 2 else f"{s['hole_cards']}-card Omaha"}
                     for s in t["seats"]]
             seats.append({"table": t["table"], "rows": rows})
-        charts = [self.dealer_chart_part(c, cusum, nonce, f"dealer {dealer(c['dealer'])}")
+        charts = [self.dealer_chart_part(c, own.design(c["dealer"]) if own is not None else None, nonce,
+                                         f"dealer {dealer(c['dealer'])}")
                   for c in data["dealer_charts"]]
         return {"tables": tables, "dealers": dealers, "alerts": shown_alerts, "seat_tables": seats,
                 "charts": charts, "seat_limit": odds_words(limit), "family": self._family,
@@ -394,16 +410,16 @@ class ProtectPages:
 
     async def page(self, request, client, session):
         shown = self.window(request)
-        data, cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        data, own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
         names = await self.app._names(session)
         return self.app.render(
             request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
             pick=range_controls(self.app.clock, shown), config=self.config, data=data, status_words=STATUS_WORDS,
-            **self._shown(data, cusum, alerts, names, request.state.nonce))
+            **self._shown(data, own, alerts, names, request.state.nonce))
 
     async def json(self, request, client, session):
         shown = self.window(request)
-        data, _cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        data, _own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
         return JSONResponse({**data, "alerts": [{**a, "why": evidence_lines(
             a["kind"], a["table"], a["evidence"][0]["evidence"] if a["evidence"] else None)} for a in alerts]})
 
@@ -444,7 +460,7 @@ class ProtectPages:
 
     async def pdf(self, request, client, session):
         shown = self.window(request)
-        data, _cusum, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        data, _own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
         base = str(request.base_url).rstrip("/")
         title = f"Surveillance: {self.app.clock.stamp(shown.start)} to {self.app.clock.stamp(shown.end)}"
         try:

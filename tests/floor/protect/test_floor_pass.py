@@ -17,14 +17,14 @@ from sqlalchemy import MetaData, select
 
 from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.protect.config import ProtectConfig
-from dealerbox.floor.protect.control_chart import Cusum
+from dealerbox.floor.protect.control_chart import OwnBaselineCharts, RoomPrior
 from dealerbox.floor.protect.figures import dealer_chart, seat_luck, shuffle_quality
-from dealerbox.floor.protect.floor_pass import Protection, save_reference, seat_designs
+from dealerbox.floor.protect.floor_pass import Protection, dealer_charts, save_reference, seat_designs
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
 from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import Stack, TableSim, no_shuffle
-from dealerbox.floor.protect.tables import PROTECT, protect_hands
+from dealerbox.floor.protect.tables import PROTECT, protect_dealers, protect_hands
 from dealerbox.floor.store import Store, store_engine
 from tests.floor.test_figures import file_lines
 
@@ -173,8 +173,12 @@ def test_fair_seats_raise_no_seat_luck_alert(target):
 
 
 def test_a_dealer_erring_every_hand_crosses_the_chart_at_the_hand_the_arithmetic_says(target):
-    # Each error adds c - 1 lattice steps; the chart crosses h_steps after ceil(h_steps / (c - 1)) errors.
-    cusum = Cusum.design(0.02, target_arl=ProtectConfig().chart_arl)
+    # A dealer with no hands yet is judged against the room's baseline (the dealers' rates spread
+    # around 2 %: the prior's mean plus half its spread, on a 1 % grid, above 2 %). Each error adds
+    # c - 1 lattice steps; the chart crosses h_steps after ceil(h_steps / (c - 1)) errors.
+    config = ProtectConfig()
+    cusum = OwnBaselineCharts(RoomPrior.of(0.02, config.room_spread), target_arl=config.chart_arl).design("E7")
+    assert 0.02 < cusum.p0 < 0.025 and cusum.shift == 3
     hands = math.ceil(cusum.h_steps / (cusum.c - 1))
     sim = TableSim(MACHINE, random.Random(11), players=6, dealer="E7")
     w = journal(sim, hands + 1, errors=range(hands + 1))
@@ -183,6 +187,24 @@ def test_a_dealer_erring_every_hand_crosses_the_chart_at_the_hand_the_arithmetic
     assert chart["seq"] == w.hand_seqs[hands - 1] and chart["count"] == 1
     assert chart["text"].startswith(f"dealer chart: dealer E7 out of control at the hand of seq {w.hand_seqs[hands - 1]}")
     assert [r[10] for r in rows][:hands - 1] == [j * (cusum.c - 1) / cusum.c for j in range(1, hands)]
+
+
+def test_each_dealer_keeps_a_baseline_of_their_own_across_catch_ups(target):
+    # 250 hands by one dealer, an error every 25th (10 in all, 4 %), filed in three slices: the
+    # chart's row in the store counts them, and after the dealer's 240th hand the baseline is
+    # refreshed from those 240 hands (their 10 errors: hands 0, 25, ..., 225).
+    sim = TableSim(MACHINE, random.Random(4), players=6, dealer="D9")
+    w = journal(sim, 250, errors=range(0, 250, 25))
+    run(target, {"T1": w.lines}, ProtectConfig(shuffle=MACHINE, room_rate=0.02), slices=3)
+    engine = store_engine(target)
+    with engine.connect() as conn:
+        (own,) = conn.execute(select(protect_dealers.c.own).where(protect_dealers.c.dealer == "D9")).scalars()
+        charts = dealer_charts(conn, ProtectConfig(room_rate=0.02), 0.02)
+    engine.dispose()
+    steps, hands, errors, base_hands, base_errors, since = json.loads(own)
+    assert (hands, errors, base_hands, base_errors, since) == (250, 10, 240, 10, 10)
+    # The dealer's chart is now in control at a baseline above the room's: their own 4 % pulls it up.
+    assert charts.design("D9").p0 > charts.design("a new dealer").p0 > 0.02
 
 
 def test_garbage_stored_as_a_line_does_not_stop_the_pass(tmp_path):

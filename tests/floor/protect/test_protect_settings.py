@@ -56,6 +56,7 @@ def test_every_game_is_kept_by_default_and_the_room_for_the_budget_is_read(tmp_p
     ("hours_per_week = 200", "protect.hours_per_week", "hours a week the tables deal"),
     ("seat_feed_every = 1", "protect.seat_feed_every", "a seat fed a strong hand once in so many"),
     ("seat_alarms_per_year = 0", "protect.seat_alarms_per_year", "false alarms a year"),
+    ("room_spread = 0.5", "protect.room_spread", "the spread of the dealers' own error rates"),
 ])
 def test_a_bad_value_names_the_file_the_key_and_what_was_expected(tmp_path, text, key, says):
     path = write(tmp_path, f"[protect]\n{text}\n")

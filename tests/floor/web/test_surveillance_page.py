@@ -18,7 +18,7 @@ from pypdf import PdfReader
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.protect.config import ProtectConfig
-from dealerbox.floor.protect.control_chart import Cusum
+from dealerbox.floor.protect.control_chart import Cusum, OwnBaselineCharts, RoomPrior
 from dealerbox.floor.protect.floor_pass import Protection, alert_odds, save_reference
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
@@ -42,7 +42,10 @@ REFERENCE = Reference((900, 90, 10), "hand-made")
 PASS = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=0.02, players=(6, 7, 9), hole_cards=(2,))
 #: The model the stale 9-player reference was fitted from: a hand shuffle the house no longer declares.
 BEFORE = ProtectConfig(shuffle=Shuffle(("riffle", "riffle", "cut")))
-CUSUM = Cusum.design(0.02, target_arl=ProtectConfig().chart_arl)
+#: The room's chart (a dealer at 2 %), and E7's: a new dealer is held to the room's baseline
+#: (the prior's mean plus half its spread, about 2.3 %) until their own hands say otherwise.
+ROOM = Cusum.design(0.02, target_arl=ProtectConfig().chart_arl)
+CUSUM = OwnBaselineCharts(RoomPrior.of(0.02, ProtectConfig().room_spread), target_arl=ProtectConfig().chart_arl).design("E7")
 #: Hands the erring dealer needs to cross h, erring every hand: ceil(h_steps / (c - 1)).
 TO_CROSS = math.ceil(CUSUM.h_steps / (CUSUM.c - 1))
 RANGE = f"from={T0:.0f}&to={T0 + 86400:.0f}"
@@ -203,7 +206,8 @@ def test_the_page_shows_the_shuffle_quality_alerts_seat_luck_and_charts(served):
     # The control charts: SVG, with the limit, for each dealer; E7 crossed h once.
     chart = body.split('id="chart-E7"')[1].split("</section>")[0]
     assert "<svg" in chart and f"limit h = {CUSUM.h:.1f}" in chart
-    assert f"{TO_CROSS + 2} hands, {TO_CROSS + 2} with an error (100.0%; the room: 2.0%)" in chart
+    assert (f"{TO_CROSS + 2} hands, {TO_CROSS + 2} with an error (100.0%; the dealer&#39;s baseline: "
+            f"{100 * CUSUM.p0:.1f}%, the room&#39;s 2.0%)") in chart
     assert "Out of control 1 time in this range." in chart
     assert 'id="chart-D1"' in body and "In control throughout this range." in body.split('id="chart-D1"')[1]
 
@@ -225,7 +229,9 @@ def test_a_viewer_sees_dealer_ids_only_and_the_json_carries_the_same_figures(ser
                                                                          (9, "stale")]
     assert {(u["players"], u["reason"], u["hands"]) for u in data["unscored"]} == {(7, "missing", 2), (9, "stale", 2)}
     assert [r["check"] for r in data["budget"]["rows"]] == ["shuffle", "procedure", "seat_luck", "dealer_chart"]
-    assert data["chart"]["h"] == CUSUM.h and data["seat_alert_below"] == 0.01 / 219000
+    assert data["chart"]["h"] == ROOM.h and data["seat_alert_below"] == 0.01 / 219000
+    (e7,) = [c for c in data["dealer_charts"] if c["dealer"] == "E7"]
+    assert e7["h"] == CUSUM.h and e7["baseline"] == CUSUM.p0
 
 
 def test_the_default_range_is_this_shift_and_bad_ranges_are_400s(served):

@@ -1,6 +1,6 @@
 """Game protection in a real room: each protection alert's evidence, why a hand's shuffle was
-not scored, the deck's last hands as the evidence names them, and each table's seats with
-their charts (dealerbox/floor/protect/tables.py).
+not scored, the deck's last hands as the evidence names them, each table's seats with their
+charts, and each dealer's chart against their own baseline (dealerbox/floor/protect/tables.py).
 
 Revision ID: 0013
 Revises: 0012
@@ -32,9 +32,12 @@ def upgrade() -> None:
     op.add_column("protect_hands", sa.Column("unscored", sa.Text))
     op.add_column("protect_decks", sa.Column("hands", sa.Text))
     op.add_column("protect_progress", sa.Column("seats", sa.Text))
+    op.add_column("protect_dealers", sa.Column("own", sa.Text))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("protect_dealers") as batch:
+        batch.drop_column("own")
     with op.batch_alter_table("protect_progress") as batch:
         batch.drop_column("seats")
     with op.batch_alter_table("protect_decks") as batch:
