@@ -33,7 +33,8 @@ def collect(config: Path, *, ready=None) -> int:
         collector = Collector(settings.identity, store, limits=settings.limits,
                               bridge_blind_s=settings.bridge_blind_s,
                               protection=collector_protection(settings),
-                              registry_limits=settings.registry)
+                              registry_limits=settings.registry,
+                              publish_registry=settings.registry_publish)
         with collector:
             print(f"floor collector: store {store.url}", file=sys.stderr, flush=True)
             wait_for_stop_signal(collector.failed, stop=stop)

@@ -169,6 +169,15 @@ def test_registry_section_of_floor_toml(tmp_path):
         assert str(path) in str(caught.value)
     path.write_text("")
     assert load_registry(path) == DeckLimits()
+    broker = '[broker]\nca = "ca.crt"\ncert = "c.crt"\nkey = "c.key"\n[store]\npath = "floor.sqlite"\n'
+    path.write_text(broker)
+    assert load_collector(path).registry_publish is True
+    path.write_text(broker + "[registry]\npublish = false\ndeck_hands = 500\n")
+    settings = load_collector(path)
+    assert settings.registry_publish is False and settings.registry == DeckLimits(None, 500)
+    path.write_text(broker + '[registry]\npublish = "no"\n')
+    with pytest.raises(ConfigError, match="registry.publish"):
+        load_collector(path)
     with pytest.raises(ConfigError, match="registry"):
         load_collector(path.with_name("missing.toml"))
 

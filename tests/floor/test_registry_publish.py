@@ -157,3 +157,22 @@ def test_a_hostile_table_can_neither_publish_a_registry_nor_read_anothers(broker
         finally:
             t01.close()
             hostile.close()
+
+
+def test_a_floor_told_not_to_publish_sends_no_table_a_registry(broker, pki, tmp_path):
+    # A group's floor: its floor/ topics reach every property's broker through the bridges,
+    # and a property's tables must hear their own floor's registry only.
+    with Store(tmp_path / "floor.sqlite") as store, \
+            Collector(identity(pki, broker, "floor-collector"), store, publish_registry=False) as collector:
+        assert collector.connected.wait(30)
+        store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann")
+        t01 = table_client(pki, broker, "T01")
+        try:
+            journal = TableJournal("T01")
+            journal.add(time.time(), "deck_registered", deck="Blue 1", back="blue", tags=deck_tags("Blue 1"))
+            say_hello(t01, "T01", journal)
+            wait_for(lambda: store.deck("Blue 1"), "T01's registration filed", WITHIN_S)   # filed all the same
+            time.sleep(2.0)
+            assert registries(t01, "T01") == [] and collector.registry_publisher.published == 0
+        finally:
+            t01.close()

@@ -207,7 +207,8 @@ class Collector:
 
     def __init__(self, identity: Identity, store: Store, *, keepalive_s: int = 10,
                  limits: CollectorLimits | None = None, bridge_blind_s: float = 300.0,
-                 protection: Protection | None = None, registry_limits: DeckLimits | None = None):
+                 protection: Protection | None = None, registry_limits: DeckLimits | None = None,
+                 publish_registry: bool = True):
         self.identity = identity
         # Game protection reads the filed lines where the figures do (figures.Ledger).
         self.protection = protection
@@ -268,6 +269,8 @@ class Collector:
         # The room's registry (issue 40): filed beside the figures, published to every table.
         self.registry = RegistryPass(self.store, registry_limits)
         self.registry_publisher = RegistryPublisher(self.store)
+        #: False on a group's floor (``[registry] publish``): its floor/ topics reach the properties.
+        self.publish_registry = publish_registry
         self._registry_thread: threading.Thread | None = None
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
@@ -649,7 +652,7 @@ class Collector:
         except Exception:
             log.exception("floor: the tables' registry events could not be filed (the next pass tries again)")
         client = self._client
-        if client is None or not self.connected.is_set():
+        if client is None or not self.connected.is_set() or not self.publish_registry:
             return
         try:
             for table, topic, payload in self.registry_publisher.due():

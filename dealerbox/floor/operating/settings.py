@@ -82,6 +82,9 @@ class CollectorSettings:
     bridge_blind_s: float = 300.0
     #: ``[registry]``: the house's limit of a deck's use (hours in play, hands); none by default.
     registry: DeckLimits = DeckLimits()
+    #: ``[registry] publish``: whether this floor sends its tables the room's registry (a
+    #: group's floor, whose floor/ topics its properties' bridges bring in, does not).
+    registry_publish: bool = True
 
     @property
     def web_host(self) -> str:
@@ -154,7 +157,8 @@ def load_collector(path) -> CollectorSettings:
                              _limits(_Section(path, "collector", data.get("collector"))),
                              _protect(_Section(path, "protect", data.get("protect"))),
                              _bridge_blind_s(_Section(path, "bridges", data.get("bridges"))),
-                             _registry(_Section(path, "registry", data.get("registry"))))
+                             _registry(_Section(path, "registry", data.get("registry"))),
+                             _registry_publish(_Section(path, "registry", data.get("registry"))))
 
 
 def load_registry(path) -> DeckLimits:
@@ -166,11 +170,17 @@ def load_registry(path) -> DeckLimits:
 def _registry(s: _Section) -> DeckLimits:
     """``[registry]``: ``deck_hours`` (hours a deck may be in play) and ``deck_hands`` (hands it
     may deal); a deck past either raises one alert (docs/FLOOR.md, "The room's registry")."""
-    s.unknown(("deck_hours", "deck_hands"))
+    s.unknown(("deck_hours", "deck_hands", "publish"))
     return DeckLimits(s.get("deck_hours", float, None, check=lambda v: 0 < v <= 100_000,
                             expected="hours in play, a number above 0 (at most 100000)"),
                       s.get("deck_hands", int, None, check=lambda v: 0 < v <= 10**9,
                             expected="hands, a whole number above 0"))
+
+
+def _registry_publish(s: _Section) -> bool:
+    """``[registry] publish``: false on a group's floor, so that its collectors never send a
+    property's tables a registry (docs/FLOOR.md, "The room's registry")."""
+    return s.get("publish", bool, True, expected="true or false")
 
 
 def _bridge_blind_s(s: _Section) -> float:
