@@ -9,13 +9,18 @@ procedures (:mod:`.procedures`, :mod:`.premature_streets`, :mod:`.sensing`), ren
 - ``wrong``: the actions no answer allows (the rule book's rows raise ``WRONG_CORRECTION`` for them);
 - ``ends``: what ends the step;
 - ``past``: the moments past which the step can no longer be done, and the ruling then
-  (:data:`RULINGS`).
+  (:data:`RULINGS`);
+- ``moves``: the step tells the dealer to move a card (:data:`MOVES_A_CARD`);
+- ``follows``: the step only says how the hand goes on (:data:`FOLLOW_ON`).
 
 The engine runs this table after every event (:func:`judge`), one open step at a time: the
 event is checked against the step's answers first (the checks its procedure gave it, and the
 rule book's rows that answer it), then against its wrong corrections (the moments of ``past``),
 then against its ends (a finished correction leaves the panel; HAND OVER puts one left open on
-record). No other code judges a step the hand has moved past.
+record). An event that opens a correction which moves a card, while another correction's step
+must still be done (not a ``follows`` step), overtook that step: neither stays, and the floor
+decides (RULES.md, sensing faults: a reading the open step leaves in doubt moves no card). No
+other code judges a step the hand has moved past.
 
 The moments (:data:`MOMENTS`): ``later_card`` (a card of a later street than the correction's
 reaches the board), ``round_done_in_deal`` (the first round called done with a seat still owed
