@@ -176,3 +176,24 @@ def test_a_floor_told_not_to_publish_sends_no_table_a_registry(broker, pki, tmp_
             assert registries(t01, "T01") == [] and collector.registry_publisher.published == 0
         finally:
             t01.close()
+
+
+def test_a_registry_the_broker_would_refuse_is_not_sent_and_said_once(broker, pki, tmp_path, caplog):
+    with Store(tmp_path / "floor.sqlite") as store, \
+            Collector(identity(pki, broker, "floor-collector"), store) as collector:
+        assert collector.connected.wait(30)
+        t01 = table_client(pki, broker, "T01")
+        try:
+            journal = TableJournal("T01")
+            journal.add(time.time(), "tick")
+            say_hello(t01, "T01", journal)
+            wait_for(lambda: newest(t01, "T01"), "T01's first registry", 30)
+            # As if the room had a thousand decks: the same bound, met by one deck.
+            collector.registry_max_bytes = 1000
+            store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann")
+            wait_for(lambda: "not sent" in caplog.text, "the registry said too big", WITHIN_S)
+            time.sleep(2.0)
+            assert [r.version for r in registries(t01, "T01")] == [0]
+            assert caplog.text.count("the room's registry takes") == 1
+        finally:
+            t01.close()

@@ -108,6 +108,8 @@ _SNAPSHOT_WAIT_S = 10.0
 #: The room's registry: the tables' registry events filed, and a new version published to
 #: every table, this often (a retired deck must reach a connected table within 10 s).
 _REGISTRY_EVERY_S = 1.0
+#: A registry payload larger than this is not sent: the shipped broker takes packets of 1 MiB at most.
+_REGISTRY_MAX_BYTES = 1024 * 1024 - 4096
 
 
 class _Inbox:
@@ -272,6 +274,9 @@ class Collector:
         #: False on a group's floor (``[registry] publish``): its floor/ topics reach the properties.
         self.publish_registry = publish_registry
         self._registry_thread: threading.Thread | None = None
+        self._registry_too_big = None   # the version said to be too big to send, said once
+        #: A registry payload larger than this is not sent (the broker would refuse it).
+        self.registry_max_bytes = _REGISTRY_MAX_BYTES
         #: Lines sent again that were already stored, per table.
         self.duplicates = self.filing.duplicates
         fault = os.environ.get(FAULT_ENV, "")
@@ -656,6 +661,14 @@ class Collector:
             return
         try:
             for table, topic, payload in self.registry_publisher.due():
+                if len(payload) > self.registry_max_bytes:
+                    # The broker would refuse it: the tables keep the registry they have.
+                    if self.registry_publisher.version != self._registry_too_big:
+                        self._registry_too_big = self.registry_publisher.version
+                        log.error("floor: the room's registry takes %d bytes, more than the %d the broker "
+                                  "takes: not sent (retired decks' tags add up; see FLOOR.md)",
+                                  len(payload), self.registry_max_bytes)
+                    return
                 if client.publish(topic, payload, qos=1, retain=True).rc != 0:
                     return  # not connected after all: the next session sends them all
                 self.registry_publisher.sent(table)
