@@ -225,3 +225,32 @@ def test_the_floor_deck_and_badge_commands(tmp_path):
     with Store(tmp_path / "floor.sqlite") as store:
         assert {a["who"] for a in store.audit()} == {getpass.getuser()}
         assert P.parse_registry(store.registry_payload()[2]).revoked == frozenset({"08A1B2C3"})
+
+
+def test_a_tables_garbage_is_refused_for_it_alone_and_the_same_deck_twice_is_no_alarm(store):
+    red = deck_tags("Red 7")
+    t01, t02 = TableJournal("T01"), TableJournal("T02")
+    t01.add(T0, "deck_registered", deck="Red 7", back="red", tags=red)
+    # The same deck registered again at another table (moved there, registered anew): nothing to say.
+    t02.add(T0 + 5, "deck_registered", deck="Red 7", back="red", tags=red)
+    t02.add(T0 + 6, "badge_registered", uid="08A1B2C3", dealer="1042")
+    t01.add(T0 + 7, "badge_registered", uid="08a1b2c3", dealer="1042")
+    # Garbage: refused one by one, each named; the lines after them are filed all the same.
+    t02.add(T0 + 10, "deck_registered", deck="Odd", back="x", tags="not a table")
+    t02.add(T0 + 11, "deck_registered", deck=7, back="x", tags={"zz": "Ah"})
+    t02.add(T0 + 12, "badge_registered", uid=[1, 2], dealer="1042")
+    t02.add(T0 + 13, "badge_registered", uid="08A1B2C3", dealer="not an id at all")
+    t02.add(T0 + 14, "deck_checked", deck=None, missing="everything", damaged=None, ok="yes")
+    t02.add(T0 + 15, "registry_applied", version="seven", fingerprint=None)
+    t02.hand(T0 + 20, red, by_uid=True)
+    file_journal(store, t01)
+    file_journal(store, t02)
+    alerts = RegistryPass(store).catch_up()
+    assert [a["table"] for a in alerts] == ["T02"] * 4 and {a["kind"] for a in alerts} == {ALERT_KIND_CONFLICT}
+    assert {a["table"] for a in store.alerts()} == {"T02"}
+    assert [d["name"] for d in store.decks()] == ["Red 7"] and store.deck("Red 7")["hands"] == 1
+    assert store.deck("Red 7")["registered_by"] == "a technician at T01"
+    assert [b["dealer"] for b in store.badges()] == ["1042"]
+    refused = [s for s in store.registry_steps() if s["step"] == "refused"]
+    assert len(refused) == 4 and all(s["table_id"] == "T02" for s in refused)
+    assert P.parse_registry(store.registry_payload()[2]).version == 2
