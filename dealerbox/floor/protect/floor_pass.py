@@ -40,7 +40,9 @@ import functools
 import json
 import logging
 import math
+import os
 import re
+import socket
 import time
 from collections import deque
 
@@ -78,8 +80,11 @@ ALERT_KINDS = ("shuffle", "procedure", "seat_luck", "dealer_chart")
 REFERENCE_KIND = "protect_reference"
 #: Every kind the Surveillance page lists.
 PAGE_KINDS = ALERT_KINDS + (REFERENCE_KIND,)
-#: ``protect_fitted`` key: the games being fitted in the background, and since when.
+#: ``protect_fitted`` key: the games being fitted in the background, by whom and since when.
 FITTING_KEY = "fitting"
+#: Seconds a collector's claim on the background fit holds others off (fitting every game
+#: takes well under a minute).
+FIT_CLAIM_S = 600.0
 #: Lines read and filed per transaction.
 CHUNK = 5000
 #: The hands a dealer chart alert's evidence looks back over at most.
@@ -196,6 +201,8 @@ class Protection:
         self.card_of_uid = card_of_uid
         self.clock = clock
         self.fitter = fitter
+        #: Who this pass is, in a claim on the background fit (several collectors share a store).
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._status: dict = {}
         self._told: dict = {}
 
@@ -214,14 +221,20 @@ class Protection:
         references, self._status = reference_status(conn, self.config)
         if self.fitter is not None:
             wanted = [g for g in self.config.games() if self._status[g][0] != "current"]
-            if wanted:
+            shown = get_fitted(conn, FITTING_KEY) or {}
+            # Several collectors share a store: one fits, the others leave it to the one whose
+            # claim is fresh (a claim older than FIT_CLAIM_S is of a collector that stopped).
+            claimed = shown.get("by") not in (None, self.name) and self.clock() - shown.get("since", 0) < FIT_CLAIM_S
+            if wanted and not claimed:
                 self.fitter.ask(wanted)
             fitting = self.fitter.fitting
-            shown = get_fitted(conn, FITTING_KEY)
-            value = {"games": [list(g) for g in fitting], "since": (shown or {}).get("since") or self.clock()} \
-                if fitting else None
-            if (shown or {}).get("games") != (value or {}).get("games"):
-                put_fitted(conn, FITTING_KEY, value)
+            if fitting:
+                value = {"games": [list(g) for g in fitting], "by": self.name,
+                         "since": shown.get("since") if shown.get("by") == self.name else self.clock()}
+                if value != shown:
+                    put_fitted(conn, FITTING_KEY, value)
+            elif shown.get("by") == self.name:
+                put_fitted(conn, FITTING_KEY, None)
         self._told = {}
         for key, value in conn.execute(select(protect_fitted.c.key, protect_fitted.c.value)
                                        .where(protect_fitted.c.key.like("unscored/%"))):

@@ -14,7 +14,7 @@ from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.evidence import evidence_lines
 from dealerbox.floor.protect.fit import fit_game
-from dealerbox.floor.protect.fitted import CURRENT, STALE, get_fitted, reference_status
+from dealerbox.floor.protect.fitted import CURRENT, STALE, get_fitted, put_fitted, reference_status
 from dealerbox.floor.protect.floor_pass import (FITTING_KEY, REFERENCE_KIND, Protection, alert_evidence,
                                                 save_reference)
 from dealerbox.floor.protect.shuffle_check import Reference
@@ -120,7 +120,7 @@ def test_a_missing_game_is_fitted_in_the_background_and_scored_after(target):  #
         assert "no reference for the declared model; it is being fitted in the background" in alert["text"]
         assert evidence[alert["id"]][0]["evidence"]["fitting"] is True
         fitter.join(60)
-        assert asked["games"] == [[7, 2]] and asked["since"] == T0
+        assert asked["games"] == [[7, 2]] and asked["since"] == T0 and asked["by"] == ledger.protection.name
         # The next catch-up stores the fit (with the model's fingerprint) and scores the new hands.
         unshuffled(7, 3, w)
         file_lines(store, "T1", w.lines)
@@ -152,3 +152,30 @@ def test_a_game_nobody_configured_is_unscored_with_no_fit_and_the_alert_says_wha
     (alert,) = alerts
     assert "hold'em at 3 players" in alert["text"] and "no reference for the declared model" in alert["text"]
     assert isinstance(REFERENCE, Reference)
+
+
+def test_a_second_collector_leaves_the_fit_to_the_one_that_claimed_it(target):  # noqa: F811
+    config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(7,), hole_cards=(2,))
+    calls = []
+
+    def fit(c, p, h, rng):
+        calls.append((p, h))
+        return fit_game(c, p, h, rng, hands=2000)
+    w = unshuffled(7, 2)
+    with Store(target) as store:
+        engine = store_engine(store.target)
+        file_lines(store, "T1", w.lines)
+        with engine.begin() as conn:   # another collector began fitting 7-handed hold'em a minute ago
+            put_fitted(conn, FITTING_KEY, {"games": [[7, 2]], "by": "other:1:1", "since": T0 - 60})
+        second = Protection(config, clock=lambda: T0, fitter=BackgroundFit(config, fit=fit))
+        Ledger(protection=second).catch_up(engine)
+        assert calls == [] and not second.fitter.busy
+        # Ten minutes on, with the claim never cleared, that collector has stopped: this one fits.
+        later = Protection(config, clock=lambda: T0 + 660, fitter=BackgroundFit(config, fit=fit))
+        file_lines(store, "T1", unshuffled(7, 1, w).lines)
+        Ledger(protection=later).catch_up(engine)
+        later.fitter.join(60)
+        assert calls == [(7, 2)]
+        with engine.connect() as conn:
+            assert get_fitted(conn, FITTING_KEY)["by"] == later.name
+        engine.dispose()
