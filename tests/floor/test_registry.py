@@ -220,8 +220,11 @@ def test_the_floor_deck_and_badge_commands(tmp_path):
     assert [row["what"].split(":")[0] for row in log] == [
         "Received sealed", "Registered", "Its own limit", "Retired", "Destroyed"]
     assert (log[-1]["person"], log[-1]["witness"]) == (getpass.getuser(), "Bob Witness")
-    pdf = tmp_path / "log.pdf"
+    pdf, html = tmp_path / "log.pdf", tmp_path / "log.html"
     assert floor("deck", "log", "--pdf", str(pdf)).returncode == 0 and pdf.read_bytes().startswith(b"%PDF")
+    assert floor("deck", "log", "Red 7", "--html", str(html), "--base-url", "https://floor.example").returncode == 0
+    page = html.read_text()
+    assert "Card control log: deck Red 7" in page and "Bob Witness" in page and "<script" not in page
     with Store(tmp_path / "floor.sqlite") as store:
         assert {a["who"] for a in store.audit()} == {getpass.getuser()}
         assert P.parse_registry(store.registry_payload()[2]).revoked == frozenset({"08A1B2C3"})

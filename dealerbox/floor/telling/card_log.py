@@ -214,10 +214,10 @@ def log_csv(log: dict, clock: FloorClock, base_url: str = "") -> str:
 
 
 def log_html(log: dict, clock: FloorClock, names: dict[str, str] | None = None, base_url: str | None = None) -> str:
-    """The log as one standalone HTML file that prints well (the shift report's file template)."""
+    """The log as one standalone HTML file that prints well (no script; the sections as the page has them)."""
     templates = jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
                                    autoescape=jinja2.select_autoescape(["html"]))
-    return templates.get_template("report_file.html").render(
+    return templates.get_template("registry_log_file.html").render(
         title=log_title(log, clock), sections=log_sections(log, clock, names, base_url))
 
 
