@@ -798,3 +798,46 @@ def test_the_console_signs_a_dealer_in_with_a_key_and_the_record_replays(tmp_pat
     assert [e["dealer"] for e in recorded if e["ev"] == "dealer"] == ["2077"]
     capsys.readouterr()
     assert cli.main(["replay", str(record)]) == 0
+
+
+# -- a badge the room's registry revoked (issue 40) ---------------------------------------------
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_revoked_badge_line_fits_one_line_of_the_glass(lang):
+    from dealerbox.domain.decisions import Step
+
+    m = load_messages(lang)
+    step = Step("dealer.badge_revoked")
+    assert 0 < len(m.lcd(step, 16)) <= 16 and 0 < len(m.lcd(step, 20)) <= 20 and m.text(step)
+
+
+def test_a_revoked_badge_signs_nobody_in_during_or_between_hands_and_raises_nothing(box):
+    """The readers judge badges with the map the room's registry gives them (a revoked badge
+    maps to no dealer); the box takes the badge out of the polls, signs nobody in or out, and
+    says so on the glass's last line, the LEDs as they were (tests/floor/test_room_registry.py
+    shows the same with the floor)."""
+    from dealerbox.service.room_registry import REVOKED_BADGE
+
+    box.daemon.polling.badge_map = {**simulation_badges().by_uid(), BADGE_1042: REVOKED_BADGE}
+    box.table.hold_badge("2077")
+    wait_for(lambda: box.daemon.engine.dealer == "2077", what="the sign-in of 2077")
+    box.settle()
+    leds = led_changes(box)
+    box.table.hold_badge(uid=BADGE_1042)
+    wait_for(lambda: box.table.glass()[-1].rstrip() == "Badge revoked", what="the line on the glass")
+    box.settle()
+    assert box.daemon.engine.dealer == "2077" and dealer_events(box) == ["2077"]
+    assert led_changes(box) == leds and box.decisions == []
+    # During a hand: no card, no unknown tag, no dealer waiting for the hand's end.
+    s = HandScript(seed=8)
+    s.new_hand(3).deal(3)
+    box.play(s)
+    box.settle()
+    time.sleep(box.config.presence.shoe_rearm_s + 0.2)
+    box.table.hold_badge(uid=BADGE_1042)
+    wait_for(lambda: box.table.glass()[-1].rstrip() == "Badge revoked", what="the line during the hand")
+    s.events.clear()
+    s.deal(3).button("hand_over")
+    box.play(s)
+    box.settle()
+    assert raised(box) == [] and box.daemon.engine.dealer == "2077" and dealer_events(box) == ["2077"]
