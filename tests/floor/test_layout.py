@@ -4,7 +4,6 @@ PostgreSQL, and when the floor filed each table's newest line."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import uuid
@@ -14,7 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from dealerbox.floor import migrations as M
-from dealerbox.floor.store import Store
+from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.store.layout import LAYOUT, PLACE_MAX
 
 from tests.floor.test_collector import journal_lines
@@ -73,15 +72,21 @@ def test_the_newest_lines_time_is_the_line_at_the_tables_last_seq(target):
 
 def test_a_store_at_0008_is_migrated_to_the_layout_on_opening(tmp_path):
     path = tmp_path / "floor.sqlite"
-    with Store(path) as store:
-        store.place_table("T01", "Pit 1", 1, 1, "ada")
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE table_layout")
-    conn.execute("UPDATE alembic_version SET version_num = '0008'")
-    conn.commit()
-    conn.close()
+    # A store as 0008 left it, made by the migrations themselves: the revisions after 0009
+    # find their own tables and columns missing, as in a store of that release.
+    engine = store_engine(path)
+    try:
+        M.upgrade(engine, "0008")
+        assert M.current(engine) == "0008"
+        with engine.connect() as conn:
+            names = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "table_layout" not in names
+    finally:
+        engine.dispose()
     with Store(path) as store:
         assert M.current(store.engine) == M.head() and store.table_places() == {}
+        store.place_table("T01", "Pit 1", 1, 1, "ada")
+        assert set(store.table_places()) == {"T01"}
 
 
 def _layout(config, *args):
