@@ -174,6 +174,7 @@ def test_one_registry_for_the_room(room, pki, broker):
     retired_at = time.monotonic()
     room.store.retire_deck(DECK, "ann", "marked cards suspected")
     wait_for(lambda: room.caught_up("T01"), "the retirement at T01", timeout=WITHIN_S)
+    assert time.monotonic() - retired_at < WITHIN_S
     wait_for(lambda: t02.daemon.loop.registry_waiting is not None, "T02 to hold it for the hand's end",
              timeout=WITHIN_S)
     assert not room.caught_up("T02")
@@ -182,6 +183,7 @@ def test_one_registry_for_the_room(room, pki, broker):
     hand.round_done().flop().round_done().hand_over()
     play(t02, hand, dealt)
     assert raised(t02, during) == []
+    assert room.caught_up("T02")                 # taken as the hand ended
     kinds = [(e.ev, e.name) for e in t02.journal_events()]
     over = len(kinds) - 1 - kinds[::-1].index(("button", "hand_over"))
     began = max(i for i, (ev, _n) in enumerate(kinds[:over]) if ev == "new_hand")
@@ -193,7 +195,6 @@ def test_one_registry_for_the_room(room, pki, broker):
         s.new_hand(2).deal(2)
         play(box, s)
         assert voided_as_foreign(box, before), (box.config.floor.table, raised(box, before))
-    assert time.monotonic() - retired_at < WITHIN_S
     # Offline, T03 judges on with the registry it has: no alarm it could not explain.
     assert room.version("T03") == t03_version
     before = len(t03.decisions)
