@@ -100,3 +100,18 @@ def test_a_bad_event_never_waits_and_a_bad_file_is_moved_aside(tmp_path, caplog)
     assert [fields["ev"] for _p, fields in waiting] == ["badge_registered"]
     assert (outbox.directory / "0-edited.bad").exists()
     assert any("not a registry event" in r.message for r in caplog.records)
+
+
+def test_deck_check_puts_its_result_in_the_journal(tmp_path, capsys):
+    """The command itself, box stopped: nothing passed over the reader, so the deck is not fit,
+    and the journal says which cards were missing."""
+    from dealerbox import cli
+
+    path = table_config(tmp_path)
+    code = cli.main(["deck", "check", "--config", str(path), "--reader", "board", "--timeout", "0.5",
+                     "--quiet", "0.5"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "deck_checked written to the table's journal" in err
+    e = journal_events(load_config(path))[-1]
+    assert (e.ev, e.deck, e.ok, len(e.missing), e.damaged) == ("deck_checked", "A", False, 52, ())
