@@ -190,3 +190,14 @@ def test_a_table_cannot_publish_a_registry_to_itself_or_another(box, floor, pki,
     box.play(hand_with("Ah", seed=7))
     box.settle()
     assert irregularities(box) == [] and box.daemon.room.summary() == reg.summary()
+
+
+def test_a_config_reload_keeps_judging_with_the_rooms_registry(box, floor):
+    reg = publish(floor, 4, retired=[AH], badges={NEW_BADGE: "5001"})
+    wait_for(lambda: box.daemon.room.summary() == reg.summary(), "registry 4 applied")
+    assert box.daemon.reload()
+    box.table.hold_badge(uid=NEW_BADGE)
+    wait_for(lambda: box.daemon.engine.dealer == "5001", "dealer 5001 signed in after the reload")
+    box.play(hand_with("Ah", seed=11))
+    box.settle()
+    assert foreign(box) == ["Ah"]
