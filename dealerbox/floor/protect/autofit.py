@@ -3,10 +3,10 @@
 The collector's protection pass (:class:`~dealerbox.floor.protect.floor_pass.Protection`)
 asks for every configured game whose reference is missing or stale (``[protect] auto_fit``,
 on by default): on the floor's first start, and after a change of the declared model. A
-daemon thread of its own deals the references (:func:`~dealerbox.floor.protect.fit.fit_game`,
-pure CPU, no store), one game at a time; the pass stores each finished one at its next
-catch-up, on its own connection and in its own transaction, so filing never waits and no
-second thread writes to the store. Hands dealt before a game's reference is stored are
+daemon thread of its own, at the lowest CPU priority, deals the references
+(:func:`~dealerbox.floor.protect.fit.fit_game`: pure CPU, no store), one game at a time;
+the pass stores each finished one at its next catch-up, on its own connection and in its
+own transaction, so filing never waits and no second thread writes to the store. Hands dealt before a game's reference is stored are
 not scored (the pass says so: an alert and a notice on the Surveillance page).
 
 A game is asked for once per model in a process: a fit that failed is logged and tried
@@ -16,6 +16,7 @@ again only after a restart (or by ``dealerbox floor protect fit``).
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import random
 import threading
@@ -73,6 +74,10 @@ class BackgroundFit:
         return todo
 
     def _run(self, games) -> None:
+        try:   # the lowest CPU priority for this thread alone (Linux): filing and pages come first
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):
+            pass
         for players, hole_cards in games:
             if self._stop.is_set():
                 return
