@@ -66,6 +66,10 @@ _PRIORITY = ((logging.CRITICAL, 2), (logging.ERROR, 3), (logging.WARNING, 4), (l
 _NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 
 log = logging.getLogger(LOGGER)
+# A process that never installed the journal (make floor's room, a library user) keeps the
+# events to its own log setup: without a handler here, logging's last resort would print
+# each one on stderr, beside what that process says to its user.
+log.addHandler(logging.NullHandler())
 
 
 def security_event(event: str, message: str, **fields) -> None:
