@@ -112,6 +112,12 @@ def test_a_deck_through_its_whole_life_in_the_browser_with_its_log_as_html_csv_a
         with page.expect_download() as got:
             page.click("#log-files a[href$='log.pdf']")
         pdf = Path(got.value.path()).read_bytes()
+        failures += serious_violations(page, "ada desktop destroyed")
+        with signed_in_page(browser, "tablet", web.url, cookie) as tablet:
+            tablet.goto(base + PATH, wait_until="load")
+            assert f"Deck {DECK} is destroyed" in tablet.inner_text("#deck-state")
+            shoot(tablet, tmp_path / "deck-destroyed-tablet.png")
+            failures += serious_violations(tablet, "ada tablet destroyed")
     assert not failures, "\n".join(failures)
     steps = [r for r in rows if r["kind"] == "step"]
     assert [r["what"].split(":")[0] for r in steps] == ["Received sealed", "Registered", "Deck check",
