@@ -246,14 +246,19 @@ def test_a_tables_garbage_is_refused_for_it_alone_and_the_same_deck_twice_is_no_
     t02.add(T0 + 14, "deck_checked", deck=None, missing="everything", damaged=None, ok="yes")
     t02.add(T0 + 15, "registry_applied", version="seven", fingerprint=None)
     t02.hand(T0 + 20, red, by_uid=True)
+    # A deck refused for one stolen tag: its other tags' hands count for no deck.
+    blue = deck_tags("Blue 1")
+    t02.add(T0 + 30, "deck_registered", deck="Blue 1", back="blue", tags=dict(list(blue.items())[1:]) | {next(iter(red)): "Ah"})
+    t02.hand(T0 + 40, dict(list(blue.items())[1:]), by_uid=True)
     file_journal(store, t01)
     file_journal(store, t02)
     alerts = RegistryPass(store).catch_up()
-    assert [a["table"] for a in alerts] == ["T02"] * 4 and {a["kind"] for a in alerts} == {ALERT_KIND_CONFLICT}
+    assert [a["table"] for a in alerts] == ["T02"] * 5 and {a["kind"] for a in alerts} == {ALERT_KIND_CONFLICT}
     assert {a["table"] for a in store.alerts()} == {"T02"}
     assert [d["name"] for d in store.decks()] == ["Red 7"] and store.deck("Red 7")["hands"] == 1
     assert store.deck("Red 7")["registered_by"] == "a technician at T01"
     assert [b["dealer"] for b in store.badges()] == ["1042"]
     refused = [s for s in store.registry_steps() if s["step"] == "refused"]
-    assert len(refused) == 4 and all(s["table_id"] == "T02" for s in refused)
+    assert len(refused) == 5 and all(s["table_id"] == "T02" for s in refused)
+    assert store.deck_hands("Blue 1") == []
     assert P.parse_registry(store.registry_payload()[2]).version == 2

@@ -550,13 +550,15 @@ class RoomRegistry(Connection):
     def _hand(self, table: str, hand: dict, limits: DeckLimits) -> dict | None:
         name = hand["deck"]
         h = reg_hands_table.c
+        row = self._deck_row(name, lock=True)
+        if row is None:
+            return None   # a deck the pass learnt from a registration the floor refused
         new = self._execute(self._insert(reg_hands_table).values(
             table_id=table, start_seq=hand["start_seq"], deck=name, started=hand["started"], ended=hand["ended"],
             dealer=hand["dealer"]).on_conflict_do_nothing(index_elements=[h.table_id, h.start_seq])
             .returning(h.table_id)).first() is not None
-        row = self._deck_row(name, lock=True) if new else None
-        if row is None:
-            return None
+        if not new:
+            return None   # filed already (a hand read again from its start)
         started, ended = hand["started"], hand["ended"]
         seconds = max(0.0, ended - started) if started is not None and ended is not None else 0.0
         if (row["last_table"] == table and row["last_ended"] is not None and started is not None
