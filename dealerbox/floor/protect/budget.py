@@ -12,7 +12,7 @@ measures them):
 - **seat luck**: each seat's chart reaches h once in its in-control run length of seat-hands,
   designed so that the room's seats (``tables`` x ``seats`` at ``hands_per_hour`` for
   ``hours_per_week``) raise ``seat_alarms_per_year`` false alarms a year;
-- **dealer chart**: a dealer at the room's rate reaches h once in its in-control average run
+- **dealer chart**: a dealer at their own baseline reaches h once in its in-control average run
   length (the chart's design, at least ``chart_arl`` hands): one false alarm per ARL hands.
 
 ``dealerbox floor protect fit`` prints it and the Surveillance page shows it.
@@ -59,7 +59,7 @@ def alarm_budget(config: ProtectConfig, chart_arl: float | None = None, seat_arl
         "seat_luck": (c.seats / seat_arl,
                       f"each of {c.seats} seats a table reaches h once in {seat_arl:,.0f} of its hands "
                       f"({c.seat_alarms_per_year:g} a year for the room's seats)"),
-        "dealer_chart": (1.0 / arl, f"a dealer at the room's rate reaches h once in {arl:,.0f} hands"),
+        "dealer_chart": (1.0 / arl, f"a dealer at their own baseline reaches h once in {arl:,.0f} hands"),
     }
     rows = [{"check": check, "words": CHECK_WORDS[check], "per_hand": p, "per_10000_hands": p * 10_000,
              "per_week": p * week, "basis": basis} for check, (p, basis) in per_hand.items()]
