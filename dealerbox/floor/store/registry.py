@@ -197,8 +197,9 @@ class RoomRegistry(Connection):
             raise RegistryRefused(f"a sealed count is a whole number from 1 to 10000, not {count!r}")
         now = time.time() if now is None else now
         with self._unit():
-            if self._deck_row(name) is not None:
-                raise RegistryRefused(f"deck {name} is in the registry already ({self._deck_row(name)['state']})")
+            held = self._deck_row(name)
+            if held is not None:
+                raise RegistryRefused(f"deck {name} is in the registry already ({held['state'].replace('_', ' ')})")
             self._execute(insert(reg_decks_table).values(name=name, back=back, state="received", sealed_count=count,
                                                          received_at=now, received_by=who, changed=now))
             self._step("received", now, deck=name, person=who, detail={"sealed_count": count, "back": back})
@@ -246,7 +247,7 @@ class RoomRegistry(Connection):
         if row is not None and row["state"] in LIVE_STATES:
             mine = dict(self._execute(select(t.uid, t.card).where(t.deck == name)).all())
             if mine == wanted:
-                return self._deck_dict(row)   # registered already, as it is: nothing changes
+                return row   # registered already, as it is: nothing changes
             raise RegistryRefused(f"deck {name} is registered already with {len(mine)} other tags "
                                   f"(by {row['registered_by']}): first registration wins")
         if row is None:
@@ -264,7 +265,7 @@ class RoomRegistry(Connection):
         if who is not None:
             self._audit(who, "deck_register", f"deck {name} registered, {len(wanted)} tags", now)
         self._moved()
-        return self._deck_dict(self._deck_row(name))
+        return self._deck_row(name)
 
     def retire_deck(self, name: str, who: str, why: str, now: float | None = None) -> dict:
         """Take deck *name* out of play: its tags are foreign at every table from the next version."""
@@ -354,7 +355,7 @@ class RoomRegistry(Connection):
                                       "is never registered again")
             if old["dealer"] != dealer:
                 raise RegistryRefused(f"badge {uid} is registered to dealer {old['dealer']} already")
-            return self._badge_dict(old)
+            return old
         by = who if who is not None else f"a technician at {table}"
         self._execute(insert(reg_badges_table).values(uid=uid, dealer=dealer, registered_at=now, registered_by=by,
                                                       registered_table=table))
@@ -362,7 +363,7 @@ class RoomRegistry(Connection):
         if who is not None:
             self._audit(who, "badge_register", f"badge {uid} registered to dealer {dealer}", now)
         self._moved()
-        return self._badge_dict(self._rows(select(reg_badges_table).where(b.uid == uid))[0])
+        return self._rows(select(reg_badges_table).where(b.uid == uid))[0]
 
     def revoke_badge(self, uid: str, who: str, why: str, now: float | None = None) -> dict:
         """Badge *uid* signs in nowhere from the next version."""
@@ -380,17 +381,9 @@ class RoomRegistry(Connection):
             self._step("badge_revoked", now, badge=uid, person=who, detail={"dealer": row[0]["dealer"], "why": why})
             self._audit(who, "badge_revoke", f"badge {uid} of dealer {row[0]['dealer']} revoked: {why}", now)
             self._moved()
-            return self._badge_dict(self._rows(select(reg_badges_table).where(b.uid == uid))[0])
+            return self._rows(select(reg_badges_table).where(b.uid == uid))[0]
 
     # -- reading
-
-    @staticmethod
-    def _deck_dict(row: dict) -> dict:
-        return dict(row)
-
-    @staticmethod
-    def _badge_dict(row: dict) -> dict:
-        return dict(row)
 
     def decks(self) -> list[dict]:
         """Every deck, by name, with ``tags`` (how many)."""
