@@ -248,7 +248,8 @@ def test_a_tables_garbage_is_refused_for_it_alone_and_the_same_deck_twice_is_no_
     t02.hand(T0 + 20, red, by_uid=True)
     # A deck refused for one stolen tag: its other tags' hands count for no deck.
     blue = deck_tags("Blue 1")
-    t02.add(T0 + 30, "deck_registered", deck="Blue 1", back="blue", tags=dict(list(blue.items())[1:]) | {next(iter(red)): "Ah"})
+    stolen = dict(list(blue.items())[1:]) | {next(iter(red)): "Ah"}
+    t02.add(T0 + 30, "deck_registered", deck="Blue 1", back="blue", tags=stolen)
     t02.hand(T0 + 40, dict(list(blue.items())[1:]), by_uid=True)
     file_journal(store, t01)
     file_journal(store, t02)

@@ -129,7 +129,8 @@ def test_a_hostile_table_can_neither_publish_a_registry_nor_read_anothers(broker
                 journal = TableJournal(table)
                 journal.add(time.time(), "tick")
                 say_hello(client, table, journal)
-                wait_for(lambda c=client, t=table: newest(c, t) and newest(c, t).version == 1, f"{table}'s registry", 30)
+                wait_for(lambda c=client, t=table: newest(c, t) and newest(c, t).version == 1,
+                         f"{table}'s registry", 30)
             before = {t: P.registry_topic(t) for t in ("T01", "T02")}
             sent = {t: [p for topic, p in c.messages if topic == before[t]]
                     for t, c in (("T01", t01), ("T02", hostile))}

@@ -127,7 +127,8 @@ def _dealer(dealer, names: dict[str, str]) -> str:
 
 def _limit_words(hours, hands) -> str:
     """``8 hours in play or 400 hands``; empty for no limit."""
-    said = ([f"{hours:g} hours in play"] if hours is not None else []) + ([f"{hands} hands"] if hands is not None else [])
+    said = ([f"{hours:g} hours in play"] if hours is not None else []) + \
+        ([f"{hands} hands"] if hands is not None else [])
     return " or ".join(said)
 
 

@@ -50,7 +50,8 @@ def parse_tags(text: str) -> dict[str, str]:
     for number, line in enumerate(lines, 1):
         words = line.replace(",", " ").replace("=", " ").split()
         if len(words) != 2:
-            raise RegistryRefused(f"line {number} of the tags, {line.strip()[:40]!r}: expected a UID and a card (04A3C6CAE26180 Ah)")
+            raise RegistryRefused(f"line {number} of the tags, {line.strip()[:40]!r}: expected a UID and a card "
+                                  "(04A3C6CAE26180 Ah)")
         tags[words[0]] = words[1]
     return tags
 
