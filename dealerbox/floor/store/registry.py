@@ -126,8 +126,11 @@ class RoomRegistry(Connection):
         with the ``version`` it is, read in one transaction."""
         d, t, b = reg_decks_table.c, reg_tags_table.c, reg_badges_table.c
         with self._unit(write=False):
-            if self.backend == "postgresql" and not self._in_transaction:
-                self._sql("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            # One snapshot: the version and the content it is (a command may commit between two reads).
+            own = not self._in_transaction
+            if own:
+                self._sql("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if self.backend == "postgresql"
+                          else "BEGIN")
             try:
                 version = self._execute(select(meta_table.c.value).where(meta_table.c.key == VERSION_KEY)).scalar()
                 decks = {name: {"back": back, "tags": {}} for name, back in self._execute(
@@ -146,7 +149,7 @@ class RoomRegistry(Connection):
                     else:
                         revoked.append(uid)
             finally:
-                if self.backend == "postgresql" and not self._in_transaction:
+                if own:
                     self._sql("COMMIT")
         return {"version": int(version) if version is not None else 0, "decks": decks,
                 "retired": sorted(retired), "badges": badges, "revoked": sorted(revoked)}
