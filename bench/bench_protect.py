@@ -28,8 +28,9 @@ hand shuffle is ``riffle riffle strip riffle cut`` with the default gathering mo
     fair model says, so that half the time the slug kept is undealt stub cards, whose
     order nobody (the cheat included) has seen and no hand showed. No statistic of the
     record can see those hands, which holds that figure's expectation to 1 - 0.5^3 = 87.5%.
-``protect_stacked_seat_detected_pct`` (AA at one seat once in 10 hands; within one
-    8-hour shift; goal >= 95), once in 30 beside it.
+``protect_stacked_seat_detected_pct`` (AA or KK at one physical seat once in 10 hands, the
+    button moving, no seats recorded: the pass recovers them; within one 240-hand shift;
+    goal >= 95), once in 30 beside it (within one shift and two).
 ``protect_stopped_shuffler_detected_within_hands`` (median; a machine that only cuts,
     two decks dealt in turn; goal <= 5).
 ``protect_dealer_3x_detected_within_hands`` (median) beside
@@ -119,7 +120,8 @@ GOALS = {
                    "protect_false_riffle_detected_pct_first_hand_k8", "protect_false_riffle_detected_pct_k20",
                    "protect_false_riffle_detected_pct_gathered_as_fair",
                    "protect_false_riffle_detected_pct_first_hand_gathered_as_fair")),
-    "protect_stacked_seat_detected_pct": (">=", 95, ("protect_stacked_seat_detected_pct_1_in_30",)),
+    "protect_stacked_seat_detected_pct": (">=", 95, ("protect_stacked_seat_detected_pct_1_in_30",
+                                                    "protect_stacked_seat_detected_pct_1_in_30_two_shifts")),
     "protect_stopped_shuffler_detected_within_hands": (
         "<=", 5, ("protect_stopped_shuffler_detected_pct_within_5",)),
     "protect_dealer_3x_detected_within_hands": ("", None, ("protect_dealer_3x_detected_pct_within_3000",)),
@@ -384,14 +386,18 @@ def run(scale: float = 1.0) -> dict:
         fig["protect_stopped_shuffler_detected_pct_within_5"] = _pct(found, 5)
 
         shift = 240
-        for every, suffix in ((10, ""), (30, "_1_in_30")):
+        for every, suffix, shifts in ((10, "", 1), (30, "_1_in_30", 2)):
             def stacked_sim(table, r, every=every):
-                return (TableSim(MACHINE, r, players=9, table=table),
-                        TableSim(MACHINE, r, players=9, table=table, stack=Stack(0, ("Ah", "As"), every)))
-            # The stack runs a whole shift; one more hand opens the next window, which scores it.
+                # A physical seat fed, the button moving one seat a hand, no seats recorded: the
+                # pass recovers the seats from the deal's rotation (the same TableSim, fair then cheat).
+                sim = TableSim(MACHINE, r, players=9, table=table, button=True, occupied=tuple(range(1, 10)),
+                               stack=Stack(4, ("Ah", "As"), every, physical=True, others=(("Kh", "Ks"),)))
+                return sim, sim
             found = detection(d, f"stack{every:02d}", machine, refs_machine, max(10, trials // 4), stacked_sim,
-                              ("seat_luck",), warm=0, cheat_hands=shift + 1, rng=rng)
-            fig[f"protect_stacked_seat_detected_pct{suffix}"] = _pct(found, shift + 1)
+                              ("seat_luck",), warm=0, cheat_hands=shifts * shift, rng=rng)
+            fig[f"protect_stacked_seat_detected_pct{suffix}"] = _pct(found, shift)
+            if shifts > 1:
+                fig[f"protect_stacked_seat_detected_pct{suffix}_two_shifts"] = _pct(found, 2 * shift)
 
         room = Room(d, "dealer3x", machine, refs_machine)
         dealer_trials = max(10, trials // 4)
