@@ -21,6 +21,7 @@ from sqlalchemy import MetaData, inspect
 from tests.floor.test_collector import journal, journal_lines, message, open_alerts, status
 from tests.floor.test_figures import T0, all_queries, file_lines, filled_store, room  # noqa: F401
 from tests.floor.support import wait_for
+from tests.floor.registry_support import deck_tags
 from dealerbox.errors import ConfigError
 from dealerbox.errors import FloorError
 from dealerbox.floor import migrations as M
@@ -442,6 +443,13 @@ def test_floor_migrate_moves_an_sqlite_floor_into_postgresql(tmp_path, room, pos
         store.add_user("vera", "viewer", "argon-hash", 1.0)
         store.set_dealer_name("1042", "Ann Example", 2.0)
         store.add_session("k", "vera", "c", 3.0, "10.0.0.9")
+        # The room's registry: a deck through its life, one in play, a badge revoked.
+        store.receive_deck("Red 7", "red", 54, "ann", now=T0)
+        store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann", now=T0 + 60)
+        store.retire_deck("Red 7", "ann", "marked cards suspected", now=T0 + 3600)
+        store.register_deck("Blue 1", "blue", deck_tags("Blue 1"), None, table="T01", seq=7, now=T0 + 120)
+        store.register_badge("08A1B2C3", "1042", "ann", now=T0 + 180)
+        store.revoke_badge("08A1B2C3", "ann", "left the house", now=T0 + 240)
     url = postgres_cluster.database("moved")
     config = tmp_path / "floor.toml"
     config.write_text(f'[store]\nurl = "{url}"\n')
@@ -460,6 +468,16 @@ def test_floor_migrate_moves_an_sqlite_floor_into_postgresql(tmp_path, room, pos
         assert copy.users() == [{**u, "sessions": 0} for u in source.users()]  # they sign in again
         assert copy.dealer_names() == {"1042": "Ann Example"}
         assert copy.meta("collector_boot") == source.meta("collector_boot")
+        # The registry survives the move: the same decks, tags, badges, log and version the tables are sent.
+        assert copy.decks() == source.decks() and copy.deck("Red 7") == source.deck("Red 7")
+        assert copy.badges() == source.badges()
+        assert copy.registry_steps() == source.registry_steps()
+        assert copy.registry_behind() == source.registry_behind()
+        assert copy.registry_payload() == source.registry_payload()
+        # The next step of the card control log draws an id after the copied ones.
+        copy.destroy_deck("Red 7", "ann", "bob", now=T0 + 7200)
+        assert [s["step"] for s in copy.registry_steps(deck="Red 7")] == [
+            "received", "registered", "retired", "destroyed"]
         # New alerts draw ids after the copied ones.
         newest = max(a["id"] for a in source.alerts(open_only=False))
         assert copy.raise_alert("T09", "offline", "new", None, 9.0)["id"] == newest + 1

@@ -2,8 +2,9 @@
 
 ``dealerbox floor migrate --from floor.sqlite`` copies every table's lines (and
 those waiting ahead of a gap), the tables' rows, the lines kept aside, the alerts
-with their audit trail, the web view's users and the dealers' names into the
-configured store, in one transaction of the target (it holds all of it or
+with their audit trail, the web view's users, the dealers' names and the room's
+registry (decks, tags, badges, the card control log, the hands each deck dealt and
+the registry pass's progress) into the configured store, in one transaction of the target (it holds all of it or
 nothing), from one read snapshot of the source. The target must hold none of
 these yet. Afterwards each table's chain is verified in the target and must read
 as it does in the source, and the figures are filed from the copied lines.
@@ -24,13 +25,16 @@ from dealerbox.floor.store import Store
 from dealerbox.floor.store.layout import layout_table
 from dealerbox.floor.protect.tables import protect_fitted
 from dealerbox.floor.store.schema import (alerts_table, audit_table, dealer_names_table, early_lines_table,
-                                          lines_table, meta_table, quarantine_table, tables_table, users_table)
+                                          lines_table, meta_table, quarantine_table, reg_badges_table,
+                                          reg_decks_table, reg_hands_table, reg_progress_table, reg_steps_table,
+                                          reg_tags_table, tables_table, users_table)
 
 __all__ = ["move_store", "Moved"]
 
 #: What is copied, in this order (sessions are not: their users sign in again).
 COPIED = (tables_table, lines_table, early_lines_table, quarantine_table, alerts_table, audit_table,
-          users_table, dealer_names_table, protect_fitted, layout_table)
+          users_table, dealer_names_table, protect_fitted, layout_table,
+          reg_decks_table, reg_tags_table, reg_badges_table, reg_steps_table, reg_hands_table, reg_progress_table)
 #: Rows read and written at a time.
 CHUNK = 5000
 
@@ -65,7 +69,7 @@ def move_store(source: Store, target: Store) -> Moved:
                 moved.rows[table.name] = _copy(src, dst, table)
             _copy_meta(src, dst, target.backend)
             if target.backend == "postgresql":
-                for table in (alerts_table, audit_table):
+                for table in (alerts_table, audit_table, reg_steps_table):
                     # The copied ids were given, not drawn: the next one drawn follows them.
                     dst.execute(text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
                                      f"COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM {table.name}"))
