@@ -1,5 +1,6 @@
-"""The audit trail as an auditor reads it: who cleared which alert, when, and why, over a
-range of days; as a dict (the JSON), as CSV (raw values beside the words, for the
+"""The audit trail as an auditor reads it: who cleared which alert, when, and why, and who
+changed the room's registry (received, registered, retired or destroyed a deck, set its
+limit, registered or revoked a badge: issue 40), over a range of days; as a dict (the JSON), as CSV (raw values beside the words, for the
 casino's spreadsheets), and as labelled sections that the page and the PDF both draw
 (the shift report's shape: :func:`dealerbox.floor.telling.report.report_sections`, drawn by
 ``templates/_report_body.html`` and :func:`dealerbox.floor.telling.report_pdf.sections_pdf`).
@@ -16,29 +17,75 @@ import io
 
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
 from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.card_log import deck_path
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.figure_text import span
 from dealerbox.floor.telling.report import iso
 from dealerbox.link import protocol as P
 
 __all__ = ["audit_trail", "audit_title", "audit_sections", "audit_csv", "audit_pdf", "audit_file_name",
-           "ACTION_WORDS", "CSV_COLUMNS"]
+           "ACTION_WORDS", "CSV_COLUMNS", "REGISTRY_STEPS", "registry_change_words"]
 
 #: What each action of the store's audit rows is called on the page.
 ACTION_WORDS = {"clear": "cleared"}
-#: The CSV's columns: the raw values the API gives, then the same in words.
+#: The CSV's columns: the raw values the API gives, then the same in words; ``deck`` and
+#: ``badge`` name what a change of the registry changed.
 CSV_COLUMNS = ("at", "at_local", "who", "action", "alert", "table", "kind", "what", "seq", "hand",
-               "raised", "raised_local", "count", "note")
+               "raised", "raised_local", "count", "note", "deck", "badge")
+#: The registry's audit actions (:mod:`dealerbox.floor.store.registry`), each with the step of
+#: the card control log the same change wrote at the same moment: the step says what changed.
+REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "deck_retire": "retired",
+                  "deck_destroy": "destroyed", "deck_limit": "limit_set", "badge_register": "badge_registered",
+                  "badge_revoke": "badge_revoked"}
 
 
-def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float) -> dict:
-    """The trail of ``[start, end)``: the store's *audit* rows made in it, oldest first, and
-    the *alerts* (the store's, open and cleared) raised or cleared in it, by id."""
+def registry_change_words(action: str, step: dict | None, detail: str = "") -> str:
+    """A change of the registry as an auditor reads it (``received deck B (sealed, 54 cards)``),
+    from its step of the card control log; without one, the audit row's own *detail*."""
+    if step is None:
+        return f"{action.replace('_', ' ')}: {detail}"
+    d, deck, badge = step.get("detail") or {}, step.get("deck"), step.get("badge")
+    if action == "deck_receive":
+        return f"received deck {deck} (sealed, {d.get('sealed_count')} cards, back {d.get('back')})"
+    if action == "deck_register":
+        return f"registered deck {deck} ({d.get('tags')} tags" + (f", back {d['back']})" if d.get("back") else ")")
+    if action == "deck_retire":
+        return f"retired deck {deck}: {d.get('why', '')}"
+    if action == "deck_destroy":
+        return f"destroyed deck {deck}, witnessed by {step.get('witness')}"
+    if action == "deck_limit":
+        said = " or ".join(x for x in ((f"{d['hours']:g} hours in play" if d.get("hours") is not None else ""),
+                                       (f"{d['hands']} hands" if d.get("hands") is not None else "")) if x)
+        return f"set deck {deck}'s limit to {said}" if said else f"set deck {deck} back to the house's limit"
+    if action == "badge_register":
+        return f"registered badge {badge} to dealer {d.get('dealer')}"
+    if action == "badge_revoke":
+        return f"revoked badge {badge} of dealer {d.get('dealer')}: {d.get('why', '')}"
+    return f"{action.replace('_', ' ')}: {detail}"
+
+
+def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
+                steps: list[dict] = ()) -> dict:
+    """The trail of ``[start, end)``: the store's *audit* rows made in it, oldest first (the
+    alerts' clears and the registry's changes), the *alerts* (the store's, open and cleared)
+    raised or cleared in it, by id, and ``registry``: each change of the registry with the
+    step of the card control log (*steps*: the store's ``registry_steps``) it wrote."""
     audit = sorted((r for r in audit if start <= r["at"] < end), key=lambda r: r["at"])
-    seen = {r["alert"] for r in audit}
+    seen = {r["alert"] for r in audit if r["alert"] is not None}
     shown = [a for a in alerts if start <= a["raised"] < end or a["id"] in seen
              or (a["cleared_at"] is not None and start <= a["cleared_at"] < end)]
-    return {"from": start, "to": end, "audit": audit, "alerts": sorted(shown, key=lambda a: a["id"])}
+    # A change and its step are written in one transaction with the same time and person.
+    by_moment = {(s["at"], s["step"], s["person"]): s for s in steps}
+    registry = []
+    for row in audit:
+        if row["action"] in REGISTRY_STEPS:
+            step = by_moment.get((row["at"], REGISTRY_STEPS[row["action"]], row["who"]))
+            registry.append({"at": row["at"], "who": row["who"], "action": row["action"],
+                             "deck": step["deck"] if step else None, "badge": step["badge"] if step else None,
+                             "words": registry_change_words(row["action"], step, row.get("detail") or ""),
+                             "detail": row.get("detail") or ""})
+    return {"from": start, "to": end, "audit": audit, "alerts": sorted(shown, key=lambda a: a["id"]),
+            "registry": registry}
 
 
 def audit_title(trail: dict, clock: FloorClock) -> str:
@@ -93,9 +140,20 @@ def _hand(alert: dict | None, base_url: str | None) -> dict:
 
 
 def _rows(trail: dict):
+    """The alerts' clears (the registry's changes have a section of their own), each with its alert."""
     by_id = {a["id"]: a for a in trail["alerts"]}
     for row in trail["audit"]:
-        yield row, by_id.get(row["alert"])
+        if row["action"] not in REGISTRY_STEPS:
+            yield row, by_id.get(row["alert"])
+
+
+def _changed(change: dict, base_url: str | None) -> dict:
+    """The deck (linked to its page) or the badge a change of the registry changed."""
+    if change["deck"] is not None:
+        return _cell(f"deck {change['deck']}", _link(base_url, deck_path(change["deck"])))
+    if change["badge"] is not None:
+        return _cell(f"badge {change['badge']}", _link(base_url, "/registry"))
+    return _cell("–", none=True)
 
 
 def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", alert_words=None) -> list[dict]:
@@ -117,10 +175,16 @@ def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", al
             _cell(clock.full(alert["raised"])) if alert is not None else _cell("–", none=True),
             _cell(row.get("detail") or "")])
     count = len(rows)
+    changes = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"]), _changed(c, base_url)]
+               for c in reversed(trail.get("registry", []))]
     return [{"id": "audit", "heading": f"Alerts cleared ({count})", "columns":
              ["when", "who", "did", "what", "table", "hand", "raised", "note"], "rows": rows,
              "empty": "Nobody cleared an alert in this range.",
-             "notes": ["Newest first. Each time is the floor's local time with its date and zone."]}]
+             "notes": ["Newest first. Each time is the floor's local time with its date and zone."]},
+            {"id": "registry-changes", "heading": f"Decks and badges changed ({len(changes)})",
+             "columns": ["when", "who", "did", "deck or badge"], "rows": changes,
+             "empty": "Nobody changed the room's decks or badges in this range.",
+             "notes": ["Newest first. Each deck's whole card control log is on its page."]}]
 
 
 def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
@@ -129,14 +193,20 @@ def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
+    lines = []
     for row, alert in _rows(trail):
         a = alert or {}
         hand = _hand(alert, "")["href"] or ""
-        writer.writerow((iso(row["at"]), clock.full(row["at"]), row["who"], row["action"], row["alert"],
-                         a.get("table", ""), a.get("kind", ""), _what(alert, alert_words, clock) if alert else "",
-                         a.get("seq") if a.get("seq") is not None else "", hand,
-                         iso(a["raised"]) if alert else "", clock.full(a["raised"]) if alert else "",
-                         a.get("count", ""), row.get("detail") or ""))
+        lines.append((row["at"], (iso(row["at"]), clock.full(row["at"]), row["who"], row["action"], row["alert"],
+                      a.get("table", ""), a.get("kind", ""), _what(alert, alert_words, clock) if alert else "",
+                      a.get("seq") if a.get("seq") is not None else "", hand,
+                      iso(a["raised"]) if alert else "", clock.full(a["raised"]) if alert else "",
+                      a.get("count", ""), row.get("detail") or "", "", "")))
+    for c in trail.get("registry", []):
+        lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
+                                "", "", "", "", "", c["detail"], c["deck"] or "", c["badge"] or "")))
+    # Oldest first, the clears and the changes as they happened (a stable sort keeps each's own order).
+    writer.writerows(line for _at, line in sorted(lines, key=lambda x: x[0]))
     return out.getvalue()
 
 

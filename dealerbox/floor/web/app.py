@@ -393,7 +393,8 @@ class FloorApp:
         return JSONResponse({"v": P.SCHEMA_VERSION, **self.floor.snapshot()})
 
     def _audit(self, start: float, end: float) -> dict:
-        return AF.audit_trail(self.store.audit(), self.store.alerts(open_only=False), start, end)
+        return AF.audit_trail(self.store.audit(), self.store.alerts(open_only=False), start, end,
+                              self.store.registry_steps(start=start, end=end))
 
     async def api_audit(self, request, client, session):
         """The audit rows made in the range (as the page's: ``preset``, ``start``/``end`` or

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import html as html_module
 import io
 import re
 import sqlite3
@@ -22,6 +23,7 @@ from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.floor_words import FloorWords
 from dealerbox.floor.telling.report import iso
 
+from tests.floor.registry_support import deck_tags
 from tests.floor.test_story import _filed, _played
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 
@@ -76,6 +78,31 @@ def two_days_of_clears(path) -> None:
             db.close()
 
 
+#: The room's registry changed after the clears' range (issue 40): a deck's life and a badge's.
+REG_START, REG_END = _local(NEXT, "10:30:00"), _local(NEXT, "13:00:00")
+
+
+def registry_changes(path) -> None:
+    """A deck received, registered, limited, retired and destroyed, a badge registered and
+    revoked, by the admin ada, between :data:`REG_START` and :data:`REG_END`."""
+    at = iter(_local(NEXT, f"11:{m:02d}:00") for m in range(0, 60, 5))
+    with Store(path) as store:
+        store.receive_deck("B 2", "blue", 54, "ada", now=next(at))
+        store.register_deck("B 2", "blue", deck_tags("B 2"), "ada", now=next(at))
+        store.set_deck_limit("B 2", 8, 500, "ada", now=next(at))
+        store.register_badge("08A1B2C3", "1042", "ada", now=next(at))
+        store.retire_deck("B 2", "ada", "marked cards suspected", now=next(at))
+        store.destroy_deck("B 2", "ada", "sam", now=next(at))
+        store.revoke_badge("08A1B2C3", "ada", "left the house", now=next(at))
+
+
+#: The changes of :func:`registry_changes` as the page words them, oldest first.
+REGISTRY_WORDS = ["received deck B 2 (sealed, 54 cards, back blue)", "registered deck B 2 (54 tags, back blue)",
+                  "set deck B 2's limit to 8 hours in play or 500 hands", "registered badge 08A1B2C3 to dealer 1042",
+                  "retired deck B 2: marked cards suspected", "destroyed deck B 2, witnessed by sam",
+                  "revoked badge 08A1B2C3 of dealer 1042: left the house"]
+
+
 @pytest.fixture(scope="module")
 def web(tmp_path_factory):
     directory = tmp_path_factory.mktemp("audit")
@@ -83,6 +110,7 @@ def web(tmp_path_factory):
     _filed(path, "T01", _played(directory, "exposed_deal_then_flop_burned_anyway", "2077"))
     add_users(path, ("vera", "sam", "ada"))
     two_days_of_clears(path)
+    registry_changes(path)
     with WebProcess(directory, path, time_zone=ZONE) as w:
         yield w
 
@@ -189,3 +217,56 @@ def test_the_pdf_says_what_the_page_says_with_its_dates_zones_and_links_to_the_h
     assert "Floor call at T01: four-card flop" in text and "property north" in text
     links = {a.get_object()["/A"]["/URI"] for page in reader.pages for a in page.get("/Annots", [])}
     assert "https://floor.example/hands/T01/1" in links and "https://floor.example/tables/T02" in links
+
+
+def _reg_range() -> str:
+    return f"start={CLOCK.input_value(REG_START)}&end={CLOCK.input_value(REG_END)}"
+
+
+def test_the_registrys_changes_read_as_an_auditor_reads_them_in_a_section_of_their_own(web):
+    """Issue 40: a deck received, retired and destroyed is no "deck_receive alert None" under
+    the alerts cleared, but its own row in words, the deck linked to its page."""
+    cookie = sign_in(web, "vera")[0]
+    status, _h, html = call(web, "GET", f"/audit?{_reg_range()}", cookie=cookie)
+    assert status == 200
+    assert "Nobody cleared an alert in this range." in html and "alert None" not in html
+    assert "Decks and badges changed (7)" in html
+    rows = _cells(html, "registry-changes")
+    assert [html_module.unescape(r[2]) for r in rows] == REGISTRY_WORDS[::-1]   # newest first
+    assert {r[1] for r in rows} == {"ada"} and all(FULL.fullmatch(r[0]) for r in rows)
+    assert [r[3] for r in rows][-1] == "deck B 2" and rows[0][3] == "badge 08A1B2C3"
+    assert '<a href="/registry/decks/B%202">deck B 2</a>' in html
+    # The clears' range shows none of them, and says so.
+    status, _h, html = call(web, "GET", f"/audit?{_range()}", cookie=cookie)
+    assert "Nobody changed the room's decks or badges in this range." in html_module.unescape(html)
+    assert "deck_receive" not in html
+
+
+def test_the_registrys_changes_are_in_the_csv_and_the_pdf_too(web):
+    cookie = sign_in(web, "vera")[0]
+    query = f"from={REG_START!r}&to={REG_END!r}"
+    status, _h, text = call(web, "GET", f"/audit.csv?{query}", cookie=cookie)
+    assert status == 200
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["what"] for r in rows] == REGISTRY_WORDS   # oldest first, as the clears are
+    assert [r["action"] for r in rows][:2] == ["deck_receive", "deck_register"]
+    assert {r["alert"] for r in rows} == {""} and [r["deck"] for r in rows][:3] == ["B 2"] * 3
+    assert rows[3]["badge"] == "08A1B2C3" and rows[4]["note"] == "deck B 2 retired: marked cards suspected"
+    status, _h, body = call(web, "GET", f"/audit.pdf?{query}", cookie=cookie)
+    assert status == 200 and body.startswith("%PDF-")
+    with Store(web.directory / "floor.sqlite") as store:
+        trail = AF.audit_trail(store.audit(), store.alerts(open_only=False), REG_START, REG_END,
+                               store.registry_steps(start=REG_START, end=REG_END))
+    pdf = AF.audit_pdf(trail, CLOCK, "https://floor.example")
+    reader = PdfReader(io.BytesIO(pdf))
+    text = " ".join(page.extract_text() for page in reader.pages).replace("\n", " ")
+    assert "Decks and badges changed (7)" in text and "retired deck B 2: marked cards suspected" in text
+    links = {a.get_object()["/A"]["/URI"] for page in reader.pages for a in page.get("/Annots", [])}
+    assert "https://floor.example/registry/decks/B%202" in links
+
+
+def test_a_change_without_its_step_still_says_what_the_audit_row_says():
+    row = {"at": 5.0, "who": "ada", "action": "deck_retire", "alert": None, "detail": "deck X retired: worn"}
+    trail = AF.audit_trail([row], [], 0.0, 10.0)
+    assert trail["registry"][0]["words"] == "deck retire: deck X retired: worn"
+    assert AF.audit_sections(trail, CLOCK)[0]["rows"] == []   # not an alert cleared
