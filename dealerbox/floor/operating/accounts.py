@@ -47,6 +47,11 @@ PERMISSIONS = {
     "clear": "supervisor",       # clear an alert, with a note
     "see_names": "supervisor",   # dealers' names beside their ids (tables know ids only)
     "manage_users": "admin",     # add, remove users, set passwords
+    # The room's registry (issue 40; docs/FLOOR.md, "Who may change the registry"): a
+    # supervisor takes a sealed deck in and pulls a suspect deck out of play at once;
+    # a deck's tags, its limit, its destruction and the dealers' badges are the admin's.
+    "deck_custody": "supervisor",    # receive a sealed deck, retire a deck
+    "manage_registry": "admin",      # register a deck's tags, set its limit, destroy it; badges
 }
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")

@@ -8,10 +8,11 @@
   was used; every hand it dealt, linked to its story), as CSV and PDF too;
 - ``/registry/log?day=YYYY-MM-DD``: the card control log of one local day, as CSV and PDF too.
 
-Everyone signed in may read them ("view"); a change needs the admin's role (``manage_users``,
-the one permission only admins hold), is a form with the session's CSRF token (the gate
-checks it) and is audited with the user's name. A refusal (a tag already another deck's, a
-witness who is the destroyer) is said on the page, in words, with status 400.
+Everyone signed in may read them ("view"); receiving a sealed deck and retiring one needs
+``deck_custody`` (a supervisor), every other change ``manage_registry`` (the admin); a change
+is a form with the session's CSRF token (the gate checks it) and is audited with the user's
+name. A refusal (a tag already another deck's, a witness who is the destroyer) is said on the
+page, in words, with status 400.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from dealerbox.floor.telling.figure_text import one_decimal
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.web.auth import Refused, form
 
-__all__ = ["RegistryPages", "CHANGE", "parse_tags"]
+__all__ = ["RegistryPages", "CHANGE", "CUSTODY", "parse_tags"]
 
 log = logging.getLogger(__name__)
 
 #: The permission a change of the registry needs: the admin's.
-CHANGE = "manage_users"
+CHANGE = "manage_registry"
+#: The permission receiving a sealed deck and retiring one need: a supervisor's.
+CUSTODY = "deck_custody"
 #: A deck's tags as a form sends them: at most this many lines.
 TAGS_MAX = 200
 
@@ -68,11 +71,11 @@ class RegistryPages:
         """The routes, as :meth:`FloorApp.routes` lists them."""
         return [
             ("/registry", "GET", self.page, "view", None),
-            ("/registry/decks", "POST", self.deck_form, CHANGE, "form"),
+            ("/registry/decks", "POST", self.deck_form, CUSTODY, "form"),  # registering: CHANGE, checked in it
             ("/registry/decks/{name}", "GET", self.deck_page, "view", None),
             ("/registry/decks/{name}/log.csv", "GET", self.deck_csv, "view", None),
             ("/registry/decks/{name}/log.pdf", "GET", self.deck_pdf, "view", None),
-            ("/registry/decks/{name}/retire", "POST", self.retire_form, CHANGE, "form"),
+            ("/registry/decks/{name}/retire", "POST", self.retire_form, CUSTODY, "form"),
             ("/registry/decks/{name}/destroy", "POST", self.destroy_form, CHANGE, "form"),
             ("/registry/decks/{name}/limit", "POST", self.limit_form, CHANGE, "form"),
             ("/registry/badges", "POST", self.badge_form, CHANGE, "form"),
@@ -91,7 +94,8 @@ class RegistryPages:
         data = await run_in_threadpool(self._listing)
         names = await self.app._names(session)
         return self.app.render(request, "registry.html", status, session=session, error=error, names=names,
-                               may_change=may(session.role, CHANGE), states=L.STATE_WORDS, hours=_hours,
+                               may_change=may(session.role, CHANGE), may_custody=may(session.role, CUSTODY),
+                               states=L.STATE_WORDS, hours=_hours,
                                deck_path=L.deck_path, today=self.clock.at(time.time()).date().isoformat(), **data)
 
     async def _fields(self, request) -> dict[str, str]:
@@ -109,6 +113,8 @@ class RegistryPages:
         f = await self._fields(request)
         name, back, action = f.get("name", ""), f.get("back", ""), f.get("action", "")
         user = session.user
+        if action != "receive" and not may(session.role, CHANGE):
+            raise Refused(403, f"{user} ({session.role}) may receive a sealed deck, not register its tags")
 
         def change():
             if action == "receive":
@@ -172,7 +178,7 @@ class RegistryPages:
         return self.app.render(request, "registry_deck.html", status, session=session, error=error, deck=deck,
                                title=L.log_title(deck_log, self.clock), states=L.STATE_WORDS, hours=_hours,
                                checks=checks, words=L.step_words, path=L.deck_path(deck["name"]),
-                               may_change=may(session.role, CHANGE),
+                               may_change=may(session.role, CHANGE), may_custody=may(session.role, CUSTODY),
                                sections=L.log_sections(deck_log, self.clock, names, ""))
 
     async def _deck_change(self, request, client, session, change):

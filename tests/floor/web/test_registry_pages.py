@@ -2,7 +2,8 @@
 whole life in Debian's chromium (received, registered, in play at two tables, checked,
 retired, a destruction refused for a witness who is the destroyer, destroyed), and the card
 control log follows it on the page, as CSV and as PDF; axe-core finds nothing serious at
-desktop and tablet sizes. Roles decide: a viewer reads, only an admin changes, every change
+desktop and tablet sizes. Roles decide: a viewer reads, a supervisor receives and retires decks,
+the admin alone does the rest, every change
 with the session's CSRF token and audited with the user's name."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from pypdf import PdfReader
 
 from dealerbox.floor.collecting.registry_pass import RegistryPass
+from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.store import Store
 from dealerbox.floor.telling.clock import FloorClock
 from tests.floor.registry_support import TableJournal, deck_tags, file_journal
@@ -154,9 +156,48 @@ def test_roles_decide_and_a_change_needs_the_sessions_token(served):
     assert call(web, "POST", "/registry/decks", raw=body, headers=form, cookie=admin)[0] == 303
     status, _h, page = call(web, "GET", "/registry", cookie=viewer)
     assert status == 200 and "Blue" in page and 'id="receive"' not in page   # a viewer reads, no forms
+    assert '<a href="/registry">Decks and badges</a>' in page
     assert call(web, "GET", "/registry/decks/Nope", cookie=viewer)[0] == 404
     assert call(web, "GET", "/registry/log?day=yesterday", cookie=viewer)[0] == 400
     assert call(web, "GET", "/registry/decks/Nope/log.csv", cookie=viewer)[0] == 404
+
+
+def test_a_supervisor_receives_and_retires_decks_and_only_the_admin_does_the_rest(served):
+    """``deck_custody`` (a supervisor and the admin): receive a sealed deck, retire one;
+    ``manage_registry`` (the admin alone): a deck's tags, its limit, its destruction, badges."""
+    assert may("supervisor", "deck_custody") and may("admin", "deck_custody") and not may("viewer", "deck_custody")
+    assert may("admin", "manage_registry") and not may("supervisor", "manage_registry")
+    web, path = served
+    sam, sam_csrf = sign_in(web, "sam")
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+
+    def post(where, fields):
+        body = "&".join(f"{k}={quote(str(v))}" for k, v in {**fields, "csrf": sam_csrf}.items()).encode()
+        return call(web, "POST", where, raw=body, headers=form, cookie=sam)[0]
+    red = deck_tags(DECK)
+    tags = "\n".join(f"{uid} {card}" for uid, card in red.items())
+    assert post("/registry/decks", {"action": "receive", "name": DECK, "back": "red", "count": 54}) == 303
+    assert post("/registry/decks", {"action": "register", "name": DECK, "back": "red", "tags": tags}) == 403
+    status, _h, page = call(web, "GET", "/", cookie=sam)
+    assert '<a href="/registry">Decks and badges</a>' in page   # the nav leads every role to it
+    status, _h, page = call(web, "GET", "/registry", cookie=sam)
+    assert status == 200 and 'id="receive"' in page and 'id="register"' not in page and 'id="add-badge"' not in page
+    assert post("/registry/badges", {"uid": "08A1B2C3", "dealer": "1042"}) == 403
+    with Store(path) as store:
+        store.register_deck(DECK, "red", red, "ada")
+        store.register_badge("08A1B2C3", "1042", "ada")
+    status, _h, page = call(web, "GET", PATH, cookie=sam)
+    assert 'id="retire"' in page and 'id="set-limit"' not in page
+    assert post(f"{PATH}/limit", {"hours": 8, "hands": ""}) == 403
+    assert post("/registry/badges/08A1B2C3/revoke", {"why": "left"}) == 403
+    assert post(f"{PATH}/retire", {"why": "marked cards suspected"}) == 303
+    status, _h, page = call(web, "GET", PATH, cookie=sam)
+    assert 'id="destroy"' not in page and "Change this deck" not in page
+    assert post(f"{PATH}/destroy", {"witness": "Bob Witness"}) == 403
+    with Store(path) as store:
+        assert store.deck(DECK)["state"] == "retired" and store.badges()[0]["revoked_at"] is None
+        assert [(a["who"], a["action"]) for a in store.audit()] == [
+            ("sam", "deck_receive"), ("ada", "deck_register"), ("ada", "badge_register"), ("sam", "deck_retire")]
 
 
 @pytest.mark.parametrize("who", ["vera", "ada"])
