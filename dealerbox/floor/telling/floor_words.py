@@ -16,6 +16,7 @@ import re
 
 from dealerbox.domain.messages import load_messages
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
+from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT
 from dealerbox.floor.telling.clock import FloorClock
 
 __all__ = ["FloorWords", "COLOURS", "QUIET_S", "SEVERITY", "alert_order", "since_epoch", "room"]
@@ -34,7 +35,12 @@ KIND_WORDS = {
     "offline": "Offline", BLIND_KIND: "Property blind", "clock": "Clock wrong",
     "protocol": "Message refused", "shuffle": "Shuffle check", "dealer_chart": "Dealer check",
     "procedure": "Procedure check", "seat_luck": "Seat luck check",
+    # protect/floor_pass.py's REFERENCE_KIND (protect imports telling: the name is repeated here).
+    "protect_reference": "Shuffle not checked",
+    ALERT_KIND_CONFLICT: "Registration refused", ALERT_KIND_LIMIT: "Deck past its limit",
 }
+#: Words an alert's text starts with that its kind's words say already.
+_SAID = {"protect_reference": "reference: "}
 #: A decision's verdict before the irregularity's name on a tile.
 VERDICT_WORDS = {"floor": "Floor call", "misdeal": "Misdeal", "void": "Hand void", "correct": "Correcting"}
 #: A tile's colours: offline, quiet (no line for a while), a floor call or a stopped hand,
@@ -157,6 +163,8 @@ class FloorWords:
                 text = self.messages.irregularity_name(None, "floor")
             else:
                 text = what
+        if kind in _SAID and text.startswith(_SAID[kind]):
+            text = text[len(_SAID[kind]):]
         label = KIND_WORDS.get(kind) or kind.replace("_", " ").capitalize()
         out.update(severity=severity, severity_words=SEVERITY_WORDS[severity], where=where,
                    headline=f"{label} at {where}: {text}", raised_local=self.clock.full(a["raised"]),

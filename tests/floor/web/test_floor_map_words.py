@@ -116,6 +116,24 @@ def test_alerts_read_as_announcements_with_the_full_date_and_zone_and_floor_call
     assert cs["headline"] == "Floor call at T01: flop o čtyřech kartách"
 
 
+def test_the_registrys_and_the_protections_own_alerts_read_in_words_not_as_their_kinds():
+    words = FloorWords("en", PRAGUE)
+    conflict = words.alert(alert(1, "registry_conflict", "T01 registered deck Blue 1 and the floor refused it: "
+                                 "tag 04A1 is already registered as Ah of deck Red 7", NOW, seq=12))
+    assert conflict["headline"] == ("Registration refused at T01: T01 registered deck Blue 1 and the floor refused "
+                                    "it: tag 04A1 is already registered as Ah of deck Red 7")
+    limit = words.alert(alert(2, "deck_limit", "Deck Red 7 is past the house limit: 500 hands. Retire it.", NOW))
+    assert limit["headline"] == "Deck past its limit at T01: Deck Red 7 is past the house limit: 500 hands. Retire it."
+    reference = words.alert(alert(3, "protect_reference", "reference: hands of hold'em at 6 players are not "
+                                  "checked for a shuffle: no reference for the declared model", NOW))
+    assert reference["headline"] == ("Shuffle not checked at T01: hands of hold'em at 6 players are not checked "
+                                     "for a shuffle: no reference for the declared model")
+    # Notices: none of them comes before a floor call or an attack.
+    assert {a["severity_words"] for a in (conflict, limit, reference)} == {"notice"}
+    for a in (conflict, limit, reference):
+        assert a["kind"].replace("_", " ").capitalize() not in a["headline"]
+
+
 def test_the_room_is_its_pits_by_name_with_their_tables_by_place_and_the_unplaced_by_id():
     words = FloorWords("en", PRAGUE)
     views = []
