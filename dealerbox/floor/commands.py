@@ -32,7 +32,7 @@ def collect(config: Path, *, ready=None) -> int:
     with Store(settings.store) as store:
         collector = Collector(settings.identity, store, limits=settings.limits,
                               bridge_blind_s=settings.bridge_blind_s,
-                              protection=collector_protection(settings),
+                              protection=collector_protection(settings, store),
                               registry_limits=settings.registry,
                               publish_registry=settings.registry_publish)
         with collector:

@@ -8,6 +8,8 @@ import json
 
 from tests.floor.test_figures import SCENARIOS, journal_lines, scenario, session, T0
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
+from tests.floor.protect.test_decks import by_tag
+from tests.floor.registry_support import deck_tags
 from dealerbox.floor.telling import figures as F
 from dealerbox.link import protocol as P
 from dealerbox.floor.telling import story as S
@@ -15,6 +17,7 @@ from dealerbox.floor.collecting.filing import Filing
 from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.telling.hands import hands_of_lines, wall_seconds
 from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.telling.deck_names import floor_registries
 
 
 def _played(tmp_path, name: str, dealer: str | None = None) -> list[str]:
@@ -288,3 +291,27 @@ def test_hand_place_numbers_the_tables_hands_and_links_the_ones_around_it(tmp_pa
     assert [p["number"] for p in places] == [1, 2, 3]
     assert [p["prev"] for p in places] == [None, starts[0], starts[1]]
     assert [p["next"] for p in places] == [starts[1], starts[2], None]
+
+
+def test_a_tag_journaled_by_its_uid_is_named_from_the_rooms_registry_in_the_store(tmp_path):
+    """Issue 40: a deck registered on the floor (or at any table) names the cards a table
+    journaled by their tag, in the story the page tells, with no file naming the deck."""
+    uid_of = {card: uid for uid, card in sorted(deck_tags("Red 7").items(), reverse=True)}
+    played = _played(tmp_path, "exposed_deal_then_flop_burned_anyway", "2077")
+    lines = by_tag(played, uid_of.__getitem__)
+    path = tmp_path / "floor.sqlite"
+    _filed(path, "T01", lines)
+    add_users(path, ("vera",))
+    seq = next(json.loads(line)["seq"] for line in lines if '"new_hand"' in line)
+    with Store(path) as store:
+        store.register_deck("Red 7", "red", deck_tags("Red 7"), "ada")
+        named = S.registry_cards(*floor_registries(None, store.engine))
+        assert named(uid_of["Qs"]) == "Qs (deck Red 7)" and named("04AABBCCDDEEFF") is None
+    told = S.tell("T01", _hand(played), dealer="2077")
+    assert told["shoe"]
+    with WebProcess(tmp_path, path) as web:
+        cookie, _csrf = sign_in(web, "vera")
+        status, _h, body = call(web, "GET", f"/api/hands/T01/{seq}", cookie=cookie)
+        assert status == 200
+        assert [c["card"] for c in body["shoe"]] == [f"{c['card']} (deck Red 7)" for c in told["shoe"]]
+        assert not any(c["card"].startswith("uid:") for c in body["shoe"])

@@ -74,7 +74,8 @@ class FloorApp:
         self.limiter = SigninLimiter(settings.signin_limit_user, settings.signin_limit_address,
                                      settings.signin_window_s)
         self.gate = Gate(settings, self.store, self.sessions)
-        self.figures = FiguresApi(settings.store, card_of_uid=registry_cards(*floor_registries(settings.deck_registry)))
+        self.figures = FiguresApi(settings.store, card_of_uid=registry_cards(
+            *floor_registries(settings.deck_registry, self.store.engine)))
         self.clock = FloorClock(settings.time_zone, settings.shift_starts)
         # The tiles' and alerts' words, in the floor's language and zone.
         self.floor = Floor(settings.store, self.figures, FloorWords(settings.language, self.clock))

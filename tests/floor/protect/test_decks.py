@@ -1,5 +1,6 @@
-"""The collector's protection pass names cards a table journaled by their tag, from the deck
-registry floor.toml names (``[web] deck_registry``) and the built-in simulated decks."""
+"""The collector's protection pass names cards a table journaled by their tag, from the room's
+registry in the store, the deck registry floor.toml names (``[web] deck_registry``) and the
+built-in simulated decks."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import pytest
 from sqlalchemy import select
 
 from dealerbox.domain.cards import DECK_52
-from dealerbox.domain.decks import DeckRegistry, simulated_uid
+from dealerbox.domain.decks import DeckRegistry, Tag, simulated_uid
 from dealerbox.errors import DealerboxError
 from dealerbox.floor.telling.figures import Ledger
-from dealerbox.floor.telling.deck_names import registry_decks
+from dealerbox.floor.telling.deck_names import RoomDecks, registry_decks
 from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.decks import collector_protection, collector_registries
 from dealerbox.floor.protect.floor_pass import Protection, save_reference
@@ -26,6 +27,7 @@ from dealerbox.floor.operating.settings import load_collector
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.link.chain import GENESIS, line_hash
 from tests.floor.test_figures import file_lines
+from tests.floor.registry_support import deck_tags
 
 T0 = 1_790_006_400.0
 #: The house's own tags: UIDs no simulated deck has (04 then the card's index, then 55s).
@@ -139,3 +141,24 @@ def test_a_bad_registry_file_stops_the_collector_naming_it(tmp_path):
     with pytest.raises(DealerboxError) as raised:
         collector_protection(settings)
     assert "decks.toml" in str(raised.value)
+
+
+def test_the_rooms_registry_in_the_store_names_tags_first_and_learns_a_deck_registered_later(tmp_path):
+    """Issue 40: the collector's pass names a card from the room's registry, with no file
+    naming its deck; a tag it did not know is asked for again once registered."""
+    settings = load_collector(floor_toml(tmp_path, registry=None))
+    room_uids = {card: uid for uid, card in deck_tags("Red 7").items() if card != "joker"}
+    with Store(tmp_path / "room.sqlite") as store:
+        room = RoomDecks(store.engine, unknown_again_s=0.0)
+        assert room.lookup(room_uids["Qs"]) is None
+        store.register_deck("Red 7", "red", deck_tags("Red 7"), "ada")
+        assert room.lookup(room_uids["Qs"]) == Tag("Red 7", "Qs")
+        with pytest.raises(ValueError):
+            room.lookup("not a uid")
+        card_of = registry_decks(*collector_registries(settings, store))
+        assert card_of(room_uids["Qs"]) == ("Qs", "Red 7") and card_of(simulated_uid("B", "7h")) == ("7h", "B")
+        assert card_of("04AABBCCDDEEFF") is None
+        # Dealt unshuffled and journaled by the room's tags: the pass pairs them, as with a file.
+        lines = by_tag(unshuffled().lines, room_uids.__getitem__)
+        alerts, stats = passed(tmp_path / "room.sqlite", lines, collector_protection(settings, store))
+    assert all(k >= 3 for k in stats[1:]) and len(alerts) == 1
