@@ -106,7 +106,7 @@ def cmd_floor(args) -> int:
         return commands.broker_check(host=args.host, port=args.port, pki=args.pki, cert=args.cert,
                                      blind_restart_s=args.bridge_blind_s, state=args.state,
                                      timeout=args.timeout, conf_dir=args.conf_dir,
-                                     metrics_file=args.metrics_file)
+                                     result=args.result)
     if args.floor_command == "protect":
         return commands.protect(args.config, args.protect_command, house=args.house, hands=args.hands,
                                 seed=args.seed)
@@ -457,9 +457,9 @@ def _add_bridge_commands(fsub) -> None:
     fp.add_argument("--conf-dir", type=Path, default=Path("/etc/mosquitto/conf.d"),
                     help="mosquitto's conf.d, whose dealerbox-bridge-*.conf name this broker's own bridges, "
                          "the only ones watched (default: %(default)s)")
-    fp.add_argument("--metrics-file", type=Path, default=None,
-                    help="write the result for Prometheus there too, in its text format (node_exporter's "
-                         "textfile collector reads it; docs/FLOOR.md, Metrics)")
+    fp.add_argument("--result", type=Path, default=None,
+                    help="keep the result in this file, which the floor view's /metrics reads "
+                         "(docs/FLOOR.md, Metrics)")
     fp.set_defaults(func=cmd_floor)
 
 

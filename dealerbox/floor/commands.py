@@ -380,12 +380,12 @@ def bridge(action: str, property_name: str | None = None, *, side: str = "group"
 
 def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float,
                  blind_restart_s: float = 0.0, state: Path | None = None,
-                 conf_dir: Path | None = None, metrics_file: Path | None = None) -> int:
+                 conf_dir: Path | None = None, result: Path | None = None) -> int:
     """``floor broker-check``: exit 0 when a fresh TLS client got its CONNACK within *timeout*
     seconds and none of this broker's own bridges (``floor bridge add --side property``'s
     files in *conf_dir*) has been down longer than *blind_restart_s* (0: bridges not
     watched); 1, and one line saying why, when not (dealerbox-broker-check.service restarts
-    mosquitto then). With *metrics_file*, the result is written there for Prometheus too."""
+    mosquitto then). With *result*, the result is kept there for the floor view's metrics."""
     from dealerbox.floor.operating.bridges import CONF_DIR, property_bridges
     from dealerbox.floor.operating.broker_check import check_broker
     from dealerbox.link.client import Identity
@@ -393,12 +393,8 @@ def broker_check(*, host: str, port: int, pki: Path, cert: str, timeout: float,
     identity.check()
     own = property_bridges(conf_dir or CONF_DIR) if blind_restart_s > 0 else {}
     health = check_broker(identity, timeout=timeout, blind_restart_s=blind_restart_s, state=state,
-                          now=time.time(), bridges=own)
+                          now=time.time(), bridges=own, result=result)
     print(f"broker-check: {health.line}", file=sys.stderr)
-    if metrics_file is not None:
-        # Only here: the check runs without the web view's packages unless asked for metrics.
-        from dealerbox.floor.operating.broker_check_metrics import write_check_result
-        write_check_result(metrics_file, health.ok, time.time())
     return 0 if health.ok else 1
 
 

@@ -2,7 +2,8 @@
 token. Debian's own ``prometheus`` scrapes the web view over TLS with the scrape config the
 project ships (firmware_config/floor/prometheus.yml, shown in docs/FLOOR.md) and loads the
 shipped alerting rules; the series read back through Prometheus's HTTP API equal what the
-store holds, counted here with SQL of the test's own."""
+store holds, counted here with SQL of the test's own, and what the real broker health check,
+run against the tests' mosquitto, kept in its result file."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.filing import Filing
 from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.operating.broker import free_port, stop_process
+from dealerbox.floor.operating.broker_check import REASONS
+from dealerbox.floor.operating.broker_check_metrics import STATES
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.web.app import FloorApp
@@ -36,6 +39,8 @@ SCRAPE_CONFIG = ROOT / "firmware_config" / "floor" / "prometheus.yml"
 RULES = ROOT / "firmware_config" / "floor" / "prometheus-rules.yml"
 FLOOR_MD = ROOT / "docs" / "FLOOR.md"
 TOKEN = "metrics-token-" + "7" * 40
+#: The broker health check's result file the served view reads (``[web] broker_check_result``).
+CHECK_RESULT = "broker-check-result.json"
 
 
 def journal_lines(directory: Path, count: int) -> list[str]:
@@ -100,7 +105,8 @@ def served(tmp_path_factory, web_cert):  # noqa: F811
     token_file.chmod(0o600)
     # The casino CA that signed the view's certificate: the test's client and Prometheus check it.
     shutil.copy(web_cert[0].parent / "ca.crt", directory / "ca.crt")
-    with WebProcess(directory, path, tls=web_cert, metrics_token_file=str(token_file)) as web:
+    with WebProcess(directory, path, tls=web_cert, metrics_token_file=str(token_file),
+                    broker_check_result=str(directory / CHECK_RESULT)) as web:
         yield web, path, directory
 
 
@@ -210,9 +216,11 @@ def test_the_documented_scrape_config_is_shipped_and_shown_in_floor_md():
         assert text.strip() in doc, f"docs/FLOOR.md must show {shipped.name} as shipped"
 
 
-def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(served, web_cert, tmp_path):  # noqa: F811
+def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(
+        served, web_cert, broker, pki, tmp_path):  # noqa: F811
     prometheus = need("prometheus", "prometheus")
     web, path, directory = served
+    result = directory / CHECK_RESULT
     config = shipped_scrape_config(web, directory, directory / "ca.crt")
     signins_failed = samples(scrape(web)[2])[("dealerbox_floor_signins_failed_total", ())]
     check = subprocess.run(["promtool", "check", "config", str(config)], capture_output=True, text=True)
@@ -257,40 +265,104 @@ def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(s
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/rules", timeout=10) as resp:
             groups = json.load(resp)["data"]["groups"]
         names = {r["name"] for g in groups for r in g["rules"]}
-        assert {"FloorCollectorBehind", "FloorBridgeBlind", "FloorLinesRejected", "FloorSignInsFailing"} <= names
+        assert {"FloorCollectorBehind", "FloorBridgeBlind", "FloorLinesRejected", "FloorSignInsFailing",
+                "BrokerCheckFailing", "BrokerCheckNotRunning"} <= names
         assert all(r["health"] == "ok" for g in groups for r in g["rules"]), groups
 
-        def firing():
+        def alerts() -> list[dict]:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/alerts", timeout=10) as resp:
-                return {a["labels"]["alertname"] for a in json.load(resp)["data"]["alerts"]}
+                return json.load(resp)["data"]["alerts"]
+
+        def firing():
+            return {a["labels"]["alertname"] for a in alerts()}
         wait_for(lambda: "FloorBridgeBlind" in firing(), "the blind bridge's rule to fire", timeout=30)
         # T01's 10 lines behind are below the rule's 500: no false alarm.
         assert "FloorCollectorBehind" not in firing()
+
+        # The broker health check: never ran yet (no file), said as such.
+        assert series("dealerbox_floor_broker_check") == {
+            (("state", s),): (1.0 if s == "never_ran" else 0.0) for s in STATES}
+        assert series("dealerbox_floor_broker_check_last_run_timestamp_seconds") == {}
+        # The real check against the tests' mosquitto, as the shipped unit runs it, watching a bridge
+        # of the broker's own (its conf.d names north) that never connects: twice, so that the
+        # second check has seen it down for a while; both pass (down less than 300 s).
+        conf_d = tmp_path / "conf.d"
+        conf_d.mkdir()
+        (conf_d / "dealerbox-bridge-north.conf").write_text("connection north\naddress 127.0.0.1:1\n")
+        watching = ("--bridge-blind-s", "300", "--state", str(tmp_path / "bridges.json"), "--conf-dir", str(conf_d))
+        for _ in range(2):
+            done = broker_check(pki, broker.port, result, *watching)
+            assert done.returncode == 0, done.stderr
+        kept = json.loads(result.read_text())
+        assert kept["ok"] is True and kept["reason"] == "ok" and kept["bridges"]["north"]["connected"] is False
+        assert kept["bridges"]["north"]["down_s"] > 0
+
+        def check_seen(ran_at: float) -> bool:
+            """Whether Prometheus has scraped the result of the check that ran at *ran_at*."""
+            return series("dealerbox_floor_broker_check_last_run_timestamp_seconds") == {(): ran_at}
+        wait_for(lambda: check_seen(kept["ran_at"]), "prometheus to read the broker check's result", timeout=30)
+        assert series("dealerbox_floor_broker_check") == {
+            (("state", s),): (1.0 if s == "ok" else 0.0) for s in STATES}
+        assert series("dealerbox_floor_broker_check_reason") == {
+            (("reason", r),): (1.0 if r == "ok" else 0.0) for r in REASONS}
+        assert series("dealerbox_floor_broker_check_connack_seconds") == {(): kept["connack_s"]}
+        assert series("dealerbox_floor_broker_check_bridge_connected") == {(("property", "north"),): 0.0}
+        assert series("dealerbox_floor_broker_check_bridge_down_seconds") == {
+            (("property", "north"),): kept["bridges"]["north"]["down_s"]}
+        # A check that passed raises nothing, not even a pending alert.
+        assert not {"BrokerCheckFailing", "BrokerCheckNotRunning"} & firing()
+
+        # A broker that does not answer: the check fails (mosquitto would be restarted), and the rule fires.
+        done = broker_check(pki, free_port(), result)
+        assert done.returncode == 1
+        kept = json.loads(result.read_text())
+        assert kept["ok"] is False and kept["reason"] == "no_connack" and kept["connack_s"] is None
+        wait_for(lambda: check_seen(kept["ran_at"]), "prometheus to read the failed check", timeout=30)
+        assert series('dealerbox_floor_broker_check{state="failed"}') == {(("state", "failed"),): 1.0}
+        assert series('dealerbox_floor_broker_check_reason{reason="no_connack"}') == {(("reason", "no_connack"),): 1.0}
+        assert series("dealerbox_floor_broker_check_connack_seconds") == {}      # no CONNACK came
+        wait_for(lambda: "BrokerCheckFailing" in firing(), "the failed check's rule to fire", timeout=30)
+        (failing,) = [a for a in alerts() if a["labels"]["alertname"] == "BrokerCheckFailing"]
+        assert failing["labels"]["reason"] == "no_connack"
     finally:
         stop_process(proc)
+        result.unlink(missing_ok=True)
 
 
-# -- the broker health check's result, for node_exporter's textfile collector
+# -- the broker health check's result, read from its file at each scrape
 
 
-def broker_check(pki: Path, port: int, metrics_file: Path) -> subprocess.CompletedProcess:
+def broker_check(pki: Path, port: int, result: Path, *more: str) -> subprocess.CompletedProcess:
+    """``floor broker-check`` as the shipped unit runs it (its --result), as the tests' client."""
     return subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "broker-check", "--host", "127.0.0.1",
                            "--port", str(port), "--pki", str(pki), "--cert", "floor-collector", "--timeout", "3",
-                           "--metrics-file", str(metrics_file)], capture_output=True, text=True, timeout=60)
+                           "--result", str(result), *more], capture_output=True, text=True, timeout=60)
 
 
-def test_the_broker_check_writes_its_result_for_prometheus(broker, pki, tmp_path):  # noqa: F811
-    result = tmp_path / "dealerbox-broker-check.prom"
-    before = time.time()
-    done = broker_check(pki, broker.port, result)
-    assert done.returncode == 0, done.stderr
-    got = samples(result.read_text())
-    assert got[("dealerbox_broker_check_ok", ())] == 1
-    assert before <= got[("dealerbox_broker_check_last_run_timestamp_seconds", ())] <= time.time()
-    # A broker that does not answer: the check fails, and the file says so.
-    done = broker_check(pki, free_port(), result)
-    assert done.returncode == 1
-    assert samples(result.read_text())[("dealerbox_broker_check_ok", ())] == 0
+def check_states(got: dict) -> dict[str, float]:
+    return {dict(labels)["state"]: v for (name, labels), v in got.items() if name == "dealerbox_floor_broker_check"}
+
+
+def test_the_broker_checks_file_missing_or_garbage_never_fails_the_scrape(served):
+    web, _path, directory = served
+    result = directory / CHECK_RESULT
+    status, _h, body = scrape(web)
+    assert status == 200
+    assert check_states(samples(body)) == {"ok": 0, "failed": 0, "never_ran": 1, "unreadable": 0}
+    before = web.log.read_text().count(str(result))
+    try:
+        result.write_text('{"ok": true, "line": "CONNACK from')     # half a file
+        for _ in range(3):
+            status, _h, body = scrape(web)
+            assert status == 200
+            got = samples(body)
+            assert check_states(got) == {"ok": 0, "failed": 0, "never_ran": 0, "unreadable": 1}
+            assert ("dealerbox_floor_broker_check_last_run_timestamp_seconds", ()) not in got
+            assert got[("dealerbox_floor_store_up", ())] == 1        # the rest of the scrape is whole
+        # Said once in the view's log, not at every scrape.
+        assert web.log.read_text().count(str(result)) - before == 1
+    finally:
+        result.unlink(missing_ok=True)
 
 
 def test_on_postgresql_the_scrape_counts_the_stores_connections(postgres_cluster, tmp_path):
@@ -301,7 +373,8 @@ def test_on_postgresql_the_scrape_counts_the_stores_connections(postgres_cluster
     add_users(url, ("vera",))
     token_file = tmp_path / "metrics.token"
     token_file.write_text(TOKEN)
-    with WebProcess(tmp_path, url, metrics_token_file=str(token_file)) as web:
+    with WebProcess(tmp_path, url, metrics_token_file=str(token_file),
+                    broker_check_result=str(tmp_path / CHECK_RESULT)) as web:
         assert scrape(web, None)[0] == 401
         status, _h, body = scrape(web)
         assert status == 200

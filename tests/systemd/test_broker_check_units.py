@@ -27,7 +27,7 @@ OWN = ("north",)
 SERVICE = "dealerbox-broker-check.service"
 TIMER = "dealerbox-broker-check.timer"
 CHECK = (f"{DEALERBOX} floor broker-check --timeout 5 --bridge-blind-s 300 "
-         f"--state %S/dealerbox-broker-check/bridges.json")
+         f"--state %S/dealerbox-broker-check/bridges.json --result %S/dealerbox-broker-check/result.json")
 
 
 def runnable_copies(tmp_path: Path) -> list[Path]:

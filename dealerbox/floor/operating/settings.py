@@ -18,6 +18,7 @@ from dealerbox.domain.messages import LANGUAGES
 from dealerbox.errors import ConfigError
 from dealerbox.floor.telling.clock import DEFAULT_SHIFT_STARTS, parse_shift_start, zone_named
 from dealerbox.floor.collecting.limits import CollectorLimits
+from dealerbox.floor.operating.broker_check import SHIPPED_RESULT
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.shuffles import BOARDS, PLACES, Gathering, Shuffle, STEPS
 from dealerbox.floor.store import describe_target
@@ -63,6 +64,9 @@ class WebSettings:
     #: A file holding the bearer token a scraper shows for ``/metrics`` (docs/FLOOR.md, Metrics);
     #: without it the floor serves no metrics.
     metrics_token_file: Path | None = None
+    #: The broker health check's result file (``floor broker-check --result``), read at each
+    #: scrape of ``/metrics``; none there: the check never ran.
+    broker_check_result: Path = SHIPPED_RESULT
     config: Path | None = field(default=None, compare=False)
 
     @property
@@ -285,6 +289,7 @@ def _web(path: Path, data: dict) -> WebSettings:
         cert=cert, key=key,
         deck_registry=w.path_of("deck_registry", None) if "deck_registry" in w.data else None,
         metrics_token_file=w.path_of("metrics_token_file", None) if "metrics_token_file" in w.data else None,
+        broker_check_result=w.path_of("broker_check_result", d.broker_check_result),
         trusted_proxies=addresses("trusted_proxies", lambda v: ipaddress.ip_network(v, strict=False),
                                   "a list of proxy addresses or networks (\"10.0.0.5\", \"10.1.0.0/24\")"),
         proxy_user_header=header,

@@ -9,8 +9,9 @@ Every figure the store holds is read from it at scrape time by a custom collecto
 (:class:`StoreCollector`), so a scrape shows what the store holds whichever collector process
 filed it: lines filed and refused per table, how far the floor is behind each table, the
 open alerts by kind, the properties' bridges, the protection pass's lag, and the store's own
-connections and how long the scrape's reads took. Only the failed sign-ins are counted in the
-view's memory: the view is the one process that sees them.
+connections and how long the scrape's reads took. The broker health check's last result is read
+from the file the check keeps (:mod:`~dealerbox.floor.operating.broker_check_metrics`). Only the
+failed sign-ins are counted in the view's memory: the view is the one process that sees them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response
 
 from dealerbox.errors import ConfigError
+from dealerbox.floor.operating.broker_check_metrics import BrokerCheckCollector
 from dealerbox.floor.protect.tables import protect_progress
 from dealerbox.floor.store import metrics as SM
 from dealerbox.floor.store.schema import lines_table, tables_table
@@ -172,6 +174,7 @@ class FloorMetrics:
             read_token(self.token_file)  # a missing or weak token stops the view at start, saying which file
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(StoreCollector(app.figures.engine))
+        self.registry.register(BrokerCheckCollector(app.settings.broker_check_result))
         self._signins_failed = Counter("signins_failed", "Failed sign-ins to the floor view (wrong name or "
                                        "password) since the view started", namespace=NS, registry=self.registry)
 
