@@ -88,7 +88,7 @@ def cmd_floor(args) -> int:
                              hours=getattr(args, "hours", None), hands=getattr(args, "hands", None),
                              day=getattr(args, "day", None), html=getattr(args, "html", None),
                              csv=getattr(args, "csv", None), pdf=getattr(args, "pdf", None),
-                             base_url=getattr(args, "base_url", None))
+                             base_url=getattr(args, "base_url", None), table=getattr(args, "table", None))
     if args.floor_command == "badge":
         return commands.badge(args.config, args.badge_command, getattr(args, "uid", None),
                               getattr(args, "dealer", None), why=getattr(args, "why", None))
@@ -327,6 +327,7 @@ def _add_floor_commands(sub) -> None:
     for action, what in (("list", "every deck: its state, tags, hands dealt, hours in play"),
                          ("receive", "a deck delivered sealed, with the count in the seal"),
                          ("add", "register a deck's tags from a deck registry file (deck register's)"),
+                         ("issue", "issue a deck to a table: the deck that table deals (moved from another)"),
                          ("retire", "take a deck out of play: its cards are foreign at every table"),
                          ("destroy", "a retired deck destroyed, with the witness's name"),
                          ("limit", "a deck's own limit of hours in play or hands (neither: the house's)"),
@@ -349,6 +350,9 @@ def _add_floor_commands(sub) -> None:
                             help="a deck registry file (TOML, as dealerbox deck register writes it)")
             kp.add_argument("--deck", dest="source_deck", help="the deck's name in that file (default: DECK)")
             kp.add_argument("--back", help="the colour of its back (default: the file's)")
+        elif action == "issue":
+            kp.add_argument("--table", required=True, help="the table's id, as on its certificate (T02)")
+            kp.add_argument("--witness", help="who witnessed the issue (another person; optional)")
         elif action == "retire":
             kp.add_argument("--why", required=True, help="why it leaves play (marked cards suspected, a card damaged)")
         elif action == "destroy":

@@ -439,8 +439,8 @@ def deck(config: Path, action: str, name: str | None = None, *, back: str | None
          count: int | None = None, source: Path | None = None, source_deck: str | None = None,
          why: str | None = None, witness: str | None = None, hours: float | None = None,
          hands: int | None = None, day: str | None = None, html: Path | None = None, csv: Path | None = None,
-         pdf: Path | None = None, base_url: str | None = None) -> int:
-    """``floor deck list|receive|add|retire|destroy|limit|log``: the room's decks, kept on the
+         pdf: Path | None = None, base_url: str | None = None, table: str | None = None) -> int:
+    """``floor deck list|receive|add|issue|retire|destroy|limit|log``: the room's decks, kept on the
     floor and sent to every table (docs/FLOOR.md, "The room's registry"); every change is
     audited with the login name of who ran it."""
     from dealerbox.floor.operating.settings import load_web
@@ -452,13 +452,13 @@ def deck(config: Path, action: str, name: str | None = None, *, back: str | None
         with Store(settings.store) as store:
             return _deck(store, settings, action, name, back=back, count=count, source=source,
                          source_deck=source_deck, why=why, witness=witness, hours=hours, hands=hands, day=day,
-                         html=html, csv=csv, pdf=pdf, base_url=base_url)
+                         html=html, csv=csv, pdf=pdf, base_url=base_url, table=table)
     except RegistryRefused as exc:
         raise FloorError(f"dealerbox floor deck {action}: {exc}") from None
 
 
 def _deck(store, settings, action: str, name, *, back, count, source, source_deck, why, witness, hours, hands,
-          day, html, csv, pdf, base_url) -> int:
+          day, html, csv, pdf, base_url, table=None) -> int:
     who = getpass.getuser()
     if action == "list":
         for d in store.decks():
@@ -483,6 +483,10 @@ def _deck(store, settings, action: str, name, *, back, count, source, source_dec
         added = store.register_deck(name, back if back is not None else local.backs.get(wanted, ""), tags, who)
         print(f"deck {added['name']}: {len(tags)} tags registered, sent to every table within seconds",
               file=sys.stderr)
+    elif action == "issue":
+        issued = store.issue_deck(name, table, who, witness)
+        print(f"deck {name} issued to {issued['issued_to']}: that table deals it from its next hand, "
+              "within seconds of its registry", file=sys.stderr)
     elif action == "retire":
         store.retire_deck(name, who, why)
         print(f"deck {name} retired: its cards are foreign at every table from the next registry",

@@ -260,6 +260,17 @@ def registry_topic(table: str) -> str:
     return f"{ROOT}/floor/registry/{table}"
 
 
+class _Unsaid:
+    """The registry says nothing of the table's active deck: the table keeps its own choice."""
+
+    def __repr__(self) -> str:
+        return "UNSAID"
+
+
+#: ``active`` of a registry that does not name the table's deck (the key is left out).
+UNSAID = _Unsaid()
+
+
 class RegistryPayloadError(PayloadError):
     """A registry payload does not parse or does not check (the text says which key
     and what was expected); the table keeps the registry it has."""
@@ -272,6 +283,13 @@ class FloorRegistry:
     ``decks``: deck name -> ``(back colour, {UID: card})``; ``retired``: UIDs that are
     foreign at every table; ``badges``: UID -> dealer id; ``revoked``: badges that sign
     in nowhere. UIDs are upper-case hex (:func:`~dealerbox.domain.decks.normalize_uid`).
+
+    ``active``: the deck the floor issued to this table (``floor deck issue``), which it
+    judges with; None when the deck it issued there was moved to another table or retired
+    and none was issued since (no deck is this table's: every card is foreign); and
+    :data:`UNSAID` when the floor never issued this table a deck (the table's own choice).
+    A retired deck stays in ``decks`` with its tags (so every table names its cards) and
+    its UIDs are in ``retired`` too.
     """
 
     version: int
@@ -280,6 +298,12 @@ class FloorRegistry:
     retired: frozenset[str]
     badges: Mapping[str, str]
     revoked: frozenset[str]
+    active: "str | None | _Unsaid" = UNSAID
+
+    @property
+    def issues_active(self) -> bool:
+        """True when the floor says which deck this table plays (``active`` is a deck or None)."""
+        return self.active is not UNSAID
 
     def summary(self) -> dict:
         """What the table says it judges with: the journal's ``registry_applied`` and
@@ -287,8 +311,9 @@ class FloorRegistry:
         return {"version": self.version, "fingerprint": self.fingerprint}
 
 
-def _canonical(decks, retired, badges, revoked) -> dict:
-    """The normalised content of a registry (no version): what the fingerprint covers.
+def _canonical(decks, retired, badges, revoked, active=UNSAID) -> dict:
+    """The normalised content of a registry (no version): what the fingerprint covers
+    (``active`` only when it is said, so a registry without it keeps its fingerprint).
 
     Raises :class:`RegistryPayloadError` naming the first key that is not what a
     registry holds.
@@ -333,10 +358,16 @@ def _canonical(decks, retired, badges, revoked) -> dict:
         if key in out_badges:
             raise RegistryPayloadError(f"badges.{key}: the badge is listed twice")
         out_badges[key] = dealer
-    return {"decks": dict(sorted(out_decks.items())),
-            "retired": _uid_list(retired, "retired"),
-            "badges": dict(sorted(out_badges.items())),
-            "revoked": _uid_list(revoked, "revoked")}
+    out = {"decks": dict(sorted(out_decks.items())),
+           "retired": _uid_list(retired, "retired"),
+           "badges": dict(sorted(out_badges.items())),
+           "revoked": _uid_list(revoked, "revoked")}
+    if active is not UNSAID:
+        if active is not None and (not isinstance(active, str) or active not in out_decks):
+            raise RegistryPayloadError(f"active = {shown(active)}: expected null or the name of one of the "
+                                       "registry's decks")
+        out["active"] = active
+    return out
 
 
 def _uid(uid, where: str) -> str:
@@ -359,24 +390,26 @@ def _digest(canonical: dict) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def registry_fingerprint(decks, retired, badges, revoked) -> str:
+def registry_fingerprint(decks, retired, badges, revoked, active=UNSAID) -> str:
     """The SHA-256 (hex) of a registry's canonical JSON: UIDs normalised, lists sorted
     and deduplicated, keys sorted, no spaces. The one definition the floor and the
     tables share: two registries with the same content have the same fingerprint.
 
     *decks* is deck name -> ``{"back": colour, "tags": {UID: card}}``; *badges* is
-    UID -> dealer id; *retired* and *revoked* are iterables of UIDs.
+    UID -> dealer id; *retired* and *revoked* are iterables of UIDs; *active* is the deck
+    issued to the table the registry is for, None for none, or :data:`UNSAID`.
     """
-    return _digest(_canonical(decks, list(retired), badges, list(revoked)))
+    return _digest(_canonical(decks, list(retired), badges, list(revoked), active))
 
 
-def build_registry(version: int, decks, retired, badges, revoked) -> bytes:
+def build_registry(version: int, decks, retired, badges, revoked, active=UNSAID) -> bytes:
     """The payload the floor publishes on :func:`registry_topic` (see
-    :func:`registry_fingerprint` for the arguments). Raises
-    :class:`RegistryPayloadError` if the content would not check at a table."""
+    :func:`registry_fingerprint` for the arguments; *active* is left out when
+    :data:`UNSAID`). Raises :class:`RegistryPayloadError` if the content would not
+    check at a table."""
     if not _integer(version):
         raise RegistryPayloadError(f"version = {shown(version)}: expected a count")
-    body = _canonical(decks, list(retired), badges, list(revoked))
+    body = _canonical(decks, list(retired), badges, list(revoked), active)
     return encode({"kind": REGISTRY_KIND, "version": version, "fingerprint": _digest(body), **body})
 
 
@@ -398,11 +431,12 @@ def parse_registry(payload: bytes) -> FloorRegistry:
     fingerprint = d["fingerprint"]
     if not isinstance(fingerprint, str) or not _FINGERPRINT_RE.match(fingerprint):
         raise RegistryPayloadError(f"fingerprint = {shown(fingerprint)}: expected a SHA-256 in lower-case hex")
-    body = _canonical(d["decks"], d["retired"], d["badges"], d["revoked"])
+    body = _canonical(d["decks"], d["retired"], d["badges"], d["revoked"], d.get("active", UNSAID))
     if _digest(body) != fingerprint:
         raise RegistryPayloadError(f"fingerprint {fingerprint[:12]}... does not match the content "
                                    f"({_digest(body)[:12]}...)")
     return FloorRegistry(
         version=version, fingerprint=fingerprint,
         decks={name: (deck["back"], dict(deck["tags"])) for name, deck in body["decks"].items()},
-        retired=frozenset(body["retired"]), badges=dict(body["badges"]), revoked=frozenset(body["revoked"]))
+        retired=frozenset(body["retired"]), badges=dict(body["badges"]), revoked=frozenset(body["revoked"]),
+        active=body.get("active", UNSAID))

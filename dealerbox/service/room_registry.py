@@ -3,7 +3,9 @@
 The floor publishes each table the room's registry (docs/FLOOR.md, "The room's
 registry"; the wire is :mod:`dealerbox.link.protocol`). The box judges cards with its
 own deck registry file and the room's decks together, less the tags the floor retired,
-and badges with its own badge file and the room's badges, less the revoked ones.
+and badges with its own badge file and the room's badges, less the revoked ones. The deck
+it deals (the active one) is the one the floor issued to it, when the floor says; else the
+table's own file's choice.
 
 A registry reaches the box from the uplink's thread at any moment; :class:`RoomRegistry`
 checks it there (one log line and nothing else for one that does not check) and keeps
@@ -17,15 +19,13 @@ Both files hold the payload as the floor sent it, written with
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from dealerbox.atomic import save_atomic
 from dealerbox.domain.badges import BadgeRegistry
-from dealerbox.domain.cards import is_card
-from dealerbox.domain.decks import DeckRegistry, normalize_uid
+from dealerbox.domain.decks import DeckRegistry
 from dealerbox.errors import RegistryError
 from dealerbox.link import protocol as P
 
@@ -33,9 +33,6 @@ log = logging.getLogger("dealerbox")
 
 APPLIED_NAME = "floor-registry.json"
 WAITING_NAME = "floor-registry-next.json"
-#: The cards of retired tags as earlier registries named them: a registry may list a retired
-#: tag without its deck, and a retired card must still be a card (FOREIGN_CARD), not an unknown tag.
-RETIRED_CARDS_NAME = "floor-retired-cards.json"
 #: Where retired tags go in the merged deck registry: a deck that is never the active one,
 #: so that a retired card is a card of another deck (``FOREIGN_CARD``) at every table.
 RETIRED_DECK = "(retired)"
@@ -52,14 +49,15 @@ class Received:
     payload: bytes
 
 
-def merged_decks(local: DeckRegistry | None, floor: P.FloorRegistry | None,
-                 retired_cards: dict[str, tuple[str, str]] | None = None) -> DeckRegistry:
+def merged_decks(local: DeckRegistry | None, floor: P.FloorRegistry | None) -> DeckRegistry:
     """The deck registry the engine judges with: *local* (the table's file) and the room's
-    decks, less the retired tags, which become cards of :data:`RETIRED_DECK`; a retired tag
-    neither names is taken from *retired_cards* (UID -> (deck, card) of earlier registries).
+    decks, less the retired tags, which become cards of :data:`RETIRED_DECK` (the floor keeps
+    a retired deck's cards in its ``decks``, so every table names a retired card).
 
-    The active deck is the local file's; a table without one takes the room's first deck by
-    name. A tag that the local file and the room give to different cards stays as the local
+    The active deck is the one the floor issued to this table when the registry says
+    (``active``; None there: the deck issued here moved on or was retired, and no deck is
+    this table's, so every card is foreign); else the local file's; a table without either
+    takes the room's first deck by name. A tag that the local file and the room give to different cards stays as the local
     file says (one log line): the floor refuses such a registration, so only a file edited
     by hand gets there.
     """
@@ -82,16 +80,16 @@ def merged_decks(local: DeckRegistry | None, floor: P.FloorRegistry | None,
             if old != (deck, card):
                 log.warning("room registry %d: tag %s is %s of deck %s there and %s of deck %s in this table's "
                             "file; the file is kept for it", floor.version, uid, card, deck, old[1], old[0])
-    for uid in floor.retired:
-        if uid not in known and retired_cards and uid in retired_cards:
-            known[uid] = retired_cards[uid]
     for uid, (deck, card) in known.items():
         out.add(uid, RETIRED_DECK if uid in floor.retired else deck, card)
     for deck, back in backs.items():
         out.backs[deck] = back
-    active = local.active if local is not None else None
-    if active is None:
-        active = next(iter(sorted(floor.decks)), None)
+    if floor.issues_active:
+        active = floor.active
+    else:
+        active = local.active if local is not None else None
+        if active is None:
+            active = next(iter(sorted(floor.decks)), None)
     out.active = active
     if active is not None:
         out.backs.setdefault(active, "")
@@ -125,8 +123,6 @@ class RoomRegistry:
         self.local_decks = decks
         self.local_badges = badges
         self.applied: Received | None = self._load(APPLIED_NAME)
-        #: UID -> (deck, card) of the retired tags earlier registries named.
-        self.retired_cards: dict[str, tuple[str, str]] = self._load_retired_cards()
         waiting = self._load(WAITING_NAME)
         #: Received since the last apply and kept on disk: applied at the next chance.
         self.waiting: Received | None = waiting if waiting is not None and self._is_new(waiting) else None
@@ -139,7 +135,7 @@ class RoomRegistry:
 
     def decks(self) -> DeckRegistry:
         """The merged deck registry (see :func:`merged_decks`)."""
-        return merged_decks(self.local_decks, self.floor, self.retired_cards)
+        return merged_decks(self.local_decks, self.floor)
 
     def badges(self) -> dict[str, str]:
         """The merged badge map (see :func:`merged_badges`)."""
@@ -188,7 +184,6 @@ class RoomRegistry:
     def apply(self, got: Received) -> None:
         """Make *got* the registry the box judges with, on disk first (the engine loop calls
         this between hands, then hands the engine :meth:`decks`)."""
-        self._learn_retired_cards(got.registry)
         try:
             save_atomic(self.directory / APPLIED_NAME, got.payload.decode("ascii"))
         except OSError as exc:
@@ -201,45 +196,15 @@ class RoomRegistry:
                 (self.directory / WAITING_NAME).unlink(missing_ok=True)
             except OSError:
                 pass
+        issued = got.registry.active
         log.info("floor: judging with room registry %d (%s): %d deck(s), %d retired tag(s), %d badge(s), "
-                 "%d revoked", got.registry.version, got.registry.fingerprint[:12], len(got.registry.decks),
-                 len(got.registry.retired), len(got.registry.badges), len(got.registry.revoked))
-
-    def _learn_retired_cards(self, new: P.FloorRegistry) -> None:
-        """Keep the cards of the tags *new* retires, as the registry before it named them."""
-        named = {uid: (deck, card) for deck, (_back, tags) in (self.floor.decks.items() if self.floor else ())
-                 for uid, card in tags.items()}
-        cards = {uid: where for uid, where in self.retired_cards.items() if uid in new.retired}
-        cards.update({uid: named[uid] for uid in new.retired if uid in named})
-        if cards == self.retired_cards:
-            return
-        self.retired_cards = cards
-        try:
-            save_atomic(self.directory / RETIRED_CARDS_NAME,
-                        json.dumps({uid: list(where) for uid, where in sorted(cards.items())}) + "\n")
-        except OSError as exc:
-            log.error("floor: cannot keep the retired cards on disk (%s)", exc.strerror or exc)
+                 "%d revoked; %s", got.registry.version, got.registry.fingerprint[:12], len(got.registry.decks),
+                 len(got.registry.retired), len(got.registry.badges), len(got.registry.revoked),
+                 "the active deck is this table's own choice" if not got.registry.issues_active
+                 else f"deck {issued} is issued to this table" if issued is not None
+                 else "no deck is issued to this table (its deck moved on or was retired)")
 
     # -- files
-    def _load_retired_cards(self) -> dict[str, tuple[str, str]]:
-        path = self.directory / RETIRED_CARDS_NAME
-        try:
-            data = json.loads(path.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.error("floor: cannot read %s (%s); retired tags no registry names are unknown tags", path, exc)
-            return {}
-        out = {}
-        for uid, where in data.items() if isinstance(data, dict) else ():
-            if (isinstance(where, list) and len(where) == 2 and all(isinstance(x, str) for x in where)
-                    and is_card(where[1])):
-                try:
-                    out[normalize_uid(uid)] = (where[0], where[1])
-                except RegistryError:
-                    pass
-        return out
-
     def _is_new(self, got: Received) -> bool:
         return self.floor is None or self.floor.summary() != got.registry.summary()
 

@@ -13,9 +13,11 @@ import pytest
 
 from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.registry_pass import RegistryPass
+from dealerbox.floor.collecting.registry_publish import RegistryPublisher
 from dealerbox.floor.operating.settings import load_collector, load_registry
 from dealerbox.floor.store import Store
 from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT, DeckLimits, RegistryRefused
+from dealerbox.floor.telling import card_log as L
 from dealerbox.link import protocol as P
 from tests.floor.registry_support import TableJournal, deck_tags, file_journal
 
@@ -58,7 +60,8 @@ def test_a_deck_from_delivery_to_destruction(store):
         store.destroy_deck("Red 7", "ann", "bob")
     store.retire_deck("Red 7", "ann", "a corner bent on the seven of clubs", now=T0 + 3600)
     sent = P.parse_registry(store.registry_payload()[2])
-    assert sent.version == 2 and "Red 7" not in sent.decks and sent.retired == frozenset(red)
+    # Its cards stay in the registry beside their retirement: a table that never had it names them.
+    assert sent.version == 2 and sent.decks["Red 7"][1] == red and sent.retired == frozenset(red)
     with pytest.raises(RegistryRefused, match="witness their own"):
         store.destroy_deck("Red 7", "ann", "Ann")
     store.destroy_deck("Red 7", "ann", "bob", now=T0 + 7200)
@@ -209,7 +212,11 @@ def test_the_floor_deck_and_badge_commands(tmp_path):
     assert missing.returncode != 0 and "has no deck 'Blue'" in missing.stderr
     assert "Red 7\tregistered\tback red\t54 tags" in floor("deck", "list").stdout
     assert floor("deck", "limit", "Red 7", "--hands", "300").returncode == 0
+    issued = floor("deck", "issue", "Red 7", "--table", "T02", "--witness", "Bob Witness")
+    assert issued.returncode == 0 and "deck Red 7 issued to T02" in issued.stderr
     assert floor("deck", "retire", "Red 7", "--why", "a bent corner").returncode == 0
+    out = floor("deck", "issue", "Red 7", "--table", "T03")
+    assert out.returncode != 0 and "dealerbox floor deck issue: deck Red 7 is retired" in out.stderr
     own = floor("deck", "destroy", "Red 7", "--witness", getpass.getuser())
     assert own.returncode != 0 and "cannot witness their own" in own.stderr
     assert floor("deck", "destroy", "Red 7", "--witness", "Bob Witness").returncode == 0
@@ -218,7 +225,8 @@ def test_the_floor_deck_and_badge_commands(tmp_path):
     assert "08A1B2C3\tdealer 1042\trevoked by" in floor("badge", "list").stdout
     log = list(csv.DictReader(io.StringIO(floor("deck", "log", "Red 7").stdout)))
     assert [row["what"].split(":")[0] for row in log] == [
-        "Received sealed", "Registered", "Its own limit", "Retired", "Destroyed"]
+        "Received sealed", "Registered", "Its own limit", "Issued to T02", "Retired", "Destroyed"]
+    assert (log[3]["table"], log[3]["witness"]) == ("T02", "Bob Witness")
     assert (log[-1]["person"], log[-1]["witness"]) == (getpass.getuser(), "Bob Witness")
     pdf, html = tmp_path / "log.pdf", tmp_path / "log.html"
     assert floor("deck", "log", "--pdf", str(pdf)).returncode == 0 and pdf.read_bytes().startswith(b"%PDF")
@@ -263,3 +271,66 @@ def test_a_tables_garbage_is_refused_for_it_alone_and_the_same_deck_twice_is_no_
     assert len(refused) == 5 and all(s["table_id"] == "T02" for s in refused)
     assert store.deck_hands("Blue 1") == []
     assert P.parse_registry(store.registry_payload()[2]).version == 2
+
+
+def test_a_deck_issued_to_a_table_moves_with_its_next_issue(store):
+    red = deck_tags("Red 7")
+    store.receive_deck("Blue 1", "blue", 54, "ann", now=T0)
+    with pytest.raises(RegistryRefused, match="register its tags before it is issued"):
+        store.issue_deck("Blue 1", "T01", "ann")
+    with pytest.raises(RegistryRefused, match="no deck Green in the registry"):
+        store.issue_deck("Green", "T01", "ann")
+    store.register_deck("Red 7", "red", red, "ann", now=T0 + 60)
+
+    def sent(table):
+        return P.parse_registry(store.registry_payload(table)[2])
+    assert not sent("T01").issues_active and "active" not in P.decode(store.registry_payload("T01")[2])
+    version = store.registry_version()
+    deck = store.issue_deck("Red 7", "T01", "ann", "Bob", now=T0 + 120)
+    assert deck["issued_to"] == "T01" and store.registry_version() == version + 1
+    assert sent("T01").active == "Red 7" and not sent("T02").issues_active
+    with pytest.raises(RegistryRefused, match="issued to T01 already"):
+        store.issue_deck("Red 7", "T01", "ann")
+    with pytest.raises(RegistryRefused, match="witness their own issue"):
+        store.issue_deck("Red 7", "T02", "ann", "ANN")
+    with pytest.raises(RegistryRefused, match="a table's id"):
+        store.issue_deck("Red 7", "T 2", "ann")
+    # Issued to T02: moved, T01 is left with no deck of the floor's (its cards are foreign there).
+    store.issue_deck("Red 7", "T02", "bob", now=T0 + 180)
+    assert store.issued_decks() == {"T01": None, "T02": "Red 7"} and store.deck("Red 7")["issued_to"] == "T02"
+    t01, t02, t03 = sent("T01"), sent("T02"), sent("T03")
+    assert (t01.issues_active, t01.active, t02.active, t03.issues_active) == (True, None, "Red 7", False)
+    assert t01.version == t02.version == t03.version and t01.decks == t02.decks == t03.decks
+    assert len({t01.fingerprint, t02.fingerprint, t03.fingerprint}) == 3
+    # Retired: no table deals it, and a retired deck is never issued.
+    store.retire_deck("Red 7", "ann", "marked cards suspected", now=T0 + 240)
+    assert store.issued_decks() == {"T01": None, "T02": None} and store.deck("Red 7")["issued_to"] is None
+    assert sent("T02").active is None and sent("T02").decks["Red 7"][1] == red
+    with pytest.raises(RegistryRefused, match="is retired: a deck out of play is never issued"):
+        store.issue_deck("Red 7", "T03", "ann")
+    log = store.registry_steps(deck="Red 7")
+    assert [(s["step"], s["table_id"], s["person"], s["witness"]) for s in log] == [
+        ("registered", None, "ann", None), ("issued", "T01", "ann", "Bob"), ("issued", "T02", "bob", None),
+        ("retired", None, "ann", None)]
+    assert L.step_words(log[2]) == "Issued to T02: the deck that table deals, moved from T01"
+    assert [a["action"] for a in store.audit()].count("deck_issue") == 2
+    assert "deck Red 7 issued to T02, moved from T01" in [a["detail"] for a in store.audit()]
+
+
+def test_the_publisher_sends_each_table_the_deck_issued_to_it(store):
+    for table in ("T01", "T02"):
+        journal = TableJournal(table)
+        journal.add(T0, "tick")
+        file_journal(store, journal)
+    store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann")
+    store.issue_deck("Red 7", "T02", "ann")
+    publisher = RegistryPublisher(store)
+    due = {table: P.parse_registry(payload) for table, _topic, payload in publisher.due()}
+    assert set(due) == set(store.known_tables()) >= {"T01", "T02"}
+    assert due["T02"].active == "Red 7" and not due["T01"].issues_active
+    for table in due:
+        publisher.sent(table)
+    assert publisher.due() == []
+    store.issue_deck("Red 7", "T01", "ann")      # a new version: every table is sent its own again
+    due = {table: P.parse_registry(payload) for table, _topic, payload in publisher.due()}
+    assert (due["T01"].active, due["T02"].active) == ("Red 7", None)

@@ -4,11 +4,13 @@ drivers on its chip emulators, reporting to the floor (T03 through a relay that 
 network).
 
 A deck registered at T01 (its technician's ``deck register`` writes a ``deck_registered``
-line) deals clean hands at T02 within 10 s. Retired on the floor, its cards are foreign at
+line) is a foreign deck at T02, whose own file names another; issued to T02 on the floor, it
+deals clean hands there within 10 s, with no restart and T02's file unchanged. Retired on the floor, its cards are foreign at
 T01 and T02 within 10 s; T02 is in a hand when the retirement comes, and that hand ends as
 it began (its cards clean), the next one is void. T03, offline during the retirement, deals
 on with what it had and refuses the cards on its first hand once back. A badge registered
-once signs a dealer in at both tables; revoked, at neither, and the LCD says so. A table
+once signs a dealer in at both tables; revoked, at neither, and the LCD says so. A deck
+issued to T01 and then to T02 moves: clean at T02, foreign at T01 from its next hand. A table
 that publishes a registry, to another table's topic or to its own, is refused by the broker
 and nothing changes anywhere.
 """
@@ -33,16 +35,25 @@ from tests.floor.support import Client, TcpProxy, broker, identity, pki, wait_fo
 from tests.service.test_daemon import PACE, Box, table_config
 
 DECK = "R7"
-TAGS = {simulated_uid(DECK, card): card for card in DECK_52}
-TAGS.update({simulated_uid(DECK, JOKER, copy): JOKER for copy in range(2)})
+MOVED = "B2"
+
+
+def deck_of(name: str) -> dict[str, str]:
+    tags = {simulated_uid(name, card): card for card in DECK_52}
+    tags.update({simulated_uid(name, JOKER, copy): JOKER for copy in range(2)})
+    return tags
+
+
+TAGS = deck_of(DECK)
 BADGE = simulated_badge_uid("5001")
 WITHIN_S = 10.0
 NOT_AUTHORIZED = 135
 
 
-def write_table(root, pki, port: int, table: str, *, registered: bool):
-    """A simulated table whose active deck is R7: T01's file holds its tags (T01 registered it),
-    the others name it with an empty table, as TOOLS.md says for a deck registered elsewhere."""
+def write_table(root, pki, port: int, table: str, *, registered: bool, own: str = DECK):
+    """A simulated table whose active deck is *own*: T01's file holds R7's tags (T01 registered
+    it), T03's names R7 with an empty table (the way without the floor's issue, TOOLS.md),
+    and T02's names a deck of its own, H2, with no word of R7."""
     root.mkdir()
     decks = root / "decks.toml"
     if registered:
@@ -52,7 +63,7 @@ def write_table(root, pki, port: int, table: str, *, registered: bool):
         reg.backs[DECK] = "green"
         reg.save(decks)
     else:
-        decks.write_text(f'active = "{DECK}"\n[decks.{DECK}]\nback = "green"\n')
+        decks.write_text(f'active = "{own}"\n[decks.{own}]\nback = "green"\n')
     path = table_config(root, extra=(
         f'\n[floor]\nenabled = true\ntable = "{table}"\nhost = "localhost"\nport = {port}\n'
         f'ca = "{pki / "ca.crt"}"\ncert = "{pki / f"{table}.crt"}"\nkey = "{pki / f"{table}.key"}"\n'
@@ -71,7 +82,7 @@ class Room:
         self.proxy = TcpProxy(broker.port)
         self.configs = {
             "T01": write_table(tmp_path / "T01", pki, broker.port, "T01", registered=True),
-            "T02": write_table(tmp_path / "T02", pki, broker.port, "T02", registered=False),
+            "T02": write_table(tmp_path / "T02", pki, broker.port, "T02", registered=False, own="H2"),
             "T03": write_table(tmp_path / "T03", pki, self.proxy.port, "T03", registered=False),
         }
         self.boxes = {table: Box(path) for table, path in self.configs.items()}
@@ -102,10 +113,10 @@ def room(tmp_path, pki, broker):
     r.close()
 
 
-def play(box, script: HandScript, start: int = 0) -> None:
-    """Deal *script*'s events from *start* with R7's cards (named so: the simulated table takes a
-    registry file without tags for none at all)."""
-    events = [{**e, "deck": DECK} if "card" in e else e for e in script.events[start:]]
+def play(box, script: HandScript, start: int = 0, deck: str = DECK) -> None:
+    """Deal *script*'s events from *start* with *deck*'s cards (named so: the simulated table takes
+    a registry file without tags for none at all)."""
+    events = [{**e, "deck": deck} if "card" in e else e for e in script.events[start:]]
     box.table.play(events, pace_s=PACE)
     box.settle()
 
@@ -142,10 +153,26 @@ def test_one_registry_for_the_room(room, pki, broker):
              "R7 at every table", timeout=WITHIN_S)
     assert time.monotonic() - start < WITHIN_S
     assert room.store.deck(DECK) is not None
-    for seed, box in ((2, t02), (3, t03), (4, t01)):
+    for seed, box in ((3, t03), (4, t01)):
         before = len(box.decisions)
         play(box, full_hand(seed))
         assert raised(box, before) == [], box.config.floor.table
+    # T02 knows R7's cards now, as another deck's: its own file's deck is H2.
+    before = len(t02.decisions)
+    s = HandScript(seed=2)
+    s.new_hand(2).deal(2)
+    play(t02, s)
+    assert voided_as_foreign(t02, before), raised(t02, before)
+    # Issued to T02 on the floor: T02 deals it from its next hand, its file unchanged, no restart.
+    issued_at = time.monotonic()
+    room.store.issue_deck(DECK, "T02", "ann")
+    wait_for(lambda: room.caught_up("T01", "T02", "T03"), "R7 issued to T02", timeout=WITHIN_S)
+    assert time.monotonic() - issued_at < WITHIN_S and t02.daemon.engine.active == DECK
+    before = len(t02.decisions)
+    play(t02, full_hand(12))
+    assert raised(t02, before) == []
+    assert "H2" in (room.configs["T02"].parent / "decks.toml").read_text()
+    assert t01.daemon.engine.active == DECK      # never issued one: T01 keeps its own file's choice
 
     # A badge registered once, at T01, signs its dealer in at T01 and at T02.
     post_registry_event(load_config(room.configs["T01"]), "badge_registered", uid=BADGE, dealer="5001")
@@ -222,6 +249,28 @@ def test_one_registry_for_the_room(room, pki, broker):
         box.settle()
         assert box.daemon.engine.dealer == "2077"
         assert [e.dealer for e in box.journal_events() if e.ev == "dealer"][-2:] == ["5001", "2077"]
+
+    # A deck issued to T01, then to T02: it moves, and T01's next hand with it is void.
+    room.store.register_deck(MOVED, "blue", deck_of(MOVED), "ann")
+    room.store.issue_deck(MOVED, "T01", "ann")
+    wait_for(lambda: room.caught_up("T01", "T02"), "B2 issued to T01", timeout=WITHIN_S)
+    before = len(t01.decisions)
+    play(t01, full_hand(13), deck=MOVED)
+    assert raised(t01, before) == []
+    moved_at = time.monotonic()
+    room.store.issue_deck(MOVED, "T02", "bob", "ann")
+    wait_for(lambda: room.caught_up("T01", "T02"), "B2 moved to T02", timeout=WITHIN_S)
+    assert time.monotonic() - moved_at < WITHIN_S
+    assert (t01.daemon.engine.active, t02.daemon.engine.active) == (None, MOVED)
+    before = len(t02.decisions)
+    play(t02, full_hand(14), deck=MOVED)
+    assert raised(t02, before) == []
+    before = len(t01.decisions)
+    s = HandScript(seed=15)
+    s.new_hand(2).deal(2)
+    play(t01, s, deck=MOVED)
+    assert voided_as_foreign(t01, before), raised(t01, before)
+    assert [s["table_id"] for s in room.store.registry_steps(deck=MOVED) if s["step"] == "issued"] == ["T01", "T02"]
 
     # A table publishing a registry, to another table or to itself, is refused by the broker.
     versions = {t: room.version(t) for t in room.boxes}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from dealerbox.domain.badges import BadgeRegistry, simulated_badge_uid
 from dealerbox.domain.decks import DeckRegistry, simulated_uid, simulation_registry
 from dealerbox.domain.events import Event
@@ -55,17 +57,53 @@ def test_badges_join_and_a_revoked_one_signs_nobody_in():
     assert merged_badges(local, None) == local.by_uid()
 
 
-def test_a_retired_tag_keeps_its_card_from_the_registry_before_across_restarts(tmp_path):
-    room = RoomRegistry(tmp_path, DeckRegistry(active="R7"), BadgeRegistry())
-    first = room.receive(payload(1, R7_DECK))
-    room.apply(first)
-    assert judged(room.decks(), simulated_uid("R7", "Ah")) == []
-    # The floor lists the retired deck's tags without the deck: the table still names the card.
-    room.apply(room.receive(payload(2, retired=list(R7))))
+def test_a_table_that_never_had_the_deck_names_a_retired_card_across_restarts(tmp_path):
+    # The table's own file knows deck A only; the floor retires R7, which it never had in a file.
+    room = RoomRegistry(tmp_path, simulation_registry(), BadgeRegistry())
+    room.apply(room.receive(payload(2, R7_DECK, retired=list(R7))))
     assert judged(room.decks(), simulated_uid("R7", "Ah")) == ["FOREIGN_CARD"]
-    again = RoomRegistry(tmp_path, DeckRegistry(active="R7"), BadgeRegistry())
+    assert judged(room.decks(), simulated_uid("A", "Ah")) == []
+    again = RoomRegistry(tmp_path, simulation_registry(), BadgeRegistry())
     assert again.summary()["version"] == 2
     assert judged(again.decks(), simulated_uid("R7", "Kd")) == ["FOREIGN_CARD"]
+    # The card comes from the registry alone: a retired tag no deck names is only an unknown tag.
+    room.apply(room.receive(payload(3, retired=list(R7))))
+    assert judged(room.decks(), simulated_uid("R7", "Ah")) == ["UNKNOWN_TAG"]
+
+
+def test_the_deck_the_floor_issued_is_the_one_the_table_deals():
+    local = simulation_registry()                              # its own file: deck A active
+    unsaid = P.parse_registry(payload(1, R7_DECK))
+    assert not unsaid.issues_active and merged_decks(local, unsaid).active == "A"
+    issued = P.parse_registry(P.build_registry(2, R7_DECK, [], {}, [], active="R7"))
+    assert issued.issues_active and issued.active == "R7"
+    merged = merged_decks(local, issued)
+    assert merged.active == "R7"
+    assert judged(merged, simulated_uid("R7", "Ah")) == []
+    assert judged(merged, simulated_uid("A", "Ah")) == ["FOREIGN_CARD"]
+    # Its deck moved to another table (or retired) and none issued since: no card is this table's.
+    taken = P.parse_registry(P.build_registry(3, R7_DECK, [], {}, [], active=None))
+    assert taken.issues_active and taken.active is None
+    merged = merged_decks(local, taken)
+    assert merged.active is None
+    assert judged(merged, simulated_uid("R7", "Ah")) == ["FOREIGN_CARD"]
+    assert judged(merged, simulated_uid("A", "Ah")) == ["FOREIGN_CARD"]
+
+
+def test_active_is_additive_on_the_wire():
+    body = (R7_DECK, [], {}, [])
+    assert P.registry_fingerprint(*body) == P.registry_fingerprint(*body, P.UNSAID)
+    assert len({P.registry_fingerprint(*body), P.registry_fingerprint(*body, "R7"),
+                P.registry_fingerprint(*body, None)}) == 3
+    assert "active" not in P.decode(payload(1, R7_DECK))
+    # A deck the registry does not hold, or not a name, is refused with the key and what was expected.
+    for wrong in ("B9", 7):
+        with pytest.raises(P.RegistryPayloadError, match="active = .*expected null or the name of one of the"):
+            P.build_registry(1, *body, active=wrong)
+    sent = P.decode(P.build_registry(1, *body, active="R7"))
+    sent["active"] = "B9"
+    with pytest.raises(P.RegistryPayloadError, match='active = "B9": expected null'):
+        P.parse_registry(P.encode({k: v for k, v in sent.items() if k != "v"}))
 
 
 def test_what_comes_is_checked_kept_and_waits_on_disk(tmp_path, caplog):

@@ -8,8 +8,14 @@ A deck's states, in order (docs/FLOOR.md, "The room's registry"):
   table (the table's ``deck_registered``, filed by the registry pass);
 - ``in_play``: its first hand was dealt at a table; each hand it dealt is kept
   (``reg_hands``), so where and how long it was used is read from the record;
-- ``retired``: taken out of play, by whom and why: its tags are foreign at every table;
+- ``retired``: taken out of play, by whom and why: its tags are foreign at every table
+  (the tables are still sent its cards, so that each names a retired card as one);
 - ``destroyed``: by whom, and witnessed by whom (never the same person).
+
+A live deck is *issued* to a table (``issue_deck``: by whom, witnessed by whom): that table's
+registry names it as the deck it plays (``active``), and issuing it to another table moves
+it. Issues are steps of the log; the deck a table plays is read from them (the table's last
+issue, if its deck was not moved on or retired since).
 
 Every step is a row of ``reg_steps``, the card control log. A tag belongs to one deck,
 first registration wins: a second deck naming it is refused with what the tag is
@@ -123,7 +129,10 @@ class RoomRegistry(Connection):
 
     def registry_content(self) -> dict:
         """What every table is sent (the wire's ``decks``, ``retired``, ``badges``, ``revoked``)
-        with the ``version`` it is, read in one transaction."""
+        with the ``version`` it is, read in one transaction; and ``active``: table -> the deck
+        issued to it (None: the one issued there was moved on or retired) for every table
+        ever issued one. A retired or destroyed deck is in ``decks`` with its tags, and its
+        tags are in ``retired``: every table names a retired card (``FOREIGN_CARD``)."""
         d, t, b = reg_decks_table.c, reg_tags_table.c, reg_badges_table.c
         with self._unit(write=False):
             # One snapshot: the version and the content it is (a command may commit between two reads).
@@ -133,15 +142,16 @@ class RoomRegistry(Connection):
                           else "BEGIN")
             try:
                 version = self._execute(select(meta_table.c.value).where(meta_table.c.key == VERSION_KEY)).scalar()
+                states = dict(self._execute(select(d.name, d.state)).all())
                 decks = {name: {"back": back, "tags": {}} for name, back in self._execute(
                     select(d.name, d.back).where(d.state.in_(LIVE_STATES)))}
                 retired: list[str] = []
-                for uid, deck, card in self._execute(
-                        select(t.uid, t.deck, t.card).join(reg_decks_table, d.name == t.deck)):
-                    if deck in decks:
-                        decks[deck]["tags"][uid] = card
-                    else:
+                for uid, deck, card, back in self._execute(
+                        select(t.uid, t.deck, t.card, d.back).join(reg_decks_table, d.name == t.deck)):
+                    decks.setdefault(deck, {"back": back, "tags": {}})["tags"][uid] = card
+                    if states[deck] not in LIVE_STATES:
                         retired.append(uid)
+                active = self._issued(states)
                 badges, revoked = {}, []
                 for uid, dealer, revoked_at in self._execute(select(b.uid, b.dealer, b.revoked_at)):
                     if revoked_at is None:
@@ -152,15 +162,35 @@ class RoomRegistry(Connection):
                 if own:
                     self._sql("COMMIT")
         return {"version": int(version) if version is not None else 0, "decks": decks,
-                "retired": sorted(retired), "badges": badges, "revoked": sorted(revoked)}
+                "retired": sorted(retired), "badges": badges, "revoked": sorted(revoked), "active": active}
 
-    def registry_payload(self) -> tuple[int, str, bytes]:
-        """``(version, fingerprint, payload)``: the registry as the collector publishes it
-        (:func:`dealerbox.link.protocol.build_registry`)."""
-        c = self.registry_content()
-        fingerprint = P.registry_fingerprint(c["decks"], c["retired"], c["badges"], c["revoked"])
+    def registry_payload(self, table: str | None = None, content: dict | None = None) -> tuple[int, str, bytes]:
+        """``(version, fingerprint, payload)``: the registry as the collector publishes it to
+        *table* (:func:`dealerbox.link.protocol.build_registry`), naming the deck issued to it;
+        of *content* (:meth:`registry_content`) when given, else read now. Without *table*:
+        the room's, naming no table's deck."""
+        c = self.registry_content() if content is None else content
+        active = c["active"].get(table, P.UNSAID) if table is not None else P.UNSAID
+        fingerprint = P.registry_fingerprint(c["decks"], c["retired"], c["badges"], c["revoked"], active)
         return c["version"], fingerprint, P.build_registry(c["version"], c["decks"], c["retired"],
-                                                           c["badges"], c["revoked"])
+                                                           c["badges"], c["revoked"], active)
+
+    def _issued(self, states: dict[str, str]) -> dict[str, str | None]:
+        """Table -> the deck issued to it, None when that deck moved on or left play since
+        (*states*: deck -> state); tables never issued a deck are not in it."""
+        s = reg_steps_table.c
+        last_of_table: dict[str, str] = {}
+        last_of_deck: dict[str, str] = {}
+        for deck, table in self._execute(select(s.deck, s.table_id).where(s.step == "issued").order_by(s.id)):
+            last_of_table[table], last_of_deck[deck] = deck, table
+        return {table: deck if last_of_deck[deck] == table and states.get(deck) in LIVE_STATES else None
+                for table, deck in last_of_table.items()}
+
+    def issued_decks(self) -> dict[str, str | None]:
+        """Table -> the deck it plays as the floor issued it (None: its deck moved on or was retired)."""
+        d = reg_decks_table.c
+        with self._unit(write=False):
+            return self._issued(dict(self._execute(select(d.name, d.state)).all()))
 
     # -- steps and the audit trail
 
@@ -287,6 +317,43 @@ class RoomRegistry(Connection):
             self._moved()
         return self.deck(name)
 
+    def issue_deck(self, name: str, table: str, who: str, witness: str | None = None,
+                   now: float | None = None) -> dict:
+        """Deck *name* issued to *table* by *who* (witnessed by *witness*, another person, if
+        named): *table* judges with it from its next hand between hands, and a table it was
+        issued to before loses it (its cards are foreign there from then). Refused for a deck
+        that is not registered or in play (received, retired, destroyed) and for one issued
+        there already."""
+        name, who = check_deck_name(name), check_person("who issues it", who)
+        table = table.strip() if isinstance(table, str) else ""
+        if not P.valid_table_id(table):
+            raise RegistryRefused(f"a table's id is 1 to 64 letters, digits, '.', '_' or '-' (T07), not {table!r}")
+        if witness is not None and not (witness.strip() if isinstance(witness, str) else witness):
+            witness = None
+        if witness is not None:
+            witness = check_person("the witness", witness)
+            if witness.casefold() == who.casefold():
+                raise RegistryRefused(f"{who} cannot witness their own issue of a deck: name another person")
+        now = time.time() if now is None else now
+        with self._unit():
+            row = self._deck_row(name, lock=True)
+            if row is None:
+                raise RegistryRefused(f"no deck {name} in the registry")
+            if row["state"] == "received":
+                raise RegistryRefused(f"deck {name} is received, sealed: register its tags before it is issued")
+            if row["state"] not in LIVE_STATES:
+                raise RegistryRefused(f"deck {name} is {row['state']}: a deck out of play is never issued")
+            held = self._issued({name: row["state"]})
+            before = next((t for t, deck in held.items() if deck == name), None)
+            if before == table:
+                raise RegistryRefused(f"deck {name} is issued to {table} already")
+            self._step("issued", now, deck=name, table=table, person=who, witness=witness, detail={"from": before})
+            moved = f", moved from {before}" if before else ""
+            self._audit(who, "deck_issue", f"deck {name} issued to {table}{moved}"
+                        + (f", witnessed by {witness}" if witness else ""), now)
+            self._moved()
+        return self.deck(name)
+
     def destroy_deck(self, name: str, who: str, witness: str, now: float | None = None) -> dict:
         """Deck *name*, retired, destroyed by *who* and witnessed by *witness* (another person)."""
         name = check_deck_name(name)
@@ -403,6 +470,8 @@ class RoomRegistry(Connection):
                 return None
             t = reg_tags_table.c
             row["tags"] = dict(self._execute(select(t.uid, t.card).where(t.deck == name).order_by(t.uid)).all())
+            row["issued_to"] = next((table for table, deck in self._issued({name: row["state"]}).items()
+                                     if deck == name), None)
         return row
 
     def deck_of_tags(self) -> dict[str, tuple[str, str]]:

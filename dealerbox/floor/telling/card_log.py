@@ -80,6 +80,9 @@ def step_words(step: dict) -> str:
         return f"Registered: {d.get('tags')} tags" + (f", back {d['back']}" if d.get("back") else "")
     if kind == "in_play":
         return "In play: its first hand"
+    if kind == "issued":
+        moved = f", moved from {d['from']}" if d.get("from") else ""
+        return f"Issued to {step.get('table_id')}: the deck that table deals{moved}"
     if kind == "checked":
         if d.get("ok"):
             return "Deck check: every card there, no damaged tag"

@@ -76,6 +76,7 @@ class RegistryPages:
             ("/registry/decks/{name}/log.csv", "GET", self.deck_csv, "view", None),
             ("/registry/decks/{name}/log.pdf", "GET", self.deck_pdf, "view", None),
             ("/registry/decks/{name}/retire", "POST", self.retire_form, CUSTODY, "form"),
+            ("/registry/decks/{name}/issue", "POST", self.issue_form, CUSTODY, "form"),
             ("/registry/decks/{name}/destroy", "POST", self.destroy_form, CHANGE, "form"),
             ("/registry/decks/{name}/limit", "POST", self.limit_form, CHANGE, "form"),
             ("/registry/badges", "POST", self.badge_form, CHANGE, "form"),
@@ -188,6 +189,12 @@ class RegistryPages:
         async def again(why):
             return await self.deck_page(request, client, session, error=why, status=400)
         return await self._change(request, session, lambda: change(name, f), L.deck_path(name), on_error=again)
+
+    async def issue_form(self, request, client, session):
+        def change(name, f):
+            self.store.issue_deck(name, f.get("table", ""), session.user, f.get("witness", "").strip() or None)
+            log.info("floor web: %s issued deck %s to %s", session.user, name, f.get("table", "")[:64])
+        return await self._deck_change(request, client, session, change)
 
     async def retire_form(self, request, client, session):
         def change(name, f):

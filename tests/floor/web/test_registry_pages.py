@@ -76,6 +76,16 @@ def test_a_deck_through_its_whole_life_in_the_browser_with_its_log_as_html_csv_a
         page.click("#register")
         page.wait_for_url(base + PATH)
         assert f"Deck {DECK} is registered" in page.inner_text("#deck-state")
+        assert "Not issued to a table" in page.inner_text("#deck-issued")
+        page.fill("#issue-table", "T02")
+        page.fill("#issue-witness", "ada")
+        page.click("#issue")
+        assert "cannot witness their own issue" in page.inner_text("#refused")
+        page.fill("#issue-table", "T02")
+        page.fill("#issue-witness", "")
+        page.click("#issue")
+        page.wait_for_url(base + PATH)
+        assert "Issued to T02: the deck that table deals." in page.inner_text("#deck-issued")
         # The table's steps come between the admin's: checked and dealt after the registration,
         # before the retirement (the log is in the order things happened).
         start = time.time()
@@ -122,11 +132,12 @@ def test_a_deck_through_its_whole_life_in_the_browser_with_its_log_as_html_csv_a
             failures += serious_violations(tablet, "ada tablet destroyed")
     assert not failures, "\n".join(failures)
     steps = [r for r in rows if r["kind"] == "step"]
-    assert [r["what"].split(":")[0] for r in steps] == ["Received sealed", "Registered", "Deck check",
-                                                        "In play", "Retired", "Destroyed"]
+    assert [r["what"].split(":")[0] for r in steps] == ["Received sealed", "Registered", "Issued to T02",
+                                                        "Deck check", "In play", "Retired", "Destroyed"]
     destroyed = steps[-1]
     assert (destroyed["person"], destroyed["witness"]) == ("ada", "Bob Witness") and destroyed["utc_time"].endswith("Z")
-    assert steps[2]["table"] == "T01" and steps[0]["person"] == "ada"
+    assert steps[3]["table"] == "T01" and steps[0]["person"] == "ada"
+    assert (steps[2]["table"], steps[2]["person"], steps[2]["witness"]) == ("T02", "ada", "")
     dealt = [r for r in rows if r["kind"] == "hand"]
     assert [(r["table"], int(r["hand_seq"])) for r in dealt] == hands
     assert all(r["link"].endswith(f"/hands/{r['table']}/{r['hand_seq']}") for r in dealt)
@@ -135,8 +146,8 @@ def test_a_deck_through_its_whole_life_in_the_browser_with_its_log_as_html_csv_a
         assert words in text, words
     with Store(path) as store:
         actions = [(a["who"], a["action"]) for a in store.audit()]
-    assert actions == [("ada", "deck_receive"), ("ada", "deck_register"), ("ada", "deck_retire"),
-                       ("ada", "deck_destroy")]
+    assert actions == [("ada", "deck_receive"), ("ada", "deck_register"), ("ada", "deck_issue"),
+                       ("ada", "deck_retire"), ("ada", "deck_destroy")]
 
 
 def test_roles_decide_and_a_change_needs_the_sessions_token(served):
@@ -187,7 +198,8 @@ def test_a_supervisor_receives_and_retires_decks_and_only_the_admin_does_the_res
         store.register_deck(DECK, "red", red, "ada")
         store.register_badge("08A1B2C3", "1042", "ada")
     status, _h, page = call(web, "GET", PATH, cookie=sam)
-    assert 'id="retire"' in page and 'id="set-limit"' not in page
+    assert 'id="retire"' in page and 'id="set-limit"' not in page and 'id="issue"' in page
+    assert post(f"{PATH}/issue", {"table": "T02", "witness": "Bob Witness"}) == 303   # custody: issued to a table
     assert post(f"{PATH}/limit", {"hours": 8, "hands": ""}) == 403
     assert post("/registry/badges/08A1B2C3/revoke", {"why": "left"}) == 403
     assert post(f"{PATH}/retire", {"why": "marked cards suspected"}) == 303
@@ -197,7 +209,8 @@ def test_a_supervisor_receives_and_retires_decks_and_only_the_admin_does_the_res
     with Store(path) as store:
         assert store.deck(DECK)["state"] == "retired" and store.badges()[0]["revoked_at"] is None
         assert [(a["who"], a["action"]) for a in store.audit()] == [
-            ("sam", "deck_receive"), ("ada", "deck_register"), ("ada", "badge_register"), ("sam", "deck_retire")]
+            ("sam", "deck_receive"), ("ada", "deck_register"), ("ada", "badge_register"), ("sam", "deck_issue"),
+            ("sam", "deck_retire")]
 
 
 @pytest.mark.parametrize("who", ["vera", "ada"])
