@@ -34,8 +34,8 @@ CSV_COLUMNS = ("at", "at_local", "who", "action", "alert", "table", "kind", "wha
                "raised", "raised_local", "count", "note", "deck", "badge")
 #: The registry's audit actions (:mod:`dealerbox.floor.store.registry`), each with the step of
 #: the card control log the same change wrote at the same moment: the step says what changed.
-REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "deck_retire": "retired",
-                  "deck_destroy": "destroyed", "deck_limit": "limit_set", "badge_register": "badge_registered",
+REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "deck_issue": "issued",
+                  "deck_retire": "retired", "deck_destroy": "destroyed", "deck_limit": "limit_set", "badge_register": "badge_registered",
                   "badge_revoke": "badge_revoked"}
 
 
@@ -49,6 +49,10 @@ def registry_change_words(action: str, step: dict | None, detail: str = "") -> s
         return f"received deck {deck} (sealed, {d.get('sealed_count')} cards, back {d.get('back')})"
     if action == "deck_register":
         return f"registered deck {deck} ({d.get('tags')} tags" + (f", back {d['back']})" if d.get("back") else ")")
+    if action == "deck_issue":
+        moved = f", moved from {d['from']}" if d.get("from") else ""
+        witnessed = f", witnessed by {step['witness']}" if step.get("witness") else ""
+        return f"issued deck {deck} to {step.get('table_id')}{moved}{witnessed}"
     if action == "deck_retire":
         return f"retired deck {deck}: {d.get('why', '')}"
     if action == "deck_destroy":

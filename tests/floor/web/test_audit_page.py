@@ -91,6 +91,8 @@ def registry_changes(path) -> None:
         store.register_deck("B 2", "blue", deck_tags("B 2"), "ada", now=next(at))
         store.set_deck_limit("B 2", 8, 500, "ada", now=next(at))
         store.register_badge("08A1B2C3", "1042", "ada", now=next(at))
+        store.issue_deck("B 2", "T01", "ada", now=next(at))
+        store.issue_deck("B 2", "T02", "ada", "sam", now=next(at))
         store.retire_deck("B 2", "ada", "marked cards suspected", now=next(at))
         store.destroy_deck("B 2", "ada", "sam", now=next(at))
         store.revoke_badge("08A1B2C3", "ada", "left the house", now=next(at))
@@ -99,6 +101,7 @@ def registry_changes(path) -> None:
 #: The changes of :func:`registry_changes` as the page words them, oldest first.
 REGISTRY_WORDS = ["received deck B 2 (sealed, 54 cards, back blue)", "registered deck B 2 (54 tags, back blue)",
                   "set deck B 2's limit to 8 hours in play or 500 hands", "registered badge 08A1B2C3 to dealer 1042",
+                  "issued deck B 2 to T01", "issued deck B 2 to T02, moved from T01, witnessed by sam",
                   "retired deck B 2: marked cards suspected", "destroyed deck B 2, witnessed by sam",
                   "revoked badge 08A1B2C3 of dealer 1042: left the house"]
 
@@ -230,7 +233,7 @@ def test_the_registrys_changes_read_as_an_auditor_reads_them_in_a_section_of_the
     status, _h, html = call(web, "GET", f"/audit?{_reg_range()}", cookie=cookie)
     assert status == 200
     assert "Nobody cleared an alert in this range." in html and "alert None" not in html
-    assert "Decks and badges changed (7)" in html
+    assert "Decks and badges changed (9)" in html
     rows = _cells(html, "registry-changes")
     assert [html_module.unescape(r[2]) for r in rows] == REGISTRY_WORDS[::-1]   # newest first
     assert {r[1] for r in rows} == {"ada"} and all(FULL.fullmatch(r[0]) for r in rows)
@@ -251,7 +254,7 @@ def test_the_registrys_changes_are_in_the_csv_and_the_pdf_too(web):
     assert [r["what"] for r in rows] == REGISTRY_WORDS   # oldest first, as the clears are
     assert [r["action"] for r in rows][:2] == ["deck_receive", "deck_register"]
     assert {r["alert"] for r in rows} == {""} and [r["deck"] for r in rows][:3] == ["B 2"] * 3
-    assert rows[3]["badge"] == "08A1B2C3" and rows[4]["note"] == "deck B 2 retired: marked cards suspected"
+    assert rows[3]["badge"] == "08A1B2C3" and rows[6]["note"] == "deck B 2 retired: marked cards suspected"
     status, _h, body = call(web, "GET", f"/audit.pdf?{query}", cookie=cookie)
     assert status == 200 and body.startswith("%PDF-")
     with Store(web.directory / "floor.sqlite") as store:
@@ -260,7 +263,7 @@ def test_the_registrys_changes_are_in_the_csv_and_the_pdf_too(web):
     pdf = AF.audit_pdf(trail, CLOCK, "https://floor.example")
     reader = PdfReader(io.BytesIO(pdf))
     text = " ".join(page.extract_text() for page in reader.pages).replace("\n", " ")
-    assert "Decks and badges changed (7)" in text and "retired deck B 2: marked cards suspected" in text
+    assert "Decks and badges changed (9)" in text and "retired deck B 2: marked cards suspected" in text
     links = {a.get_object()["/A"]["/URI"] for page in reader.pages for a in page.get("/Annots", [])}
     assert "https://floor.example/registry/decks/B%202" in links
 
