@@ -461,10 +461,12 @@ def _deck(store, settings, action: str, name, *, back, count, source, source_dec
           day, html, csv, pdf, base_url, table=None) -> int:
     who = getpass.getuser()
     if action == "list":
+        issued = {deck: table for table, deck in store.issued_decks().items() if deck is not None}
         for d in store.decks():
             used = f"last at {d['last_table']}" if d["last_table"] else "never dealt"
+            where = f"\tissued to {issued[d['name']]}" if d["name"] in issued else ""
             print(f"{d['name']}\t{d['state']}\tback {d['back'] or '-'}\t{d['tags']} tags\t{d['hands']} hands\t"
-                  f"{d['play_s'] / 3600:.1f} h in play\t{used}")
+                  f"{d['play_s'] / 3600:.1f} h in play\t{used}{where}")
         return 0
     if action == "log":
         return _card_log(store, settings, name, day, html=html, csv=csv, pdf=pdf, base_url=base_url)

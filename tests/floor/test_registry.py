@@ -214,6 +214,7 @@ def test_the_floor_deck_and_badge_commands(tmp_path):
     assert floor("deck", "limit", "Red 7", "--hands", "300").returncode == 0
     issued = floor("deck", "issue", "Red 7", "--table", "T02", "--witness", "Bob Witness")
     assert issued.returncode == 0 and "deck Red 7 issued to T02" in issued.stderr
+    assert floor("deck", "list").stdout.rstrip("\n").endswith("never dealt\tissued to T02")
     assert floor("deck", "retire", "Red 7", "--why", "a bent corner").returncode == 0
     out = floor("deck", "issue", "Red 7", "--table", "T03")
     assert out.returncode != 0 and "dealerbox floor deck issue: deck Red 7 is retired" in out.stderr
