@@ -20,7 +20,7 @@ Those statistics are pure. On the floor's side, with the store:
 - :mod:`~dealerbox.floor.protect.journal_hands` stored journal lines read into hands
   (the figures' hand follower, plus the cards), pure;
 - :mod:`~dealerbox.floor.protect.config` what ``[protect]`` declares;
-- :mod:`~dealerbox.floor.protect.tables` the pass's tables (migrations 0007 and 0013);
+- :mod:`~dealerbox.floor.protect.tables` the pass's tables (migrations 0007 and 0012);
 - :mod:`~dealerbox.floor.protect.floor_pass` the pass the figures' ledger runs: hands
   through the checks, alerts filed with their evidence, state and per-hand results kept
   in the store;

@@ -5,20 +5,20 @@ pass can rebuild from the stored lines, except ``protect_fitted`` (the reference
 room rate ``dealerbox floor protect fit`` computed), which is configuration.
 
 - ``protect_progress``: per table, the last line read, the open hand's first line
-  (read again next time), who deals there, and its seats (``seats``, JSON; migration 0013):
+  (read again next time), who deals there, and its seats (``seats``, JSON; migration 0012):
   the run of seats recovered from the deal and each seat's chart (``window``, the seat-luck
   window last scored before the seats had charts, is no longer written);
 - ``protect_decks``: per table and deck, the pairs its last hands left together (JSON), and
-  those hands' seqs, draws and where each card lay (``hands``, JSON; migration 0013): what a
+  those hands' seqs, draws and where each card lay (``hands``, JSON; migration 0012): what a
   shuffle alert's evidence names;
 - ``protect_dealers``: per dealer, the control chart's value (lattice steps), the
   procedure check's open block (JSON), and the chart against the dealer's own baseline
   (``own``, JSON: :class:`~dealerbox.floor.protect.control_chart.OwnBaselineCharts`' row;
-  migration 0013);
+  migration 0012);
 - ``protect_hands``: one row per closed hand: its deck, the shuffle statistic and
   p-value, whether it had an error, the chart value after it, the seats dealt and the
   seats dealt a strong starting hand (JSON lists), and why its shuffle was not scored
-  (``unscored``: ``missing`` or ``stale`` reference; migration 0013); the figures read these;
+  (``unscored``: ``missing`` or ``stale`` reference; migration 0012); the figures read these;
 - ``protect_fitted``: key -> JSON value (``reference/<players>/<hole cards>`` with the model's
   fingerprint, ``room_rate``, ``unscored/<players>/<hole cards>``: the model an unscored game's
   alert was raised for, ``fitting``: the games being fitted in the background);

@@ -43,7 +43,7 @@ tables_table = Table(
     Column("seen", Float64),
     #: Since when the table has lines kept ahead of a gap (early_lines); NULL when none.
     Column("early_at", Float64),
-    #: The table's wall clock minus the floor's when its last live health came (migration 0012).
+    #: The table's wall clock minus the floor's when its last live health came (migration 0011).
     Column("clock_offset", Float64),
     Column("clock_offset_at", Float64),
 )
@@ -136,7 +136,7 @@ dealer_names_table = Table(
     sqlite_with_rowid=False,
 )
 
-# The room's registry (issue 40; dealerbox/floor/store/registry.py writes it, migration 0011
+# The room's registry (issue 40; dealerbox/floor/store/registry.py writes it, migration 0010
 # creates it): every deck with its life, its tags, the badges, each step of the card control
 # log, the hands each deck dealt, and how far the registry pass read each table.
 reg_decks_table = Table(

@@ -49,7 +49,7 @@ def test_the_earlier_hand_that_left_the_most_pairs_is_the_one_named():
     e = shuffle_evidence(NEXT, [together_pairs(EARLIER), together_pairs(fresh)],
                          [hand_record(EARLIER), hand_record(fresh)])
     assert e["earlier"] == 10 and e["statistic"] == 3
-    # A floor that kept only the pairs (before migration 0013) still names the pairs, not their places.
+    # A floor that kept only the pairs (before migration 0012) still names the pairs, not their places.
     e = shuffle_evidence(NEXT, [together_pairs(EARLIER)], [])
     assert e["earlier"] is None and e["pairs"][0] == {"cards": ["As", "Ah"], "here": [2, 3], "there": None,
                                                       "was": None}

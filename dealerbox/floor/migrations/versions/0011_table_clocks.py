@@ -1,7 +1,7 @@
 """Each table's clock as the floor measured it: the offset of its wall clock from the floor's.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0011
+Revises: 0010
 
 A table's ``health`` carries its wall clock (``wall``). When one comes live (not a retained
 copy delivered again on subscribe), the floor notes ``wall`` minus its own clock at arrival:
@@ -11,8 +11,8 @@ technicians' tables page marks a table whose clock is off by more than a second.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

@@ -2,14 +2,14 @@
 not scored, the deck's last hands as the evidence names them, each table's seats with their
 charts, and each dealer's chart against their own baseline (dealerbox/floor/protect/tables.py).
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0012
+Revises: 0011
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013"
-down_revision = "0012"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

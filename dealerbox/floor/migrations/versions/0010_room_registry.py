@@ -1,13 +1,13 @@
 """The room's registry: decks, their tags and lives, badges, the card control log's steps,
 the hands each deck dealt, and the registry pass's progress (dealerbox/floor/store/registry.py).
 
-Revision ID: 0011
+Revision ID: 0010
 Revises: 0009
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
+revision = "0010"
 down_revision = "0009"
 branch_labels = None
 depends_on = None
