@@ -40,7 +40,7 @@ from fractions import Fraction
 
 from dealerbox.domain.cards import DECK_52, RANKS
 from dealerbox.errors import UsageError
-from dealerbox.floor.protect.control_chart import Cusum, arl, reference_value
+from dealerbox.floor.protect.control_chart import Cusum, reference_value, smallest_h
 from dealerbox.floor.protect.hand import DealtHand
 from dealerbox.floor.protect.seats import SeatKey
 
@@ -232,16 +232,7 @@ def seat_chart(p0: float, *, feed_every: float = 15.0, alarms_per_year: float = 
         raise UsageError(f"a seat chart needs 0 < p0 ({p0}) < the fed rate ({p1}) < 1 and a positive budget")
     target = room.seat_hands_per_year / alarms_per_year
     c = max(1, round(1 / reference_value(p0, p1)))
-    low, high = c, 2 * c
-    while arl(p0, c, high) < target:
-        low, high = high, high * 2
-    while high - low > 1:
-        mid = (low + high) // 2
-        if arl(p0, c, mid) < target:
-            low = mid
-        else:
-            high = mid
-    return Cusum(p0, p1 / p0, c, high)
+    return Cusum(p0, p1 / p0, c, smallest_h(p0, c, target))
 
 
 @dataclass(frozen=True, slots=True)
