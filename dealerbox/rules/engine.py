@@ -159,7 +159,8 @@ class HandEngine:
             trigger, seen = ev, Seen(event, "unread", self.hand.new_unread(), unread=True)
         elif ev in _CARD_EVENTS:
             trigger = ev
-            kind, key = identify(event, self.registry, self.active, self.joker_keys, self.hand.where)
+            kind, key = identify(event, self.registry, self.active, self.joker_keys, self.hand.where,
+                                 self.hand.drawn_t)
             seen = Seen(event, kind, key)
         else:
             trigger, seen = ev, Seen(event)

@@ -304,8 +304,10 @@ def shown(key: str) -> str:
     return "?" if key.startswith(UNREAD_PREFIX) else key
 
 
-def identify(e: Event, registry, active: str, joker_keys, where) -> tuple[str, str]:
-    """(kind, key) of a card event: kind is card, joker, foreign or unknown; key names the card."""
+def identify(e: Event, registry, active: str, joker_keys, where, drawn_t=None) -> tuple[str, str]:
+    """(kind, key) of a card event: kind is card, joker, foreign or unknown; key names the card.
+
+    *drawn_t* (key -> when the shoe reported it) tells apart the jokers named without a UID."""
     if e.uid is not None:
         tag = registry.lookup(e.uid)
         if tag is None:
@@ -322,8 +324,12 @@ def identify(e: Event, registry, active: str, joker_keys, where) -> tuple[str, s
         # A joker named without its uid: out of the shoe, one still in the stub; on or off the
         # board, one already out of it (the one the board reader sees).
         wanted = ("stub",) if e.ev == "shoe" else ("board",) if e.ev == "board_off" else ("hand", "burn", "board")
-        for key in joker_keys:
-            if where.get(key) in wanted:
-                return "joker", key
+        found = [key for key in joker_keys if where.get(key) in wanted]
+        if e.ev == "board_on" and drawn_t:
+            # The joker reaching the board is the one drawn last: one shown and burned earlier in
+            # the hand lies with the burns (taking it would leave the new one open on the board).
+            found.sort(key=lambda k: drawn_t.get(k, float("-inf")), reverse=True)
+        if found:
+            return "joker", found[0]
         return "joker", joker_keys[0] if joker_keys else "joker:?"
     return "card", e.card

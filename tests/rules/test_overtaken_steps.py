@@ -116,3 +116,45 @@ def test_two_extra_cards_without_round_done_still_rule_after_the_grace():
     t.shoe("8s")
     t.feed("tick", dt=3.5)
     assert t.now.irregularity == "EXTRA_CARDS" and t.now.verdict == "misdeal"
+
+
+def _joker_burned_on_the_flop_then_one_left_on_the_turn(mouth_sensor):
+    """Hand 1 with the deck's other joker met first: the flop's first card is a joker, shown and
+    burned as the correction says; the turn card is the second joker, left on the board. Both are
+    named without their UIDs, so the box must tell them apart by the order they came out."""
+    t = Table()
+    t.new_hand(4, mouth_sensor=mouth_sensor)
+    t.press("round_done")
+    t.shoe("8c")                                  # the flop's burn
+    t.shoe("joker")                               # the flop's first card: a joker
+    assert t.now.irregularity == "JOKER"
+    t.press("ack")                                # shown, set with the burns
+    for card in FLOP[1:]:
+        t.shoe(card)
+        t.board(card)
+    assert t.now.verdict == "ok", t.now
+    t.press("round_done")
+    t.shoe("6s")                                  # the turn's burn
+    t.shoe("joker")                               # the turn card: the other joker
+    t.board("joker")
+    assert t.now.irregularity == "JOKER" and t.now.verdict == "correct", t.now
+    t.press("round_done")                         # the turn's joker still lies on the board
+    after_round_done = t.now
+    t.shoe("2h")                                  # the river's burn
+    t.shoe("9c")
+    t.board("9c")
+    return t, after_round_done
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True], ids=["no-mouth-sensor", "mouth-sensor"])
+def test_the_joker_left_on_the_board_is_the_one_drawn_last_not_one_burned_earlier(mouth_sensor):
+    t, after_round_done = _joker_burned_on_the_flop_then_one_left_on_the_turn(mouth_sensor)
+    assert after_round_done.irregularity == "WRONG_CORRECTION", after_round_done
+    assert after_round_done.verdict == "floor", after_round_done
+    raised = set(t.raised())
+    assert "DOUBLE_BURN" not in raised, t.decisions
+    assert not [d for d in t.decisions if d.irregularity == "UNREAD_CARD"], t.decisions
+    assert raised <= {"JOKER", "WRONG_CORRECTION"}, raised
+    jokers = sorted(p for k, p in t.engine.where.items() if k.startswith("joker:"))
+    assert jokers == ["board", "burn"], jokers    # the flop's joker stays with the burns
+    assert t.engine.where["2h"] == "burn" and t.engine.where["9c"] == "board"
