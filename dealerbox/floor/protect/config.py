@@ -36,11 +36,11 @@ class ProtectConfig:
     #: How dealers gather the cards (only matters for a hand shuffle; docs/FLOOR.md).
     gathering: Gathering = Gathering()
     #: A hand is a shuffle alert when its p-value under the declared shuffle is below this.
-    #: The false-alarm budget of 1 per 10,000 fair hands is shared so that a measurement of
-    #: 100,000 hands meets it with room for chance: shuffle 0.2 (this threshold), dealer chart
-    #: 0.21 (an ARL of 48,000 hands per dealer), procedure 0.02 (1e-4 per 50-hand block), seat
-    #: luck 0.00002 per 10,000 hands (0.01 a year over the room's seat-windows), about 0.43 in
-    #: all (:mod:`~dealerbox.floor.protect.budget` works them out for the configured room).
+    #: The false-alarm goal of 1 per 10,000 fair hands is shared among the checks so that a
+    #: measurement of 100,000 hands meets it with room for chance; each check's share follows
+    #: from its threshold here (this one, ``procedure_*``, ``seat_alarms_per_year``,
+    #: ``chart_arl``) and :mod:`~dealerbox.floor.protect.budget` works them out for the
+    #: configured room (``floor protect fit`` and the Surveillance page print them).
     threshold: float = 2e-5
     #: Each new hand is compared with its deck's last this many hands.
     memory: int = 2

@@ -16,8 +16,7 @@ Binomial(n, p), and a finding's p-value is the upper tail P(X >= k).
 
 **Multiple testing.** The room tests every seat of every table in every window, so
 the finding carries the Bonferroni correction over that family: alert when
-``min(1, m * p) < alpha`` with ``m = seats x tables x windows`` (as configured), and
-:func:`holm` gives Holm's step-down for a batch of findings (never less powerful).
+``min(1, m * p) < alpha`` with ``m = seats x tables x windows`` (as configured).
 A window's finding is what a page shows of a seat over a range.
 
 **As it happens: a CUSUM per seat.** The alert does not wait for a window to end.
@@ -35,7 +34,7 @@ configured, and computed exactly by the chart's Markov chain.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from dealerbox.domain.cards import DECK_52, RANKS
@@ -46,7 +45,7 @@ from dealerbox.floor.protect.seats import SeatKey
 
 __all__ = ["HOLDEM_STRONG", "OMAHA_PAIR_RANKS", "holdem_class", "class_combos", "holdem_probability",
            "omaha_probability", "is_strong", "strong_probability", "binomial_tail", "SeatFinding",
-           "SeatLuck", "holm", "Room", "seat_chart", "SeatAlarm", "SeatCharts"]
+           "SeatLuck", "Room", "seat_chart", "SeatAlarm", "SeatCharts"]
 
 HOLDEM_STRONG = frozenset({"AA", "KK", "QQ", "JJ", "TT", "AKs", "AKo"})
 OMAHA_PAIR_RANKS = "AK"
@@ -187,20 +186,6 @@ class SeatLuck:
 
 
 _NAMED = frozenset(DECK_52)
-
-
-def holm(findings) -> list[SeatFinding]:
-    """The same findings with Holm's step-down correction over their own family (all of them):
-    the i-th smallest p-value (from 0) is multiplied by (m - i), kept monotone."""
-    findings = list(findings)
-    m = len(findings)
-    order = sorted(range(m), key=lambda i: findings[i].p_value)
-    out = list(findings)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * findings[i].p_value))
-        out[i] = replace(findings[i], family=m, corrected=running, correction="Holm")
-    return out
 
 
 @dataclass(frozen=True, slots=True)

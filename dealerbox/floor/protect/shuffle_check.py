@@ -192,9 +192,10 @@ class ShuffleCheck:
 
     shuffle: Shuffle
     gathering: Gathering = Gathering()
-    #: Per hand. With the other checks' shares (control chart 0.41, seat luck at most 0.14,
-    #: procedure 0.02 per 10,000 hands) the room stays under 1 false alarm per 10,000 hands.
-    threshold: float = 4e-5
+    #: Per hand: the shuffle's share of the room's false-alarm budget, the same default as
+    #: ``ProtectConfig.threshold`` (:mod:`~dealerbox.floor.protect.budget` works out every
+    #: check's share for the configured room).
+    threshold: float = 2e-5
     memory: int = 2
     references: dict = field(default_factory=dict)
     _history: dict = field(default_factory=dict, repr=False)

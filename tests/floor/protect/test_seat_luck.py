@@ -1,7 +1,6 @@
 """Seat luck: exact probabilities of strong starting hands and the binomial tail, corrected."""
 
 import random
-from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -11,7 +10,7 @@ from dealerbox.floor.protect.config import PREMIUM
 from dealerbox.floor.protect.control_chart import arl
 from dealerbox.floor.protect.hand import DealtHand
 from dealerbox.floor.protect.seat_luck import (Room, SeatCharts, SeatLuck, binomial_tail, holdem_class,
-                                               holdem_probability, holm, is_strong, omaha_probability, seat_chart,
+                                               holdem_probability, is_strong, omaha_probability, seat_chart,
                                                strong_probability)
 from dealerbox.floor.protect.seats import SeatTracker
 from dealerbox.floor.protect.shuffles import Shuffle
@@ -62,15 +61,6 @@ def test_a_seat_over_a_window_with_bonferroni_over_seats_tables_windows():
     assert seat1.corrected == pytest.approx(6 * tail) and seat1.alert   # 0.021 < 0.05
     assert seat2.strong == 0 and seat2.p_value == 1.0 and not seat2.alert
     assert seat1.expected == pytest.approx(3 * p)
-
-
-def test_holm_steps_down():
-    luck = SeatLuck()
-    base = luck.window([hand(1, ("Ah", "Ad"), ("7c", "2s"))])[0]
-    found = [replace(base, p_value=v) for v in (0.01, 0.04, 0.03)]
-    # Sorted 0.01, 0.03, 0.04 times 3, 2, 1: 0.03, 0.06, 0.04 -> kept monotone: 0.03, 0.06, 0.06.
-    assert [f.corrected for f in holm(found)] == pytest.approx([0.03, 0.06, 0.06])
-    assert {f.correction for f in holm(found)} == {"Holm"}
 
 
 def test_a_window_holds_one_game():
