@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from sqlalchemy import select
@@ -21,11 +22,14 @@ from sqlalchemy.engine import Engine
 from dealerbox.domain.decks import DeckRegistry, Tag, normalize_uid, simulation_registry
 from dealerbox.floor.store.schema import reg_tags_table
 
-__all__ = ["floor_registries", "registry_decks", "RoomDecks", "UNKNOWN_AGAIN_S"]
+__all__ = ["floor_registries", "registry_decks", "RoomDecks", "UNKNOWN_AGAIN_S", "UNKNOWN_KEPT"]
 
 #: A tag the room's registry did not hold is asked for again after this long (it may be
 #: registered since); a known tag is never asked for again (a tag is one card for good).
 UNKNOWN_AGAIN_S = 5.0
+#: How many unknown tags are remembered, the least recently asked dropped first: a stray
+#: tag or a reader's garbage costs a question every UNKNOWN_AGAIN_S, never unbounded memory.
+UNKNOWN_KEPT = 4096
 
 
 class RoomDecks:
@@ -33,12 +37,20 @@ class RoomDecks:
     :meth:`lookup`. It reads through its own connections of *engine*, never the store's
     lock: the protection pass and the pages name cards while the filing writes."""
 
-    def __init__(self, engine: Engine, *, unknown_again_s: float = UNKNOWN_AGAIN_S):
+    def __init__(self, engine: Engine, *, unknown_again_s: float = UNKNOWN_AGAIN_S,
+                 unknown_kept: int = UNKNOWN_KEPT):
         self.engine = engine
         self.unknown_again_s = unknown_again_s
+        self.unknown_kept = unknown_kept
         self._known: dict[str, Tag] = {}
-        self._unknown: dict[str, float] = {}
+        # UID -> when the store last said it does not know it, least recently asked first.
+        self._unknown: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
+
+    def unknown_remembered(self) -> list[str]:
+        """The unknown UIDs remembered, least recently asked first (at most ``unknown_kept``)."""
+        with self._lock:
+            return list(self._unknown)
 
     def lookup(self, uid) -> Tag | None:
         """The tag behind *uid* in the room's registry, or None; a malformed UID raises
@@ -49,14 +61,19 @@ class RoomDecks:
             if tag is not None:
                 return tag
             asked = self._unknown.get(uid)
-            if asked is not None and time.monotonic() - asked < self.unknown_again_s:
-                return None
+            if asked is not None:
+                self._unknown.move_to_end(uid)
+                if time.monotonic() - asked < self.unknown_again_s:
+                    return None
         t = reg_tags_table.c
         with self.engine.connect() as conn:
             row = conn.execute(select(t.deck, t.card).where(t.uid == uid)).first()
         with self._lock:
             if row is None:
                 self._unknown[uid] = time.monotonic()
+                self._unknown.move_to_end(uid)
+                while len(self._unknown) > self.unknown_kept:
+                    self._unknown.popitem(last=False)
                 return None
             self._unknown.pop(uid, None)
             tag = self._known[uid] = Tag(row[0], row[1])
