@@ -82,6 +82,12 @@ def setup_logging(verbose: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
+def command_line_user() -> str:
+    """Who runs this command, for the audit and the witness check: the process's effective
+    user, never ``$USER`` or ``$LOGNAME`` (the caller sets those to anything)."""
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
 def _readable(config: Path, key: str, path: Path) -> None:
     """Refuse in one line a file the floor must read and cannot, naming it and the fix."""
     try:
@@ -90,7 +96,7 @@ def _readable(config: Path, key: str, path: Path) -> None:
     except FileNotFoundError:
         raise FloorError(f"{config}: {key} = {str(path)!r}: no such file") from None
     except PermissionError:
-        user = pwd.getpwuid(os.geteuid()).pw_name  # who runs, not who logged in ($USER)
+        user = command_line_user()
         raise FloorError(f"{config}: {key} = {str(path)!r}: {user} cannot read it (permission denied): give it "
                          f"to the group {user} (chgrp {user} FILE; chmod 0640 FILE) in a folder {user} may enter, "
                          "or run install-floor.sh --web-name NAME, which puts the view's certificate and key in "
@@ -120,7 +126,7 @@ def user(config: Path, action: str, name: str | None = None, role: str | None = 
 
     settings = load_web(config)
     install_security_log()  # a user added, removed or given a new password: in the journal (FLOOR.md)
-    by = f"{pwd.getpwuid(os.geteuid()).pw_name} (command line)"
+    by = f"{command_line_user()} (command line)"
     with Store(settings.store) as store:
         accounts = Accounts(store)
         try:
@@ -422,7 +428,7 @@ def layout(config: Path, action: str, table_id: str | None = None, *, pit: str |
                              "(1 to 64 letters, digits, '.', '-' or '_')")
         if action == "set":
             try:
-                place = store.place_table(table_id, pit, row, col, getpass.getuser())
+                place = store.place_table(table_id, pit, row, col, command_line_user())
             except ValueError as exc:
                 raise FloorError(f"dealerbox floor layout set: {exc}") from None
             print(f"{table_id} stands in {place['pit']}, row {place['row']}, column {place['col']}",
@@ -459,7 +465,7 @@ def deck(config: Path, action: str, name: str | None = None, *, back: str | None
 
 def _deck(store, settings, action: str, name, *, back, count, source, source_deck, why, witness, hours, hands,
           day, html, csv, pdf, base_url, table=None) -> int:
-    who = getpass.getuser()
+    who = command_line_user()
     if action == "list":
         issued = {deck: table for table, deck in store.issued_decks().items() if deck is not None}
         for d in store.decks():
@@ -543,7 +549,7 @@ def badge(config: Path, action: str, uid: str | None = None, dealer_id: str | No
     from dealerbox.floor.store.registry import RegistryRefused
 
     settings = load_web(config)
-    who = getpass.getuser()
+    who = command_line_user()
     try:
         with Store(settings.store) as store:
             _badge(store, action, uid, dealer_id, why, who)
