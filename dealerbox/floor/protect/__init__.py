@@ -12,8 +12,7 @@ no clock, no threads, and every random draw from a ``random.Random`` the caller 
 - :mod:`~dealerbox.floor.protect.control_chart` is a dealer's error rate out of line;
 - :mod:`~dealerbox.floor.protect.references` the shuffle check's references fitted cheaply, and
   the fingerprint of the model they were dealt from;
-- :mod:`~dealerbox.floor.protect.seats` physical seats, recorded or recovered from the deal;
-- :mod:`~dealerbox.floor.protect.shifts` the house's shifts in its own zone.
+- :mod:`~dealerbox.floor.protect.seats` physical seats, recorded or recovered from the deal.
 
 Those statistics are pure. On the floor's side, with the store:
 

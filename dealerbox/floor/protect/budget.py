@@ -3,17 +3,22 @@
 Pure: ``[protect]`` (:class:`~dealerbox.floor.protect.config.ProtectConfig`) in, one row per
 check out, each the expected number of false alerts per fair hand, per 10,000 hands and per
 week for the configured room (``tables`` x ``hands_per_hour`` x ``hours_per_week`` hands).
-Each figure is a bound the check's design guarantees, not a measurement (``make bench``
-measures them):
+Each figure is a design value, not a measurement; ``make bench`` measures the rates
+(docs/BENCH.md). Only some of them are bounds the design guarantees:
 
-- **shuffle**: a Monte Carlo p-value is valid (P(p < t) <= t for a fair hand), so each scored
-  hand alerts with probability at most ``threshold``;
-- **procedure**: each closed block of ``procedure_block`` hands at most ``procedure_threshold``;
-- **seat luck**: each seat's chart reaches h once in its in-control run length of seat-hands,
-  designed so that the room's seats (``tables`` x ``seats`` at ``hands_per_hour`` for
+- **shuffle** (a bound): a Monte Carlo p-value is valid (P(p < t) <= t for a fair hand), so
+  each scored hand alerts with probability at most ``threshold``;
+- **procedure** (a design value): each closed block of ``procedure_block`` hands alerts at
+  ``procedure_threshold``, as far as its null holds: the block's sum is the convolution of
+  its hands' distributions, which assumes the hands independent, and each hand's
+  per-ending cell is estimated from simulated hands;
+- **seat luck** (a bound): each seat's chart reaches h once in its in-control run length of
+  seat-hands, computed exactly by the chart's Markov chain at the exact chance of a strong
+  hand, designed so that the room's seats (``tables`` x ``seats`` at ``hands_per_hour`` for
   ``hours_per_week``) raise ``seat_alarms_per_year`` false alarms a year;
-- **dealer chart**: a dealer at their own baseline reaches h once in its in-control average run
-  length (the chart's design, at least ``chart_arl`` hands): one false alarm per ARL hands.
+- **dealer chart** (a design value): a dealer exactly at their baseline reaches h once in its
+  in-control average run length (at least ``chart_arl`` hands); the baseline is estimated
+  from the dealer's hands and the room's, so a real dealer's rate is only near it.
 
 ``dealerbox floor protect fit`` prints it and the Surveillance page shows it.
 """

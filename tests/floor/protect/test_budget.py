@@ -24,7 +24,7 @@ def test_the_default_room_expects_about_four_false_alerts_a_week():
     assert week["dealer_chart"] == pytest.approx(100_800 / 48_000)        # 2.1
     assert budget["total"]["per_week"] == pytest.approx(sum(week.values()))
     per = {r["check"]: r["per_10000_hands"] for r in budget["rows"]}
-    # The shares FLOOR.md and ProtectConfig state: shuffle 0.2, chart 0.21, procedure 0.02 per 10,000.
+    # The defaults' shares, as FLOOR.md states them: shuffle 0.2, chart 0.21, procedure 0.02 per 10,000.
     assert per["shuffle"] == pytest.approx(0.2) and per["procedure"] == pytest.approx(0.02)
     assert per["dealer_chart"] == pytest.approx(10_000 / 48_000) and round(per["dealer_chart"], 2) == 0.21
     assert budget["total"]["per_10000_hands"] < 1
