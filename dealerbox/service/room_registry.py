@@ -57,9 +57,11 @@ def merged_decks(local: DeckRegistry | None, floor: P.FloorRegistry | None) -> D
     The active deck is the one the floor issued to this table when the registry says
     (``active``; None there: the deck issued here moved on or was retired, and no deck is
     this table's, so every card is foreign); else the local file's; a table without either
-    takes the room's first deck by name. A tag that the local file and the room give to different cards stays as the local
-    file says (one log line): the floor refuses such a registration, so only a file edited
-    by hand gets there.
+    takes the room's first deck by name that is not retired. A tag that the local file and
+    the room give to different cards stays as the local file says (one log line): ``deck
+    register`` refuses a tag of the room's registry the table has received, and the floor
+    refuses a registration whose tags it knows, so only a file edited by hand, or filled at a
+    table that had not yet received the room's registry, gets there.
     """
     if floor is None:
         return local if local is not None else DeckRegistry()

@@ -23,6 +23,7 @@ from dealerbox.resources import demo_session, user_state_dir
 from dealerbox.rules.engine import HandEngine, decision_to_dict
 from dealerbox.rules.profiles import load_profile
 from dealerbox.service.registry_outbox import post_registry_event
+from dealerbox.service.room_registry import RoomRegistry
 from dealerbox.service.panel import render
 from dealerbox.tools.glass import show_panel
 
@@ -158,6 +159,20 @@ def _rehearsal_hand(args, config, table, registry_path):
     return RehearsalHand(table, zone, pace_s=args.pace)
 
 
+def judged_decks(config, local: DeckRegistry | None) -> DeckRegistry | None:
+    """The deck registry the box judges with: *local* (the table's file) and, at a table with
+    a floor, the room's registry the box keeps on disk (:mod:`dealerbox.service.room_registry`).
+
+    What the registration commands refuse a tag by and the deck check judges with, so that a
+    tag of a deck registered at another table or on the floor is refused with what it is, and
+    a deck the floor issued can be checked. None when there is no file and no room registry.
+    """
+    if not config.floor.enabled:
+        return local
+    room = RoomRegistry(config.state_dir, local, None)
+    return room.decks() if room.floor is not None else local
+
+
 def deck_register(args) -> int:
     """``dealerbox deck register``: pass a new deck over a reader, card by card."""
     from dealerbox.tools.deck_registration import DeckTimeout, deck_registered_fields, register_deck
@@ -170,12 +185,14 @@ def deck_register(args) -> int:
     if path is None:
         raise UsageError("dealerbox deck register: the config uses the built-in decks; name a --registry file")
     registry = DeckRegistry.load(path) if Path(path).exists() else DeckRegistry()
+    # A rehearsal's simulated deck is nobody's business but the rehearsal file's.
+    known = registry if args.simulated else judged_decks(config, registry)
     hand = _rehearsal_hand(args, config, table, path)
     try:
         with reader:
             new = register_deck(reader, registry, args.deck, path, back=args.back, replace=args.replace,
                                 activate=args.activate, timeout_s=args.timeout, reopen=reopen,
-                                on_ask=hand.registering(args.deck) if hand is not None else None)
+                                on_ask=hand.registering(args.deck) if hand is not None else None, known=known)
     except KeyboardInterrupt:
         return 130
     except DeckTimeout as exc:
@@ -206,11 +223,12 @@ def deck_check(args) -> int:
     source = args.registry
     if args.simulated and not source and _rehearsal_registry().exists():
         source = str(_rehearsal_registry())
-    registry = DeckRegistry.load(source) if source else config.registry
+    # A file named (or the rehearsal's) is judged alone; the table's own with the room's registry.
+    registry = DeckRegistry.load(source) if source else judged_decks(config, config.registry)
     hand = _rehearsal_hand(args, config, table, source or config.registry_source)
     try:
         with reader:
-            if registry is None:
+            if registry is None or not registry.decks:
                 raise UsageError(f"dealerbox deck check: no deck registry at {config.registry_source}; register a "
                                  f"deck first: dealerbox deck register --reader {args.reader} --deck NAME")
             sleep = time.sleep
@@ -261,8 +279,8 @@ def badge_register(args) -> int:
         badges = BadgeRegistry.load(path) if Path(path).exists() else BadgeRegistry()
         zones = ("shoe",) if "shoe" in config.readers[args.reader].zones else None
         with reader:
-            new = register_badge(reader, badges, args.dealer, path, decks=config.registry, replace=args.replace,
-                                 timeout_s=args.timeout, zones=zones, reopen=reopen)
+            new = register_badge(reader, badges, args.dealer, path, decks=judged_decks(config, config.registry),
+                                 replace=args.replace, timeout_s=args.timeout, zones=zones, reopen=reopen)
         for uid in sorted(set(new.badges_of(args.dealer)) - set(badges.badges_of(args.dealer))):
             _tell_the_floor(config, "badge_registered", uid=uid, dealer=args.dealer)
     except KeyboardInterrupt:

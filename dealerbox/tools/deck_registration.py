@@ -50,6 +50,7 @@ from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.hw.presence import BOARD, PresenceTracker
 from dealerbox.hw.reader import ReaderSupervisor, TagReader
 from dealerbox.domain.decks import DeckRegistry, normalize_uid, simulated_uid
+from dealerbox.service.room_registry import RETIRED_DECK
 
 __all__ = [
     "REGISTRATION_ORDER", "JOKERS_PER_DECK", "DeckTimeout", "ReaderDeckReport",
@@ -101,6 +102,8 @@ def _ask_text(done: int, order: tuple[str, ...]) -> str:
 
 
 def _tag_label(registry: DeckRegistry, deck: str, card: str) -> str:
+    if deck == RETIRED_DECK:
+        return f"{card} of a deck the floor retired"
     back = registry.backs.get(deck, "")
     return f"{card} of deck {deck}" + (f" ({back} back)" if back else "")
 
@@ -178,10 +181,15 @@ class _Watcher:
 TagWatcher = _Watcher
 
 
-def _check_new_deck(registry: DeckRegistry, deck: str, replace: bool) -> None:
-    """Refuse a deck name that is not one, or a deck already registered unless it is replaced."""
+def _check_new_deck(registry: DeckRegistry, known: DeckRegistry, deck: str, replace: bool) -> None:
+    """Refuse a deck name that is not one, a deck of the room's registry that the table's
+    file does not hold (the floor would refuse it: first registration wins), or a deck
+    already registered unless it is replaced."""
     if not isinstance(deck, str) or not deck or not deck.replace("-", "").replace("_", "").isalnum():
         raise RegistryError(f"a deck name is letters, digits, '-' or '_', not {deck!r}")
+    if known.has_deck(deck) and not registry.has_deck(deck):
+        raise RegistryError(f"deck {deck} is the room's already (registered on the floor, "
+                            f"{len(known.cards_of(deck))} tags); register this deck under another name")
     if registry.has_deck(deck) and not replace:
         raise RegistryError(f"deck {deck} is already registered ({len(registry.cards_of(deck))} tags); "
                             "replace it explicitly to register it again")
@@ -193,7 +201,7 @@ class _Registration:
     Each appearance is judged here: taken as the card asked for, or refused
     (two tags at once, a tag taken earlier in this run, a malformed UID, a tag
     of another deck) with the same card asked for again. Taken tags go into
-    *new*; *registry* (the registry as it was) is only read.
+    *new*; *registry* (every tag the table knows: its file and the room's registry) is only read.
     """
 
     def __init__(self, registry: DeckRegistry, new: DeckRegistry, deck: str, order: tuple[str, ...],
@@ -269,7 +277,8 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
                   dropout_s: float = 0.5, zones: Iterable[str] | None = None,
                   reopen: Callable[[], TagReader] | None = None,
                   order: tuple[str, ...] = REGISTRATION_ORDER,
-                  on_ask: Callable[[int], None] | None = None) -> DeckRegistry:
+                  on_ask: Callable[[int], None] | None = None,
+                  known: DeckRegistry | None = None) -> DeckRegistry:
     """Register a new deck card by card from *reader*; write it to *path*; return the new registry.
 
     :param registry: the registry as it is now (other decks' tags are refused;
@@ -297,6 +306,10 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
     :param on_ask: called with the index in *order* of the card asked for, each
         time it is asked for (after *prompt*): what a simulated hand
         (:meth:`RehearsalHand.registering`) acts on.
+    :param known: every tag the table judges with, when it is more than *registry*: the
+        table's file and the room's registry the box keeps
+        (:meth:`dealerbox.service.room_registry.RoomRegistry.decks`). A tag or a deck name of
+        the room is refused as one of the file's is; only *registry* is written.
 
     A tag read again that was registered earlier in this run, or that is
     registered to another deck, is refused with a message saying what it is,
@@ -304,13 +317,14 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
     both refused (one card at a time). ``KeyboardInterrupt`` (Ctrl-C) ends the
     run and writes nothing; it is re-raised for the caller.
     """
-    _check_new_deck(registry, deck, replace)
+    known = registry if known is None else known
+    _check_new_deck(registry, known, deck, replace)
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
     new = _copy_without(registry, deck)
     watcher = _Watcher(reader, prompt=prompt, clock=clock, sleep=sleep, poll_s=poll_s, retry_s=retry_s,
                        settle_s=settle_s, dropout_s=dropout_s, zones=zones, reopen=reopen)
-    run = _Registration(registry, new, deck, order, prompt, on_ask)
+    run = _Registration(known, new, deck, order, prompt, on_ask)
     try:
         run.ask()
         last_progress = clock()

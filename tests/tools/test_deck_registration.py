@@ -513,3 +513,108 @@ def test_a_deck_check_tells_the_missing_cards_and_the_damaged_tags(reader, chip)
     reg.add("0A0B0C0D", "A", "Ah")
     twice, _, _ = run_check(reader, chip, DECK_A + ["0A0B0C0D"], registry=reg)
     assert sorted(deck_checked_fields(twice)["damaged"]) == sorted([simulated_uid("A", "Ah"), "0A0B0C0D"])
+
+
+# -- the room's registry: a tag or deck of another table or of the floor ----------------------------
+R7_TAGS = {simulated_uid("R7", c): c for c in DECK_52[:6]}
+B_RETIRED = simulated_uid("B", "Qs")
+
+
+def room_payload():
+    """The room's registry as the floor sent it: deck R7 (registered at another table) and
+    deck B, retired, which stays in ``decks`` with its tags listed in ``retired``."""
+    from dealerbox.link import protocol as P
+
+    return P.build_registry(3, {"R7": {"back": "green", "tags": R7_TAGS},
+                                "B": {"back": "red", "tags": {B_RETIRED: "Qs"}}}, [B_RETIRED], {}, [])
+
+
+def floor_table(tmp_path, *, floor=True):
+    """A simulated table's config with [floor] on (no broker needed: nothing connects) and the
+    room's registry kept in its state folder as the box keeps it; its own file holds deck C."""
+    from dealerbox.service.config import DEFAULT_CONFIG
+    from dealerbox.service.room_registry import APPLIED_NAME
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / APPLIED_NAME).write_bytes(room_payload())
+    own = DeckRegistry(active="C")
+    for uid, card in zip(DECK_C, REGISTRATION_ORDER):
+        own.add(uid, "C", card)
+    own.backs["C"] = "blue"
+    own.save(tmp_path / "decks.toml")
+    text = DEFAULT_CONFIG.read_text()
+    text = re.sub(r'state_dir = "[^"]*"', f'state_dir = "{state}"', text)
+    text = re.sub(r'registry = "[^"]*"', f'registry = "{tmp_path / "decks.toml"}"', text, count=1)
+    if floor:
+        text += '\n[floor]\nenabled = true\ntable = "T02"\nhost = "localhost"\nport = 1\n'
+    path = tmp_path / "table.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_tag_of_the_rooms_registry_is_refused_with_what_it_is(reader, chip, tmp_path):
+    from dealerbox.service.commands import load_table_config
+    from dealerbox.tools.commands import judged_decks
+
+    config = load_table_config(floor_table(tmp_path), check_devices=False)
+    known = judged_decks(config, config.registry)
+    plan = DECK_C[:3] + [simulated_uid("R7", "5c"), B_RETIRED] + DECK_C[3:]
+    tech = Technician(chip, plan)
+    screen = Screen()
+    reg = run_register(reader, tech, config.registry, "C", tmp_path / "decks.toml", screen, replace=True,
+                       known=known)
+    refusals = [ln for ln in screen.lines if ln.startswith("refused")]
+    assert len(refusals) == 2
+    assert f"({simulated_uid('R7', '5c')}) is registered as 5c of deck R7 (green back)" in refusals[0]
+    assert f"({B_RETIRED}) is registered as Qs of a deck the floor retired" in refusals[1]
+    # Only the table's own file is written: the room's decks stay the floor's.
+    assert reg.decks == ["C"] and DeckRegistry.load(tmp_path / "decks.toml").decks == ["C"]
+    assert reg.lookup(DECK_C[3]).card == "5c"
+
+
+def test_without_a_floor_the_commands_judge_with_the_tables_file_alone(tmp_path):
+    from dealerbox.service.commands import load_table_config
+    from dealerbox.tools.commands import judged_decks
+
+    config = load_table_config(floor_table(tmp_path, floor=False), check_devices=False)
+    assert judged_decks(config, config.registry) is config.registry
+
+
+def test_badge_register_refuses_a_card_of_the_rooms_registry(reader, chip, tmp_path):
+    from dealerbox.domain.badges import BadgeRegistry
+    from dealerbox.service.commands import load_table_config
+    from dealerbox.tools.badge_registration import register_badge
+    from dealerbox.tools.commands import judged_decks
+
+    config = load_table_config(floor_table(tmp_path), check_devices=False)
+    tech = Technician(chip, [simulated_uid("R7", "2c"), "08A1B2C3"])
+    screen = Screen()
+    register_badge(reader, BadgeRegistry(), "1042", tmp_path / "badges.toml",
+                   decks=judged_decks(config, config.registry), prompt=screen, clock=tech.clock,
+                   sleep=tech.sleep, poll_s=0.02, timeout_s=30.0)
+    (refusal,) = [ln for ln in screen.lines if ln.startswith("refused")]
+    assert f"({simulated_uid('R7', '2c')}) is 2c of deck R7 (green back); a card cannot be a badge" in refusal
+
+
+def test_deck_register_refuses_the_name_of_a_deck_of_the_room(tmp_path, capsys):
+    from dealerbox.cli import main
+
+    config = floor_table(tmp_path)
+    code = main(["deck", "register", "--config", str(config), "--reader", "board", "--deck", "R7",
+                 "--timeout", "0.3"])
+    assert code == 2
+    assert "deck R7 is the room's already (registered on the floor, 6 tags)" in capsys.readouterr().err
+    assert DeckRegistry.load(tmp_path / "decks.toml").decks == ["C"]
+
+
+def test_deck_check_checks_a_deck_the_floor_issued(tmp_path, capsys):
+    """Deck R7 is in no file of this table: the room's registry has it, and the check judges with it."""
+    from dealerbox.cli import main
+
+    config = floor_table(tmp_path)
+    code = main(["deck", "check", "--config", str(config), "--reader", "board", "--deck", "R7",
+                 "--timeout", "0.3"])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    assert "pass the cards of deck R7" in out and "NOT FIT FOR PLAY" in out and "not in the registry" not in err
