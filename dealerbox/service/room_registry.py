@@ -91,7 +91,9 @@ def merged_decks(local: DeckRegistry | None, floor: P.FloorRegistry | None) -> D
     else:
         active = local.active if local is not None else None
         if active is None:
-            active = next(iter(sorted(floor.decks)), None)
+            # The floor keeps retired decks in its decks: one of them would make every card foreign.
+            active = next((deck for deck, (_, tags) in sorted(floor.decks.items())
+                           if not (tags and floor.retired.issuperset(tags))), None)
     out.active = active
     if active is not None:
         out.backs.setdefault(active, "")

@@ -129,3 +129,17 @@ def test_what_comes_is_checked_kept_and_waits_on_disk(tmp_path, caplog):
     with caplog.at_level(logging.ERROR, logger="dealerbox"):
         assert RoomRegistry(tmp_path, None, None).summary() is None
     assert any("is not one" in r.message for r in caplog.records)
+
+
+def test_a_table_without_a_deck_of_its_own_never_takes_a_retired_deck_as_its_active_one():
+    a1 = {simulated_uid("A1", c): c for c in ("Ah", "Kd")}
+    b2 = {simulated_uid("B2", c): c for c in ("Ah", "Kd")}
+    reg = P.parse_registry(payload(4, {"A1": {"back": "red", "tags": a1}, "B2": {"back": "blue", "tags": b2}},
+                                   retired=list(a1)))
+    merged = merged_decks(None, reg)
+    assert merged.active == "B2"
+    assert judged(merged, simulated_uid("B2", "Ah")) == []
+    assert judged(merged, simulated_uid("A1", "Ah")) == ["FOREIGN_CARD"]
+    # Every deck of the room retired: no deck is this table's.
+    assert merged_decks(None, P.parse_registry(payload(5, {"A1": {"back": "red", "tags": a1}},
+                                                       retired=list(a1)))).active is None
