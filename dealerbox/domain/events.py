@@ -34,6 +34,20 @@ _REGISTRY_KEYS = {"back": ("deck_registered",), "tags": ("deck_registered",), "m
 #: The longest deck name (a TOML key at the table, a name on the floor's pages).
 MAX_DECK_NAME = 64
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
+
+
+def is_deck_name(value) -> bool:
+    """True when *value* is a deck name as the table and the floor share it (the journal's
+    events and the room's registry): 1 to :data:`MAX_DECK_NAME` printable characters."""
+    return isinstance(value, str) and 1 <= len(value) <= MAX_DECK_NAME and value.isprintable()
+
+
+def is_fingerprint(value) -> bool:
+    """True when *value* is a registry's fingerprint: a SHA-256 in lower-case hex, nothing
+    after it (``fullmatch``: a trailing newline is not one)."""
+    return isinstance(value, str) and _FINGERPRINT.fullmatch(value) is not None
+
+
 _ALLOWED = frozenset(_KEYS)
 #: The largest ``t``, in seconds (some 31,700 years): room for any clock's seconds,
 #: and a float still holds such a ``t`` to the millisecond.
@@ -368,7 +382,7 @@ def _registry_fields(e: Event, d: dict) -> None:
     ev = e.ev
     if ev in ("deck_registered", "deck_checked"):
         deck = d.get("deck")
-        if not isinstance(deck, str) or not 1 <= len(deck) <= MAX_DECK_NAME or not deck.isprintable():
+        if not is_deck_name(deck):
             raise EventError(f"'deck' must be a deck name (1 to {MAX_DECK_NAME} printable characters), "
                              f"not {shown(deck)}", key="deck")
         e.deck = deck
@@ -414,7 +428,7 @@ def _registry_fields(e: Event, d: dict) -> None:
         if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 2**63:
             raise EventError(f"'version' must be the floor registry's version (a count), not {shown(version)}",
                              key="version")
-        if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+        if not is_fingerprint(fingerprint):
             raise EventError(f"'fingerprint' must be a SHA-256 in lower-case hex, not {shown(fingerprint)}",
                              key="fingerprint")
         e.version, e.fingerprint = version, fingerprint

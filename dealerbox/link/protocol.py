@@ -16,6 +16,7 @@ from typing import Callable, Mapping
 from dealerbox.domain.badges import check_dealer_id
 from dealerbox.domain.cards import is_card
 from dealerbox.domain.decks import normalize_uid
+from dealerbox.domain.events import MAX_DECK_NAME, is_deck_name, is_fingerprint
 from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.link.chain import GENESIS
 
@@ -195,8 +196,7 @@ KINDS = tuple(SHAPES)
 def _registry_version(value) -> bool:
     """A health message's ``registry``: which floor registry the table judges with."""
     return (isinstance(value, dict) and _integer(value.get("version"))
-            and isinstance(value.get("fingerprint"), str)
-            and bool(_FINGERPRINT_RE.match(value["fingerprint"])))
+            and is_fingerprint(value.get("fingerprint")))
 
 
 def check_shape(kind: str, table: str, d: dict) -> None:
@@ -250,9 +250,6 @@ def _cut(text: str, limit: int = 80) -> str:
 REGISTRY_KIND = "registry"
 #: Every table's registry topic, for the floor's own roles (a table reads its own only).
 REGISTRY_WILDCARD = f"{ROOT}/floor/registry/+"
-_FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")
-#: Deck names are TOML keys at the tables and names on the floor's pages: printable, short.
-_DECK_NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 
 
 def registry_topic(table: str) -> str:
@@ -323,8 +320,8 @@ def _canonical(decks, retired, badges, revoked, active=UNSAID) -> dict:
     out_decks: dict[str, dict] = {}
     owner: dict[str, str] = {}
     for name, body in decks.items():
-        if not _DECK_NAME_RE.match(name):
-            raise RegistryPayloadError(f"decks: name {shown(name)}: expected 1 to 64 printable characters")
+        if not is_deck_name(name):
+            raise RegistryPayloadError(f"decks: name {shown(name)}: expected 1 to {MAX_DECK_NAME} printable characters")
         if not isinstance(body, dict):
             raise RegistryPayloadError(f"decks.{name} = {shown(body)}: expected {{back, tags}}")
         back = body.get("back", "")
@@ -429,7 +426,7 @@ def parse_registry(payload: bytes) -> FloorRegistry:
     if not _integer(version):
         raise RegistryPayloadError(f"version = {shown(version)}: expected a count")
     fingerprint = d["fingerprint"]
-    if not isinstance(fingerprint, str) or not _FINGERPRINT_RE.match(fingerprint):
+    if not is_fingerprint(fingerprint):
         raise RegistryPayloadError(f"fingerprint = {shown(fingerprint)}: expected a SHA-256 in lower-case hex")
     body = _canonical(d["decks"], d["retired"], d["badges"], d["revoked"], d.get("active", UNSAID))
     if _digest(body) != fingerprint:

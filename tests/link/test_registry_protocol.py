@@ -110,3 +110,39 @@ def test_health_says_which_registry_or_null():
     for bad in ({"version": 4}, {"version": "4", "fingerprint": fp}, "v4", {"version": 4, "fingerprint": "x"}):
         with pytest.raises(protocol.PayloadError, match="registry"):
             check_shape("health", "T01", {"registry": bad})
+
+
+def _signed(decks) -> bytes:
+    """A payload whose fingerprint matches its content, computed here as the floor does, so
+    that only the content's own check can refuse it."""
+    import hashlib
+
+    body = {"decks": decks, "retired": [], "badges": {}, "revoked": []}
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"),
+                                       ensure_ascii=True).encode("ascii")).hexdigest()
+    return json.dumps({"v": 1, "kind": "registry", "version": 1, "fingerprint": digest, **body}).encode()
+
+
+@pytest.mark.parametrize("name", ["R7\n", "R7\u2028", "x" * 65])
+def test_a_deck_name_the_journal_refuses_is_refused_on_the_wire_too(name):
+    """One rule for a deck name: what an Event refuses (a trailing newline, a line separator,
+    too long), the registry refuses, and the floor's builder will not send it."""
+    from dealerbox.domain.events import Event
+    from dealerbox.errors import EventError
+
+    with pytest.raises(EventError):
+        Event.from_dict({"t": 0, "ev": "deck_checked", "deck": name, "missing": [], "damaged": [], "ok": True})
+    with pytest.raises(RegistryPayloadError, match="decks: name"):
+        parse_registry(_signed({name: {"back": "", "tags": {AH: "Ah"}}}))
+    with pytest.raises(RegistryPayloadError, match="decks: name"):
+        build_registry(1, {name: {"back": "", "tags": {AH: "Ah"}}}, [], {}, [])
+    assert parse_registry(_signed({"R7": {"back": "", "tags": {AH: "Ah"}}})).decks == {"R7": ("", {AH: "Ah"})}
+
+
+def test_a_fingerprint_with_a_trailing_newline_is_none():
+    good = json.loads(payload())["fingerprint"]
+    with pytest.raises(RegistryPayloadError, match="fingerprint = "):
+        parse_registry(payload(fingerprint=good + "\n"))
+    with pytest.raises(protocol.PayloadError, match="registry"):
+        check_shape("health", "T01", {"registry": {"version": 3, "fingerprint": good + "\n"}})
+    check_shape("health", "T01", {"registry": {"version": 3, "fingerprint": good}})
