@@ -511,8 +511,6 @@ def _deck(store, settings, action: str, name, *, back, count, source, source_dec
 
 def _card_log(store, settings, name: str | None, day: str | None, *, html, csv, pdf, base_url) -> int:
     """The card control log of deck *name*, or of local *day* (default today): to files, else CSV on stdout."""
-    import datetime as _dt
-
     from dealerbox.floor.telling import card_log as L
     from dealerbox.floor.telling.clock import FloorClock
 
@@ -523,9 +521,9 @@ def _card_log(store, settings, name: str | None, day: str | None, *, html, csv, 
             raise FloorError(f"dealerbox floor deck log: no deck {name!r} in the registry")
     else:
         try:
-            when = _dt.date.fromisoformat(day) if day else clock.at(time.time()).date()
-        except ValueError:
-            raise FloorError(f"dealerbox floor deck log: --day {day!r}: expected a date, YYYY-MM-DD") from None
+            when = L.log_day(day) if day else clock.at(time.time()).date()
+        except ValueError as exc:
+            raise FloorError(f"dealerbox floor deck log: --day {day!r}: {exc}") from None
         found = L.day_log(store, clock, when)
     names = store.dealer_names()
     if html:

@@ -32,3 +32,13 @@ def test_the_audit_names_the_effective_user_not_the_one_the_environment_claims(t
     assert floor("badge", "add", "08a1b2c3", "1042").returncode == 0
     with Store(tmp_path / "floor.sqlite") as store:
         assert {a["who"] for a in store.audit()} == {real}
+
+
+def test_deck_log_refuses_a_day_outside_the_logs_years_in_one_line(tmp_path):
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[store]\npath = "{tmp_path / "floor.sqlite"}"\n')
+    for day in ("9999-12-31", "0001-01-01"):
+        out = subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "deck", "log", "--day", day,
+                              "--config", str(config)], capture_output=True, text=True, timeout=120)
+        assert out.returncode != 0 and "Traceback" not in out.stderr
+        assert f"--day '{day}': expected a day from 2000-01-01 to 2999-12-31" in out.stderr

@@ -26,7 +26,7 @@ from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.figure_text import NOTHING, one_decimal
 
 __all__ = ["deck_log", "day_log", "day_range", "log_sections", "log_title", "log_csv", "log_html", "log_pdf",
-           "step_words", "deck_path", "STATE_WORDS", "CSV_HEADER"]
+           "step_words", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
 
 #: A deck's states as people read them.
 STATE_WORDS = {"received": "received, sealed", "registered": "registered", "in_play": "in play",
@@ -44,8 +44,29 @@ def deck_log(store, name: str) -> dict | None:
             "tables": store.deck_tables(name), "hands": store.deck_hands(name)}
 
 
+#: The days a log may be asked for: no card control log predates 2000, and the day before
+#: the first and after the last (the page's links), in any zone, stay inside Python's years.
+FIRST_DAY = _dt.date(2000, 1, 1)
+LAST_DAY = _dt.date(2999, 12, 31)
+
+
+def log_day(text: str) -> _dt.date:
+    """The day *text* names (``YYYY-MM-DD``), from :data:`FIRST_DAY` to :data:`LAST_DAY`;
+    :class:`ValueError` says what was expected, worded to follow ``day='...'``."""
+    try:
+        day = _dt.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError("expected a date, YYYY-MM-DD") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValueError(f"expected a day from {FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}")
+    return day
+
+
 def day_range(clock: FloorClock, day: _dt.date) -> tuple[float, float]:
-    """The local day *day* as ``[start, end)`` epoch seconds (23 or 25 hours on a clock change)."""
+    """The local day *day* as ``[start, end)`` epoch seconds (23 or 25 hours on a clock change);
+    a day outside :data:`FIRST_DAY`..:data:`LAST_DAY` is a :class:`ValueError`."""
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValueError(f"{day.isoformat()}: expected a day from {FIRST_DAY.isoformat()} to {LAST_DAY.isoformat()}")
     start = _dt.datetime.combine(day, _dt.time(0), clock.zone)
     end = _dt.datetime.combine(day + _dt.timedelta(days=1), _dt.time(0), clock.zone)
     return start.timestamp(), end.timestamp()

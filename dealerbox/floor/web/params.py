@@ -43,8 +43,9 @@ def parse_time(name: str, text: str) -> float:
         moment = F.parse_moment(text)
     except ValueError as exc:
         raise Refused(400, f"{name}={_shown(text)}{exc}") from None
-    if moment > LATEST_MOMENT:
-        raise Refused(400, f"{name}={_shown(text)}: expected a time before 3000-01-01")
+    if not 0 <= moment <= LATEST_MOMENT:
+        # An ISO time with an offset may fall before 1970 (0001-01-01T00:00+14:00 is year 0 in UTC).
+        raise Refused(400, f"{name}={_shown(text)}: expected a time from 1970 to before 3000-01-01")
     return moment
 
 

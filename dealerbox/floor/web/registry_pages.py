@@ -235,9 +235,9 @@ class RegistryPages:
         if not text:
             return self.clock.at(time.time()).date()
         try:
-            return _dt.date.fromisoformat(text)
-        except ValueError:
-            raise Refused(400, f"day={text[:20]!r}: expected a date, YYYY-MM-DD") from None
+            return L.log_day(text)
+        except ValueError as exc:
+            raise Refused(400, f"day={text[:20]!r}: {exc}") from None
 
     async def day_page(self, request, client, session):
         day = self._day(request)
