@@ -34,13 +34,13 @@ from dealerbox.atomic import save_atomic
 from dealerbox.domain.events import REGISTRY_EVENTS, Event
 from dealerbox.errors import EventError, JournalError
 from dealerbox.service.journal import LOCK_NAME
+from dealerbox.service.uplink import CURSOR_NAME
 
 log = logging.getLogger("dealerbox")
 
 OUTBOX_NAME = "registry-outbox"
 #: How often the running box looks in the outbox.
 COURIER_PERIOD_S = 1.0
-_CURSOR_NAME = "floor-cursor.json"   # dealerbox.service.uplink.CURSOR_NAME: lines the floor has
 
 
 class RegistryOutbox:
@@ -158,7 +158,7 @@ def last_event_t(journal) -> float:
 def floor_keep_from_seq(state_dir) -> Callable[[], int]:
     """The journal's retention while a command holds it: keep every line the floor has not
     acknowledged (the uplink's cursor), as the box does."""
-    path = Path(state_dir) / "journal" / _CURSOR_NAME
+    path = Path(state_dir) / "journal" / CURSOR_NAME
 
     def keep() -> int:
         try:
