@@ -351,6 +351,8 @@ class Collector:
             self._figures_thread.join(timeout=10)
         if self._registry_thread is not None:
             self._registry_thread.join(timeout=10)
+        if self.protection is not None:   # after the figures' thread: nothing asks for a fit now
+            self.protection.close()
         if self._client is not None:
             if self.connected.is_set():
                 info = self._client.publish(P.COLLECTOR_TOPIC,

@@ -24,9 +24,14 @@ import threading
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.fit import fit_game
 
-__all__ = ["BackgroundFit"]
+__all__ = ["BackgroundFit", "FIT_JOIN_S"]
 
 log = logging.getLogger(__name__)
+
+#: How long a closing collector waits for the game being fitted: one game of
+#: ``reference_hands`` takes about a second of CPU, so this leaves room for a busy machine
+#: at the lowest priority without holding a shutdown for ever.
+FIT_JOIN_S = 10.0
 
 
 class BackgroundFit:
@@ -59,8 +64,8 @@ class BackgroundFit:
 
     def ask(self, games) -> list:
         """Fit *games* (those not asked for under the declared model before) unless a fit is under
-        way; returns the games now being fitted."""
-        if self.busy:
+        way or the fitter is stopped; returns the games now being fitted."""
+        if self.busy or self._stop.is_set():
             return []
         todo = [g for g in games if (g, self.config.fingerprint(*g)) not in self._asked]
         if not todo:
@@ -104,10 +109,16 @@ class BackgroundFit:
         return out
 
     def join(self, timeout: float | None = None) -> None:
-        """Wait for the fit under way (the tests)."""
+        """Wait for the fit under way."""
         if self._thread is not None:
             self._thread.join(timeout)
 
     def stop(self) -> None:
-        """Stop after the game being fitted."""
+        """Stop after the game being fitted, and fit nothing more."""
         self._stop.set()
+
+    def close(self, timeout: float = FIT_JOIN_S) -> None:
+        """Stop, and wait up to *timeout* seconds for the game being fitted to finish (the
+        collector's close: no fit thread outlives it)."""
+        self.stop()
+        self.join(timeout)

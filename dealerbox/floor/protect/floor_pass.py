@@ -206,6 +206,11 @@ class Protection:
         self._status: dict = {}
         self._told: dict = {}
 
+    def close(self) -> None:
+        """Stop the background fit, if any, and wait for the game under way (the collector's close)."""
+        if self.fitter is not None:
+            self.fitter.close()
+
     # -- the references
 
     def _references(self, conn) -> dict:
