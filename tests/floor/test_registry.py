@@ -148,6 +148,61 @@ def test_a_deck_past_its_limit_raises_one_alert(store):
     assert steps(store, "Red 7").count("limit") == 1
 
 
+def test_a_deck_given_a_higher_limit_alerts_again_when_it_passes_that(store):
+    red = deck_tags("Red 7")
+    store.register_deck("Red 7", "red", red, "ann", now=T0)
+    store.set_deck_limit("Red 7", None, 2, "ann")
+    t01 = TableJournal("T01")
+    registry = RegistryPass(store)
+    for i in range(3):
+        t01.hand(T0 + 100 * i, red, deck="Red 7")
+    file_journal(store, t01)
+    assert [a["kind"] for a in registry.catch_up()] == [ALERT_KIND_LIMIT]
+    store.set_deck_limit("Red 7", None, 5, "ann")   # the house lets it deal on
+    filed = len(t01.lines)
+    for i in range(3, 5):
+        t01.hand(T0 + 100 * i, red, deck="Red 7")
+    file_journal(store, t01, filed)
+    assert registry.catch_up() == []   # five hands: at its new limit, not past it
+    filed = len(t01.lines)
+    t01.hand(T0 + 600, red, deck="Red 7")
+    file_journal(store, t01, filed)
+    alerts = registry.catch_up()
+    assert [a["kind"] for a in alerts] == [ALERT_KIND_LIMIT] and "6 hands (limit 5)" in alerts[0]["last_text"]
+    assert steps(store, "Red 7").count("limit") == 2
+
+
+def test_a_deck_name_with_a_slash_is_refused(store):
+    with pytest.raises(RegistryRefused, match="other than '/'"):
+        store.receive_deck("Red/7", "red", 54, "ann")
+    with pytest.raises(RegistryRefused, match="other than '/'"):
+        store.register_deck("Red/7", "red", deck_tags("Red/7"), "ann")
+    assert store.decks() == [] and store.registry_version() == 0
+
+
+def test_one_tables_lines_the_store_refuses_leave_the_other_tables_filed(store):
+    red = deck_tags("Red 7")
+    t01, t02 = TableJournal("T01"), TableJournal("T02")
+    t01.add(T0, "badge_registered", uid="08A1B2C3", dealer="1042")
+    t02.add(T0, "deck_registered", deck="Red 7", back="red", tags=red)
+    file_journal(store, t01)
+    file_journal(store, t02)
+    registry = RegistryPass(store)
+    filed = store.file_registry_part
+
+    def refusing(table, *args):
+        if table == "T01":
+            raise RuntimeError("the store refused T01's lines")
+        return filed(table, *args)
+    store.file_registry_part = refusing
+    assert registry.catch_up() == [] and registry.catch_up() == []
+    assert store.deck("Red 7")["registered_by"] == "a technician at T02" and store.badges() == []
+    assert set(registry.failing) == {"T01"}
+    store.file_registry_part = filed   # T01's lines are filed once the store takes them
+    registry.catch_up()
+    assert [b["uid"] for b in store.badges()] == ["08A1B2C3"] and registry.failing == {}
+
+
 def test_a_decks_own_limit_in_hours_comes_before_the_houses(store):
     red = deck_tags("Red 7")
     store.register_deck("Red 7", "red", red, "ann", now=T0)
@@ -254,6 +309,15 @@ def test_a_tables_garbage_is_refused_for_it_alone_and_the_same_deck_twice_is_no_
     t02.add(T0 + 13, "badge_registered", uid="08A1B2C3", dealer="not an id at all")
     t02.add(T0 + 14, "deck_checked", deck=None, missing="everything", damaged=None, ok="yes")
     t02.add(T0 + 15, "registry_applied", version="seven", fingerprint=None)
+    # Strings PostgreSQL's text cannot hold (a NUL, a lone surrogate), where the table names a deck or badge.
+    for i, bad in enumerate(("\u0000", "\ud800", "R\u00007", "Red\ud800")):
+        t02.add(T0 + 16 + i / 10, "deck_checked", deck=bad, missing=[bad], damaged=[bad], ok=False)
+        t02.add(T0 + 16 + i / 10, "registry_applied", version=bad, fingerprint=bad)
+    t02.add(T0 + 17, "deck_registered", deck="\u0000", back="x", tags={"zz": "Ah"})
+    t02.add(T0 + 17, "deck_registered", deck="Odd\ud800", back="x", tags=deck_tags("Odd"))
+    t02.add(T0 + 17, "badge_registered", uid="\ud800", dealer="1042")
+    t02.hand(T0 + 18, deck_tags("Odd"), deck="Odd\ud800")   # a hand of the deck refused: counts for none
+    t02.add(T0 + 19, "deck_registered", deck="Red/7", back="red", tags=deck_tags("Red/7"))
     t02.hand(T0 + 20, red, by_uid=True)
     # A deck refused for one stolen tag: its other tags' hands count for no deck.
     blue = deck_tags("Blue 1")
@@ -262,14 +326,21 @@ def test_a_tables_garbage_is_refused_for_it_alone_and_the_same_deck_twice_is_no_
     t02.hand(T0 + 40, dict(list(blue.items())[1:]), by_uid=True)
     file_journal(store, t01)
     file_journal(store, t02)
-    alerts = RegistryPass(store).catch_up()
-    assert [a["table"] for a in alerts] == ["T02"] * 5 and {a["kind"] for a in alerts} == {ALERT_KIND_CONFLICT}
+    registry = RegistryPass(store)
+    alerts = registry.catch_up()
+    assert registry.failing == {}
+    assert [a["table"] for a in alerts] == ["T02"] * 9 and {a["kind"] for a in alerts} == {ALERT_KIND_CONFLICT}
     assert {a["table"] for a in store.alerts()} == {"T02"}
     assert [d["name"] for d in store.decks()] == ["Red 7"] and store.deck("Red 7")["hands"] == 1
     assert store.deck("Red 7")["registered_by"] == "a technician at T01"
     assert [b["dealer"] for b in store.badges()] == ["1042"]
     refused = [s for s in store.registry_steps() if s["step"] == "refused"]
-    assert len(refused) == 5 and all(s["table_id"] == "T02" for s in refused)
+    assert len(refused) == 9 and all(s["table_id"] == "T02" for s in refused)
+    assert any("other than '/'" in s["detail"]["why"] for s in refused)
+    # The checks of decks named with what no deck's name holds are kept, naming no deck.
+    checks = [s for s in store.registry_steps() if s["step"] == "checked" and s["table_id"] == "T02"]
+    assert len(checks) == 5 and all(s["deck"] is None for s in checks)
+    assert [s["detail"].get("named") for s in checks[1:]] == ["\u0000", "\ud800", "R\u00007", "Red\ud800"]
     assert store.deck_hands("Blue 1") == []
     assert P.parse_registry(store.registry_payload()[2]).version == 2
 

@@ -26,7 +26,7 @@ import logging
 import time
 from collections import Counter
 
-from dealerbox.floor.store.registry import DeckLimits
+from dealerbox.floor.store.registry import DeckLimits, RegistryRefused, check_deck_name
 from dealerbox.floor.telling.hands import HandFollower, wall_seconds
 
 __all__ = ["RegistryPass", "REGISTRY_EVENTS"]
@@ -45,7 +45,16 @@ class _Follower:
     def __init__(self, table: str, decks: set[str], tags: dict[str, tuple[str, str]]):
         self.hands = HandFollower(table)
         self.decks, self.tags = decks, tags
+        # What this table's lines registered, beside the store's (shared, cached: never written).
+        self.learnt_decks: set[str] = set()
+        self.learnt_tags: dict[str, tuple[str, str]] = {}
         self._cards: Counter = Counter()
+
+    def known(self, decks: set[str], tags: dict[str, tuple[str, str]]) -> None:
+        """The store's decks and tags as they are now: what the lines taught is in them if filed."""
+        if decks is not self.decks or tags is not self.tags:
+            self.decks, self.tags = decks, tags
+            self.learnt_decks, self.learnt_tags = set(), {}
 
     @property
     def open_start(self) -> int | None:
@@ -80,22 +89,27 @@ class _Follower:
     def _deck(self, event: dict) -> str | None:
         """The floor's deck a shoe card belongs to (None: a deck the floor does not know)."""
         deck = event.get("deck")
-        if isinstance(deck, str) and deck in self.decks:
+        if isinstance(deck, str) and (deck in self.decks or deck in self.learnt_decks):
             return deck
         uid = event.get("uid")
         if isinstance(uid, str):
-            found = self.tags.get(uid.upper())
+            found = self.tags.get(uid.upper()) or self.learnt_tags.get(uid.upper())
             return found[1] if found is not None else None
         return None
 
     def _learn(self, event: dict) -> None:
-        """A deck registered in the lines being read: its hands that follow count for it now."""
-        deck, tags = event.get("deck"), event.get("tags")
-        if isinstance(deck, str) and isinstance(tags, dict):
-            self.decks.add(deck)
+        """A deck registered in the lines being read: its hands that follow count for it now.
+        Only a name the store could hold is learnt (the store looks the deck up by it)."""
+        tags = event.get("tags")
+        try:
+            deck = check_deck_name(event.get("deck"))
+        except RegistryRefused:
+            return
+        if isinstance(tags, dict):
+            self.learnt_decks.add(deck)
             for uid, card in tags.items():
-                if isinstance(uid, str):
-                    self.tags.setdefault(uid.upper(), (str(card), deck))
+                if isinstance(uid, str) and uid.upper() not in self.tags:
+                    self.learnt_tags.setdefault(uid.upper(), (str(card), deck))
 
 
 class RegistryPass:
@@ -111,18 +125,41 @@ class RegistryPass:
         self.chunk = chunk
         #: Lines that could not be read (malformed), skipped; per table, this process.
         self.skipped: dict[str, int] = {}
+        #: Per table, the progress at which its filing last failed (logged once there; its
+        #: lines are tried again each pass, and the other tables go on meanwhile).
+        self.failing: dict[str, int | None] = {}
         self._followers: dict[str, tuple[int, _Follower]] = {}
+        self._known: tuple[tuple[int, int], set[str], dict] | None = None   # (key, decks, tags)
+
+    def _decks_and_tags(self) -> tuple[set[str], dict[str, tuple[str, str]]]:
+        """The store's deck names and tags, read again only when the registry changed: its
+        version moves with every registration and retirement, its count of decks with every
+        deck received (a received deck's hands count, and receiving moves no version)."""
+        key = self.store.registry_revision()
+        if self._known is None or self._known[0] != key:
+            self._known = (key, {d["name"] for d in self.store.decks()}, self.store.deck_of_tags())
+        return self._known[1], self._known[2]
 
     def catch_up(self) -> list[dict]:
-        """Read every table's lines filed since the last call; returns the alerts raised."""
+        """Read every table's lines filed since the last call; returns the alerts raised.
+        A table whose lines cannot be filed (the store refuses them) is logged and left
+        behind; every other table is filed all the same."""
         behind = self.store.registry_behind()
         if not behind:
             return []
-        decks = {d["name"] for d in self.store.decks()}
-        tags = self.store.deck_of_tags()
         alerts: list[dict] = []
         for table, seq, resume_seq in behind:
-            alerts.extend(self._table(table, seq, resume_seq, decks, tags))
+            decks, tags = self._decks_and_tags()
+            try:
+                alerts.extend(self._table(table, seq, resume_seq, decks, tags))
+            except Exception:
+                self._followers.pop(table, None)
+                if self.failing.get(table, -1) != seq:
+                    self.failing[table] = seq
+                    log.exception("registry: %s's lines after seq %s could not be filed; the other tables "
+                                  "go on, and the next pass tries these again", table, seq)
+                continue
+            self.failing.pop(table, None)
         return alerts
 
     def _table(self, table, seq, resume_seq, decks, tags) -> list[dict]:
@@ -133,7 +170,7 @@ class RegistryPass:
             follower = _Follower(table, decks, tags)
             # The open hand is read again from its first line: nothing to keep but where it began.
             cursor = resume_seq - 1 if resume_seq is not None else (seq or 0)
-        follower.decks, follower.tags = decks, tags
+        follower.known(decks, tags)
         alerts: list[dict] = []
         while True:
             rows = self.store.lines(table, cursor, self.chunk)

@@ -80,11 +80,27 @@ class DeckLimits:
 
 
 def check_deck_name(name) -> str:
-    """*name* stripped if it is a deck's name (1 to 64 printable characters), else :class:`RegistryRefused`."""
+    """*name* stripped if it is a deck's name (1 to 64 printable characters, no ``/``), else
+    :class:`RegistryRefused`. A ``/`` would split the deck's page address (``/registry/deck/<name>``)."""
     text = name.strip() if isinstance(name, str) else ""
-    if not text or len(text) > 64 or not text.isprintable():
-        raise RegistryRefused(f"a deck's name is 1 to 64 printable characters, not {name!r}")
+    if not text or len(text) > 64 or not text.isprintable() or "/" in text:
+        raise RegistryRefused(f"a deck's name is 1 to 64 printable characters other than '/', not {name!r}")
     return text
+
+
+def _deck_or_none(name) -> str | None:
+    """*name* as a deck's name if it is one, else None: what a table says is kept only if it can be."""
+    try:
+        return check_deck_name(name)
+    except RegistryRefused:
+        return None
+
+
+def _uid_or_none(uid) -> str | None:
+    try:
+        return normalize_uid(uid)
+    except RegistryError:
+        return None
 
 
 def check_person(what: str, name) -> str:
@@ -126,6 +142,15 @@ class RoomRegistry(Connection):
         with self._unit(write=False):
             value = self._execute(select(meta_table.c.value).where(meta_table.c.key == VERSION_KEY)).scalar()
         return int(value) if value is not None else 0
+
+    def registry_revision(self) -> tuple[int, int]:
+        """``(version, decks)``: the registry's version and how many decks it holds, read at once;
+        it changes whenever a deck's name or tags do (a deck received moves no version)."""
+        d = reg_decks_table.c
+        version = select(meta_table.c.value).where(meta_table.c.key == VERSION_KEY).scalar_subquery()
+        with self._unit(write=False):
+            value, decks = self._execute(select(version, select(func.count(d.name)).scalar_subquery())).one()
+        return int(value) if value is not None else 0, int(decks)
 
     def registry_content(self) -> dict:
         """What every table is sent (the wire's ``decks``, ``retired``, ``badges``, ``revoked``)
@@ -389,7 +414,9 @@ class RoomRegistry(Connection):
             if self._deck_row(name, lock=True) is None:
                 raise RegistryRefused(f"no deck {name} in the registry")
             self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
-                limit_hours=float(hours) if hours is not None else None, limit_hands=hands, changed=now))
+                limit_hours=float(hours) if hours is not None else None, limit_hands=hands, changed=now,
+                # A new limit is watched afresh: a deck given more passes it again one day, and says so.
+                limit_alerted=None))
             said = (f"{hours:g} hours in play" if hours is not None else "") + \
                    (" or " if hours is not None and hands is not None else "") + \
                    (f"{hands} hands" if hands is not None else "")
@@ -580,25 +607,31 @@ class RoomRegistry(Connection):
                 self._savepoint_try(lambda: self._register_badge(event.get("uid"), event.get("dealer"),
                                                                  None, table, seq, at))
             elif kind == "deck_checked":
-                deck = event.get("deck")
-                deck = deck if isinstance(deck, str) and deck.strip() else None
+                # Any string may come: one that is no deck's name (a NUL, a lone surrogate) is kept
+                # only in the step's detail (JSON, ASCII), never as a deck (PostgreSQL refuses it).
+                raw = event.get("deck")
+                deck = _deck_or_none(raw)
+                detail = {"missing": _strings(event.get("missing")), "damaged": _strings(event.get("damaged")),
+                          "ok": event.get("ok") is True}
+                if deck is None and isinstance(raw, str) and raw.strip():
+                    detail["named"] = raw[:80]
                 self._step("checked", at, deck=deck, table=table, seq=seq, person=f"a technician at {table}",
-                           detail={"missing": _strings(event.get("missing")), "damaged": _strings(event.get("damaged")),
-                                   "ok": event.get("ok") is True})
+                           detail=detail)
             elif kind == "registry_applied":
                 self._step("applied", at, table=table, seq=seq,
                            detail={"version": event.get("version"), "fingerprint": str(event.get("fingerprint"))[:64]})
         except RegistryRefused as exc:
             what = event.get("deck") if kind == "deck_registered" else event.get("uid")
-            if not self._step("refused", at, deck=what if kind == "deck_registered" and isinstance(what, str) else None,
-                              badge=what if kind == "badge_registered" and isinstance(what, str) else None,
+            # The refused name goes in the log's deck or badge column only if it is one (checked).
+            if not self._step("refused", at, deck=_deck_or_none(what) if kind == "deck_registered" else None,
+                              badge=_uid_or_none(what) if kind == "badge_registered" else None,
                               table=table, seq=seq, person=f"a technician at {table}",
                               detail={"kind": kind, "why": str(exc)}):
                 return None  # filed (and alerted) already
             label = "deck" if kind == "deck_registered" else "badge"
             return self.raise_alert(table, ALERT_KIND_CONFLICT,
-                                    f"{table} registered {label} {str(what)[:64]} and the floor refused it: {exc}",
-                                    seq, at)
+                                    f"{table} registered {label} {storable(what)[:64]} and the floor refused it: "
+                                    f"{exc}", seq, at)
         return None
 
     def _savepoint_try(self, change) -> None:
