@@ -20,6 +20,7 @@ Both files hold the payload as the floor sent it, written with
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,6 +132,9 @@ class RoomRegistry:
         #: Received since the last apply and kept on disk: applied at the next chance.
         self.waiting: Received | None = waiting if waiting is not None and self._is_new(waiting) else None
         self._last_refusal: str | None = None
+        # receive runs on the uplink's thread and apply on the engine loop: without it, apply
+        # could clear (and unlink) a newer registry receive had just kept as waiting.
+        self._lock = threading.Lock()
 
     # -- what the box judges with
     @property
@@ -161,6 +165,10 @@ class RoomRegistry:
         row: the broker sends a retained one again on every reconnect); the registry in use
         and the one waiting stay as they were.
         """
+        with self._lock:
+            return self._receive(payload)
+
+    def _receive(self, payload: bytes) -> Received | None:
         try:
             got = Received(P.parse_registry(payload), bytes(payload))
         except P.RegistryPayloadError as exc:
@@ -188,6 +196,10 @@ class RoomRegistry:
     def apply(self, got: Received) -> None:
         """Make *got* the registry the box judges with, on disk first (the engine loop calls
         this between hands, then hands the engine :meth:`decks`)."""
+        with self._lock:
+            self._apply(got)
+
+    def _apply(self, got: Received) -> None:
         try:
             save_atomic(self.directory / APPLIED_NAME, got.payload.decode("ascii"))
         except OSError as exc:

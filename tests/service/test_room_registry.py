@@ -143,3 +143,34 @@ def test_a_table_without_a_deck_of_its_own_never_takes_a_retired_deck_as_its_act
     # Every deck of the room retired: no deck is this table's.
     assert merged_decks(None, P.parse_registry(payload(5, {"A1": {"back": "red", "tags": a1}},
                                                        retired=list(a1)))).active is None
+
+
+def test_a_registry_received_while_the_loop_applies_the_one_before_is_kept(tmp_path):
+    """The uplink's thread receives version 2 while the engine loop is applying version 1,
+    at the moment apply clears the waiting one: version 2 must stay waiting, in memory and
+    on disk (a restart applies it), never be unlinked or forgotten by apply."""
+    import threading
+    from pathlib import Path
+
+    room = RoomRegistry(tmp_path, simulation_registry(), None)
+    first = room.receive(payload(1, R7_DECK))
+    second = payload(2, R7_DECK, retired=[AH_A])
+    receiver: list[threading.Thread] = []
+
+    class ApplyClearsTheWaitingOne(type(Path())):
+        """The state folder, which lets the uplink's thread run when apply removes the waiting file."""
+
+        def unlink(self, missing_ok=False):
+            if self.name == WAITING_NAME and not receiver:
+                receiver.append(threading.Thread(target=room.receive, args=(second,)))
+                receiver[0].start()
+                receiver[0].join(1.0)        # it runs to its end here, unless apply holds it off
+            super().unlink(missing_ok=missing_ok)
+
+    room.directory = ApplyClearsTheWaitingOne(tmp_path)
+    room.apply(first)
+    receiver[0].join(30.0)
+    assert room.floor.version == 1
+    assert room.waiting is not None and room.waiting.registry.version == 2
+    again = RoomRegistry(tmp_path, simulation_registry(), None)
+    assert again.floor.version == 1 and again.waiting is not None and again.waiting.registry.version == 2
