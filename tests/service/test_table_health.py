@@ -72,9 +72,11 @@ def test_the_floor_stores_what_the_daemon_runs_and_counts_its_restarts(broker, p
             assert set(health["readers"]) == {"shoe", "board"}
             for reader in health["readers"].values():
                 assert {"polls", "faults", "restarts", "error_rate"} <= set(reader)
-            # The table's clock is the floor's here: measured live, well within a second.
+            # The table's clock is the floor's here: measured live, the offset is the message's
+            # trip and never ahead (a loaded machine may delay the trip by seconds, never
+            # make the table's clock run ahead).
             offset = row(store)["clock_offset"]
-            assert offset is not None and abs(offset) < 1.0
+            assert offset is not None and -10.0 < offset <= 0.001
 
 
 def test_the_floor_measures_a_clock_off_from_live_health_and_not_from_a_retained_copy(broker, pki, tmp_path):
@@ -82,17 +84,21 @@ def test_the_floor_measures_a_clock_off_from_live_health_and_not_from_a_retained
     with open_journal(jdir) as journal, Store(tmp_path / "floor.sqlite") as store:
         append_lines(journal, 3)
         with Collector(identity(pki, broker, "floor-collector"), store):
-            # A table whose wall clock runs 5 s ahead of the floor's.
-            with Publisher(settings(pki, broker, "T02"), jdir, clock=lambda: time.time() + 5.0):
+            # A table whose wall clock runs 30 s ahead of the floor's; the offset measured is
+            # that less the message's trip, which a loaded machine may stretch by seconds.
+            with Publisher(settings(pki, broker, "T02"), jdir, clock=lambda: time.time() + 30.0):
                 wait_for(lambda: row(store, "T02").get("clock_offset") is not None, "an offset measured")
                 offset, at = row(store, "T02")["clock_offset"], row(store, "T02")["clock_offset_at"]
-                assert 4.5 < offset < 5.5
+                assert 25.0 < offset <= 30.001
         measured = row(store, "T02")["clock_offset_at"]
+        offset = row(store, "T02")["clock_offset"]
         assert measured >= at
         time.sleep(1.5)
         # A collector started later gets the table's retained health, seconds old: no offset from it.
-        with Collector(identity(pki, broker, "floor-collector"), store) as again:
-            wait_for(lambda: again.commits >= 1 and row(store, "T02").get("health"), "the retained health filed")
-            time.sleep(0.5)
+        # The health is cleared first, so that its coming back says the retained copy was filed
+        # (with anything it would have changed: one transaction).
+        store.update_table("T02", health=None)
+        with Collector(identity(pki, broker, "floor-collector"), store):
+            wait_for(lambda: row(store, "T02").get("health"), "the retained health filed")
             assert row(store, "T02")["clock_offset_at"] == measured
-            assert 4.5 < row(store, "T02")["clock_offset"] < 5.5
+            assert row(store, "T02")["clock_offset"] == offset
