@@ -5,10 +5,19 @@ whether it is in step with the room.
 the retained ``status`` and ``health`` each table sent, and the clock offset the collector
 measured) and answers one :class:`TableCheck` per table, most in need of attention first.
 
-A table is out of step with the room when it runs an older version than the room's newest,
-another rule profile than most tables, an older room registry than the newest a table judges
-with, or a clock more than :data:`CLOCK_LIMIT_S` off the floor's. What a table's message
-holds is the table's word: anything of the wrong kind is shown as unknown, never trusted.
+The bars a table is held to are never set by what one table claims (a table's message is its
+word, and a broken or hostile box may say anything):
+
+- software: the version most tables run, counting only versions no newer than the floor's own
+  (ties: the newer). A table older than that is marked; a table newer than the floor itself
+  is marked as running a release the floor does not know, and sets no bar;
+- registry: the floor's own current registry version (the store's, which it sends every
+  table). A table judging with an older one, or none once the floor has one, is marked; a
+  table claiming a newer one than the floor ever sent is marked as such;
+- profile: the one most tables run (a tie marks nobody);
+- clock: more than :data:`CLOCK_LIMIT_S` off the floor's.
+
+Anything of the wrong kind in a table's message is shown as unknown, never trusted.
 """
 
 from __future__ import annotations
@@ -96,11 +105,14 @@ class TableCheck:
 
 @dataclass(frozen=True)
 class Room:
-    """What the room runs: the newest version, the profile most tables run, the newest registry."""
+    """What the room should run: ``version``, the version most tables run that is no newer than
+    the floor's own ``floor_version``; the profile most tables run; ``registry``, the floor's
+    current registry version (0: the floor has none yet)."""
 
-    newest_version: str | None
+    version: str | None
     usual_profile: str | None
-    newest_registry: int | None
+    registry: int
+    floor_version: str | None
 
 
 def _readers(value) -> list[ReaderCheck]:
@@ -132,14 +144,17 @@ def _check(row: dict) -> TableCheck:
         uptime_s=_number(health.get("uptime_s")), restarts=_count(health.get("restarts")))
 
 
-def room_of(checks: list[TableCheck]) -> Room:
-    """The room's newest version, its most common profile (ties: the first by name) and newest registry."""
-    versions = [(version_key(c.version), c.version) for c in checks if version_key(c.version) is not None]
+def room_of(checks: list[TableCheck], floor_version: str | None, floor_registry: int) -> Room:
+    """The room's bars: the version most tables run no newer than *floor_version* (ties: the
+    newer), the most common profile (ties: the first by name) and *floor_registry*."""
+    floor_key = version_key(floor_version)
+    said = Counter(version_key(c.version) for c in checks if version_key(c.version) is not None
+                   and (floor_key is None or version_key(c.version) <= floor_key))
+    usual_version = max(said.items(), key=lambda kv: (kv[1], kv[0]))[0] if said else None
     profiles = Counter(c.profile for c in checks if c.profile)
     usual = sorted(profiles.items(), key=lambda kv: (-kv[1], kv[0]))
-    registries = [c.registry_version for c in checks if c.registry_version is not None]
-    return Room(max(versions)[1] if versions else None, usual[0][0] if usual else None,
-                max(registries) if registries else None)
+    return Room(str(usual_version) if usual_version is not None else None, usual[0][0] if usual else None,
+                floor_registry, floor_version)
 
 
 def _offset_words(offset: float) -> str:
@@ -164,24 +179,34 @@ def _mark(check: TableCheck, room: Room, profiles: Counter) -> None:
         elif reader.troubled:
             marks.append(f"reader {reader.name} fails {100 * reader.error_rate:.1f}% of its reads")
             attention += 2
-    if room.newest_version is not None:
+    own, floor_key = version_key(check.version), version_key(room.floor_version)
+    if own is not None and floor_key is not None and own > floor_key:
+        marks.append(f"runs version {check.version}, newer than this floor's own {room.floor_version}: "
+                     "not a release the floor knows")
+        attention += 3
+    elif room.version is not None:
         if check.version is None:
-            marks.append(f"does not say its version (the room's newest is {room.newest_version})")
+            marks.append(f"does not say its version (most tables run {room.version})")
             attention += 3
-        elif version_key(check.version) is not None and version_key(check.version) < version_key(room.newest_version):
-            marks.append(f"runs version {check.version}, older than the room's newest {room.newest_version}")
+        elif own is not None and own < version_key(room.version):
+            marks.append(f"runs version {check.version}, older than most tables' {room.version}")
             attention += 3
     if room.usual_profile is not None and check.profile is not None and check.profile != room.usual_profile \
             and profiles[check.profile] < profiles[room.usual_profile]:
         marks.append(f"deals by profile {check.profile}, while most tables deal by {room.usual_profile}")
         attention += 3
-    if room.newest_registry is not None:
+    if check.registry_version is not None and check.registry_version > room.registry:
+        marks.append(f"says it judges cards with registry version {check.registry_version}, "
+                     + (f"newer than the floor's own {room.registry}: not one the floor sent" if room.registry
+                        else "but the floor has sent no registry"))
+        attention += 3
+    elif room.registry > 0:
         if check.registry_version is None:
-            marks.append(f"judges cards without the room's registry (the newest is version {room.newest_registry})")
+            marks.append(f"judges cards without the room's registry (the floor's is version {room.registry})")
             attention += 3
-        elif check.registry_version < room.newest_registry:
+        elif check.registry_version < room.registry:
             marks.append(f"judges cards with registry version {check.registry_version}, "
-                         f"older than the room's newest {room.newest_registry}")
+                         f"older than the floor's {room.registry}")
             attention += 3
     if check.backlog:
         marks.append(f"{check.backlog} journal line{'s' if check.backlog != 1 else ''} not yet on the floor")
@@ -189,10 +214,12 @@ def _mark(check: TableCheck, room: Room, profiles: Counter) -> None:
     check.marks, check.attention = marks, attention
 
 
-def room_tables(rows: list[dict]) -> tuple[list[TableCheck], Room]:
-    """Every table of *rows* checked against the room, most in need of attention first (then by id)."""
+def room_tables(rows: list[dict], *, floor_version: str | None, floor_registry: int) -> tuple[list[TableCheck], Room]:
+    """Every table of *rows* checked against the room, most in need of attention first (then
+    by id): *floor_version* is the floor's own software version, *floor_registry* the room
+    registry version the floor sends (the store's :meth:`registry_version`)."""
     checks = [_check(row) for row in rows]
-    room = room_of(checks)
+    room = room_of(checks, floor_version, floor_registry)
     profiles = Counter(c.profile for c in checks if c.profile)
     for check in checks:
         _mark(check, room, profiles)

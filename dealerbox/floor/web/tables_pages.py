@@ -3,8 +3,9 @@
 ``/tables`` shows every table's software version, config fingerprint and rule profile, the
 room registry it judges cards with, each reader's health and error rate, its clock's offset
 from the floor's, its backlog, when the floor last heard it, its uptime and restarts. A table
-out of step with the room (an older version, another profile than most, an older registry, a
-clock off by more than a second), offline, or with a failing reader is marked in plain words,
+out of step with the room (an older version than most tables run, a newer one than the floor's
+own, another profile than most, another registry than the floor's, a clock off by more than a
+second), offline, or with a failing reader is marked in plain words,
 and the tables most in need of attention come first
 (:func:`~dealerbox.floor.telling.tables_step.room_tables` judges). ``/api/tables`` answers the
 same as JSON. Both need a signed-in user ("view").
@@ -18,6 +19,7 @@ import time
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
+from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.telling import figure_text as FT
 from dealerbox.floor.telling.tables_step import CLOCK_LIMIT_S, TableCheck, room_tables
 
@@ -58,7 +60,9 @@ class TablesPages:
         ]
 
     def _checks(self):
-        return room_tables(self.app.store.tables())
+        # The bars are the floor's own version and registry, never what a table claims.
+        return room_tables(self.app.store.tables(), floor_version=FLOOR_VERSION,
+                           floor_registry=self.app.store.registry_version())
 
     def _shown(self, check: TableCheck, now: float) -> dict:
         """One table's card: every figure already in words."""
