@@ -447,7 +447,7 @@ class Protection:
         if not dealt:
             return
         d = dealt[-1]
-        keys = tracker.keys(d)
+        keys = tracker.keys(d, hand.summary.started)
         strong = [is_strong(cards, self.config.holdem_strong, self.config.omaha_pairs)
                   if len(cards) == d.hole_cards and all(x in _NAMED for x in cards) else None
                   for cards in d.holes()]

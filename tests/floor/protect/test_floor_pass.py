@@ -164,6 +164,29 @@ def test_a_physical_seat_fed_aces_is_a_seat_luck_alert_in_the_hand_its_chart_cro
     assert all(s == [3] for s in strong_seats) if recorded else len({tuple(s) for s in strong_seats}) > 1
 
 
+def test_a_table_that_closes_and_opens_again_follows_its_seats_from_the_new_run(target):
+    # Physical seat 3 holds AA every hand, no seats recorded. The table deals 4 hands, closes for
+    # the night (10 hours) and opens with six players again: the seats are recovered afresh from
+    # the first hand after the pause, so the seat's chart crosses h at the 9th hand of the new
+    # run (none of the evening's hands counted) and the alert names the new run's first hand.
+    sim = TableSim(MACHINE, random.Random(3), players=6, stack=Stack(3, ("Ah", "As"), 1, physical=True),
+                   button=True, table_seats=6)
+    w = JournalWriter(T0)
+    dealt_at_reopening = None
+    for i in range(13):
+        w.hand_s = 10 * 3600 if i == 3 else 120
+        w.hand(sim.deal())
+        if i == 4:
+            dealt_at_reopening = sim.seats_dealt.index(3) + 1
+    config = ProtectConfig(shuffle=MACHINE, room_rate=None)
+    alerts, _rows = run(target, {"T1": w.lines}, config)
+    (seat,) = [a for a in alerts if a["kind"] == "seat_luck"]
+    assert seat["seq"] == w.hand_seqs[4 + 8]
+    assert seat["text"].startswith(
+        f"seat luck: the seat dealt {['1st', '2nd', '3rd', '4th', '5th', '6th'][dealt_at_reopening - 1]} at hand "
+        f"{w.hand_seqs[4]}, followed round as the button moved: 9 strong starting hands in 9 hands since")
+
+
 def test_fair_seats_raise_no_seat_luck_alert(target):
     # 300 fair hands with the button moving: no seat's chart reaches h (one false alarm a year
     # for the whole room is the design).

@@ -3,7 +3,7 @@
 import random
 
 from dealerbox.floor.protect.hand import DealtHand
-from dealerbox.floor.protect.seats import SeatKey, SeatTracker
+from dealerbox.floor.protect.seats import TABLE_BREAK_S, SeatKey, SeatTracker
 from dealerbox.floor.protect.shuffles import Shuffle
 from dealerbox.floor.protect.simulate import TableSim
 
@@ -56,4 +56,25 @@ def test_tables_are_followed_apart_and_a_broken_rotation_restarts():
     assert tracker.keys(hand(2, 4, table="A"))[0] == a[1]
     tracker.restart("A")
     assert {k.run for k in tracker.keys(hand(3, 4, table="A"))} == {3}
-    assert tracker.runs["B"] == [1, 4, 0]
+    assert tracker.runs["B"] == [1, 4, 0, None]
+
+
+def test_a_pause_as_long_as_a_closed_table_starts_a_new_run_and_a_shorter_one_does_not():
+    tracker = SeatTracker()
+    t0 = 1_790_000_000.0
+    first = tracker.keys(hand(1, 6), t0)
+    # A 29-minute break at a table that kept its players: the rotation goes on.
+    assert tracker.keys(hand(2, 6), t0 + 29 * 60)[0] == first[1]
+    # Closed for the night and opened again with six players: they need not sit as the last six did.
+    reopened = tracker.keys(hand(3, 6), t0 + 29 * 60 + TABLE_BREAK_S)
+    assert reopened == tuple(SeatKey(3, s) for s in range(1, 7))
+    assert tracker.runs["T1"] == [3, 6, 0, t0 + 29 * 60 + TABLE_BREAK_S]
+    # A hand whose start is unknown sees no pause and keeps the last start it knew.
+    assert tracker.keys(hand(4, 6))[0] == reopened[1] and tracker.runs["T1"][3] == t0 + 29 * 60 + TABLE_BREAK_S
+
+
+def test_a_run_kept_before_hands_had_a_start_goes_on():
+    # A floor restarted on a store whose run has three fields (no last start): followed on.
+    tracker = SeatTracker({"T1": [7, 6, 2]})
+    assert tracker.keys(hand(8, 6), 1_790_000_000.0) == tuple(SeatKey(7, (j + 3) % 6 + 1) for j in range(6))
+    assert tracker.runs["T1"] == [7, 6, 3, 1_790_000_000.0]
