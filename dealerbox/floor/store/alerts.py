@@ -105,6 +105,24 @@ class AlertsAndAudit(Connection):
             rows = self._execute(select(c.at, c.who, c.action, c.alert_id, c.detail).order_by(c.id)).all()
         return [{"at": at, "who": w, "action": ac, "alert": i, "detail": d} for at, w, ac, i, d in rows]
 
+    def audit_range(self, start: float, end: float) -> tuple[list[dict], list[dict]]:
+        """The audit trail of ``[start, end)`` read by time in the store, in one snapshot:
+        the audit rows made in it (oldest first, as :meth:`audit` words them), and the
+        alerts (by id, as :meth:`alerts` words them) raised or cleared in it or named by one
+        of those rows. What :func:`~dealerbox.floor.telling.audit_files.audit_trail` keeps
+        of every row and every alert, without reading the rest."""
+        c, a = audit_table.c, alerts_table.c
+        in_range = (c.at >= start) & (c.at < end)
+        named = select(c.alert_id).where(in_range, c.alert_id.is_not(None))
+        with self._unit(write=False):
+            rows = self._execute(select(c.at, c.who, c.action, c.alert_id, c.detail).where(in_range)
+                                 .order_by(c.at, c.id)).all()
+            alerts = self._execute(select(*_ALERT_COLUMNS).where(
+                ((a.raised >= start) & (a.raised < end)) | ((a.cleared_at >= start) & (a.cleared_at < end))
+                | a.id.in_(named)).order_by(a.id)).all()
+        return ([{"at": at, "who": w, "action": ac, "alert": i, "detail": d} for at, w, ac, i, d in rows],
+                [_alert(r) for r in alerts])
+
 
 def raise_alert_in(conn, table_id: str, kind: str, text: str, seq: int | None, now: float) -> int:
     """:meth:`AlertsAndAudit.raise_alert` inside the caller's transaction on a SQLAlchemy Core

@@ -73,7 +73,9 @@ def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
     """The trail of ``[start, end)``: the store's *audit* rows made in it, oldest first (the
     alerts' clears and the registry's changes), the *alerts* (the store's, open and cleared)
     raised or cleared in it, by id, and ``registry``: each change of the registry with the
-    step of the card control log (*steps*: the store's ``registry_steps``) it wrote."""
+    step of the card control log (*steps*: the store's ``registry_steps``) it wrote. The pages
+    pass what the store's ``audit_range`` read for the range; anything outside it is dropped
+    here all the same."""
     audit = sorted((r for r in audit if start <= r["at"] < end), key=lambda r: r["at"])
     seen = {r["alert"] for r in audit if r["alert"] is not None}
     shown = [a for a in alerts if start <= a["raised"] < end or a["id"] in seen

@@ -394,8 +394,9 @@ class FloorApp:
         return JSONResponse({"v": P.SCHEMA_VERSION, **self.floor.snapshot()})
 
     def _audit(self, start: float, end: float) -> dict:
-        return AF.audit_trail(self.store.audit(), self.store.alerts(open_only=False), start, end,
-                              self.store.registry_steps(start=start, end=end))
+        # Only the range's rows, chosen by the store: never the whole trail and every alert ever.
+        audit, alerts = self.store.audit_range(start, end)
+        return AF.audit_trail(audit, alerts, start, end, self.store.registry_steps(start=start, end=end))
 
     async def api_audit(self, request, client, session):
         """The audit rows made in the range (as the page's: ``preset``, ``start``/``end`` or
