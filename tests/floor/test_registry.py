@@ -406,3 +406,56 @@ def test_the_publisher_sends_each_table_the_deck_issued_to_it(store):
     store.issue_deck("Red 7", "T01", "ann")      # a new version: every table is sent its own again
     due = {table: P.parse_registry(payload) for table, _topic, payload in publisher.due()}
     assert (due["T01"].active, due["T02"].active) == ("Red 7", None)
+
+
+def test_the_publisher_sends_no_older_registry_than_the_stores(store):
+    journal = TableJournal("T01")
+    journal.add(T0, "tick")
+    file_journal(store, journal)
+    store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann")
+    publisher = RegistryPublisher(store)
+    topic = P.registry_topic("T01")
+    [(_, _, payload)] = publisher.due()
+    publisher.sent("T01")
+    assert publisher.due() == []
+    # Another collector's older copy, heard late on the table's topic: sent again.
+    old = P.build_registry(0, {}, [], {}, [])
+    assert publisher.heard(topic, old) and not publisher.heard(P.COLLECTOR_TOPIC, old)
+    assert [(t, p) for t, _, p in publisher.due()] == [("T01", payload)]
+    publisher.sent("T01")
+    assert publisher.heard(topic, b"garbage") and [t for t, _, _ in publisher.due()] == ["T01"]
+    publisher.sent("T01")
+    # A newer one heard than this publisher's read: it never sends its own over it.
+    publisher.reset()
+    publisher.heard(topic, P.build_registry(9, {}, [], {}, []))
+    assert publisher.due() == []
+    publisher.heard(topic, payload)
+    # The store moving while the payloads are made: none is sent; the next call sends the newer.
+    publisher.reset()
+    reading = store.known_tables
+    moved = []
+
+    def changing():
+        if not moved:
+            moved.append(store.retire_deck("Red 7", "ann", "marked cards suspected"))
+        return reading()
+    store.known_tables = changing
+    assert publisher.due() == [] and moved
+    store.known_tables = reading
+    [(_, _, newer)] = publisher.due()
+    assert P.parse_registry(newer).version == store.registry_version() == 2
+
+
+def test_a_deck_received_after_the_pass_read_the_registry_counts_its_hands(store):
+    store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann", now=T0)
+    t01 = TableJournal("T01")
+    t01.hand(T0, deck_tags("Red 7"), deck="Red 7")
+    file_journal(store, t01)
+    registry = RegistryPass(store)
+    registry.catch_up()
+    store.receive_deck("Blue 1", "blue", 54, "ann")   # moves no version: the pass must see it all the same
+    filed = len(t01.lines)
+    t01.hand(T0 + 100, deck_tags("Blue 1"), deck="Blue 1")
+    file_journal(store, t01, filed)
+    registry.catch_up()
+    assert store.deck("Blue 1")["state"] == "in_play" and store.deck("Blue 1")["hands"] == 1

@@ -12,7 +12,7 @@ import time
 from dealerbox.floor.collecting.collector import Collector
 from dealerbox.floor.store import Store
 from dealerbox.link import protocol as P
-from tests.floor.registry_support import TableJournal, deck_tags
+from tests.floor.registry_support import TableJournal, deck_tags, file_journal
 from tests.floor.support import Client, identity, wait_for
 
 #: The issue's bound: a change reaches a connected table within this.
@@ -198,3 +198,54 @@ def test_a_registry_the_broker_would_refuse_is_not_sent_and_said_once(broker, pk
             assert caplog.text.count("the room's registry takes") == 1
         finally:
             t01.close()
+
+
+def test_an_older_registry_another_collector_sent_late_is_replaced_by_the_newest(broker, pki, tmp_path):
+    # Two collectors publish: one that read the store before a change may publish after the
+    # other sent the change, and stop. The broker would keep the older (a retired deck dealing
+    # again); the collector still running hears it and sends the newest again.
+    with Store(tmp_path / "floor.sqlite") as store, \
+            Collector(identity(pki, broker, "floor-collector"), store) as collector:
+        assert collector.connected.wait(30)
+        store.register_deck("Red 7", "red", deck_tags("Red 7"), "ann")
+        old = store.registry_payload("T01")[2]
+        t01 = table_client(pki, broker, "T01")
+        try:
+            journal = TableJournal("T01")
+            journal.add(time.time(), "tick")
+            say_hello(t01, "T01", journal)
+            wait_for(lambda: newest(t01, "T01") and newest(t01, "T01").version == 1, "T01's registry", 30)
+            store.retire_deck("Red 7", "ann", "marked cards suspected")
+            wait_for(lambda: newest(t01, "T01").version == 2, "the retirement at T01", WITHIN_S)
+            late = Client(identity(pki, broker, "floor-collector-2"), "floor-collector-2")
+            assert late.connect(broker.port)
+            try:
+                assert late.publish(P.registry_topic("T01"), old, retain=True).value == 0
+            finally:
+                late.close()   # and stops: nobody else would correct it
+            wait_for(lambda: newest(t01, "T01").version == 1, "the late copy at T01", WITHIN_S)
+            changed = time.monotonic()
+            wait_for(lambda: newest(t01, "T01").version == 2, "the newest again at T01", WITHIN_S)
+            assert time.monotonic() - changed < WITHIN_S
+            fresh = table_client(pki, broker, "T01")   # what the broker keeps: the newest
+            try:
+                wait_for(lambda: newest(fresh, "T01"), "T01's retained registry", WITHIN_S)
+                assert newest(fresh, "T01").version == 2 and newest(fresh, "T01").retired
+            finally:
+                fresh.close()
+        finally:
+            t01.close()
+
+
+def test_the_registry_pass_files_on_a_connection_of_its_own(broker, pki, tmp_path):
+    # The writer's lock held (a long batch): the registry pass reads and files all the same.
+    path = tmp_path / "floor.sqlite"
+    with Store(path) as store, Store(path) as admin, \
+            Collector(identity(pki, broker, "floor-collector"), store) as collector:
+        assert collector.connected.wait(30)
+        journal = TableJournal("T01")
+        journal.add(time.time(), "deck_registered", deck="Red 7", back="red", tags=deck_tags("Red 7"))
+        file_journal(admin, journal)
+        with store.lock:
+            wait_for(lambda: admin.deck("Red 7"), "T01's registration filed", WITHIN_S)
+        assert collector.registry.store is not store and collector.registry_publisher.store is not store

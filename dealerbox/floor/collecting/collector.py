@@ -398,6 +398,10 @@ class Collector:
         # The properties' bridges, up or down (retained): every collector keeps their
         # states, not shared, since noting one twice changes nothing.
         client.subscribe(BRIDGES_WILDCARD, qos=1)
+        if self.publish_registry:
+            # Every table's registry as the broker keeps it, whoever sent it: one older than the
+            # store's (another collector's, late) is sent again (registry_publish.py).
+            client.subscribe(P.REGISTRY_WILDCARD, qos=1)
 
     def _on_subscribe(self, client, _userdata, mid, reason_codes, _properties) -> None:
         with self._subscribing:
@@ -459,6 +463,8 @@ class Collector:
         if topic == self._sync_topic:
             # The retained messages have all come: the writer joins the share once it filed them.
             self._inbox.put(Message.sync(topic, time.time(), self.commits))
+            return
+        if self.registry_publisher.heard(topic, msg.payload):
             return
         bridge = Message.on_bridge_topic(topic, msg.payload, time.time())
         if bridge is not None:
@@ -645,8 +651,23 @@ class Collector:
             log.exception("floor: the figures could not be brought up to date (the web view will)")
 
     def _registry_loop(self) -> None:
-        while not self._stop.wait(_REGISTRY_EVERY_S):
-            self._registry_tick()
+        # A connection of its own, as the figures' and the protection's: reading and filing the
+        # registry never waits for the writer's lock, nor makes a batch wait for it.
+        own = None
+        if self.store.path is None or str(self.store.path) != ":memory:":
+            try:
+                own = Store(self.store.target, migrate=False)
+            except Exception:
+                log.exception("floor: the registry's own connection to the store could not be opened; "
+                              "it shares the writer's")
+        if own is not None:
+            self.registry.store = self.registry_publisher.store = own
+        try:
+            while not self._stop.wait(_REGISTRY_EVERY_S):
+                self._registry_tick()
+        finally:
+            if own is not None:
+                own.close()
 
     def _registry_tick(self) -> None:
         """File the tables' registry events and hands, then publish a new registry version
