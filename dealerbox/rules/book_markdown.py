@@ -71,16 +71,21 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
             "(\"moves\") is never shown while another step the dealer must still do is open: the event that",
             "would open it overtook that step, and the engine rules `WRONG_CORRECTION`, floor, instead. A step",
             "the hand going on answers (\"follows\") lets an irregularity met on the way be judged as its own.",
+            "A button named \"answered by\" ticks the step done as ACK does; an action the step \"waits",
+            "through\" leaves it shown, still to be done (its answer comes after it), and never overtakes it.",
             "The moments:", ""]
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it | moves, follows |",
+    out += ["", "| step | answers | wrong correction | ends | past it | moves, follows, buttons, waits |",
             "| --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]
         past = ", ".join(f"`{m}`: {r}" for m, r in c.past) or "-"
-        flags = ", ".join(f for f, on in (("moves", c.moves), ("follows", c.follows)) if on) or "-"
+        flags = [f for f, on in (("moves", c.moves), ("follows", c.follows)) if on]
+        flags += [f"answered by {', '.join(b.upper().replace('_', ' ') for b in c.buttons)}"] if c.buttons else []
+        flags += [f"waits through {', '.join(a.upper().replace('_', ' ') for a in c.waits)}"] if c.waits else []
+        flags = ", ".join(flags) or "-"
         out.append(f"| `{key}` | {c.answers} | {c.wrong} | {c.ends} | {past} | {flags} |")
     anyone = ", ".join(f"`{p}`" for p in ANY_IRREGULARITY)
     own_only = ", ".join(f"`{rid}`" for rid in PROCEDURES if rid in OWN_PROCEDURES_ONLY)

@@ -11,13 +11,19 @@ procedures (:mod:`.procedures`, :mod:`.premature_streets`, :mod:`.sensing`), ren
 - ``past``: the moments past which the step can no longer be done, and the ruling then
   (:data:`RULINGS`);
 - ``moves``: the step tells the dealer to move a card (:data:`MOVES_A_CARD`);
-- ``follows``: the step only says how the hand goes on (:data:`FOLLOW_ON`).
+- ``follows``: the step only says how the hand goes on (:data:`FOLLOW_ON`);
+- ``buttons``: the panel buttons among its answers, which the engine ticks the step done by
+  (:data:`ANSWER_BUTTONS`; ACK ticks any step the box cannot see done);
+- ``waits``: the actions that leave the step open, still to be done, without moving the hand past
+  it (:data:`WAITS`): ROUND DONE before the card the step waits for, or with the cards it takes back
+  still on a street not yet dealt. RULES.md: the LED is never amber through a street on which the
+  step can no longer be done; where it still can, the step stays shown.
 
 The engine runs this table after every event (:func:`judge`), one open step at a time: the
 event is checked against the step's answers first (the checks its procedure gave it, and the
 rule book's rows that answer it), then against its wrong corrections (the moments of ``past``),
 then against its ends (a finished correction leaves the panel; HAND OVER puts one left open on
-record). An event that opens a correction which moves a card, while another correction's step
+record). A button among the step's ``buttons`` ticks it done. An event that opens a correction which moves a card, while another correction's step
 must still be done (not a ``follows`` step), overtook that step: neither stays, and the floor
 decides (RULES.md, sensing faults: a reading the open step leaves in doubt moves no card). No
 other code judges a step the hand has moved past.
@@ -48,6 +54,8 @@ MOMENTS = {
                           "asks to count (with a mouth sensor the box knows the count)",
     "round_done_card_on_board": "ROUND DONE while a card the step takes off the board still lies there, seen "
                                 "by the board reader (the street was bet on with it; never a dead tag)",
+    "round_done_card_off_board": "ROUND DONE while a card the step puts back on the board is still off it (the "
+                                 "street was bet on without it)",
 }
 #: Ruling -> what the box does, for the rendered book.
 RULINGS = {
@@ -73,6 +81,10 @@ class StepContract:
     #: The step only says how the hand goes on (the next street as usual, with or without a burn):
     #: the hand going on answers it, and an irregularity met on the way is judged as its own.
     follows: bool = False
+    #: Panel buttons that answer the step (ticked done by :func:`judge`).
+    buttons: tuple[str, ...] = ()
+    #: Actions that leave the step open without moving the hand past it (its answer still to come).
+    waits: tuple[str, ...] = ()
 
 
 def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends (on record if not done)",
@@ -135,7 +147,7 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "four_flop.rest_is_flop": _c("ACK, or the next step seen done"),
     "four_flop.turn_no_burn": _c("the turn laid with no burn drawn", "a burn drawn (WRONG_CORRECTION, floor)"),
     "redeal.cards_back": _c("the cards off the board", "a card off the board that must stay out (put it back)",
-                            **_PREMATURE_PAST),
+                            **_PREMATURE_PAST, **_BET_ON_PAST),
     "redeal.deal_again": _c("the street's cards on the board"),
     "reshuffle.now": _c("RESHUFFLED", "a burn or board card reshuffled in (WRONG_CORRECTION, floor)",
                         **_PREMATURE_PAST),
@@ -158,7 +170,8 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "wrong.expected_card_or_unread": _c("ACK (the expected card came out unread first); the expected card drawn"),
     "wrong.reshuffled_in": _FLOOR, "wrong.burn_not_due": _FLOOR, "wrong.missed_burn_bet_on": _FLOOR,
     "wrong.step_overtaken": _FLOOR,
-    "wrong.keep_on_board": _c("the card back on the board"),
+    "wrong.keep_on_board": _c("the card back on the board", later_card="floor",
+                              round_done_card_off_board="floor"),
     # -- sensing faults and notices
     "unread.street_card_there": _c("ACK (the card is there, its tag dead: UNREAD_CARD); the street's missing "
                                    "card laid (it was still to come); a burn and a card laid (it was there: "
@@ -182,7 +195,24 @@ FOLLOW_ON = frozenset({
     "premature.burn_and_turn", "premature.new_street", "premature.new_street_no_burn", "skipped.deal_closed",
     "boxed.replace_next", "joker.replace_seat", "boxed.replace",
 })
-STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON)
+#: Steps a panel button answers, besides ACK (:attr:`StepContract.buttons`): the extra card's "stop"
+#: and "put it back on top" are answered by ROUND DONE as by ACK (the card comes out next as the burn).
+ANSWER_BUTTONS = {"extra.stop": ("round_done",), "extra.return_on_top": ("round_done",)}
+#: Steps ROUND DONE leaves open without moving the hand past them (:attr:`StepContract.waits`): their
+#: answer is the next card out of the shoe, which comes after the press (a card drawn again, a
+#: replacement, the count of a short deal the flop settles), or cards taken back from a street not yet
+#: bet on (a premature street's cards; ROUND DONE ends the round before it). A card of a later street
+#: on the board (``later_card``) or ROUND DONE on a card the step moves (``round_done_card_on_board``)
+#: still overtakes them.
+WAITS = {key: ("round_done",) for key in (
+    "extra.burn_it", "double_burn.return_on_top", "double_burn.burn_it", "wrong.expected_card",
+    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "joker.replace_next",
+    "boxed.show_and_burn", "short_deal.count", "premature.cards_back", "premature.set_aside",
+    # ROUND DONE before the river shows a card is a round called ahead: the reshuffle still comes first.
+    "premature.reshuffle_with",
+)}
+STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON,
+                               buttons=ANSWER_BUTTONS.get(key, ()), waits=WAITS.get(key, ()))
                   for key, c in STEP_CONTRACTS.items()}
 
 
@@ -218,6 +248,26 @@ def _second_irregularity(eng) -> None:
     correct(eng, "WRONG_CORRECTION", new[0].cards[:1], case="step_overtaken")
 
 
+#: The betting rounds in order, by the phase the hand is in once each is done.
+_ROUND_ORDER = {"flop": 1, "turn": 2, "river": 3, "showdown": 4}
+
+
+def _answered_by_button(eng, event) -> None:
+    """Tick off the open steps whose contract names *event*'s button among their answers."""
+    if event.ev != "button":
+        return
+    for corr in eng.corrections:
+        if corr.halting or corr.born == eng.seq:
+            continue
+        while corr.current < len(corr.todos):
+            todo = corr.todos[corr.current]
+            contract = STEP_CONTRACTS.get(todo.step.key)
+            if contract is None or event.name not in contract.buttons:
+                break
+            eng.tick(todo)
+    eng.corrections = [c for c in eng.corrections if not c.finished]
+
+
 def _moments(eng, event, key: str, corr) -> set[str]:
     """The moments *event* (naming card *key*) is for *corr*."""
     hand = eng.hand
@@ -226,8 +276,14 @@ def _moments(eng, event, key: str, corr) -> set[str]:
         if eng.phase == "deal" and hand.cards_owed() and not any(
                 c.irregularity == "SHORT_DEAL" for c in eng.corrections):
             found.add("round_done_in_deal")
-        if any(hand.where.get(c) == "board" for c in corr.off_board) and corr.voided is None:
+        # A premature street's cards lie there while the round before it ends: they still go back.
+        # Only the round of their own street (or a later one) bets on them.
+        own_round = corr.voided is None or (corr.street in STREETS and _ROUND_ORDER.get(eng.phase, 0)
+                                            > _ROUND_ORDER[corr.street])
+        if own_round and any(hand.where.get(c) == "board" for c in corr.off_board):
             found.add("round_done_card_on_board")
+        if corr.keep_on_board is not None and hand.where.get(corr.keep_on_board) != "board":
+            found.add("round_done_card_off_board")
         return found
     if event.ev != "board_on" or corr.street not in STREETS or hand.where.get(key) != "board":
         return set()
@@ -245,6 +301,7 @@ def judge(eng, event, key: str = "") -> None:
     contract's ``past``), and a second irregularity that would move a card while the step must still
     be done. Its ends are the answers' and the hand's (HAND OVER records it)."""
     eng.advance(event)
+    _answered_by_button(eng, event)
     _second_irregularity(eng)
     for corr in list(eng.corrections):
         if corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.current >= len(corr.todos):
@@ -319,5 +376,5 @@ def missing_contracts(keys) -> list[str]:
     return sorted(set(keys) - set(STEP_CONTRACTS))
 
 
-__all__ = ["FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "RULINGS", "STEP_CONTRACTS", "StepContract", "judge",
+__all__ = ["ANSWER_BUTTONS", "FOLLOW_ON", "WAITS", "MOMENTS", "MOVES_A_CARD", "RULINGS", "STEP_CONTRACTS", "StepContract", "judge",
            "missing_contracts", "must_be_done"]

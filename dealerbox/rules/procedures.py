@@ -285,4 +285,7 @@ def put_right(eng, rid, cards, *, case: str):
                                verdict="floor" if case in _FLOOR_CASES else None)
     if case == "keep_on_board":
         corr.keep_on_board = cards[0]
+        # The street whose card it is: a card of a later street laid while it is off overtakes the step.
+        st = eng.hand.street_of(cards[0])
+        corr.street = st.name if st is not None else None
     return corr

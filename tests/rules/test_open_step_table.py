@@ -40,6 +40,9 @@ from tests.rules.test_open_steps import KINDS, STREETS, _play
 
 #: What the dealer may do that no answer of an open step allows (the issue's list).
 ACTIONS = ("next_street", "round_done", "hand_over", "badge", "second_irregularity", "board_card")
+#: The actions that move the hand past a step: a later street's card, the round called done, the hand
+#: over. After one, a step the dealer must still do is answered, ended as the table says, or ruled on.
+MOVES_PAST = frozenset({"next_street", "round_done", "hand_over"})
 #: The sensing-fault step that says a card may lie on the board that neither reader saw (a dead tag).
 NOT_READ = frozenset({"unread.street_card_there"})
 #: Steps of the table no cut of a hand in play can leave open for an action to overtake, and why.
@@ -55,6 +58,18 @@ UNREACHABLE = {
     # A house's floor call for an id that has a correction of its own: no shipped profile makes one.
     "floor.house_rule",
 }
+#: Open engine defects the tightened check finds and the engine does not yet fix: (step, action) ->
+#: what the box does. Each must still be found by the sweep (a fixed one is taken off this list).
+KNOWN_LEFT_OPEN = {
+    # cz-c40, a street being redealt (four-card flop, two-card turn): its cards are back, the reshuffle
+    # not yet pressed, and ROUND DONE takes the hand to the next street with the redealt street showing
+    # no card. The box keeps "reshuffle now" amber on the turn. Doubtful: a round called done on a street
+    # with no card is elsewhere a round called ahead (all in), so the box cannot tell that press from
+    # a hand moved past its redeal; the floor decides which.
+    ("reshuffle.now", "round_done"): "amber through the next street, no WRONG_CORRECTION",
+}
+#: The known defects met so far in this process.
+LEFT_OPEN_SEEN: set = set()
 #: step key -> how many times it was open when an action came; (step, action) pairs.
 GENERATED: Counter = Counter()
 PAIRS: set = set()
@@ -205,38 +220,86 @@ def cuts_of(profile, events, shown_at) -> list[tuple[int, str]]:
     return cuts
 
 
+def _left_open(d) -> bool:
+    """*d* is the record of a correction left open when its hand ended."""
+    return any(s.key == "over.left_open" for s in d.steps)
+
+
+def _rulings(engine, out) -> list:
+    """The decisions of one event that rule something new: a correction the event opened (the panel
+    shows the newest correction), or a notice put on record. A correction opened earlier shown again
+    (its step advanced, or the newer one finished) rules nothing, nor does a left-open record."""
+    new = [c for c in engine.corrections if c.born == engine.seq and c.irregularity is not None]
+    found = [d for d in out[:-1] if d.irregularity is not None and not _left_open(d)]
+    if out and new and out[-1].irregularity is not None:
+        found.append(out[-1])
+    return found
+
+
+#: The deal, then the streets in order: where a card laid or a correction stands in the hand.
+_ORDER = {"deal": 0, "preflop": 0, **{name: i + 1 for i, name in enumerate(STREETS)}}
+
+
+def _later_street(engine, card, level) -> bool:
+    """*card*, laid by the action, holds a place of a later street than *level* (a street, or the
+    phase the hand was in): the hand moved past what the step stands for."""
+    st = engine.hand.street_of(card)
+    return st is not None and _ORDER[st.name] > _ORDER.get(level, 0)
+
+
 def judge_action(kind, profile, events, cut, action) -> list[str]:
     """Play *events* up to *cut*, then *action*: what the box got wrong (none, if it followed RULES.md)."""
     engine = _engine(profile)
     for e in events[:cut]:
         engine.feed(Event.from_dict(e))
     shown = _open_steps(engine)[-1]
-    step = shown.todos[shown.current].step.key
+    todo = shown.todos[shown.current]
+    step = todo.step.key
+    must_do = must_be_done(shown)
     GENERATED[step] += 1
     PAIRS.add((step, action))
     seen_on_board = sum(1 for p in engine.where.values() if p == "board")
     before = {(c.irregularity, tuple(t.step for t in c.todos)) for c in engine.corrections}
     places = _board_places(engine)
+    level = engine.phase                               # the street being dealt when the action came
     acted = _action(action, engine, events[cut - 1]["t"], random.Random(cut))
     tail = acted + [{"t": acted[-1]["t"] + 4.0, "ev": "tick"}]  # every grace period decides
     played = events[:cut] + acted
     decisions, problems = [], []
+    ruled, on_record = [], False
     for e in tail:
         out = engine.feed(Event.from_dict(e))
         decisions += out
+        ruled += _rulings(engine, out)
+        on_record = on_record or any(_left_open(d) and d.irregularity == shown.irregularity
+                                     and d.cards == shown.cards for d in out)
         still_open = shown in engine.corrections and must_be_done(shown)
         for d in out:
             current = {s.key for s in d.steps[d.step:]}
             if still_open and d.irregularity not in (None, shown.irregularity, "WRONG_CORRECTION") \
                     and current & MOVES_A_CARD:
                 problems.append(f"moves a card while {step} is open: {d.irregularity} {sorted(current)}")
-    answered = all(todo.done for todo in shown.todos)
-    ruled = [d for d in decisions if d.irregularity is not None]
+    answered = all(t.done for t in shown.todos)
     panel = engine.decision
     still_shown = shown in engine.corrections or (panel.irregularity, panel.verdict, panel.cards) == (
         shown.irregularity, shown.verdict, shown.cards)
     ended = action == "hand_over" and shown.irregularity is None    # nothing to put on record
-    if shown.verdict != "ok" and not (answered or still_shown or ruled or ended):
+    moved_past = action in ("round_done", "hand_over") or (
+        action == "next_street" and _later_street(engine, acted[-1]["card"], shown.street or level))
+    waits = action in STEP_CONTRACTS[step].waits and shown in engine.corrections
+    if moved_past and must_do and not ((shown.verdict == "floor" or waits) and still_shown):
+        # The hand moved past the step: it stays open silently no longer. Its answer, its end as the
+        # table writes it (HAND OVER puts it on record), a WRONG_CORRECTION, or the action's own
+        # irregularity; the step still shown, or shown again a step further, is none of these. (A
+        # floor verdict still shown is the floor's: the LED blinks red, and the box cannot know what
+        # the floor rules, RULES.md "Profiles". A step the table says waits through the action is
+        # still to be done: its answer comes after it.)
+        if not (todo.done or (action == "hand_over" and on_record) or ruled or ended):
+            if (step, action) in KNOWN_LEFT_OPEN:
+                LEFT_OPEN_SEEN.add((step, action))
+            else:
+                problems.append(f"left open past {action}: {step} still {'shown' if still_shown else 'dropped'}")
+    elif shown.verdict != "ok" and not (answered or still_shown or ruled or ended or on_record):
         problems.append(f"silence: {step} dropped")
     for d in decisions:
         if any(s.key == "over.left_open" for s in d.steps):
@@ -301,6 +364,12 @@ def sweep() -> list:
 def test_every_step_of_every_scenario_overtaken_by_every_action():
     failures = sweep()
     assert not failures, failures[:10]
+
+
+def test_the_known_steps_left_open_are_still_open():
+    """Each known defect is still found: one fixed must leave :data:`KNOWN_LEFT_OPEN`."""
+    sweep()
+    assert set(KNOWN_LEFT_OPEN) <= LEFT_OPEN_SEEN, sorted(set(KNOWN_LEFT_OPEN) - LEFT_OPEN_SEEN)
 
 
 def test_the_property_covered_every_step_a_hand_can_reach_and_every_action(record_property):
