@@ -233,6 +233,11 @@ def test_registry_section_of_floor_toml(tmp_path):
     path.write_text(broker + "[registry]\npublish = false\ndeck_hands = 500\n")
     settings = load_collector(path)
     assert settings.registry_publish is False and settings.registry == DeckLimits(None, 500)
+    # A group's floor (it watches the properties' bridges) sends no registry unless told to.
+    path.write_text(broker + "[bridges]\nblind_alert_s = 120\n")
+    assert load_collector(path).registry_publish is False
+    path.write_text(broker + "[bridges]\n[registry]\npublish = true\n")
+    assert load_collector(path).registry_publish is True
     path.write_text(broker + '[registry]\npublish = "no"\n')
     with pytest.raises(ConfigError, match="registry.publish"):
         load_collector(path)

@@ -162,7 +162,8 @@ def load_collector(path) -> CollectorSettings:
                              _protect(_Section(path, "protect", data.get("protect"))),
                              _bridge_blind_s(_Section(path, "bridges", data.get("bridges"))),
                              _registry(_Section(path, "registry", data.get("registry"))),
-                             _registry_publish(_Section(path, "registry", data.get("registry"))))
+                             _registry_publish(_Section(path, "registry", data.get("registry")),
+                                               bridged="bridges" in data))
 
 
 def load_registry(path) -> DeckLimits:
@@ -181,10 +182,12 @@ def _registry(s: _Section) -> DeckLimits:
                             expected="hands, a whole number above 0"))
 
 
-def _registry_publish(s: _Section) -> bool:
+def _registry_publish(s: _Section, *, bridged: bool = False) -> bool:
     """``[registry] publish``: false on a group's floor, so that its collectors never send a
-    property's tables a registry (docs/FLOOR.md, "The room's registry")."""
-    return s.get("publish", bool, True, expected="true or false")
+    property's tables a registry (docs/FLOOR.md, "The room's registry"). Unsaid, it is false
+    where floor.toml has a ``[bridges]`` section (*bridged*: the floor of a group, whose
+    floor/ topics the properties' bridges carry to their tables), true elsewhere."""
+    return s.get("publish", bool, not bridged, expected="true or false")
 
 
 def _bridge_blind_s(s: _Section) -> float:
