@@ -158,3 +158,77 @@ def test_the_joker_left_on_the_board_is_the_one_drawn_last_not_one_burned_earlie
     jokers = sorted(p for k, p in t.engine.where.items() if k.startswith("joker:"))
     assert jokers == ["board", "burn"], jokers    # the flop's joker stays with the burns
     assert t.engine.where["2h"] == "burn" and t.engine.where["9c"] == "board"
+
+
+def _turn_card_taken_off_with_a_premature_river(mouth_sensor):
+    """The turn's card and a premature river card laid together; the dealer takes the turn's card off
+    too, though it must stay: WRONG_CORRECTION, amber, "put it back on the board"."""
+    t = Table()
+    t.new_hand(4, mouth_sensor=mouth_sensor)
+    t.press("round_done")
+    t.street("Jh", "7c", "5h", "As")
+    t.press("round_done")
+    t.shoe("6s")                                  # the turn's burn
+    t.shoe("4d")
+    t.shoe("Qd")
+    t.board("4d")
+    t.board("Qd")
+    assert t.now.irregularity == "PREMATURE_RIVER", t.now
+    t.off("4d")
+    assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "correct", t.now
+    assert t.now.steps[t.now.step].key == "wrong.keep_on_board"
+    return t
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True], ids=["no-mouth-sensor", "mouth-sensor"])
+@pytest.mark.parametrize("goes_on", ["river laid", "round done"])
+def test_a_card_that_must_stay_on_the_board_left_off_while_the_hand_goes_on(mouth_sensor, goes_on):
+    """The turn bet on without its card, or a river laid while it is off: the step can no longer be
+    done, so the box rules WRONG_CORRECTION floor at once instead of staying amber."""
+    t = _turn_card_taken_off_with_a_premature_river(mouth_sensor)
+    if goes_on == "river laid":
+        t.shoe("8c")
+        t.shoe("7s")
+        t.board("7s")
+    else:
+        t.press("round_done")
+    assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "floor", t.now
+    assert "DOUBLE_BURN" not in t.raised() and "UNREAD_CARD" not in t.raised()
+
+
+def test_the_card_put_back_answers_the_step():
+    """The answer the table allows: the card back on the board; no WRONG_CORRECTION floor."""
+    t = _turn_card_taken_off_with_a_premature_river(False)
+    t.board("4d")
+    assert not [d for d in t.decisions if d.verdict == "floor"], t.decisions
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True], ids=["no-mouth-sensor", "mouth-sensor"])
+def test_a_four_card_flop_bet_on_before_it_is_redealt_is_a_wrong_correction(mouth_sensor):
+    """cz-c40 redeals a four-card flop. ROUND DONE with the four cards still on the board: the flop
+    was bet on as it lies, and it can no longer be redealt: WRONG_CORRECTION floor, not amber on the turn."""
+    t = Table("cz-c40")
+    t.new_hand(8, mouth_sensor=mouth_sensor)
+    t.press("round_done")
+    for card in ("Ts", "Td", "3s", "2s", "Ac"):
+        t.shoe(card)
+    for card in ("Td", "3s", "2s", "Ac"):
+        t.board(card)
+    assert t.now.irregularity == "FOUR_CARD_FLOP" and t.now.steps[t.now.step].key == "redeal.cards_back"
+    t.press("round_done")
+    assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "floor", t.now
+
+
+@pytest.mark.parametrize("mouth_sensor", [False, True], ids=["no-mouth-sensor", "mouth-sensor"])
+def test_round_done_answers_the_extra_card_put_back(mouth_sensor):
+    """The table: ROUND DONE answers "stop" and "put it back on top" as ACK does; the card then comes
+    out as the flop's burn, and the hand plays on green."""
+    t = Table()
+    t.new_hand(4, mouth_sensor=mouth_sensor)
+    t.shoe("Jh")                                  # a card too many
+    assert t.now.irregularity == "EXTRA_CARD" and t.now.steps[t.now.step].key == "extra.stop"
+    t.press("round_done")
+    assert t.now.irregularity == "EXTRA_CARD" and t.now.steps[t.now.step].key == "extra.burn_it", t.now
+    t.street("Jh", "7c", "5h", "As")
+    assert t.now.verdict == "ok", t.now
+    assert t.engine.where["Jh"] == "burn"
