@@ -38,8 +38,10 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 def is_deck_name(value) -> bool:
     """True when *value* is a deck name as the table and the floor share it (the journal's
-    events and the room's registry): 1 to :data:`MAX_DECK_NAME` printable characters."""
-    return isinstance(value, str) and 1 <= len(value) <= MAX_DECK_NAME and value.isprintable()
+    events and the room's registry): 1 to :data:`MAX_DECK_NAME` printable characters, no
+    ``/`` (the floor's page of a deck is ``/registry/deck/<name>``: a ``/`` would split it)."""
+    return (isinstance(value, str) and 1 <= len(value) <= MAX_DECK_NAME and value.isprintable()
+            and "/" not in value)
 
 
 def is_fingerprint(value) -> bool:
@@ -383,7 +385,7 @@ def _registry_fields(e: Event, d: dict) -> None:
     if ev in ("deck_registered", "deck_checked"):
         deck = d.get("deck")
         if not is_deck_name(deck):
-            raise EventError(f"'deck' must be a deck name (1 to {MAX_DECK_NAME} printable characters), "
+            raise EventError(f"'deck' must be a deck name (1 to {MAX_DECK_NAME} printable characters, no '/'), "
                              f"not {shown(deck)}", key="deck")
         e.deck = deck
     if ev == "deck_registered":

@@ -123,7 +123,7 @@ def _signed(decks) -> bytes:
     return json.dumps({"v": 1, "kind": "registry", "version": 1, "fingerprint": digest, **body}).encode()
 
 
-@pytest.mark.parametrize("name", ["R7\n", "R7\u2028", "x" * 65])
+@pytest.mark.parametrize("name", ["R7\n", "R7\u2028", "x" * 65, "R/7"])
 def test_a_deck_name_the_journal_refuses_is_refused_on_the_wire_too(name):
     """One rule for a deck name: what an Event refuses (a trailing newline, a line separator,
     too long), the registry refuses, and the floor's builder will not send it."""

@@ -36,6 +36,7 @@ from sqlalchemy import Text, cast, func, insert, select, update
 from dealerbox.domain.badges import check_dealer_id
 from dealerbox.domain.cards import is_card
 from dealerbox.domain.decks import normalize_uid
+from dealerbox.domain.events import MAX_DECK_NAME, is_deck_name
 from dealerbox.errors import FloorError, RegistryError
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import (Int64, audit_table, meta_table, reg_badges_table, reg_decks_table,
@@ -83,8 +84,9 @@ def check_deck_name(name) -> str:
     """*name* stripped if it is a deck's name (1 to 64 printable characters, no ``/``), else
     :class:`RegistryRefused`. A ``/`` would split the deck's page address (``/registry/deck/<name>``)."""
     text = name.strip() if isinstance(name, str) else ""
-    if not text or len(text) > 64 or not text.isprintable() or "/" in text:
-        raise RegistryRefused(f"a deck's name is 1 to 64 printable characters other than '/', not {name!r}")
+    if not is_deck_name(text):   # the one rule the tables' events and the wire hold too
+        raise RegistryRefused(f"a deck's name is 1 to {MAX_DECK_NAME} printable characters other than '/', "
+                              f"not {name!r}")
     return text
 
 
