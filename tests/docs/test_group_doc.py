@@ -62,9 +62,9 @@ def test_the_pool_figures_are_the_codes():
     assert f"pool_size={pool.group(1)}, max_overflow={pool.group(2)}" in part
     per_web = 2 + int(pool.group(1)) + int(pool.group(2))  # the store, the live watcher, the figures' pool
     assert f"| a web view | {per_web} |" in part
-    assert f"`2 × collectors + {per_web} × web views + 2`" in part
+    assert f"`3 × collectors + {per_web} × web views + 2`" in part
     limit = int(re.search(r"CONNECTION LIMIT (\d+)", text()).group(1))
-    assert limit >= 2 * 3 + per_web * 2 + 2, "the role's CONNECTION LIMIT is below three collectors and two views"
+    assert limit >= 3 * 3 + per_web * 2 + 2, "the role's CONNECTION LIMIT is below three collectors and two views"
 
 
 def test_the_minimum_version_names_what_the_code_asks_for():
