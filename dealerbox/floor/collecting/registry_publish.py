@@ -71,9 +71,9 @@ class RegistryPublisher:
         version = self._content["version"]
         due = []
         for table in self.store.known_tables():
+            # A copy heard newer than this read is left to the check below (the store moved on):
+            # never taken on trust, since a group's floor misconfigured could send one too.
             heard = self._heard.get(table)
-            if heard is not None and heard > version:
-                continue   # a newer one is there already: this one's read of the store is late
             if (self._sent.get(table) != version or (heard is not None and heard < version)) \
                     and P.valid_table_id(table):
                 if table not in self._payloads:
