@@ -46,7 +46,9 @@ false-alarm rate with its exact Poisson 95 % upper bound (``_upper95``):
     beside them the old check (a window per deal position) and once in 30 within two shifts.
 ``protect_hands_scored_pct`` (a room whose tables drift between 2 and 10 players, hands
     ending as real ones do; goal >= 97), beside it with references for 6 and 9 players only;
-    the seat and shuffle false alarms of that room; ``protect_no_shuffle_detected_pct_players_vary``
+    the seat and shuffle false alarms of that room (the seats' chart the pass designs for the
+    default ``[protect]``), the floor's own fit of its 18 references timed
+    (``protect_fit_2_to_10_players_cpu_s``); ``protect_no_shuffle_detected_pct_players_vary``
     (within 5 hands; goal >= 99).
 ``protect_weak_shuffle_detected_pct`` (riffle-riffle-cut under the declared
     riffle-riffle-strip-riffle-cut, real endings, flagged within one shift; goal >= 95),
@@ -76,14 +78,14 @@ from dealerbox.floor.collecting.filing import Filing
 from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.figures import shuffle_quality
-from dealerbox.floor.protect.fit import fit_model
-from dealerbox.floor.protect.floor_pass import ALERT_KINDS, Protection, save_reference
+from dealerbox.floor.protect.fit import fit_game, fit_model
+from dealerbox.floor.protect.floor_pass import ALERT_KINDS, Protection, save_reference, seat_designs
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
 from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.simulate import REAL_ENDINGS, FalseRiffle, Stack, TableSim, no_shuffle
 from dealerbox.floor.protect.control_chart import Cusum, DealerCharts, OwnBaselineCharts, RoomPrior
 from dealerbox.floor.protect.references import fit_references
-from dealerbox.floor.protect.seat_luck import SeatCharts, SeatLuck, is_strong, seat_chart, strong_probability
+from dealerbox.floor.protect.seat_luck import SeatCharts, SeatLuck, is_strong
 from dealerbox.floor.protect.seats import SeatTracker
 from dealerbox.floor.protect.shuffle_check import ProcedureCheck, ShuffleCheck, ShuffleFinding
 from dealerbox.floor.store import Store, store_engine
@@ -138,7 +140,8 @@ GOALS = {
                    "protect_stacked_seat_moving_button_detected_pct_1_in_30_two_shifts_with_seats")),
     "protect_seat_false_alarms_per_10000_hands_upper95": ("<=", 1, ("protect_seat_false_alarms_per_10000_hands",)),
     "protect_hands_scored_pct": (">=", 97, ("protect_hands_scored_pct_6_and_9_only", "protect_drifting_room_hands",
-                                            "protect_fit_2_to_10_players_s", "protect_fit_2_to_10_players_cpu_s")),
+                                            "protect_fit_2_to_10_players_s", "protect_fit_2_to_10_players_cpu_s",
+                                            "protect_fit_games")),
     "protect_shuffle_false_alarms_per_10000_hands_players_vary_upper95": (
         "<=", 1.5, ("protect_shuffle_false_alarms_per_10000_hands_players_vary",)),
     "protect_no_shuffle_detected_pct_players_vary": (
@@ -502,8 +505,7 @@ def drifting_room(refs: dict, threshold: float, rng: random.Random, *, tables: i
     ones do: the share of hands given a p-value (references for 2-10 players; beside it, for 6 and
     9 only, as before), and every alarm a fair room raised (shuffle, seat) with its upper bound."""
     out = {"scored": 0, "scored_6_9": 0, "hands": 0, "shuffle_alarms": 0, "seat_alarms": 0}
-    p0 = float(strong_probability(2, ProtectConfig().holdem_strong))
-    charts = SeatCharts({2: seat_chart(p0, feed_every=15)})
+    charts = SeatCharts({2: seat_designs(ProtectConfig())[2]})   # the pass's own seat chart
     check = ShuffleCheck(MACHINE, references=refs, threshold=threshold)
     for t in range(tables):
         sim = TableSim(MACHINE, random.Random(rng.random()), button=True, table=f"R{t}", endings=REAL_ENDINGS,
@@ -631,11 +633,15 @@ def real_room(scale: float, threshold: float, ref_hands: int) -> dict:
     rng = random.Random(38)
     trials = max(20, int(ROOM_TRIALS * scale))
     fig: dict = {}
-    p0 = float(strong_probability(2, ProtectConfig().holdem_strong))
-    chart = seat_chart(p0, feed_every=15)
+    # The seat chart the pass designs for the room [protect] describes by default.
+    config = ProtectConfig()
+    chart = seat_designs(config)[2]
     fig["protect_seat_chart"] = {"h": round(chart.h, 2), "k": round(chart.k, 4),
-                                 "in_control_arl_seat_hands": round(chart.arl(p0)),
-                                 "alarms_per_year_room": 1.0, "room": "20 tables, 9 seats, 30 hands an hour, 24/7"}
+                                 "in_control_arl_seat_hands": round(chart.arl(chart.p0)),
+                                 "alarms_per_year_room": config.seat_alarms_per_year,
+                                 "room": f"{config.tables} tables, {config.seats} seats, {config.hands_per_hour:g} "
+                                         f"hands an hour, {config.hours_per_week:g} hours a week",
+                                 "feed_every": config.seat_feed_every}
     for record, suffix in ((False, ""), (True, "_with_seats")):
         found, old = seat_found(10, SHIFT, record, chart, rng, trials)
         fig[f"protect_stacked_seat_moving_button_detected_pct{suffix}"] = _pct(found, SHIFT)
@@ -646,12 +652,16 @@ def real_room(scale: float, threshold: float, ref_hands: int) -> dict:
     fig["protect_stacked_seat_moving_button_detected_pct_1_in_30_two_shifts_with_seats"] = _pct(found, 2 * SHIFT)
     fig["protect_room_seat_s"] = round(time.perf_counter() - started, 1)
 
+    # The floor's own fit, as `floor protect fit` and the background fit deal it: every game
+    # [protect] keeps (hold'em and Omaha at 2-10 players), each with its cells of real hand
+    # endings. The drifting room is judged by its hold'em references.
     t, cpu = time.perf_counter(), time.process_time()
-    games = [(p, 2) for p in range(2, 11)]
-    refs = fit_references(MACHINE, Gathering(), ProtectConfig().memory, games, random.Random(3), hands=ref_hands,
-                          ending_hands=0)
+    fit_rng = random.Random(3)
+    fitted = {game: fit_game(config, *game, fit_rng, hands=ref_hands) for game in config.games()}
     fig["protect_fit_2_to_10_players_s"] = round(time.perf_counter() - t, 1)
     fig["protect_fit_2_to_10_players_cpu_s"] = round(time.process_time() - cpu, 1)
+    fig["protect_fit_games"] = len(fitted)
+    refs = {game: reference for game, reference in fitted.items() if game[1] == 2}
     room = drifting_room(refs, threshold, rng, tables=ROOM_TABLES, hands=max(50, int(ROOM_HANDS * scale * 4)))
     fig["protect_hands_scored_pct"] = round(100 * room["scored"] / room["hands"], 1)
     fig["protect_hands_scored_pct_6_and_9_only"] = round(100 * room["scored_6_9"] / room["hands"], 1)
