@@ -17,7 +17,7 @@ import io
 
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
 from dealerbox.floor.telling import report_pdf as PDF
-from dealerbox.floor.telling.card_log import deck_path
+from dealerbox.floor.telling.card_log import deck_path, limit_words
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.figure_text import span
 from dealerbox.floor.telling.report import iso
@@ -58,8 +58,7 @@ def registry_change_words(action: str, step: dict | None, detail: str = "") -> s
     if action == "deck_destroy":
         return f"destroyed deck {deck}, witnessed by {step.get('witness')}"
     if action == "deck_limit":
-        said = " or ".join(x for x in ((f"{d['hours']:g} hours in play" if d.get("hours") is not None else ""),
-                                       (f"{d['hands']} hands" if d.get("hands") is not None else "")) if x)
+        said = limit_words(d.get("hours"), d.get("hands"))
         return f"set deck {deck}'s limit to {said}" if said else f"set deck {deck} back to the house's limit"
     if action == "badge_register":
         return f"registered badge {badge} to dealer {d.get('dealer')}"

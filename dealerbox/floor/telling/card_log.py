@@ -26,7 +26,7 @@ from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.figure_text import NOTHING, one_decimal
 
 __all__ = ["deck_log", "day_log", "day_range", "log_sections", "log_title", "log_csv", "log_html", "log_pdf",
-           "step_words", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
+           "step_words", "limit_words", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
 
 #: A deck's states as people read them.
 STATE_WORDS = {"received": "received, sealed", "registered": "registered", "in_play": "in play",
@@ -120,7 +120,7 @@ def step_words(step: dict) -> str:
     if kind == "limit":
         return f"Past the house limit: {' and '.join(d.get('past', []))}"
     if kind == "limit_set":
-        said = _limit_words(d.get("hours"), d.get("hands"))
+        said = limit_words(d.get("hours"), d.get("hands"))
         return f"Its own limit: {said}" if said else "Its own limit removed: the house limit applies"
     if kind == "refused":
         return f"Registration refused: {d.get('why', '')}"
@@ -149,8 +149,8 @@ def _dealer(dealer, names: dict[str, str]) -> str:
     return f"{dealer} {names[dealer]}" if names.get(dealer) else str(dealer)
 
 
-def _limit_words(hours, hands) -> str:
-    """``8 hours in play or 400 hands``; empty for no limit."""
+def limit_words(hours, hands) -> str:
+    """A deck's limit in words, ``8 hours in play or 400 hands``; empty for no limit."""
     said = ([f"{hours:g} hours in play"] if hours is not None else []) + \
         ([f"{hands} hands"] if hands is not None else [])
     return " or ".join(said)
@@ -179,7 +179,7 @@ def log_sections(log: dict, clock: FloorClock, names: dict[str, str] | None = No
     sections = []
     if log["kind"] == "deck":
         d = log["deck"]
-        limit = _limit_words(d["limit_hours"], d["limit_hands"])
+        limit = limit_words(d["limit_hours"], d["limit_hands"])
         sections.append({
             "id": "log-deck", "heading": f"Deck {d['name']}", "columns": ["deck", "back", "state", "tags",
                                                                           "hands dealt", "hours in play", "own limit"],
