@@ -18,12 +18,13 @@ with a fake clock and the chip emulator.
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.hw.reader import TagReader
 from dealerbox.domain.badges import BadgeRegistry, check_dealer_id
 from dealerbox.domain.decks import DeckRegistry, normalize_uid
+from dealerbox.service.room_registry import REVOKED_BADGE
 from dealerbox.tools.deck_registration import Prompt, TagWatcher, progress_bar
 
 __all__ = ["BadgeTimeout", "register_badge", "remove_badges", "format_badges"]
@@ -45,8 +46,9 @@ class _Enrolment:
     """One registration: judges each tag that appears, takes the first that can be the dealer's badge."""
 
     def __init__(self, badges: BadgeRegistry, decks: DeckRegistry | None, dealer: str, prompt: Prompt,
-                 replace: bool):
+                 replace: bool, room: Mapping[str, str] | None = None):
         self.badges, self.decks, self.dealer, self.prompt, self.replace = badges, decks, dealer, prompt, replace
+        self.room = room or {}
         self.taken: str | None = None
 
     def ask(self) -> None:
@@ -80,11 +82,18 @@ class _Enrolment:
         if owner is not None and owner != self.dealer:
             return (f"this badge ({key}) is dealer {owner}'s; take it from them first "
                     f"(dealerbox badge remove {owner})")
+        in_room = self.room.get(key)
+        if in_room == REVOKED_BADGE:
+            return f"this badge ({key}) was revoked on the floor and signs in nowhere; give the dealer another"
+        if in_room is not None and in_room != self.dealer:
+            return (f"this badge ({key}) is dealer {in_room}'s in the room's registry; the floor revokes it "
+                    "before it can be another dealer's")
         return None
 
 
 def register_badge(reader: TagReader, badges: BadgeRegistry, dealer: str, path, *,
-                   decks: DeckRegistry | None = None, prompt: Prompt = print, replace: bool = False,
+                   decks: DeckRegistry | None = None, room: Mapping[str, str] | None = None,
+                   prompt: Prompt = print, replace: bool = False,
                    clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                    poll_s: float = 0.02, timeout_s: float = 120.0, retry_s: float = 0.5,
                    settle_s: float = 0.1, dropout_s: float = 0.5, zones: Iterable[str] | None = None,
@@ -94,6 +103,8 @@ def register_badge(reader: TagReader, badges: BadgeRegistry, dealer: str, path, 
     :param badges: the badge registry as it is now (not modified).
     :param dealer: the dealer's id (an employee number: 1-10 letters, digits, '-', '_').
     :param decks: the table's deck registry: a card's tag is refused as a badge.
+    :param room: the room's badges as the box judges them (badge UID -> dealer id,
+        :data:`~dealerbox.service.room_registry.REVOKED_BADGE` for a revoked one): another dealer's badge there, or a revoked one, is refused.
     :param replace: the dealer's other badges are dropped (a lost badge); without
         it a dealer who has a badge already is refused.
     :param zones: only these zones of the reader (the shoe's, for a reader with several).
@@ -114,7 +125,7 @@ def register_badge(reader: TagReader, badges: BadgeRegistry, dealer: str, path, 
                             "to give them this one instead (a lost badge), or remove theirs first")
     watcher = TagWatcher(reader, prompt=prompt, clock=clock, sleep=sleep, poll_s=poll_s, retry_s=retry_s,
                          settle_s=settle_s, dropout_s=dropout_s, zones=zones, reopen=reopen)
-    run = _Enrolment(badges, decks, dealer, prompt, replace)
+    run = _Enrolment(badges, decks, dealer, prompt, replace, room)
     try:
         run.ask()
         start = clock()

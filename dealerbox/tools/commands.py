@@ -173,6 +173,16 @@ def judged_decks(config, local: DeckRegistry | None) -> DeckRegistry | None:
     return room.decks() if room.floor is not None else local
 
 
+def judged_badges(config) -> dict[str, str] | None:
+    """The room's badges as the box judges them (badge UID -> dealer id, revoked ones mapped to
+    :data:`~dealerbox.service.room_registry.REVOKED_BADGE`), at a table with a floor that has
+    sent a registry; else None. ``badge register`` refuses another dealer's badge or a revoked one by it."""
+    if not config.floor.enabled:
+        return None
+    room = RoomRegistry(config.state_dir, None, None)
+    return room.badges() if room.floor is not None else None
+
+
 def deck_register(args) -> int:
     """``dealerbox deck register``: pass a new deck over a reader, card by card."""
     from dealerbox.tools.deck_registration import DeckTimeout, deck_registered_fields, register_deck
@@ -280,6 +290,7 @@ def badge_register(args) -> int:
         zones = ("shoe",) if "shoe" in config.readers[args.reader].zones else None
         with reader:
             new = register_badge(reader, badges, args.dealer, path, decks=judged_decks(config, config.registry),
+                                 room=judged_badges(config),
                                  replace=args.replace, timeout_s=args.timeout, zones=zones, reopen=reopen)
         for uid in sorted(set(new.badges_of(args.dealer)) - set(badges.badges_of(args.dealer))):
             _tell_the_floor(config, "badge_registered", uid=uid, dealer=args.dealer)

@@ -36,6 +36,7 @@ from dealerbox.service.daemon import Daemon
 from dealerbox.service.journal import Journal, read_entries
 from dealerbox.service.recovery import last_dealer_event
 from dealerbox.service.sources import BadgeRead, DealerSignIn
+from dealerbox.service.room_registry import REVOKED_BADGE
 from dealerbox.tools.badge_registration import BadgeTimeout, format_badges, register_badge, remove_badges
 from hardware_sim.demo import SESSION_FILE, play_demo
 from hardware_sim.rc522 import RC522Emulator
@@ -478,6 +479,21 @@ def test_registering_a_badge_guides_refuses_cards_and_other_badges_and_writes_it
     assert screen.lines[-1].startswith("[####################] 1/1 badge 08A1B2C3 registered to dealer 1042")
     assert BadgeRegistry.load(path).by_uid() == new.by_uid() == {"08A1B2C4": "2077", "08A1B2C3": "1042"}
     assert before.dealers == ["2077"], "the registry handed in is not changed"
+
+
+def test_the_rooms_registry_refuses_another_dealers_badge_and_a_revoked_one(shoe, chip, tmp_path):
+    """At a table with a floor, a badge the room's registry gives another dealer, or revoked,
+    is refused with what it is, though the table's own file has never heard of it."""
+    path = tmp_path / "badges.toml"
+    room = {"08A1B2C4": "2077", "08A1B2C5": REVOKED_BADGE, "08A1B2C3": "1042"}
+    tech = Technician(chip, ["08A1B2C4", "08A1B2C5", "08A1B2C3"])
+    screen = Screen()
+    new = enrol(shoe, tech, BadgeRegistry(), "1042", path, screen, room=room)
+    text = "\n".join(screen.lines)
+    assert "this badge (08A1B2C4) is dealer 2077's in the room's registry" in text
+    assert "this badge (08A1B2C5) was revoked on the floor and signs in nowhere" in text
+    assert "badge 08A1B2C3 registered to dealer 1042" in screen.lines[-1]
+    assert BadgeRegistry.load(path).by_uid() == new.by_uid() == {"08A1B2C3": "1042"}
 
 
 def test_a_reader_fault_is_retried_and_the_badge_still_registers(shoe, chip, tmp_path):

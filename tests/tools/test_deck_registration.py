@@ -618,3 +618,18 @@ def test_deck_check_checks_a_deck_the_floor_issued(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 1, err
     assert "pass the cards of deck R7" in out and "NOT FIT FOR PLAY" in out and "not in the registry" not in err
+
+
+def test_badge_register_judges_with_the_rooms_badges_at_a_table_with_a_floor(tmp_path):
+    from dealerbox.link import protocol as P
+    from dealerbox.service.commands import load_table_config
+    from dealerbox.service.room_registry import APPLIED_NAME, REVOKED_BADGE
+    from dealerbox.tools.commands import judged_badges
+
+    config = load_table_config(floor_table(tmp_path), check_devices=False)
+    (tmp_path / "state" / APPLIED_NAME).write_bytes(
+        P.build_registry(4, {}, [], {"08A1B2C4": "2077", "08A1B2C5": "3001"}, ["08A1B2C5"]))
+    assert judged_badges(config) == {"08A1B2C4": "2077", "08A1B2C5": REVOKED_BADGE}
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert judged_badges(load_table_config(floor_table(alone, floor=False), check_devices=False)) is None
