@@ -257,21 +257,28 @@ def _add_sim_command(sub) -> None:
     sp.set_defaults(func=_command(TOOL_COMMANDS, "sim"))
 
 
+#: Where the floor's config lives on a floor server (systemd/install-floor.sh puts it there).
+FLOOR_TOML = Path("/etc/dealerbox/floor.toml")
+
+
+def _floor_config(parser, what: str) -> None:
+    """``--config``: the floor.toml a floor command reads, *what* saying which of it."""
+    parser.add_argument("--config", type=Path, default=FLOOR_TOML, help=f"{what} (default: %(default)s)")
+
+
 def _add_floor_commands(sub) -> None:
     """``floor ...``: the collector, the web view, its users, the reports; a table's publisher."""
     sp = sub.add_parser("floor", help="floor reporting over MQTT v5 (docs/FLOOR.md)")
     fsub = sp.add_subparsers(dest="floor_command", required=True)
     fp = fsub.add_parser("collect", help="the floor's collector: commit every table's journal")
-    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                    help="the collector's floor.toml (default: %(default)s)")
+    _floor_config(fp, "the collector's floor.toml")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("publish", help="stream a table's journal to the floor (outside the daemon)")
     fp.add_argument("--config", type=Path, required=True, help="the table config with a [floor] section")
     fp.add_argument("--journal", type=Path, required=True, help="the journal directory")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("web", help="the floor view on the web (sign-in, TLS): reads the collector's store")
-    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                    help="the floor's floor.toml, its [store] and [web] (default: %(default)s)")
+    _floor_config(fp, "the floor's floor.toml, its [store] and [web]")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("user", help="the web view's users: add, remove, passwd, list")
     usub = fp.add_subparsers(dest="user_command", required=True, metavar="ACTION")
@@ -284,8 +291,7 @@ def _add_floor_commands(sub) -> None:
         if action == "add":
             up.add_argument("--role", required=True, choices=["viewer", "supervisor", "admin"],
                             help="viewer: sees the floor; supervisor: also clears alerts; admin: also manages users")
-        up.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        _floor_config(up, "the floor's floor.toml (its [store])")
         up.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("view", help="the floor view in the terminal, signed in to the web view")
     fp.add_argument("--url", default="http://127.0.0.1:8080/", help="the web view (default: %(default)s)")
@@ -303,8 +309,7 @@ def _add_floor_commands(sub) -> None:
             dp.add_argument("dealer", metavar="ID", help="the dealer's id, as on the badge registry")
         if action == "add":
             dp.add_argument("name", help="the name supervisors and admins see")
-        dp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        _floor_config(dp, "the floor's floor.toml (its [store])")
         dp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("layout", help="where the tables stand in the room: the floor map's pits and places")
     lsub = fp.add_subparsers(dest="layout_command", required=True)
@@ -318,8 +323,7 @@ def _add_floor_commands(sub) -> None:
             lp.add_argument("--pit", required=True, help='the pit\'s name, as the map shows it ("Pit 2")')
             lp.add_argument("--row", type=int, required=True, help="the row in the pit, from 1 (the top)")
             lp.add_argument("--col", type=int, required=True, help="the column in the pit, from 1 (the left)")
-        lp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        _floor_config(lp, "the floor's floor.toml (its [store])")
         lp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("deck", help="the room's decks, sent to every table: received, registered, retired, "
                                       "destroyed, and their card control log")
@@ -360,8 +364,7 @@ def _add_floor_commands(sub) -> None:
         elif action == "limit":
             kp.add_argument("--hours", type=float, help="hours in play")
             kp.add_argument("--hands", type=int, help="hands dealt")
-        kp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        _floor_config(kp, "the floor's floor.toml (its [store])")
         kp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("badge", help="the room's badges, sent to every table: a dealer registered once signs in "
                                        "at every table; a revoked badge nowhere")
@@ -376,12 +379,10 @@ def _add_floor_commands(sub) -> None:
             gp.add_argument("dealer", metavar="ID", help="the dealer's id: an employee number, never a name")
         elif action == "revoke":
             gp.add_argument("--why", required=True, help="why (the dealer left, the badge was lost)")
-        gp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                        help="the floor's floor.toml (its [store]) (default: %(default)s)")
+        _floor_config(gp, "the floor's floor.toml (its [store])")
         gp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("report", help="the shift report: every table and dealer, the alerts and who cleared them")
-    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                    help="the floor's floor.toml (its [store]) (default: %(default)s)")
+    _floor_config(fp, "the floor's floor.toml (its [store])")
     fp.add_argument("--from", dest="start", help="the shift's start: ISO 8601 with an offset, or epoch seconds "
                                                  "(default: 12 hours before --to)")
     fp.add_argument("--to", dest="end", help="the shift's end (default: now)")
@@ -397,8 +398,7 @@ def _add_floor_commands(sub) -> None:
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("migrate", help="bring the store's schema up to date; --from: move an SQLite "
                                          "floor store into the (PostgreSQL) store of --config")
-    fp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                    help="the floor's floor.toml (its [store]) (default: %(default)s)")
+    _floor_config(fp, "the floor's floor.toml (its [store])")
     fp.add_argument("--from", dest="source", type=Path,
                     help="an SQLite floor store to copy into the configured store, which must be empty "
                          "(stop the collectors and web views first)")
@@ -410,8 +410,7 @@ def _add_floor_commands(sub) -> None:
     psub = fp.add_subparsers(dest="protect_command", required=True)
     pp = psub.add_parser("fit", help="compute and store the references under the declared [protect] shuffle, "
                                      "or from the house's recorded fair hands (--house FROM TO)")
-    pp.add_argument("--config", type=Path, default=Path("/etc/dealerbox/floor.toml"),
-                    help="the floor's floor.toml (its [store] and [protect]) (default: %(default)s)")
+    _floor_config(pp, "the floor's floor.toml (its [store] and [protect])")
     pp.add_argument("--house", nargs=2, metavar=("FROM", "TO"),
                     help="fit from the hands started in this range (epoch seconds or ISO 8601 with an offset), "
                          "which the house trusts to be fair; also fits the room's error rate")
