@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dealerbox.rules import engine  # noqa: F401  (loads every outcome into the book)
 from dealerbox.rules.book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
+from dealerbox.rules.corrections import ANSWERS, EFFECTS
 from dealerbox.rules.open_steps import MOMENTS, RULINGS, STEP_CONTRACTS
 from dealerbox.rules.procedures import BUILDERS
 from dealerbox.rules.profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
@@ -40,6 +41,10 @@ def _first_line(fn) -> str:
     return (fn.__doc__ or "").strip().split("\n")[0]
 
 
+def _first_paragraph(fn) -> str:
+    return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
+
+
 def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     """The rule book, its guards, outcomes and procedures, and the profiles' choices, as Markdown."""
     loaded = [load_profile(p) for p in profiles]
@@ -73,16 +78,28 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
             "the hand going on answers (\"follows\") lets an irregularity met on the way be judged as its own.",
             "A button named \"answered by\" ticks the step done as ACK does; an action the step \"waits",
             "through\" leaves it shown, still to be done (its answer comes after it), and never overtakes it.",
-            "The moments:", ""]
+            "\"Seen by\" names what the box observes to count the step done (a step it sees holds back ACK",
+            "from ticking the steps after it), \"pressed\" the panel button that is its own answer, and",
+            "\"then\" what the step does to the tracking once done. A step with neither is ticked by ACK, or",
+            "counts done once a later step is seen done.", "", "What the box observes:", ""]
+    used_answers = sorted({c.seen_by for c in STEP_CONTRACTS.values()} - {None})
+    out += [f"- `{a}`: {_first_paragraph(ANSWERS[a])}" for a in used_answers]
+    out += ["", "What a step does once done:", ""]
+    used_effects = sorted({c.then for c in STEP_CONTRACTS.values()} - {None})
+    out += [f"- `{e}`: {_first_paragraph(EFFECTS[e])}" for e in used_effects]
+    out += ["", "The moments:", ""]
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it | moves, follows, buttons, waits |",
+    out += ["", "| step | answers | wrong correction | ends | past it | seen by, pressed, then, moves, follows, buttons, waits |",
             "| --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]
         past = ", ".join(f"`{m}`: {r}" for m, r in c.past) or "-"
-        flags = [f for f, on in (("moves", c.moves), ("follows", c.follows)) if on]
+        flags = [f"seen by `{c.seen_by}`"] if c.seen_by else []
+        flags += [f"pressed {c.pressed.upper()}"] if c.pressed else []
+        flags += [f"then `{c.then}`"] if c.then else []
+        flags += [f for f, on in (("moves", c.moves), ("follows", c.follows)) if on]
         flags += [f"answered by {', '.join(b.upper().replace('_', ' ') for b in c.buttons)}"] if c.buttons else []
         flags += [f"waits through {', '.join(a.upper().replace('_', ' ') for a in c.waits)}"] if c.waits else []
         flags = ", ".join(flags) or "-"

@@ -9,33 +9,47 @@ from typing import Callable
 from dealerbox.domain.decisions import Step
 from dealerbox.domain.events import Event
 
-#: What the box must observe to count a step done: ``(engine, event) -> bool``. The
-#: engine stays unnamed here: it builds on the corrections, not the other way round.
-Check = Callable[..., bool]
-#: What a step does to the tracking once it is done: ``(engine) -> None``.
-OnDone = Callable[..., None]
+#: What the box must observe to count a step done: ``(engine, event, todo, correction) -> bool``.
+#: The engine stays unnamed here: it builds on the corrections, not the other way round.
+Answer = Callable[..., bool]
+#: What a step does to the tracking once it is done: ``(engine, event, todo, correction) -> None``.
+Effect = Callable[..., None]
+#: Answer name (as the open-steps table spells it) -> what the box must observe.
+ANSWERS: dict[str, Answer] = {}
+#: Effect name (as the open-steps table spells it) -> what the step does once done.
+EFFECTS: dict[str, Effect] = {}
+
+
+def seen_done(name: str):
+    """Register the decorated function as answer *name* of the open-steps table."""
+    def register(fn: Answer) -> Answer:
+        ANSWERS[name] = fn
+        return fn
+    return register
+
+
+def when_done(name: str):
+    """Register the decorated function as effect *name* of the open-steps table."""
+    def register(fn: Effect) -> Effect:
+        EFFECTS[name] = fn
+        return fn
+    return register
 
 
 @dataclass(slots=True)
 class Todo:
-    """A step of a correction and how the box sees it done.
+    """A step of a correction, and whether the box counts it done.
 
-    ``check`` is None for a step the box cannot see: it waits for ``ack``, or
-    counts as done once a later step is seen done. ``button`` names the panel
-    button that completes a step; such steps never block either, because
-    dealers forget buttons.
+    How the box sees the step done, and what it does then, is the open-steps table's
+    (:mod:`dealerbox.rules.open_steps`), by the step's key. ``about`` is what the procedure
+    binds the table's answer to when the step's own values do not say it (the hole-card count
+    the deal must reach, the round the hand must be moved into, a card other than which must
+    come out).
     """
 
     step: Step
-    check: Check | None = None
-    button: str | None = None
-    on_done: OnDone | None = None
+    about: object = None
     done: bool = False
-
-    @property
-    def blocking(self) -> bool:
-        """A step the box can see done blocks the steps after it from being ticked by ``ack``."""
-        return self.check is not None
 
 
 @dataclass(slots=True)
@@ -77,6 +91,8 @@ class Correction:
     #: well as a dealing error does (``exposed_position``, ``burn_returned``, ``expected_unread``,
     #: ``burn_unread``, ``hole_card_again``).
     asks: str | None = None
+    #: What the dealer's ACK to the question (``asks``) means for the tracking: ``(engine) -> None``.
+    on_ack: Callable[..., None] | None = None
 
     @property
     def current(self) -> int:
@@ -93,109 +109,152 @@ class Correction:
 
 
 # --------------------------------------------------------------------------
-# What the box must observe to count a step done
+# What the box must observe to count a step done (the open-steps table's answers)
 # --------------------------------------------------------------------------
 
-def drew(card: str) -> Check:
-    """The next shoe card is *card* (for a card that left the stub unread: the card it turned out to be)."""
-    return lambda eng, e: e.ev == "shoe" and eng.hand.last_shoe == eng.hand.known_as(card)
+def _card_of(todo: Todo):
+    return todo.about if todo.about is not None else todo.step.param("card")
 
 
-def drew_other_than(card: str) -> Check:
-    """A shoe card other than *card* came out."""
-    return lambda eng, e: e.ev == "shoe" and eng.hand.last_shoe != card
+def _cards_of(todo: Todo, corr: Correction):
+    # A premature deal's cards may grow while the step is open (a late card of the same deal).
+    return corr.voided.back if corr.voided is not None else todo.step.param("cards", ())
 
 
-def off_board(card: str) -> Check:
-    """*card* left the board."""
-    return lambda eng, e: e.ev == "board_off" and eng.hand.where.get(card) != "board"
+def _pressed(e: Event, *names: str) -> bool:
+    return e.ev == "button" and e.name in names
 
 
-def back_on_board(card: str) -> Check:
-    """*card* is on the board again."""
-    return lambda eng, e: e.ev == "board_on" and eng.hand.where.get(card) == "board"
+@seen_done("card_drawn")
+def card_drawn(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The next shoe card is the step's card (for a card that left the stub unread: the card it turned
+    out to be)."""
+    return e.ev == "shoe" and eng.hand.last_shoe == eng.hand.known_as(_card_of(todo))
 
 
-def all_off_board(cards: list) -> Check:
-    """Every card of *cards* left the board; *cards* may grow while the step is open
-    (a late card of the same premature deal)."""
-    return lambda eng, e: e.ev == "board_off" and all(eng.hand.where.get(c) != "board" for c in cards)
+@seen_done("other_card_drawn")
+def other_card_drawn(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """A shoe card other than the one the step replaces came out."""
+    return e.ev == "shoe" and eng.hand.last_shoe != todo.about
 
 
-def picked_one_of(cards) -> Check:
-    """The floor took exactly one of *cards* off the board: it becomes the next burn."""
-    cards = tuple(cards)
-
-    def check(eng, e: Event) -> bool:
-        if e.ev != "board_off":
-            return False
-        off = [c for c in cards if eng.hand.where.get(c) != "board"]
-        if len(off) != 1:
-            return False
-        # The floor's pick is the turn's burn; the other three stay as the flop.
-        flop = eng.hand.streets["flop"]
-        flop.board = [c for c in flop.board if c != off[0]]
-        flop.burns.append(off[0])
-        for corr in eng.corrections:
-            for c in cards:
-                corr.off_board.pop(c, None)
-        return True
-    return check
+@seen_done("card_off_board")
+def card_off_board(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The step's card left the board."""
+    return e.ev == "board_off" and eng.hand.where.get(_card_of(todo)) != "board"
 
 
-def street_complete(name: str) -> Check:
-    """Street *name* has all its cards on the board."""
-    return lambda eng, e: eng.hand.streets[name].complete
+@seen_done("card_back_on_board")
+def card_back_on_board(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The step's card is on the board again."""
+    return e.ev == "board_on" and eng.hand.where.get(_card_of(todo)) == "board"
 
 
-def round_done_into(phase: str) -> Check:
-    """``round_done`` moved the hand into *phase*."""
-    return lambda eng, e: e.ev == "button" and e.name == "round_done" and eng.phase == phase
+@seen_done("cards_off_board")
+def cards_off_board(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """Every card the step names left the board (a premature deal's, however many it grew to)."""
+    return e.ev == "board_off" and all(eng.hand.where.get(c) != "board" for c in _cards_of(todo, corr))
 
 
-def deal_drawn(n: int) -> Check:
-    """At least *n* hole cards are out."""
-    return lambda eng, e: len(eng.hand.deal_cards) >= n
+@seen_done("one_card_off_board")
+def one_card_off_board(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """Exactly one of the step's cards left the board (the floor's pick)."""
+    return e.ev == "board_off" and len(_picked(eng, todo)) == 1
 
 
-def deal_complete(eng, e: Event) -> bool:
+def _picked(eng, todo: Todo) -> list:
+    return [c for c in todo.step.param("cards", ()) if eng.hand.where.get(c) != "board"]
+
+
+@seen_done("street_complete")
+def street_complete(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The step's street (``about``, or the step's own) has all its cards on the board."""
+    return eng.hand.streets[todo.about or todo.step.param("street")].complete
+
+
+@seen_done("round_done_into")
+def round_done_into(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """ROUND DONE moved the hand into the phase ``about`` names."""
+    return _pressed(e, "round_done") and eng.phase == todo.about
+
+
+@seen_done("deal_drawn")
+def deal_drawn(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """As many hole cards are out as ``about`` says."""
+    return len(eng.hand.deal_cards) >= todo.about
+
+
+@seen_done("deal_complete")
+def deal_complete(eng, e: Event, todo: Todo, corr: Correction) -> bool:
     """The deal phase is over."""
     return eng.phase != "deal"
 
 
-def answered(eng, e: Event) -> bool:
-    """The skipped player's answer: ``ack`` (folds) or ``round_done`` (acts)."""
-    return e.ev == "button" and e.name in ("ack", "round_done")
+@seen_done("acked")
+def acked(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The dealer pressed ACK."""
+    return _pressed(e, "ack")
 
 
-def closed_done(eng, e: Event) -> bool:
+@seen_done("acked_or_round_done")
+def acked_or_round_done(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The skipped player's answer: ACK (folds) or ROUND DONE (acts)."""
+    return _pressed(e, "ack", "round_done")
+
+
+@seen_done("acked_or_card_drawn")
+def acked_or_card_drawn(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """ACK, or the step's card came out of the shoe next."""
+    return _pressed(e, "ack") or (e.ev == "shoe" and eng.hand.last_shoe == _card_of(todo))
+
+
+@seen_done("closed_deal_done")
+def closed_deal_done(eng, e: Event, todo: Todo, corr: Correction) -> bool:
     """The later streets were dealt face down aside (C40)."""
     return eng.hand.closed is None
 
 
 # --------------------------------------------------------------------------
-# What a step does to the tracking once it is done
+# What a step does to the tracking once it is done (the open-steps table's effects)
 # --------------------------------------------------------------------------
 
-def mark_returning(card: str):
-    """*card* went back into the stub: it may come out again."""
-    def done(eng) -> None:
-        eng.hand.returning.add(card)
-    return done
+@when_done("card_may_return")
+def card_may_return(eng, e: Event, todo: Todo, corr: Correction) -> None:
+    """The step's card went back into the stub: it may come out again."""
+    eng.hand.returning.add(_card_of(todo))
 
 
-def snapshot_reshuffle(eng) -> None:
+@when_done("stub_reshuffled")
+def stub_reshuffled(eng, e: Event, todo: Todo, corr: Correction) -> None:
     """The stub was reshuffled: remember what must not come out of it."""
     eng.hand.reshuffled()
 
 
-def return_aside(cards):
-    """The set-aside *cards* are reshuffled into the stub."""
-    def done(eng) -> None:
-        hand = eng.hand
-        for c in cards:
-            if hand.where.get(c) == "aside":
-                hand.where[c] = "stub"
-                hand.returning.add(c)
-        hand.reshuffled()
-    return done
+@when_done("aside_reshuffled_in")
+def aside_reshuffled_in(eng, e: Event, todo: Todo, corr: Correction) -> None:
+    """The set-aside cards are reshuffled into the stub."""
+    hand = eng.hand
+    for c in _cards_of(todo, corr):
+        if hand.where.get(c) == "aside":
+            hand.where[c] = "stub"
+            hand.returning.add(c)
+    hand.reshuffled()
+
+
+@when_done("picked_is_burn")
+def picked_is_burn(eng, e: Event, todo: Todo, corr: Correction) -> None:
+    """The floor's pick is the turn's burn; the other three stay as the flop."""
+    picked = _picked(eng, todo)[0]
+    flop = eng.hand.streets["flop"]
+    flop.board = [c for c in flop.board if c != picked]
+    flop.burns.append(picked)
+    for other in eng.corrections:
+        for c in todo.step.param("cards", ()):
+            other.off_board.pop(c, None)
+
+
+@when_done("question_answered")
+def question_answered(eng, e: Event, todo: Todo, corr: Correction) -> None:
+    """The question was answered: ACK runs what the correction says it means (``on_ack``)."""
+    if _pressed(e, "ack") and corr.on_ack is not None:
+        corr.on_ack(eng)

@@ -23,7 +23,7 @@ from dealerbox.rules import board, buttons, dealing, guards, premature_streets, 
 from dealerbox.rules.book import NOT_PLAYING, PHASES, compile_book, outcome, run
 from dealerbox.domain.cards import JOKER
 from dealerbox.rules.corrections import Correction, Todo
-from dealerbox.rules.open_steps import judge as judge_open_steps
+from dealerbox.rules.step_judge import answer as answer_open_steps, judge as judge_open_steps
 from dealerbox.domain.decisions import Decision, Step, decision_to_dict
 from dealerbox.domain.events import Event
 from dealerbox.domain.events import REGISTRY_EVENTS
@@ -234,43 +234,7 @@ class HandEngine:
     def advance(self, event: Event) -> None:
         """Tick off the steps *event* shows done, for an event the box learns of only later
         (a draw whose read was missed, once the dealer says so)."""
-        self._advance(event)
-
-    def _advance(self, event: Event) -> None:
-        """Tick off the steps this event shows done; drop finished corrections."""
-        for corr in list(self.corrections):
-            if corr.born == self.seq:
-                continue
-            todos = corr.todos
-            for i, todo in enumerate(todos):
-                if todo.done:
-                    continue
-                if todo.check is not None:
-                    hit = todo.check(self, event)
-                else:
-                    hit = todo.button is not None and event.ev == "button" and event.name == todo.button
-                if hit:
-                    for prev in todos[:i]:
-                        if not prev.done and not prev.blocking:
-                            self._complete(prev)
-                    self._complete(todo)
-        if event.ev == "button" and event.name == "ack" and self.corrections:
-            top = self.corrections[-1]
-            cur = top.current
-            if top.born != self.seq and cur < len(top.todos):
-                todo = top.todos[cur]
-                if todo.check is None and todo.button is None:
-                    self._complete(todo)
-        self.corrections = [c for c in self.corrections if not c.finished]
-
-    def tick(self, todo: Todo) -> None:
-        """Count *todo* done (a step the open-steps table says the event answered)."""
-        self._complete(todo)
-
-    def _complete(self, todo: Todo) -> None:
-        todo.done = True
-        if todo.on_done is not None:
-            todo.on_done(self)
+        answer_open_steps(self, event)
 
     def record(self, irregularity: str, cards, rule: str, steps) -> None:
         """Put a notice on record (verdict ok) that the panel need not keep showing: it is

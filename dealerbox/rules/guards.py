@@ -9,6 +9,7 @@ outcome modules build on the guards and never the other way round.
 from __future__ import annotations
 
 from dealerbox.rules.book import guard
+from dealerbox.rules.open_steps import contract_of
 from dealerbox.rules.tracker import ROUND_BEFORE, UNREAD_PREFIX
 
 
@@ -148,7 +149,8 @@ _SIMPLE_GUARDS = (
     ("correction_moves_it", "an open correction says where this card goes off the board",
      lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
     ("reshuffle_pending", "an open correction waits for a reshuffle",
-     lambda eng, seen: any(t.button == "reshuffled" and not t.done for c in eng.corrections for t in c.todos)),
+     lambda eng, seen: any(contract_of(t).pressed == "reshuffled" and not t.done
+                          for c in eng.corrections for t in c.todos)),
     ("expected_card_in_stub", "the card a correction expects next is in the stub, or was sent back into it",
      lambda eng, seen: (eng.hand.where.get(eng.hand.expect_next[0]) == "stub"
                         or eng.hand.expect_next[0] in eng.hand.returning)),

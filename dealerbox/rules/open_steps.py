@@ -19,14 +19,19 @@ procedures (:mod:`.procedures`, :mod:`.premature_streets`, :mod:`.sensing`), ren
   still on a street not yet dealt. RULES.md: the LED is never amber through a street on which the
   step can no longer be done; where it still can, the step stays shown.
 
-The engine runs this table after every event (:func:`judge`), one open step at a time: the
-event is checked against the step's answers first (the checks its procedure gave it, and the
-rule book's rows that answer it), then against its wrong corrections (the moments of ``past``),
-then against its ends (a finished correction leaves the panel; HAND OVER puts one left open on
-record). A button among the step's ``buttons`` ticks it done. An event that opens a correction which moves a card, while another correction's step
-must still be done (not a ``follows`` step), overtook that step: neither stays, and the floor
-decides (RULES.md, sensing faults: a reading the open step leaves in doubt moves no card). No
-other code judges a step the hand has moved past.
+- ``seen_by``, ``pressed``, ``then``: how the box sees the step done (an answer of
+  :data:`~dealerbox.rules.corrections.ANSWERS`), its own panel button, and what it does to the
+  tracking once done (an effect of :data:`~dealerbox.rules.corrections.EFFECTS`). A procedure
+  names only the step and what it is about (its card, its street).
+
+The engine runs this table after every event (:mod:`.step_judge`), one open step at a time: the
+event is checked against the step's answers first, then against its wrong corrections (the
+moments of ``past``), then against its ends (a finished correction leaves the panel; HAND OVER
+puts one left open on record). A button among the step's ``buttons`` ticks it done. An event that
+opens a correction which moves a card, while another correction's step must still be done (not a
+``follows`` step), overtook that step: neither stays, and the floor decides (RULES.md, sensing
+faults: a reading the open step leaves in doubt moves no card). No other code judges a step the
+hand has moved past.
 
 The moments (:data:`MOMENTS`): ``later_card`` (a card of a later street than the correction's
 reaches the board), ``round_done_in_deal`` (the first round called done with a seat still owed
@@ -42,10 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from dealerbox.rules.board import street_progress
-from dealerbox.rules.buttons import next_round
-from dealerbox.rules.procedures import correct
-from dealerbox.rules.tracker import STREETS, Seen
+from dealerbox.rules.corrections import ANSWERS, EFFECTS
 
 #: Moment -> what it means, for the rendered book.
 MOMENTS = {
@@ -63,8 +65,6 @@ RULINGS = {
     "floor_bet_on": "WRONG_CORRECTION, floor: the street was bet on with the card still there (step "
                     "`wrong.missed_burn_bet_on`)",
 }
-#: Ruling -> the put-right case of ``WRONG_CORRECTION`` it opens (:mod:`.procedures`).
-_CASES = {"floor": "step_overtaken", "floor_bet_on": "missed_burn_bet_on"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +85,16 @@ class StepContract:
     buttons: tuple[str, ...] = ()
     #: Actions that leave the step open without moving the hand past it (its answer still to come).
     waits: tuple[str, ...] = ()
+    #: The answer the box sees the step done by (a name of :data:`~dealerbox.rules.corrections.ANSWERS`),
+    #: or None for a step it cannot see. A step seen done holds back ACK and the dealer's going on
+    #: from ticking the steps after it.
+    seen_by: str | None = None
+    #: The panel button that is the step's own answer (RESHUFFLED): ACK does not tick it, and a later
+    #: step seen done counts it done (dealers forget buttons).
+    pressed: str | None = None
+    #: What the step does to the tracking once done (a name of
+    #: :data:`~dealerbox.rules.corrections.EFFECTS`), or None.
+    then: str | None = None
 
 
 def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends (on record if not done)",
@@ -211,8 +221,39 @@ WAITS = {key: ("round_done",) for key in (
     # ROUND DONE before the river shows a card is a round called ahead: the reshuffle still comes first.
     "premature.reshuffle_with",
 )}
+#: Step -> the answer the box sees it done by (:attr:`StepContract.seen_by`).
+SEEN_BY = {
+    "exposed.finish_deal": "deal_drawn", "exposed.replace": "deal_complete",
+    "exposed.flop_no_burn": "street_complete",
+    "boxed.replace": "other_card_drawn", "boxed.replace_next": "other_card_drawn",
+    "joker.replace_seat": "other_card_drawn", "joker.replace_next": "other_card_drawn",
+    "extra.burn_it": "card_drawn", "double_burn.burn_it": "card_drawn", "wrong.put_back_and_draw": "card_drawn",
+    "missed_burn.take_off": "card_off_board", "missed_burn.next_card": "street_complete",
+    "four_flop.scramble_pick": "one_card_off_board", "four_flop.turn_no_burn": "street_complete",
+    "redeal.cards_back": "cards_off_board", "redeal.deal_again": "street_complete",
+    "premature.cards_back": "cards_off_board", "premature.set_aside": "cards_off_board",
+    "premature.finish_round": "round_done_into", "premature.burn_and_turn": "street_complete",
+    "premature.new_street": "street_complete", "premature.new_street_no_burn": "street_complete",
+    "skipped.ask": "acked_or_round_done", "skipped.deal_closed": "closed_deal_done",
+    "wrong.keep_on_board": "card_back_on_board",
+    "short_deal.count": "deal_counted", "unread.street_card_there": "acked",
+    "duplicate.hole_card_again": "acked", "exposed.second_or_later": "acked", "duplicate.returned_burn": "acked",
+    "wrong.expected_card_or_unread": "acked_or_card_drawn",
+}
+#: Step -> its own panel button (:attr:`StepContract.pressed`).
+PRESSED = {"reshuffle.now": "reshuffled", "premature.reshuffle_with": "reshuffled"}
+#: Step -> what it does to the tracking once done (:attr:`StepContract.then`).
+THEN = {
+    "extra.return_on_top": "card_may_return", "reshuffle.now": "stub_reshuffled",
+    "premature.reshuffle_with": "aside_reshuffled_in", "four_flop.scramble_pick": "picked_is_burn",
+    "skipped.ask": "skipped_answered", "short_deal.count": "deal_count_settled",
+    "unread.street_card_there": "street_card_there", "duplicate.hole_card_again": "question_answered",
+    "exposed.second_or_later": "question_answered", "duplicate.returned_burn": "question_answered",
+    "wrong.expected_card_or_unread": "question_answered",
+}
 STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON,
-                               buttons=ANSWER_BUTTONS.get(key, ()), waits=WAITS.get(key, ()))
+                               buttons=ANSWER_BUTTONS.get(key, ()), waits=WAITS.get(key, ()),
+                               seen_by=SEEN_BY.get(key), pressed=PRESSED.get(key), then=THEN.get(key))
                   for key, c in STEP_CONTRACTS.items()}
 
 
@@ -221,154 +262,16 @@ def must_be_done(corr) -> bool:
     answers, a notice or a stop."""
     if corr.halting or corr.verdict not in ("correct", "floor") or corr.current >= len(corr.todos):
         return False
-    contract = STEP_CONTRACTS.get(corr.todos[corr.current].step.key)
-    return contract is None or not contract.follows
+    return not contract_of(corr.todos[corr.current]).follows
 
 
-def _moves_a_card(corr) -> bool:
-    return any(todo.step.key in MOVES_A_CARD for todo in corr.todos if not todo.done)
+#: The contract of a step the table does not know (none should be): the box cannot see it done.
+_UNKNOWN_STEP = StepContract("ACK", "-", "ACK, or the hand ends")
 
 
-def _second_irregularity(eng) -> None:
-    """A correction that moves a card opened by this event while another's step must still be done:
-    the open step was overtaken. The box moves no card on tracking the open step leaves in doubt:
-    neither correction stays, the board is followed as it lies, and the floor decides."""
-    new = [c for c in eng.corrections if c.born == eng.seq and not c.halting
-           and c.irregularity not in (None, "WRONG_CORRECTION") and _moves_a_card(c)]
-    old = [c for c in eng.corrections if c.born != eng.seq and must_be_done(c)] if new else []
-    if not old:
-        return
-    hand = eng.hand
-    for corr in new + old:
-        eng.corrections.remove(corr)
-        _as_it_lies(eng, corr)
-    for corr in new:
-        hand.expect_next = [k for k in hand.expect_next if k not in corr.cards]
-        hand.returning.difference_update(c for c in corr.cards if hand.where.get(c) in ("burn", "board"))
-    correct(eng, "WRONG_CORRECTION", new[0].cards[:1], case="step_overtaken")
-
-
-#: The betting rounds in order, by the phase the hand is in once each is done.
-_ROUND_ORDER = {"flop": 1, "turn": 2, "river": 3, "showdown": 4}
-
-
-def _answered_by_button(eng, event) -> None:
-    """Tick off the open steps whose contract names *event*'s button among their answers."""
-    if event.ev != "button":
-        return
-    for corr in eng.corrections:
-        if corr.halting or corr.born == eng.seq:
-            continue
-        while corr.current < len(corr.todos):
-            todo = corr.todos[corr.current]
-            contract = STEP_CONTRACTS.get(todo.step.key)
-            if contract is None or event.name not in contract.buttons:
-                break
-            eng.tick(todo)
-    eng.corrections = [c for c in eng.corrections if not c.finished]
-
-
-def _moments(eng, event, key: str, corr) -> set[str]:
-    """The moments *event* (naming card *key*) is for *corr*."""
-    hand = eng.hand
-    if event.ev == "button" and event.name == "round_done":
-        found = set()
-        if eng.phase == "deal" and hand.cards_owed() and not any(
-                c.irregularity == "SHORT_DEAL" for c in eng.corrections):
-            found.add("round_done_in_deal")
-        # A premature street's cards lie there while the round before it ends: they still go back.
-        # Only the round of their own street (or a later one) bets on them.
-        own_round = corr.voided is None or (corr.street in STREETS and _ROUND_ORDER.get(eng.phase, 0)
-                                            > _ROUND_ORDER[corr.street])
-        if own_round and any(hand.where.get(c) == "board" for c in corr.off_board):
-            found.add("round_done_card_on_board")
-        if corr.keep_on_board is not None and hand.where.get(corr.keep_on_board) != "board":
-            found.add("round_done_card_off_board")
-        return found
-    if event.ev != "board_on" or corr.street not in STREETS or hand.where.get(key) != "board":
-        return set()
-    # A card dealt face down aside (C40) belongs to its street as much as one drawn for it.
-    st = hand.street_of(key) or next((s for s in hand.streets.values() if key in s.from_aside), None)
-    if st is not None and STREETS.index(st.name) > STREETS.index(corr.street):
-        return {"later_card"}
-    return set()
-
-
-def judge(eng, event, key: str = "") -> None:
-    """Judge every open step by *event* (naming card *key*, if any), from the table: its answers
-    first (the steps the event shows done are ticked off, finished corrections leave), then its
-    wrong corrections (the moments past which it can no longer be done: the ruling of its
-    contract's ``past``), and a second irregularity that would move a card while the step must still
-    be done. Its ends are the answers' and the hand's (HAND OVER records it)."""
-    eng.advance(event)
-    _answered_by_button(eng, event)
-    _second_irregularity(eng)
-    for corr in list(eng.corrections):
-        if corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.current >= len(corr.todos):
-            continue
-        contract = STEP_CONTRACTS.get(corr.todos[corr.current].step.key)
-        if contract is None or not contract.past or corr not in eng.corrections:
-            continue
-        moments = _moments(eng, event, key, corr)
-        ruling = next((r for m, r in contract.past if m in moments), None)
-        if ruling is None:
-            continue
-        moment = next(m for m, r in contract.past if m in moments)
-        eng.corrections.remove(corr)
-        _as_it_lies(eng, corr)
-        if moment == "round_done_in_deal":
-            _deal_as_it_lies(eng, event)
-        correct(eng, "WRONG_CORRECTION", corr.cards[:1], case=_CASES[ruling])
-
-
-def _as_it_lies(eng, corr) -> None:
-    """The hand went on past *corr*'s step: the box follows the board as it lies. A premature
-    street's cards stand as the street; a card the step was to take off the board holds its place
-    on its street (an unburned first card, a joker bet on as the street's card)."""
-    hand = eng.hand
-    if corr.voided is not None:
-        _voided_as_it_lies(eng, corr)
-        return
-    for card in corr.off_board:
-        st = hand.street_of(card) or hand.streets.get(corr.street or "")
-        if st is None or hand.where.get(card) != "board":
-            continue
-        for kept_out in (st.burns, st.blanks):
-            if card in kept_out:
-                kept_out.remove(card)
-        if card not in st.drawn:
-            st.drawn.append(card)
-        if card not in st.board:
-            st.board.append(card)
-        street_progress(eng, st)
-
-
-def _voided_as_it_lies(eng, corr) -> None:
-    hand = eng.hand
-    st = hand.streets[corr.voided.street]
-    back = [c for c in corr.voided.back if hand.where.get(c) == "board"]
-    if not back:
-        return
-    hand.closed = None
-    hand.returning.difference_update(back)
-    burns = [c for c in corr.cards if c not in corr.voided.back and hand.where.get(c) == "burn"]
-    st.voided = [c for c in st.voided if c not in back]
-    st.drawn = burns + back
-    st.burns = burns
-    st.board = back
-    st.burn_due = bool(burns) or st.burn_due
-    st.complete = False
-    street_progress(eng, st)
-
-
-def _deal_as_it_lies(eng, event) -> None:
-    """The first round was called done with a seat still owed its card: the deal stands as it lies
-    (the floor rules on the short seat), and the round is done."""
-    hand = eng.hand
-    hand.owed.clear()
-    hand.deal_target = min(hand.deal_target, len(hand.deal_cards))
-    eng.deal_done()
-    next_round(eng, Seen(event))
+def contract_of(todo) -> StepContract:
+    """The contract of *todo*'s step."""
+    return STEP_CONTRACTS.get(todo.step.key, _UNKNOWN_STEP)
 
 
 def missing_contracts(keys) -> list[str]:
@@ -376,5 +279,13 @@ def missing_contracts(keys) -> list[str]:
     return sorted(set(keys) - set(STEP_CONTRACTS))
 
 
-__all__ = ["ANSWER_BUTTONS", "FOLLOW_ON", "WAITS", "MOMENTS", "MOVES_A_CARD", "RULINGS", "STEP_CONTRACTS", "StepContract", "judge",
-           "missing_contracts", "must_be_done"]
+def missing_answers() -> list[str]:
+    """Answers and effects the table names that nothing registers (should be none once
+    :mod:`dealerbox.rules.engine` is imported: it loads every module that registers one)."""
+    answers = {c.seen_by for c in STEP_CONTRACTS.values()} - {None} - set(ANSWERS)
+    effects = {c.then for c in STEP_CONTRACTS.values()} - {None} - set(EFFECTS)
+    return sorted(answers | effects)
+
+
+__all__ = ["ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY", "STEP_CONTRACTS",
+           "THEN", "WAITS", "StepContract", "contract_of", "missing_answers", "missing_contracts", "must_be_done"]

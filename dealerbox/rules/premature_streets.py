@@ -9,10 +9,9 @@ and the board builds on the procedures.
 
 from __future__ import annotations
 
-from dealerbox.rules import corrections as obs
 from dealerbox.rules.board import street_progress
 from dealerbox.rules.book import outcome
-from dealerbox.rules.corrections import Correction, Todo, VoidedDeal
+from dealerbox.rules.corrections import Correction, Todo, VoidedDeal, when_done
 from dealerbox.domain.decisions import Step
 from dealerbox.rules.guards import acted_answer_untouched
 from dealerbox.rules.procedures import procedure
@@ -33,12 +32,11 @@ def new_flop_no_burn(eng, rid, cards, *, street: Street, back: list, burns: list
     """002 OP5-A: the burn stays, the flop goes back, reshuffle, a new flop after the round."""
     street.burn_due = not burns
     todos = [
-        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
+        Todo(Step("premature.cards_back", (("cards", tuple(back)),))),
         Todo(Step("premature.burn_stays", (("card", burns[0]),))) if burns else None,
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("flop")),
-        Todo(Step("premature.new_street_no_burn" if burns else "premature.new_street", (("street", "flop"),)),
-             check=obs.street_complete("flop")),
+        Todo(Step("reshuffle.now")),
+        Todo(Step("premature.finish_round"), about="flop"),
+        Todo(Step("premature.new_street_no_burn" if burns else "premature.new_street", (("street", "flop"),))),
     ]
     corr = eng.open_correction(rid, cards, [t for t in todos if t is not None])
     return _void_to(eng, corr, street, back, "stub")
@@ -50,13 +48,12 @@ def set_aside_then_reshuffle_for_river(eng, rid, cards, *, street: Street, back:
     street.burn_due = True
     eng.hand.streets["river"].burn_due = False
     corr = eng.open_correction(rid, cards, [
-        Todo(Step("premature.set_aside", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("turn")),
-        Todo(Step("premature.burn_and_turn"), check=obs.street_complete("turn")),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
-        Todo(Step("premature.reshuffle_with", (("cards", tuple(back)),)), button="reshuffled",
-             on_done=obs.return_aside(back)),
-        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
+        Todo(Step("premature.set_aside", (("cards", tuple(back)),))),
+        Todo(Step("premature.finish_round"), about="turn"),
+        Todo(Step("premature.burn_and_turn"), about="turn"),
+        Todo(Step("premature.finish_round"), about="river"),
+        Todo(Step("premature.reshuffle_with", (("cards", tuple(back)),))),
+        Todo(Step("premature.new_street_no_burn", (("street", "river"),))),
     ])
     return _void_to(eng, corr, street, back, "aside")
 
@@ -66,10 +63,10 @@ def new_river_no_burn(eng, rid, cards, *, street: Street, back: list, burns: lis
     """002 OP5-C: the river goes back into the stub; after the round, reshuffle, a new river."""
     street.burn_due = False
     corr = eng.open_correction(rid, cards, [
-        Todo(Step("premature.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("premature.finish_round"), check=obs.round_done_into("river")),
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("premature.new_street_no_burn", (("street", "river"),)), check=obs.street_complete("river")),
+        Todo(Step("premature.cards_back", (("cards", tuple(back)),))),
+        Todo(Step("premature.finish_round"), about="river"),
+        Todo(Step("reshuffle.now")),
+        Todo(Step("premature.new_street_no_burn", (("street", "river"),))),
     ])
     return _void_to(eng, corr, street, back, "stub")
 
@@ -78,8 +75,7 @@ def new_river_no_burn(eng, rid, cards, *, street: Street, back: list, burns: lis
 def skipped_player_decides(eng, rid, cards, *, street: Street, back: list, burns: list):
     """C40: the skipped player decides. Folds: ``ack``, the cards stand. Acts: ``round_done``."""
     corr = eng.open_correction(rid, cards, [
-        Todo(Step("skipped.ask", (("street", street.name),)), check=obs.answered,
-             on_done=_skipped_answer(street.name)),
+        Todo(Step("skipped.ask", (("street", street.name),))),
     ])
     corr.voided = VoidedDeal(street.name, "stub", list(back))
     corr.skipped = street.name
@@ -87,17 +83,18 @@ def skipped_player_decides(eng, rid, cards, *, street: Street, back: list, burns
     return corr
 
 
-def _skipped_answer(street: str):
-    def done(eng) -> None:
-        corr = next((c for c in eng.corrections if c.skipped == street), None)
-        if corr is None:
-            return
-        corr.skipped = None
-        if eng.last_button == "ack":
-            _skipped_folded(eng, street)
-        else:
-            _skipped_acted(eng, street, corr)
-    return done
+@when_done("skipped_answered")
+def skipped_answered(eng, e, todo, corr: Correction) -> None:
+    """C40: the skipped player answered: ACK, folds (the street stands); ROUND DONE, acts (the later
+    streets face down aside, then the street again)."""
+    street = todo.step.param("street")
+    if corr.skipped != street:
+        return
+    corr.skipped = None
+    if e.name == "ack":
+        _skipped_folded(eng, street)
+    else:
+        _skipped_acted(eng, street, corr)
 
 
 def _skipped_folded(eng, street: str) -> None:
@@ -122,11 +119,11 @@ def _skipped_acted(eng, street: str, corr: Correction) -> None:
     todos = []
     if later:
         hand.closed = ClosedDeal(later)
-        todos.append(Todo(Step("skipped.deal_closed", (("streets", tuple(later)),)), check=obs.closed_done))
+        todos.append(Todo(Step("skipped.deal_closed", (("streets", tuple(later)),))))
     todos += [
-        Todo(Step("redeal.cards_back", (("cards", tuple(back)),)), check=obs.all_off_board(back)),
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("redeal.deal_again", (("street", street),)), check=obs.street_complete(street)),
+        Todo(Step("redeal.cards_back", (("cards", tuple(back)),))),
+        Todo(Step("reshuffle.now")),
+        Todo(Step("redeal.deal_again", (("street", street),))),
     ]
     corr.todos.extend(todos)
     corr.acted_burn_due = st.burn_due

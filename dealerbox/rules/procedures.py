@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from dealerbox.rules import corrections as obs
 from dealerbox.rules.book import outcome
 from dealerbox.rules.corrections import Correction, Todo
 from dealerbox.domain.decisions import Step
@@ -159,10 +158,10 @@ def exposed_card_is_first_burn(eng, rid, cards, *, seat: int):
     hand = eng.hand
     shown = cards[0]
     corr = eng.open_correction(rid, cards, [
-        Todo(Step("exposed.finish_deal"), check=obs.deal_drawn(hand.deal_target)),
-        Todo(Step("exposed.replace", (("seat", seat), ("card", shown))), check=obs.deal_complete),
+        Todo(Step("exposed.finish_deal"), about=hand.deal_target),
+        Todo(Step("exposed.replace", (("seat", seat), ("card", shown)))),
         Todo(Step("exposed.is_burn", _card(shown))),
-        Todo(Step("exposed.flop_no_burn"), check=obs.street_complete("flop")),
+        Todo(Step("exposed.flop_no_burn"), about="flop"),
     ])
     corr.todos[0].done = len(hand.deal_cards) >= hand.deal_target
     return corr
@@ -177,7 +176,7 @@ def show_and_replace(eng, rid, cards, *, key: str, seat: int | None = None):
     else:
         replace = Step("boxed.replace", (("seat", seat),)) if seat else Step("boxed.replace_next")
         first = Step("boxed.show_and_burn", _card(cards[0]))
-    return eng.open_correction(rid, cards, [Todo(first), Todo(replace, check=obs.drew_other_than(key))])
+    return eng.open_correction(rid, cards, [Todo(first), Todo(replace, about=key)])
 
 
 @procedure("return_as_first_burn")
@@ -187,8 +186,8 @@ def return_as_first_burn(eng, rid, cards):
     eng.hand.expect_next = [key]
     corr = eng.open_correction(rid, cards, [
         Todo(Step("extra.stop", _card(key))),
-        Todo(Step("extra.return_on_top", _card(key)), on_done=obs.mark_returning(key)),
-        Todo(Step("extra.burn_it", _card(key)), check=obs.drew(key)),
+        Todo(Step("extra.return_on_top", _card(key))),
+        Todo(Step("extra.burn_it", _card(key))),
     ])
     eng.hand.returning.add(key)
     return corr
@@ -202,8 +201,8 @@ def open_burn_next_card_replaces(eng, rid, cards, *, street: Street):
     street.board.remove(key)
     street.burns.append(key)
     corr = eng.open_correction(rid, cards, [
-        Todo(Step("missed_burn.take_off", _card(key)), check=obs.off_board(key)),
-        Todo(Step("missed_burn.next_card", (("street", street.name),)), check=obs.street_complete(street.name)),
+        Todo(Step("missed_burn.take_off", _card(key))),
+        Todo(Step("missed_burn.next_card", (("street", street.name),))),
     ])
     corr.off_board[key] = "burn"
     corr.asks = "burn_unread"  # without a mouth sensor, ACK: a card was burned, its tag not read
@@ -222,7 +221,7 @@ def return_second_burn(eng, rid, cards, *, street: Street):
     eng.hand.expect_next = [second]
     return eng.open_correction(rid, cards, [
         Todo(Step("double_burn.return_on_top", _card(second))),
-        Todo(Step("double_burn.burn_it", (("card", second), ("street", nxt))), check=obs.drew(second)),
+        Todo(Step("double_burn.burn_it", (("card", second), ("street", nxt)))),
     ])
 
 
@@ -234,9 +233,9 @@ def scramble_pick_burn(eng, rid, cards, *, street: Street):
     eng.hand.streets[NEXT_STREET[street.name]].burn_due = False
     corr = eng.open_correction(rid, cards, [
         Todo(Step("four_flop.call_floor")),
-        Todo(Step("four_flop.scramble_pick", (("cards", tuple(cards)),)), check=obs.picked_one_of(cards)),
+        Todo(Step("four_flop.scramble_pick", (("cards", tuple(cards)),))),
         Todo(Step("four_flop.rest_is_flop")),
-        Todo(Step("four_flop.turn_no_burn"), check=obs.street_complete("turn")),
+        Todo(Step("four_flop.turn_no_burn"), about="turn"),
     ])
     corr.off_board.update(dict.fromkeys(cards, "burn"))
     return corr
@@ -251,9 +250,9 @@ def redeal_street(eng, rid, cards, *, street: Street):
     street.complete = False
     street.burn_due = False
     corr = eng.open_correction(rid, cards, [
-        Todo(Step("redeal.cards_back", (("cards", tuple(cards)),)), check=obs.all_off_board(cards)),
-        Todo(Step("reshuffle.now"), button="reshuffled", on_done=obs.snapshot_reshuffle),
-        Todo(Step("redeal.deal_again", (("street", street.name),)), check=obs.street_complete(street.name)),
+        Todo(Step("redeal.cards_back", (("cards", tuple(cards)),))),
+        Todo(Step("reshuffle.now")),
+        Todo(Step("redeal.deal_again", (("street", street.name),))),
     ])
     corr.off_board.update(dict.fromkeys(cards, "stub"))
     eng.hand.returning.update(cards)
@@ -264,15 +263,14 @@ def redeal_street(eng, rid, cards, *, street: Street):
 _PUT_RIGHT = {
     "expected_card": lambda cards: [
         Todo(Step("wrong.expected_card", (("card", cards[1]), ("got", cards[0])))),
-        Todo(Step("wrong.put_back_and_draw", (("card", cards[1]), ("got", cards[0]))), check=obs.drew(cards[1])),
+        Todo(Step("wrong.put_back_and_draw", (("card", cards[1]), ("got", cards[0])))),
     ],
     "reshuffled_in": lambda cards: [Todo(Step("wrong.reshuffled_in", _card(cards[0]))), Todo(Step("floor.decides"))],
     "burn_not_due": lambda cards: [Todo(Step("wrong.burn_not_due", _card(cards[0]))), Todo(Step("floor.decides"))],
     "step_overtaken": lambda cards: [Todo(Step("wrong.step_overtaken")), Todo(Step("floor.decides"))],
     "missed_burn_bet_on": lambda cards: [Todo(Step("wrong.missed_burn_bet_on", _card(cards[0]))),
                                          Todo(Step("floor.decides"))],
-    "keep_on_board": lambda cards: [Todo(Step("wrong.keep_on_board", _card(cards[0])),
-                                         check=obs.back_on_board(cards[0]))],
+    "keep_on_board": lambda cards: [Todo(Step("wrong.keep_on_board", _card(cards[0])))],
 }
 #: The cases the dealer cannot put right alone: the floor decides.
 _FLOOR_CASES = {"reshuffled_in", "burn_not_due", "missed_burn_bet_on", "step_overtaken"}

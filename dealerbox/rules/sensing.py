@@ -14,7 +14,7 @@ from dealerbox.domain.decisions import Step
 from dealerbox.domain.events import Event
 from dealerbox.rules.guards import premature_deal_open, short_deal_fill
 from dealerbox.rules.procedures import correct, inform, procedure
-from dealerbox.rules.corrections import Todo
+from dealerbox.rules.corrections import Todo, seen_done, when_done
 from dealerbox.rules.tracker import LATE_READ_S, NEXT_STREET, UNREAD_PREFIX, Seen, UnreadCard
 
 
@@ -161,14 +161,17 @@ def unread_hole_card_at_seat(eng, seen) -> None:
 def count_hole_cards(eng, rid, cards):
     """No mouth sensor and the deal a few cards short: the dealer counts the hole cards (002 r37)."""
     return eng.open_correction(rid, cards, [
-        Todo(Step("short_deal.count"), check=_short_deal_answered, on_done=_short_deal_settled)])
+        Todo(Step("short_deal.count"))])
 
 
-def _short_deal_answered(eng, e) -> bool:
+@seen_done("deal_counted")
+def deal_counted(eng, e, todo, corr) -> bool:
+    """The dealer counted the hole cards (ACK), or the deal went on past the question."""
     return eng.phase != "deal" or (e.ev == "button" and e.name == "ack")
 
 
-def _short_deal_settled(eng) -> None:
+@when_done("deal_count_settled")
+def deal_count_settled(eng, e, todo, corr) -> None:
     """Every seat has its cards (``ack``: a hole card was not read), or the short seat got its
     card; either way the round the dealer called done is done."""
     hand = eng.hand
@@ -313,13 +316,14 @@ def ask_street_card_there(eng, seen) -> None:
     name = eng.phase
     round_called_ahead(eng, seen)
     corr = eng.open_correction("UNREAD_CARD", [], [
-        Todo(Step("unread.street_card_there", (("street", name),)), check=_acked,
-             on_done=lambda eng: street_card_was_there(eng, name))], halting=False)
+        Todo(Step("unread.street_card_there", (("street", name),)))], halting=False)
     corr.asks = "street_card_there"
 
 
-def _acked(eng, e) -> bool:
-    return e.ev == "button" and e.name == "ack"
+@when_done("street_card_there")
+def street_card_there(eng, e, todo, corr) -> None:
+    """ACK to "is the street's card there?": it was, its tag dead."""
+    street_card_was_there(eng, todo.step.param("street"))
 
 
 def street_card_was_there(eng, name: str) -> None:
@@ -374,20 +378,9 @@ def street_card_answered_by_play(eng, seen) -> None:
 
 def _ask(eng, rid: str, cards, step: Step, asks: str, on_ack):
     """Open the question *asks* under irregularity *rid*: ``ack`` runs *on_ack*."""
-    answer = {"ack": False}
-
-    def answered(eng, e) -> bool:
-        if e.ev == "button" and e.name == "ack":
-            answer["ack"] = True
-            return True
-        return False
-
-    def done(eng) -> None:
-        if answer["ack"]:
-            on_ack(eng)
-
-    corr = eng.open_correction(rid, cards, [Todo(step, check=answered, on_done=done)], halting=False)
+    corr = eng.open_correction(rid, cards, [Todo(step)], halting=False)
     corr.asks = asks
+    corr.on_ack = on_ack
     return corr
 
 
@@ -470,15 +463,11 @@ def ask_expected_card_unread(eng, seen) -> None:
         elif place != "stub":
             hand.where[key] = place
 
-    corr = _ask(eng, "WRONG_CORRECTION", [seen.shown, want],
-                Step("wrong.expected_card_or_unread", (("card", want), ("got", seen.shown))),
-                "expected_unread", want_came_first)
-    # The dealer strays as it looked: the expected card comes out, the other goes back on top.
-    corr.todos[0].check = _either(corr.todos[0].check, lambda eng, e: e.ev == "shoe" and hand.last_shoe == want)
-
-
-def _either(a, b):
-    return lambda eng, e: a(eng, e) or b(eng, e)
+    # Its answers (the table's): ACK, or the expected card drawn (the dealer strays as it looked, the
+    # other card goes back on top).
+    _ask(eng, "WRONG_CORRECTION", [seen.shown, want],
+         Step("wrong.expected_card_or_unread", (("card", want), ("got", seen.shown))), "expected_unread",
+         want_came_first)
 
 
 # ---------------------------------------------------------------- readers

@@ -89,3 +89,18 @@ def test_every_step_the_panel_can_show_has_its_answers_and_end():
         assert contract.answers and contract.ends, key
         for moment, ruling in contract.past:
             assert moment in MOMENTS and ruling in RULINGS, (key, moment, ruling)
+
+
+def test_every_answer_and_effect_the_table_names_is_registered_and_procedures_name_none():
+    """The table is the only place a step's answers are written: every name it uses is registered,
+    and no procedure hands a step a check, a button or an effect of its own."""
+    import re
+    from pathlib import Path
+
+    from dealerbox.rules.open_steps import SEEN_BY, STEP_CONTRACTS, THEN, missing_answers
+
+    assert missing_answers() == []
+    assert set(SEEN_BY) <= set(STEP_CONTRACTS) and set(THEN) <= set(STEP_CONTRACTS)
+    sources = (Path(__file__).parents[2] / "dealerbox" / "rules").glob("*.py")
+    handed = [p.name for p in sources if re.search(r"Todo\([^)]*\b(check|button|on_done)=", p.read_text())]
+    assert handed == []
