@@ -202,7 +202,7 @@ def premature(eng, st: Street) -> None:
     if st.name == "flop":
         hand.extra_deadline = None
         hand.expect_next = []
-        eng.corrections = [c for c in eng.corrections if c.irregularity != "EXTRA_CARD"]
+        eng.announce("flop_drawn_early")
     # The premature cards leave the street; the corrected deal starts afresh.
     st.voided = list(rest)
     st.board = []
@@ -230,5 +230,5 @@ def take_off_as_told(eng, seen) -> None:
 @outcome("must_stay_out")
 def must_stay_out(eng, seen) -> None:
     """A card that must stay out of the stub left the board while the stub is to be reshuffled."""
-    correct(eng, "WRONG_CORRECTION", [seen.key], case="keep_on_board")
+    eng.announce("kept_out_card_off_board", [seen.key])
     eng.hand.where[seen.key] = "hand"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dealerbox.rules import engine  # noqa: F401  (loads every outcome into the book)
 from dealerbox.rules.book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
 from dealerbox.rules.corrections import ANSWERS, EFFECTS
-from dealerbox.rules.open_steps import MOMENTS, RULINGS, STEP_CONTRACTS
+from dealerbox.rules.open_steps import ANNOUNCED, MOMENTS, RULINGS, STEP_CONTRACTS
 from dealerbox.rules.procedures import BUILDERS
 from dealerbox.rules.profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
 
@@ -87,11 +87,15 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += ["", "What a step does once done:", ""]
     used_effects = sorted({c.then for c in STEP_CONTRACTS.values()} - {None})
     out += [f"- `{e}`: {_first_paragraph(EFFECTS[e])}" for e in used_effects]
+    out += ["", "What the rule book's outcomes announce an event to be (a step names those it rules wrong, as",
+            "\"wrong at\" with the put-right case, and those that show it rested on a reading the cards have",
+            "since explained otherwise, as \"superseded at\": its correction leaves the panel with no ruling):", ""]
+    out += [f"- `{m}`: {what}" for m, what in ANNOUNCED.items()]
     out += ["", "The moments:", ""]
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it | seen by, pressed, then, moves, follows, buttons, waits |",
+    out += ["", "| step | answers | wrong correction | ends | past it | the table's data: seen by, pressed, then, wrong at, superseded at, moves, follows, buttons, waits |",
             "| --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]
@@ -99,6 +103,8 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
         flags = [f"seen by `{c.seen_by}`"] if c.seen_by else []
         flags += [f"pressed {c.pressed.upper()}"] if c.pressed else []
         flags += [f"then `{c.then}`"] if c.then else []
+        flags += [f"wrong at `{m}`: {case}" for m, case in c.wrong_at]
+        flags += [f"superseded at `{m}`" for m in c.superseded_at]
         flags += [f for f, on in (("moves", c.moves), ("follows", c.follows)) if on]
         flags += [f"answered by {', '.join(b.upper().replace('_', ' ') for b in c.buttons)}"] if c.buttons else []
         flags += [f"waits through {', '.join(a.upper().replace('_', ' ') for a in c.waits)}"] if c.waits else []

@@ -57,7 +57,7 @@ def next_round(eng, seen) -> None:
             # the board in time, they were extra cards (RULES.md, EXTRA_CARDS).
             hand.early_flop = tuple(flop.drawn)
             if hand.extra is not None:
-                eng.corrections = [c for c in eng.corrections if c.irregularity != "EXTRA_CARD"]
+                eng.announce("flop_drawn_early")
                 hand.expect_next = []
                 hand.returning.discard(hand.extra)
         elif hand.extra is not None and flop.drawn.count(hand.extra) == 1 and hand.extra in hand.returning:

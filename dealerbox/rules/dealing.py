@@ -87,7 +87,7 @@ def wrong_card_drawn(eng, seen) -> None:
     want = hand.expect_next[0]
     hand.where[key] = "hand"
     hand.returning.add(key)
-    correct(eng, "WRONG_CORRECTION", [key, want], case="expected_card")
+    eng.announce("other_card_drawn", [key, want])
 
 
 @outcome("take_from_stub")

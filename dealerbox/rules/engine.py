@@ -92,6 +92,9 @@ class HandEngine:
         self.pending_notices: list[Step] = []
         #: Decisions for the record, made by the event being applied: journaled before the panel's.
         self.records: list[Decision] = []
+        #: What the event being applied showed, as the rule book's outcomes announce it (moment, cards):
+        #: the open-steps table says what each means for the steps open (:meth:`announce`).
+        self.moments: list[tuple[str, tuple[str, ...]]] = []
         #: The id of the dealer who deals at this table (``dealer`` events), or None.
         self.dealer: str | None = None
         self._dealer_next = _NO_CHANGE
@@ -147,6 +150,7 @@ class HandEngine:
             # On record for the floor (a deck registered, the registry in use): no card, no step, no time.
             return []
         self.seq += 1
+        self.moments = []
         self.t = event.t
         self._check_deadlines(event)
         ev = event.ev
@@ -235,6 +239,11 @@ class HandEngine:
         """Tick off the steps *event* shows done, for an event the box learns of only later
         (a draw whose read was missed, once the dealer says so)."""
         answer_open_steps(self, event)
+
+    def announce(self, moment: str, cards=()) -> None:
+        """Say that the event being applied is *moment* (a name of the open-steps table's
+        ``ANNOUNCED``), about *cards*: what it means for a step left open is the table's to say."""
+        self.moments.append((moment, tuple(cards)))
 
     def record(self, irregularity: str, cards, rule: str, steps) -> None:
         """Put a notice on record (verdict ok) that the panel need not keep showing: it is

@@ -33,6 +33,13 @@ opens a correction which moves a card, while another correction's step must stil
 faults: a reading the open step leaves in doubt moves no card). No other code judges a step the
 hand has moved past.
 
+Two wrong corrections belong to the street and the stub rather than to a step, and stay rows of the
+rule book: a burn drawn for a street whose burn is not due (``burn_not_due``: however the hand came
+to owe no burn, even with the step that said so overtaken and the floor called), and a card that had
+to stay out coming out of a reshuffled stub while any correction runs (``reshuffled_in``). The
+questions a sensing fault leaves (``asks``) are answered by the rule book's rows too where the answer
+is a button other than ACK or the play itself: the outcome that takes the answer moves the cards.
+
 The moments (:data:`MOMENTS`): ``later_card`` (a card of a later street than the correction's
 reaches the board), ``round_done_in_deal`` (the first round called done with a seat still owed
 its card, no SHORT_DEAL question asking), ``round_done_card_on_board`` (ROUND DONE while a card
@@ -58,6 +65,18 @@ MOMENTS = {
                                 "by the board reader (the street was bet on with it; never a dead tag)",
     "round_done_card_off_board": "ROUND DONE while a card the step puts back on the board is still off it (the "
                                  "street was bet on without it)",
+}
+#: Moment the rule book's outcomes announce (:meth:`~dealerbox.rules.engine.HandEngine.announce`) ->
+#: what it means, for the rendered book.
+ANNOUNCED = {
+    "other_card_drawn": "a card other than the one the correction said comes out next left the shoe",
+    "kept_out_card_off_board": "a card that must stay out of the stub left the board while the stub is to be "
+                               "reshuffled",
+    "flop_drawn_early": "burn and flop cards drawn before the first round was done, while an extra card's "
+                        "correction ran: the extra card was the flop's burn drawn early (the grace period "
+                        "or the board judges the cards: EXTRA_CARDS, or a premature flop)",
+    "deal_shown_complete": "a card on the board shows the cards drawn after SHORT_DEAL's question were the burn "
+                           "and the flop: the deal was complete, each card it lacked an unread tag (recorded)",
 }
 #: Ruling -> what the box does, for the rendered book.
 RULINGS = {
@@ -95,6 +114,14 @@ class StepContract:
     #: What the step does to the tracking once done (a name of
     #: :data:`~dealerbox.rules.corrections.EFFECTS`), or None.
     then: str | None = None
+    #: (announced moment, put-right case) pairs: the rule book's outcome announced an action no answer
+    #: allows (:data:`ANNOUNCED`); while the step is still to be done, it is ``WRONG_CORRECTION`` with
+    #: that case (:mod:`.procedures`, ``put_right``).
+    wrong_at: tuple[tuple[str, str], ...] = ()
+    #: Announced moments that show the step rested on a reading the cards have since explained
+    #: otherwise: its correction leaves the panel with no ruling, and the cards are judged as what they
+    #: turned out to be.
+    superseded_at: tuple[str, ...] = ()
 
 
 def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends (on record if not done)",
@@ -159,7 +186,8 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "redeal.cards_back": _c("the cards off the board", "a card off the board that must stay out (put it back)",
                             **_PREMATURE_PAST, **_BET_ON_PAST),
     "redeal.deal_again": _c("the street's cards on the board"),
-    "reshuffle.now": _c("RESHUFFLED", "a burn or board card reshuffled in (WRONG_CORRECTION, floor)",
+    "reshuffle.now": _c("RESHUFFLED", "a card that must stay out taken off the board first (WRONG_CORRECTION: "
+                        "put it back); a burn or board card reshuffled in (WRONG_CORRECTION, floor, once drawn)",
                         **_PREMATURE_PAST),
     # -- premature streets
     "premature.cards_back": _c("the cards off the board", ends="the cards off the board", **_PREMATURE_PAST),
@@ -251,9 +279,19 @@ THEN = {
     "exposed.second_or_later": "question_answered", "duplicate.returned_burn": "question_answered",
     "wrong.expected_card_or_unread": "question_answered",
 }
+#: Step -> its wrong corrections the rule book announces (:attr:`StepContract.wrong_at`).
+WRONG_AT = {
+    **dict.fromkeys(("extra.burn_it", "double_burn.burn_it", "wrong.put_back_and_draw"),
+                    (("other_card_drawn", "expected_card"),)),
+    **dict.fromkeys(("reshuffle.now", "premature.reshuffle_with"), (("kept_out_card_off_board", "keep_on_board"),)),
+}
+#: Step -> the announced moments that supersede it (:attr:`StepContract.superseded_at`).
+SUPERSEDED_AT = {**dict.fromkeys(("extra.stop", "extra.return_on_top", "extra.burn_it"), ("flop_drawn_early",)),
+                 "short_deal.count": ("deal_shown_complete",)}
 STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON,
                                buttons=ANSWER_BUTTONS.get(key, ()), waits=WAITS.get(key, ()),
-                               seen_by=SEEN_BY.get(key), pressed=PRESSED.get(key), then=THEN.get(key))
+                               seen_by=SEEN_BY.get(key), pressed=PRESSED.get(key), then=THEN.get(key),
+                               wrong_at=WRONG_AT.get(key, ()), superseded_at=SUPERSEDED_AT.get(key, ()))
                   for key, c in STEP_CONTRACTS.items()}
 
 
@@ -287,5 +325,5 @@ def missing_answers() -> list[str]:
     return sorted(answers | effects)
 
 
-__all__ = ["ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY", "STEP_CONTRACTS",
+__all__ = ["ANNOUNCED", "ANSWER_BUTTONS", "FOLLOW_ON", "SUPERSEDED_AT", "WRONG_AT", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY", "STEP_CONTRACTS",
            "THEN", "WAITS", "StepContract", "contract_of", "missing_answers", "missing_contracts", "must_be_done"]

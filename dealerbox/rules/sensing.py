@@ -201,7 +201,7 @@ def short_deal_was_complete(eng, seen) -> None:
     a tag not read, recorded as UNREAD_CARD; the board card is then judged as any other."""
     hand = eng.hand
     fill = list(short_deal_fill(eng))
-    eng.corrections = [c for c in eng.corrections if c.irregularity != "SHORT_DEAL"]
+    eng.announce("deal_shown_complete")
     for card in fill:
         unread = hand.new_unread()
         hand.where[unread] = hand.where[card]

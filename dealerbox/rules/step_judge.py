@@ -1,11 +1,13 @@
 """The engine's one judge of open steps: it runs the open-steps table (:mod:`.open_steps`).
 
-After every event (:func:`judge`), one open step at a time: the event is checked against the
-step's answers first (:func:`answer`: the table's ``seen_by`` answer observed, or its ``pressed``
-button), then against its wrong corrections (the moments of its ``past``, and a second
-irregularity that would move a card while the step must still be done), then against its ends
-(a finished correction leaves the panel; HAND OVER puts one left open on record). No other code
-judges a step the hand has moved past.
+After every event (:func:`judge`), one open step at a time. What the rule book's outcomes
+announced the event to be (:meth:`~dealerbox.rules.engine.HandEngine.announce`) may first show a
+step to rest on a reading the cards explained otherwise (``superseded_at``). Then the event is
+checked against the step's answers (:func:`answer`: the table's ``seen_by`` answer observed, or its
+``pressed`` button), then against its wrong corrections (an announced action it names in
+``wrong_at``, the moments of its ``past``, and a second irregularity that would move a card while
+the step must still be done), then against its ends (a finished correction leaves the panel; HAND
+OVER puts one left open on record). No other code judges a step the hand has moved past.
 """
 
 from __future__ import annotations
@@ -19,6 +21,33 @@ from dealerbox.rules.tracker import STREETS, Seen
 
 #: Ruling -> the put-right case of ``WRONG_CORRECTION`` it opens (:mod:`.procedures`).
 _CASES = {"floor": "step_overtaken", "floor_bet_on": "missed_burn_bet_on"}
+
+
+def _still_to_do(eng):
+    """(correction, its steps not done) for each open correction the event did not open."""
+    for corr in list(eng.corrections):
+        if corr.halting or corr.born == eng.seq:
+            continue
+        yield corr, [contract_of(todo) for todo in corr.todos if not todo.done]
+
+
+def _superseded(eng) -> None:
+    """The event showed the reading a correction rested on to be something else (its steps'
+    ``superseded_at``): the correction leaves the panel, and the cards are judged as they turned out."""
+    moments = {m for m, _ in eng.moments}
+    for corr, steps in _still_to_do(eng):
+        if any(moments.intersection(c.superseded_at) for c in steps):
+            eng.corrections.remove(corr)
+
+
+def _announced_wrong(eng) -> None:
+    """An action the rule book announced that a step still to be done names among its wrong
+    corrections (``wrong_at``): WRONG_CORRECTION, with the case the step names (once per moment)."""
+    for moment, cards in eng.moments:
+        case = next((case for _, steps in _still_to_do(eng) for c in steps for m, case in c.wrong_at
+                     if m == moment), None)
+        if case is not None:
+            correct(eng, "WRONG_CORRECTION", cards, case=case)
 
 
 def _moves_a_card(corr) -> bool:
@@ -133,8 +162,10 @@ def judge(eng, event, key: str = "") -> None:
     wrong corrections (the moments past which it can no longer be done: the ruling of its
     contract's ``past``), and a second irregularity that would move a card while the step must still
     be done. Its ends are the answers' and the hand's (HAND OVER records it)."""
+    _superseded(eng)
     answer(eng, event)
     _answered_by_button(eng, event)
+    _announced_wrong(eng)
     _second_irregularity(eng)
     for corr in list(eng.corrections):
         if corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.current >= len(corr.todos):

@@ -104,3 +104,15 @@ def test_every_answer_and_effect_the_table_names_is_registered_and_procedures_na
     sources = (Path(__file__).parents[2] / "dealerbox" / "rules").glob("*.py")
     handed = [p.name for p in sources if re.search(r"Todo\([^)]*\b(check|button|on_done)=", p.read_text())]
     assert handed == []
+
+
+def test_only_the_step_judge_takes_a_correction_off_by_its_irregularity():
+    """A correction the hand went past, or whose reading the cards explained otherwise, leaves the
+    panel by the open-steps table (``superseded_at``, ``past``), not by an outcome that knows its id."""
+    import re
+    from pathlib import Path
+
+    sources = (Path(__file__).parents[2] / "dealerbox" / "rules").glob("*.py")
+    dropping = [p.name for p in sources
+                if re.search(r"eng\.corrections = \[c for c in eng\.corrections if c\.irregularity", p.read_text())]
+    assert dropping == []

@@ -1,0 +1,108 @@
+"""The step judge runs the open-steps table and nothing else: change a step's row and the box
+answers otherwise. Each test plays a hand with the shipped table, then with one row changed,
+and checks that the change, and only the table, made the difference."""
+
+from dataclasses import replace
+
+import pytest
+
+from dealerbox.rules import open_steps
+from tests.rules.test_fidelity import Table
+
+FLOP = ("8c", "4d", "Qd", "9s")       # burn, then the three flop cards
+
+
+def _edit(monkeypatch, key, **changes):
+    monkeypatch.setitem(open_steps.STEP_CONTRACTS, key, replace(open_steps.STEP_CONTRACTS[key], **changes))
+
+
+def _extra_card_then_another(t):
+    """An extra card after the deal, put back (ACK, ACK), the round done, and another card drawn as
+    the flop's burn instead of it (a mouth sensor: no unread card can explain it)."""
+    t.new_hand(3, mouth_sensor=True)
+    t.shoe("8c")                                  # the extra card
+    assert t.now.irregularity == "EXTRA_CARD"
+    t.press("ack")
+    t.press("ack")
+    t.press("round_done")
+    assert t.now.steps[t.now.step].key == "extra.burn_it"
+    t.shoe("2h")                                  # not the card put back on top
+
+
+def test_a_card_other_than_the_one_put_back_is_the_wrong_correction_the_table_names(monkeypatch):
+    t = Table()
+    _extra_card_then_another(t)
+    assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "correct"
+    assert [s.key for s in t.now.steps] == ["wrong.expected_card", "wrong.put_back_and_draw"]
+
+    _edit(monkeypatch, "extra.burn_it", wrong_at=())
+    t = Table()
+    _extra_card_then_another(t)
+    assert "WRONG_CORRECTION" not in t.raised()
+    assert t.now.irregularity == "EXTRA_CARD" and t.now.steps[t.now.step].key == "extra.burn_it"
+
+
+def test_the_step_is_ticked_by_the_answer_the_table_names(monkeypatch):
+    """The extra card drawn again is the burn (``card_drawn``); told another answer, the box waits."""
+    def play():
+        t = Table()
+        t.new_hand(3)
+        t.shoe("8c")
+        t.press("ack")
+        t.press("ack")
+        t.press("round_done")
+        t.shoe("8c")                              # drawn again: the flop's burn
+        return t
+
+    assert play().now.verdict == "ok"
+    _edit(monkeypatch, "extra.burn_it", seen_by="card_off_board")
+    t = play()
+    assert t.now.irregularity == "EXTRA_CARD" and t.now.steps[t.now.step].key == "extra.burn_it"
+
+
+def test_the_reshuffle_is_answered_by_its_own_button_and_its_effect_is_the_tables(monkeypatch):
+    """C40 redeal: RESHUFFLED answers ``reshuffle.now`` and snapshots the stub (``then``); a burn
+    drawn from it afterwards is then a card reshuffled in. Without the effect, the stub is as it was."""
+    def play():
+        t = Table("cz-c40")
+        t.new_hand(4)
+        t.press("round_done")
+        t.street(*FLOP)
+        t.shoe("5h")
+        t.board("5h")                             # a fourth flop card: the street is dealt again
+        assert t.now.steps[0].key == "redeal.cards_back", t.now
+        for card in ("4d", "Qd", "9s", "5h"):
+            t.off(card)
+        t.press("reshuffled")
+        return t
+
+    t = play()
+    assert t.now.steps[t.now.step].key == "redeal.deal_again"
+    assert "8c" in t.engine.hand.excluded         # the burn stays out of the reshuffled stub
+
+    _edit(monkeypatch, "reshuffle.now", then=None)
+    t = play()
+    assert t.now.steps[t.now.step].key == "redeal.deal_again"
+    assert "8c" not in t.engine.hand.excluded
+
+
+@pytest.mark.parametrize("superseded", [True, False], ids=["shipped", "row-without-superseded_at"])
+def test_an_extra_card_that_turned_out_the_flops_burn_leaves_by_the_table(monkeypatch, superseded):
+    """Heads-up: an extra card, then the flop drawn early and shown before ROUND DONE: a premature flop.
+    The EXTRA_CARD steps name the moment (``flop_drawn_early``) that shows the extra card was the flop's
+    burn; without it, the premature flop's correction would overtake them."""
+    if not superseded:
+        for key in ("extra.stop", "extra.return_on_top", "extra.burn_it"):
+            _edit(monkeypatch, key, superseded_at=())
+    t = Table()
+    t.new_hand(2)
+    t.shoe("8c")
+    assert t.now.irregularity == "EXTRA_CARD"
+    for card in FLOP[1:]:
+        t.shoe(card, dt=0.2)
+    t.board("4d", dt=0.2)
+    if superseded:
+        assert t.now.irregularity == "PREMATURE_FLOP", t.now
+    else:
+        assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "floor", t.now
+
