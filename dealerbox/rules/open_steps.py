@@ -248,6 +248,9 @@ WAITS = {key: ("round_done",) for key in (
     "boxed.show_and_burn", "short_deal.count", "premature.cards_back", "premature.set_aside",
     # ROUND DONE before the river shows a card is a round called ahead: the reshuffle still comes first.
     "premature.reshuffle_with",
+    # The same on a street being dealt again (C40): its cards back, it shows nothing, and a round called
+    # done on it is called ahead (all in, or a repeat); the reshuffle and the redeal still come.
+    "reshuffle.now",
 )}
 #: Step -> the answer the box sees it done by (:attr:`StepContract.seen_by`).
 SEEN_BY = {

@@ -239,9 +239,11 @@ class HandTracker:
         A card drawn counts although its ``board_on`` may not have come yet: the board antenna
         reports a card only once it has lain there for the settle time, so a quick ROUND DONE
         after the street was laid arrives first. A card a correction took off the street's count
-        while it still lies there (a missed burn) counts too."""
+        while it still lies there (a missed burn) counts too. A street being dealt again (C40) whose
+        cards went back shows nothing either: its burn stands, and no burn is due for the redeal."""
         st = self.streets[name]
-        return (len(st.drawn) <= (1 if st.burn_due else 0) and not st.from_aside
+        past_burn = [c for c in st.drawn if c not in st.burns]
+        return (len(past_burn) <= (1 if st.burn_due and not st.burns else 0) and not st.from_aside
                 and not self.on_board(st.drawn + st.board + st.voided + st.blanks)
                 and not any(s == name for _, s in self.held.values()))
 

@@ -58,18 +58,6 @@ UNREACHABLE = {
     # A house's floor call for an id that has a correction of its own: no shipped profile makes one.
     "floor.house_rule",
 }
-#: Open engine defects the tightened check finds and the engine does not yet fix: (step, action) ->
-#: what the box does. Each must still be found by the sweep (a fixed one is taken off this list).
-KNOWN_LEFT_OPEN = {
-    # cz-c40, a street being redealt (four-card flop, two-card turn): its cards are back, the reshuffle
-    # not yet pressed, and ROUND DONE takes the hand to the next street with the redealt street showing
-    # no card. The box keeps "reshuffle now" amber on the turn. Doubtful: a round called done on a street
-    # with no card is elsewhere a round called ahead (all in), so the box cannot tell that press from
-    # a hand moved past its redeal; the floor decides which.
-    ("reshuffle.now", "round_done"): "amber through the next street, no WRONG_CORRECTION",
-}
-#: The known defects met so far in this process.
-LEFT_OPEN_SEEN: set = set()
 #: step key -> how many times it was open when an action came; (step, action) pairs.
 GENERATED: Counter = Counter()
 PAIRS: set = set()
@@ -295,10 +283,7 @@ def judge_action(kind, profile, events, cut, action) -> list[str]:
         # the floor rules, RULES.md "Profiles". A step the table says waits through the action is
         # still to be done: its answer comes after it.)
         if not (todo.done or (action == "hand_over" and on_record) or ruled or ended):
-            if (step, action) in KNOWN_LEFT_OPEN:
-                LEFT_OPEN_SEEN.add((step, action))
-            else:
-                problems.append(f"left open past {action}: {step} still {'shown' if still_shown else 'dropped'}")
+            problems.append(f"left open past {action}: {step} still {'shown' if still_shown else 'dropped'}")
     elif shown.verdict != "ok" and not (answered or still_shown or ruled or ended or on_record):
         problems.append(f"silence: {step} dropped")
     for d in decisions:
@@ -364,12 +349,6 @@ def sweep() -> list:
 def test_every_step_of_every_scenario_overtaken_by_every_action():
     failures = sweep()
     assert not failures, failures[:10]
-
-
-def test_the_known_steps_left_open_are_still_open():
-    """Each known defect is still found: one fixed must leave :data:`KNOWN_LEFT_OPEN`."""
-    sweep()
-    assert set(KNOWN_LEFT_OPEN) <= LEFT_OPEN_SEEN, sorted(set(KNOWN_LEFT_OPEN) - LEFT_OPEN_SEEN)
 
 
 def test_the_property_covered_every_step_a_hand_can_reach_and_every_action(record_property):

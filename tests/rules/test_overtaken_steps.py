@@ -232,3 +232,27 @@ def test_round_done_answers_the_extra_card_put_back(mouth_sensor):
     t.street("Jh", "7c", "5h", "As")
     assert t.now.verdict == "ok", t.now
     assert t.engine.where["Jh"] == "burn"
+
+
+def test_round_done_on_a_street_being_dealt_again_is_a_round_called_ahead():
+    """cz-c40, a four-card flop dealt again: its cards back, ROUND DONE before RESHUFFLED. No round
+    can be bet on a flop that shows nothing: the press is called ahead (RULES.md), the reshuffle and
+    the redeal stay to be done on the flop, and the turn may come without another press."""
+    t = Table("cz-c40")
+    t.new_hand(4)
+    t.press("round_done")
+    t.street(*FLOP)
+    t.shoe("5h")
+    t.board("5h")
+    for card in ("4d", "Qd", "9s", "5h"):
+        t.off(card)
+    t.press("round_done")
+    assert t.engine.phase == "flop" and t.now.steps[t.now.step].key == "reshuffle.now", t.now
+    t.press("reshuffled")
+    for card in ("2d", "3d", "6d"):
+        t.shoe(card)
+        t.board(card)
+    assert t.now.verdict == "ok" and t.engine.phase == "flop"
+    t.street("7d", "Td")                          # the turn, the round already called done
+    assert t.now.verdict == "ok" and t.engine.phase == "turn"
+    assert set(t.raised()) == {"FOUR_CARD_FLOP"}
