@@ -327,9 +327,12 @@ def identify(e: Event, registry, active: str, joker_keys, where, drawn_t=None) -
         # board, one already out of it (the one the board reader sees).
         wanted = ("stub",) if e.ev == "shoe" else ("board",) if e.ev == "board_off" else ("hand", "burn", "board")
         found = [key for key in joker_keys if where.get(key) in wanted]
-        if e.ev == "board_on" and drawn_t:
+        if e.ev in ("board_on", "board_off") and drawn_t:
             # The joker reaching the board is the one drawn last: one shown and burned earlier in
             # the hand lies with the burns (taking it would leave the new one open on the board).
+            # The one leaving it is the one drawn last too: the correction open is about it, and one
+            # left on the board earlier was ruled on then (taking that one would leave the new one
+            # on the board, bet on, in the box's eyes).
             found.sort(key=lambda k: drawn_t.get(k, float("-inf")), reverse=True)
         if found:
             return "joker", found[0]

@@ -256,3 +256,37 @@ def test_round_done_on_a_street_being_dealt_again_is_a_round_called_ahead():
     t.street("7d", "Td")                          # the turn, the round already called done
     assert t.now.verdict == "ok" and t.engine.phase == "turn"
     assert set(t.raised()) == {"FOUR_CARD_FLOP"}
+
+
+def test_the_joker_taken_off_is_the_one_the_open_correction_is_about():
+    """Two jokers on the board, named without their UIDs: the turn's, left there and ruled on, and the
+    river's, shown now. The one taken off is the newest (the one JOKER's correction is about): ROUND
+    DONE then is no bet on a joker, and the replacement is still to come."""
+    t = Table()
+    t.new_hand(4)
+    t.press("round_done")
+    t.street(*FLOP)
+    t.press("round_done")
+    t.shoe("6s")
+    t.shoe("joker")
+    t.board("joker")
+    t.press("round_done")                         # the turn's joker left on the board: ruled
+    assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "floor"
+    t.press("ack")
+    t.press("ack")
+    t.shoe("2h")
+    t.shoe("joker")
+    t.board("joker")
+    assert t.now.irregularity == "JOKER"
+    shown = len(t.decisions)
+    t.off("joker")
+    t.press("ack")
+    t.press("round_done")
+    assert t.now.irregularity == "JOKER" and t.now.steps[t.now.step].key == "joker.replace_next", t.now
+    jokers = sorted(t.engine.hand.drawn_t, key=t.engine.hand.drawn_t.get)
+    jokers = [k for k in jokers if k.startswith("joker:")]
+    assert [t.engine.where[k] for k in jokers] == ["board", "burn"]
+    t.shoe("9c")
+    t.board("9c")
+    assert t.now.verdict == "ok", t.now
+    assert [d for d in t.decisions[shown:] if d.irregularity == "WRONG_CORRECTION"] == []
