@@ -328,5 +328,6 @@ def missing_answers() -> list[str]:
     return sorted(answers | effects)
 
 
-__all__ = ["ANNOUNCED", "ANSWER_BUTTONS", "FOLLOW_ON", "SUPERSEDED_AT", "WRONG_AT", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY", "STEP_CONTRACTS",
-           "THEN", "WAITS", "StepContract", "contract_of", "missing_answers", "missing_contracts", "must_be_done"]
+__all__ = ["ANNOUNCED", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY",
+           "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
+           "missing_answers", "missing_contracts", "must_be_done"]
