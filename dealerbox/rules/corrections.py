@@ -20,20 +20,18 @@ ANSWERS: dict[str, Answer] = {}
 EFFECTS: dict[str, Effect] = {}
 
 
-def seen_done(name: str):
-    """Register the decorated function as answer *name* of the open-steps table."""
-    def register(fn: Answer) -> Answer:
-        ANSWERS[name] = fn
-        return fn
-    return register
+def _registers_into(registry: dict, what: str):
+    def named(name: str):
+        def register(fn):
+            registry[name] = fn
+            return fn
+        return register
+    named.__doc__ = f"Register the decorated function as {what} *name* of the open-steps table."
+    return named
 
 
-def when_done(name: str):
-    """Register the decorated function as effect *name* of the open-steps table."""
-    def register(fn: Effect) -> Effect:
-        EFFECTS[name] = fn
-        return fn
-    return register
+seen_done = _registers_into(ANSWERS, "answer")
+when_done = _registers_into(EFFECTS, "effect")
 
 
 @dataclass(slots=True)

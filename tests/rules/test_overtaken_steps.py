@@ -15,8 +15,8 @@ from tests.rules.test_fidelity import Table
 FLOP = ("8c", "4d", "Qd", "9s")       # burn, then the three flop cards
 
 
-def _joker_left_on_the_turn(mouth_sensor):
-    """Hand 1: the turn card is a joker, left on the board; ROUND DONE, the river's burn and card."""
+def _joker_on_the_turn(mouth_sensor=False):
+    """Four players, the flop, then the turn's burn and a joker laid as the turn card."""
     t = Table()
     t.new_hand(4, mouth_sensor=mouth_sensor)
     t.press("round_done")
@@ -25,6 +25,12 @@ def _joker_left_on_the_turn(mouth_sensor):
     t.shoe("6s")                                  # the turn's burn
     t.shoe("joker")
     t.board("joker")
+    return t
+
+
+def _joker_left_on_the_turn(mouth_sensor):
+    """Hand 1: the turn card is a joker, left on the board; ROUND DONE, the river's burn and card."""
+    t = _joker_on_the_turn(mouth_sensor)
     assert t.now.irregularity == "JOKER" and t.now.verdict == "correct"
     t.press("round_done")                         # the joker still lies on the board
     after_round_done = t.now
@@ -57,14 +63,7 @@ def test_joker_left_on_the_board_while_the_hand_goes_on_is_a_wrong_correction(mo
 def test_joker_replaced_on_the_turn_is_no_wrong_correction():
     """The answer the table allows: the joker comes off, the next card is the turn; play on."""
     for mouth_sensor in (False, True):
-        t = Table()
-        t.new_hand(4, mouth_sensor=mouth_sensor)
-        t.press("round_done")
-        t.street(*FLOP)
-        t.press("round_done")
-        t.shoe("6s")
-        t.shoe("joker")
-        t.board("joker")
+        t = _joker_on_the_turn(mouth_sensor)
         t.off("joker")
         t.shoe("7d")
         t.board("7d")
@@ -262,14 +261,7 @@ def test_the_joker_taken_off_is_the_one_the_open_correction_is_about():
     """Two jokers on the board, named without their UIDs: the turn's, left there and ruled on, and the
     river's, shown now. The one taken off is the newest (the one JOKER's correction is about): ROUND
     DONE then is no bet on a joker, and the replacement is still to come."""
-    t = Table()
-    t.new_hand(4)
-    t.press("round_done")
-    t.street(*FLOP)
-    t.press("round_done")
-    t.shoe("6s")
-    t.shoe("joker")
-    t.board("joker")
+    t = _joker_on_the_turn()
     t.press("round_done")                         # the turn's joker left on the board: ruled
     assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "floor"
     t.press("ack")
