@@ -14,6 +14,10 @@ the outcomes in :data:`OUTCOMES` (modules :mod:`.dealing`, :mod:`.board`,
 engine imports them all before it compiles the book. An irregularity's correction is the profile's
 procedure (:mod:`.procedures`).
 
+A row guarded by ``answers_open_step`` takes the answer of a correction's step (a question answered
+by MISDEAL, by ROUND DONE or by the play): which steps, the open-steps table says
+(:mod:`.open_steps`, ``answered_in_book``), and the row applies only while one of them is open.
+
 :func:`~dealerbox.rules.book_markdown.render_markdown` prints the book beside the
 profiles' choices; the rendering is committed as ``docs/RULEBOOK.md``.
 """
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+
+from dealerbox.rules.open_steps import answers_an_open_step, steps_answered_by
 
 PHASES = ("idle", "deal", "preflop", "flop", "turn", "river", "showdown", "over", "halted")
 ANY = PHASES
@@ -37,6 +43,9 @@ GUARDS: dict[str, Guard] = {}
 OUTCOMES: dict[str, Outcome] = {}
 
 
+#: The guard of a row whose outcome takes the answer of an open step: which steps, the open-steps
+#: table says (:attr:`~dealerbox.rules.open_steps.StepContract.answered_in_book`).
+ANSWERS_OPEN_STEP = "answers_open_step"
 #: Guard name -> what it asks, for the rendered book.
 GUARD_DOCS: dict[str, str] = {}
 
@@ -129,7 +138,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_on", PLAYING, ("short_deal_answered_by_the_flop",), "short_deal_was_complete", "UNREAD_CARD",
        *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("set_aside",), "aside_to_board"),
-    _r("board_on", PLAYING, ("in_hand", "street_card_question_open"), "street_card_answered_by_play", "UNREAD_CARD",
+    _r("board_on", PLAYING, ("answers_open_step", "in_hand"), "street_card_answered_by_play", "UNREAD_CARD",
        *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("in_hand",), "board_card", *_BOARD_RULINGS),
     _r("board_on", PLAYING, ("taken_for_a_fast_pair_burn",), "board_card", "MISSED_BURN"),
@@ -153,11 +162,10 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.round_done", ("deal",), ("short_deal_open",), "nothing"),
     _r("button.round_done", ("deal",), ("not mouth_sensor", "deal_a_few_short"), "short_deal", "SHORT_DEAL"),
     _r("button.round_done", ("deal", "showdown"), (), "nothing"),
-    _r("button.round_done", STREET_PHASES, ("not mouth_sensor", "missed_burn_unanswered"), "burn_was_unread",
+    _r("button.round_done", STREET_PHASES, ("answers_open_step", "not mouth_sensor"), "burn_was_unread",
        "UNREAD_CARD", goes_on=True),
-    _r("button.round_done", STREET_PHASES, ("mouth_sensor", "missed_burn_unanswered",
-                                             "missed_burn_street_has_unread_draw"), "missed_burn_read_late",
-       goes_on=True),
+    _r("button.round_done", STREET_PHASES, ("answers_open_step", "mouth_sensor", "missed_burn_street_has_unread_draw"),
+       "missed_burn_read_late", goes_on=True),
     _r("button.round_done", PLAYING, ("skipped_question_open",), "nothing"),
     _r("button.round_done", STREET_PHASES,
        ("not mouth_sensor", "street_one_card_unseen", "not street_card_question_open"), "ask_street_card_there",
@@ -165,7 +173,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.round_done", STREET_PHASES, ("street_shows_nothing",), "round_called_ahead"),
     _r("button.round_done", PLAYING, (), "next_round", "SEAT_ERROR", "WRONG_CORRECTION", "DOUBLE_BURN"),
     _r("button.ack", STREET_PHASES, ("acted_answer_untouched",), "skipped_folds_after_round"),
-    _r("button.ack", PLAYING, ("not mouth_sensor", "missed_burn_unanswered"), "burn_was_unread", "UNREAD_CARD"),
+    _r("button.ack", PLAYING, ("answers_open_step", "not mouth_sensor"), "burn_was_unread", "UNREAD_CARD"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "after_first_round"), "late_error", "LATE_ERROR"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "exposed_before"), "misdeal_exposed_twice", "EXPOSED_TWICE"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "not mouth_sensor", "second_card_dealt"),
@@ -182,9 +190,9 @@ RULE_BOOK: tuple[Rule, ...] = (
        "boxed_street_card", "BOXED_CARD"),
     _r("button.premature", STREET_PHASES, (), "take_round_back", "PREMATURE_FLOP", "PREMATURE_TURN",
        "PREMATURE_RIVER"),
-    _r("button.misdeal", PLAYING, ("unknown_tag_open",), "unknown_is_foreign", "FOREIGN_CARD"),
-    _r("button.misdeal", PLAYING, ("exposed_question_open",), "exposed_second_card_confirmed", "EXPOSED_EARLY"),
-    _r("button.misdeal", PLAYING, ("hole_card_question_open",), "hole_card_again_confirmed", "DUPLICATE_CARD"),
+    _r("button.misdeal", PLAYING, ("answers_open_step",), "unknown_is_foreign", "FOREIGN_CARD"),
+    _r("button.misdeal", PLAYING, ("answers_open_step",), "exposed_second_card_confirmed", "EXPOSED_EARLY"),
+    _r("button.misdeal", PLAYING, ("answers_open_step",), "hole_card_again_confirmed", "DUPLICATE_CARD"),
     _r("button.misdeal", PLAYING, (), "misdeal_called"),
     _r("button.floor", PLAYING, (), "floor_called"),
     # -- grace periods run out (checked on every event's time)
@@ -215,7 +223,11 @@ def compile_book(book=RULE_BOOK) -> dict[tuple[str, str], Compiled]:
     """(trigger, phase) -> the rules to try, in order, as (guards, outcome, goes_on)."""
     index: dict[tuple[str, str], list] = {}
     for rule in book:
-        row = (tuple(_compile_guard(g) for g in rule.guards), OUTCOMES[rule.outcome], rule.goes_on)
+        # ``answers_open_step``: the open-steps table says which steps' answer the outcome takes; the
+        # row applies only while one is open (never, should the table name none).
+        guards = tuple(answers_an_open_step(steps_answered_by(rule.outcome)) if g == ANSWERS_OPEN_STEP
+                       else _compile_guard(g) for g in rule.guards)
+        row = (guards, OUTCOMES[rule.outcome], rule.goes_on)
         for phase in rule.phases:
             index.setdefault((rule.trigger, phase), []).append(row)
     return {k: tuple(v) for k, v in index.items()}

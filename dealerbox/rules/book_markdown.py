@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dealerbox.rules import engine  # noqa: F401  (loads every outcome into the book)
-from dealerbox.rules.book import ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
+from dealerbox.rules.book import ANSWERS_OPEN_STEP, ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
 from dealerbox.rules.corrections import ANSWERS, EFFECTS
-from dealerbox.rules.open_steps import ANNOUNCED, MOMENTS, RULINGS, STEP_CONTRACTS
+from dealerbox.rules.open_steps import ANNOUNCED, MOMENTS, RULINGS, STEP_CONTRACTS, steps_answered_by
 from dealerbox.rules.procedures import BUILDERS
 from dealerbox.rules.profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
 
@@ -16,7 +16,8 @@ Generated from `dealerbox/rules/book.py` by `tests/rules/test_book.py`; do not e
 (`DEALERBOX_WRITE_RULEBOOK=1 pytest tests/rules/test_book.py` rewrites it).
 
 For each event (CONTRACT.md) the engine tries the rules below in order. A rule applies
-in the phases listed when all its guards hold (`not X` negates a guard); the first that
+in the phases listed when all its guards hold (`not X` negates a guard; "open step" is the
+open-steps table's: the outcome takes the answer of that step, and applies only while it is open); the first that
 applies decides, except the ones marked *goes on*, bookkeeping that the later rules rely
 on. After every event the open correction's steps are ticked off by what the box
 observes (`ack` ticks a step it cannot see). An irregularity's correction is the
@@ -55,11 +56,12 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
             trigger = rule.trigger
             head = f"| phases | guards | outcome | may raise (RULES.md id, first source in {loaded[0].name}) |"
             out += ["", f"## `{trigger}`", "", head, "| --- | --- | --- | --- |"]
-        guards = ", ".join(f"`{g}`" for g in rule.guards) or "-"
+        gate = " or ".join(f"`{k}`" for k in sorted(steps_answered_by(rule.outcome))) or "none"
+        guards = ", ".join(f"open step {gate}" if g == ANSWERS_OPEN_STEP else f"`{g}`" for g in rule.guards) or "-"
         what = f"`{rule.outcome}`" + (" (goes on)" if rule.goes_on else "")
         raises = ", ".join(f"`{r}` ({_first_source(loaded[0][r].sources)})" for r in rule.raises) or "-"
         out.append(f"| {_phases(rule.phases)} | {guards} | {what} | {raises} |")
-    used_guards = sorted({g.removeprefix("not ") for r in RULE_BOOK for g in r.guards})
+    used_guards = sorted({g.removeprefix("not ") for r in RULE_BOOK for g in r.guards} - {ANSWERS_OPEN_STEP})
     out += ["", "## Guards", "", "| guard | holds when |", "| --- | --- |"]
     out += [f"| `{g}` | {GUARD_DOCS[g]} |" for g in used_guards]
     used = sorted({r.outcome for r in RULE_BOOK})
@@ -95,7 +97,7 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it | the table's data: seen by, pressed, then, wrong at, superseded at, moves, follows, buttons, waits |",
+    out += ["", "| step | answers | wrong correction | ends | past it | the table's data: seen by, pressed, then, wrong at, superseded at, answered in the book, moves, follows, buttons, waits |",
             "| --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]
@@ -105,6 +107,8 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
         flags += [f"then `{c.then}`"] if c.then else []
         flags += [f"wrong at `{m}`: {case}" for m, case in c.wrong_at]
         flags += [f"superseded at `{m}`" for m in c.superseded_at]
+        flags += [f"answered in the book by {', '.join(f'`{o}`' for o in c.answered_in_book)}"] * bool(
+            c.answered_in_book)
         flags += [f for f, on in (("moves", c.moves), ("follows", c.follows)) if on]
         flags += [f"answered by {', '.join(b.upper().replace('_', ' ') for b in c.buttons)}"] if c.buttons else []
         flags += [f"waits through {', '.join(a.upper().replace('_', ' ') for a in c.waits)}"] if c.waits else []

@@ -110,9 +110,6 @@ _SIMPLE_GUARDS = (
     ("last_hole_card_again", "the last hole card comes out again as the first card after the first round",
      lambda eng, seen: (eng.hand.deal_cards[-1:] == [seen.key] and eng.hand.rounds_done == 1
                         and not eng.hand.streets["flop"].drawn)),
-    ("missed_burn_unanswered", "a MISSED_BURN correction waits for its card to come off the board",
-     lambda eng, seen: any(c.asks == "burn_unread" and not c.todos[0].done and c.born != eng.seq
-                           for c in eng.corrections)),
     ("missed_burn_street_has_unread_draw", "a card of the street MISSED_BURN is about left the stub unread "
      "and never reached the board (the burn, its count reported after the first card's read)",
      lambda eng, seen: any(c.irregularity == "MISSED_BURN" and not c.todos[0].done
@@ -136,12 +133,8 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: eng.hand.exposed_count >= 1),
     ("boxed_before", "a card was boxed earlier in this deal",
      lambda eng, seen: eng.hand.boxed_count >= 1),
-    ("unknown_tag_open", "the floor is being asked about an unknown tag",
-     lambda eng, seen: any(c.unknown is not None for c in eng.corrections)),
     ("short_deal_open", "the box asks to count the hole cards (SHORT_DEAL): a press repeats the one that asked",
      lambda eng, seen: any(c.irregularity == "SHORT_DEAL" for c in eng.corrections)),
-    ("hole_card_question_open", "the box asks whether the last hole card, out again, was put back",
-     lambda eng, seen: any(c.asks == "hole_card_again" for c in eng.corrections)),
     ("skipped_question_open", "the skipped player has not answered yet (C40)",
      lambda eng, seen: any(c.skipped for c in eng.corrections)),
     ("asked_back_on_board", "a correction asked for this card back on the board",
@@ -154,8 +147,6 @@ _SIMPLE_GUARDS = (
     ("expected_card_in_stub", "the card a correction expects next is in the stub, or was sent back into it",
      lambda eng, seen: (eng.hand.where.get(eng.hand.expect_next[0]) == "stub"
                         or eng.hand.expect_next[0] in eng.hand.returning)),
-    ("exposed_question_open", "the box asked whether the exposed card was the second one dealt",
-     lambda eng, seen: any(c.asks == "exposed_position" for c in eng.corrections)),
     ("flop_card_on_board", "a card drawn for the flop lies on the board",
      lambda eng, seen: bool(eng.hand.on_board(eng.hand.streets["flop"].drawn))),
 )

@@ -122,6 +122,10 @@ class StepContract:
     #: otherwise: its correction leaves the panel with no ruling, and the cards are judged as what they
     #: turned out to be.
     superseded_at: tuple[str, ...] = ()
+    #: The rule book's outcomes that take an answer of the step which moves cards as it is taken (a
+    #: question answered by MISDEAL, by ROUND DONE, or by the play): the book's rows leading to them
+    #: apply only while the step is open (:func:`answers_an_open_step`).
+    answered_in_book: tuple[str, ...] = ()
 
 
 def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends (on record if not done)",
@@ -291,10 +295,23 @@ WRONG_AT = {
 #: Step -> the announced moments that supersede it (:attr:`StepContract.superseded_at`).
 SUPERSEDED_AT = {**dict.fromkeys(("extra.stop", "extra.return_on_top", "extra.burn_it"), ("flop_drawn_early",)),
                  "short_deal.count": ("deal_shown_complete",)}
+#: Step -> the rule book's outcomes that take its answer (:attr:`StepContract.answered_in_book`).
+ANSWERED_IN_BOOK = {
+    # Without a mouth sensor, ACK or ROUND DONE says a burn went unread; with one, ROUND DONE and a
+    # count with no read that never reached the board say the burn's read came late.
+    "missed_burn.take_off": ("burn_was_unread", "missed_burn_read_late"),
+    # The play answers "is the street's card there?" (the next card laid: after a burn, or not).
+    "unread.street_card_there": ("street_card_answered_by_play",),
+    # MISDEAL answers the questions a dealing error and a missed read both explain, and the floor's.
+    "exposed.second_or_later": ("exposed_second_card_confirmed",),
+    "duplicate.hole_card_again": ("hole_card_again_confirmed",),
+    "unknown.call_floor": ("unknown_is_foreign",), "unknown.floor_confirms": ("unknown_is_foreign",),
+}
 STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON,
                                buttons=ANSWER_BUTTONS.get(key, ()), waits=WAITS.get(key, ()),
                                seen_by=SEEN_BY.get(key), pressed=PRESSED.get(key), then=THEN.get(key),
-                               wrong_at=WRONG_AT.get(key, ()), superseded_at=SUPERSEDED_AT.get(key, ()))
+                               wrong_at=WRONG_AT.get(key, ()), superseded_at=SUPERSEDED_AT.get(key, ()),
+                               answered_in_book=ANSWERED_IN_BOOK.get(key, ()))
                   for key, c in STEP_CONTRACTS.items()}
 
 
@@ -315,6 +332,19 @@ def contract_of(todo) -> StepContract:
     return STEP_CONTRACTS.get(todo.step.key, _UNKNOWN_STEP)
 
 
+def steps_answered_by(outcome: str) -> frozenset[str]:
+    """The steps whose answer the rule book's *outcome* takes (none for most outcomes)."""
+    return frozenset(key for key, c in STEP_CONTRACTS.items() if outcome in c.answered_in_book)
+
+
+def answers_an_open_step(steps: frozenset[str]):
+    """A guard ``(engine, seen) -> bool``: one of *steps* is open, in a correction an earlier event opened."""
+    def gate(eng, seen) -> bool:
+        return any(not todo.done and todo.step.key in steps
+                   for c in eng.corrections if c.born != eng.seq and not c.halting for todo in c.todos)
+    return gate
+
+
 def missing_contracts(keys) -> list[str]:
     """Step keys among *keys* that have no contract (should be none)."""
     return sorted(set(keys) - set(STEP_CONTRACTS))
@@ -328,6 +358,6 @@ def missing_answers() -> list[str]:
     return sorted(answers | effects)
 
 
-__all__ = ["ANNOUNCED", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY",
+__all__ = ["ANNOUNCED", "ANSWERED_IN_BOOK", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY",
            "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
-           "missing_answers", "missing_contracts", "must_be_done"]
+           "answers_an_open_step", "missing_answers", "missing_contracts", "must_be_done", "steps_answered_by"]

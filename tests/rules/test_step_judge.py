@@ -106,3 +106,35 @@ def test_an_extra_card_that_turned_out_the_flops_burn_leaves_by_the_table(monkey
     else:
         assert t.now.irregularity == "WRONG_CORRECTION" and t.now.verdict == "floor", t.now
 
+
+
+def _misdeal_after_the_exposed_question(index=None, monkeypatch=None):
+    """No mouth sensor: the second card dealt is exposed; the box asks whether it was the third (a read
+    missed); the dealer answers MISDEAL."""
+    from dealerbox.rules import engine
+
+    if index is not None:
+        monkeypatch.setattr(engine, "_INDEX", index)
+    t = Table()
+    t.feed("new_hand", players=3, mouth_sensor=False)
+    t.shoe("Qs")
+    t.shoe("Jc")
+    t.press("exposed")
+    assert t.now.steps[0].key == "exposed.second_or_later", t.now
+    t.press("misdeal")
+    return t
+
+
+def test_a_question_the_book_answers_is_answered_only_while_the_table_says_it_is_open(monkeypatch):
+    """MISDEAL answers "was the exposed card the second?" through the rule book's outcome the table names
+    (``answered_in_book``): EXPOSED_EARLY, a misdeal. Without the name, the row applies to no step,
+    and the press is the dealer's own misdeal call."""
+    from dealerbox.rules.book import compile_book
+
+    t = _misdeal_after_the_exposed_question()
+    assert (t.now.verdict, t.now.irregularity) == ("misdeal", "EXPOSED_EARLY")
+
+    _edit(monkeypatch, "exposed.second_or_later", answered_in_book=())
+    t = _misdeal_after_the_exposed_question(compile_book(), monkeypatch)
+    assert (t.now.verdict, t.now.irregularity) == ("misdeal", None), t.now
+    assert t.now.steps[0].key == "halt.misdeal_called"
