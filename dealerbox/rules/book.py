@@ -15,7 +15,7 @@ engine imports them all before it compiles the book. An irregularity's correctio
 procedure (:mod:`.procedures`).
 
 A row guarded by ``answers_open_step`` takes the answer of a correction's step (a question answered
-by MISDEAL, by ROUND DONE or by the play): which steps, the open-steps table says
+by MISDEAL, by ACK or ROUND DONE saying a burn went unread, or by the play): which steps, the open-steps table says
 (:mod:`.open_steps`, ``answered_in_book``), and the row applies only while one of them is open.
 
 :func:`~dealerbox.rules.book_markdown.render_markdown` prints the book beside the

@@ -9,7 +9,7 @@ outcome modules build on the guards and never the other way round.
 from __future__ import annotations
 
 from dealerbox.rules.book import guard
-from dealerbox.rules.open_steps import contract_of
+from dealerbox.rules.open_steps import wrong_case
 from dealerbox.rules.tracker import ROUND_BEFORE, UNREAD_PREFIX
 
 
@@ -141,9 +141,9 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: any(c.keep_on_board == seen.key for c in eng.corrections)),
     ("correction_moves_it", "an open correction says where this card goes off the board",
      lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
-    ("reshuffle_pending", "an open correction waits for a reshuffle",
-     lambda eng, seen: any(contract_of(t).pressed == "reshuffled" and not t.done
-                          for c in eng.corrections for t in c.todos)),
+    ("reshuffle_pending", "an open correction waits for a reshuffle: a step still to be done rules a card "
+     "that must stay out taken off the board wrong (the open-steps table's `wrong_at`)",
+     lambda eng, seen: wrong_case(eng, "kept_out_card_off_board") is not None),
     ("expected_card_in_stub", "the card a correction expects next is in the stub, or was sent back into it",
      lambda eng, seen: (eng.hand.where.get(eng.hand.expect_next[0]) == "stub"
                         or eng.hand.expect_next[0] in eng.hand.returning)),
@@ -183,9 +183,10 @@ _NOT_FOLLOWED = frozenset({None, "UNKNOWN_TAG", "WRONG_CORRECTION", "UNREAD_CARD
 
 @guard("other_card_expected")
 def _other_card_expected(eng, seen) -> bool:
-    """A correction said which card must come out next, and this is another."""
+    """A correction said which card must come out next, this is another, and a step still to be done
+    rules that wrong (the open-steps table's ``wrong_at``)"""
     expect = eng.hand.expect_next
-    return bool(expect) and seen.key != expect[0]
+    return bool(expect) and seen.key != expect[0] and wrong_case(eng, "other_card_drawn") is not None
 
 
 @guard("acted_answer_untouched")

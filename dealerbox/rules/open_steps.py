@@ -100,7 +100,7 @@ class StepContract:
     #: The step only says how the hand goes on (the next street as usual, with or without a burn):
     #: the hand going on answers it, and an irregularity met on the way is judged as its own.
     follows: bool = False
-    #: Panel buttons that answer the step (ticked done by :func:`judge`).
+    #: Panel buttons that answer the step when it is the one shown (:mod:`.step_judge` ticks it done).
     buttons: tuple[str, ...] = ()
     #: Actions that leave the step open without moving the hand past it (its answer still to come).
     waits: tuple[str, ...] = ()
@@ -148,7 +148,10 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "floor.decides": _FLOOR, "floor.called": _FLOOR, "floor.house_rule": _FLOOR,
     "late.substantial_action": _FLOOR, "rabbit.not_allowed": _FLOOR, "contamination.call_floor": _FLOOR,
     "notfromshoe.call_floor": _FLOOR, "four_flop.call_floor": _FLOOR,
-    "unknown.call_floor": _c("ACK (the floor is called)"),
+    # What the box saw, said before the ruling (SEAT_ERROR's misdeal, or a house's floor call).
+    "seat.wrong_seat": _c("ACK, or the next step seen done"), "seat.not_dealt_in": _c("ACK, or the next step seen done"),
+    "seat.wrong_count": _c("ACK, or the next step seen done"),
+    "unknown.call_floor": _c("ACK (the floor is called); MISDEAL (the floor confirms: foreign, void)"),
     "unknown.floor_confirms": _c("MISDEAL (the floor confirms: foreign, void); ACK (play on)"),
     # -- the deal
     "exposed.finish_deal": _c("the rest of the deal drawn", "a card to the board before the deal is done",
@@ -176,8 +179,11 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "duplicate.returned_burn": _c("ACK (put back as a second burn); MISDEAL is not an answer: play goes on"),
     # -- burns
     "missed_burn.take_off": _c("the card off the board; ACK without a mouth sensor (a burn went unread); "
-                               "ROUND DONE without a mouth sensor (the play says so: UNREAD_CARD)",
-                               "ROUND DONE with a mouth sensor (WRONG_CORRECTION, floor: the street was bet on)",
+                               "ROUND DONE without a mouth sensor (the play says so: UNREAD_CARD); ROUND DONE "
+                               "with a mouth sensor when a card of the street counted with no read never reached "
+                               "the board (it was the burn, its read late)",
+                               "ROUND DONE with a mouth sensor otherwise (WRONG_CORRECTION, floor: the street was "
+                               "bet on)",
                                "the card off the board, or ROUND DONE", round_done_card_on_board="floor_bet_on"),
     "missed_burn.next_card": _c("the street's cards all on the board"),
     "double_burn.return_on_top": _c("ACK, or the card drawn again"),
@@ -199,7 +205,8 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "premature.burn_stays": _c("ACK, or the next step seen done", **_PREMATURE_PAST),
     "premature.finish_round": _c("ROUND DONE", **_PREMATURE_PAST),
     "premature.burn_and_turn": _c("a burn and the turn laid"),
-    "premature.reshuffle_with": _c("RESHUFFLED", **_PREMATURE_PAST),
+    "premature.reshuffle_with": _c("RESHUFFLED", "a card that must stay out taken off the board first "
+                                   "(WRONG_CORRECTION: put it back)", **_PREMATURE_PAST),
     "premature.new_street": _c("the street's cards on the board"),
     "premature.new_street_no_burn": _c("the street's cards on the board, no burn drawn",
                                        "a burn drawn (WRONG_CORRECTION: burn not due, floor)"),
@@ -208,7 +215,7 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "skipped.deal_closed": _c("the later streets drawn face down aside", **_PREMATURE_PAST),
     # -- the dealer strayed from a correction
     "wrong.expected_card": _c("ACK, or the next step seen done"),
-    "wrong.put_back_and_draw": _c("the expected card drawn"),
+    "wrong.put_back_and_draw": _c("the expected card drawn", "another card drawn (WRONG_CORRECTION: put it back)"),
     "wrong.expected_card_or_unread": _c("ACK (the expected card came out unread first); the expected card drawn"),
     "wrong.reshuffled_in": _FLOOR, "wrong.burn_not_due": _FLOOR, "wrong.missed_burn_bet_on": _FLOOR,
     "wrong.step_overtaken": _FLOOR,
@@ -345,6 +352,13 @@ def answers_an_open_step(steps: frozenset[str]):
     return gate
 
 
+def wrong_case(eng, moment: str) -> str | None:
+    """The put-right case a step still to be done names for the announced *moment* (``wrong_at``), in
+    any open correction, one this very event opened too (a grace period's); None if no step names it."""
+    return next((case for c in eng.corrections if not c.halting for todo in c.todos if not todo.done
+                 for m, case in contract_of(todo).wrong_at if m == moment), None)
+
+
 def missing_contracts(keys) -> list[str]:
     """Step keys among *keys* that have no contract (should be none)."""
     return sorted(set(keys) - set(STEP_CONTRACTS))
@@ -360,4 +374,5 @@ def missing_answers() -> list[str]:
 
 __all__ = ["ANNOUNCED", "ANSWERED_IN_BOOK", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY",
            "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
-           "answers_an_open_step", "missing_answers", "missing_contracts", "must_be_done", "steps_answered_by"]
+           "answers_an_open_step", "missing_answers", "missing_contracts", "must_be_done", "steps_answered_by",
+           "wrong_case"]

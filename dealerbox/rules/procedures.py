@@ -2,9 +2,10 @@
 
 A profile row (``firmware_config/rules/*.toml``) names a procedure for each
 RULES.md id; :func:`correct` looks the name up in :data:`BUILDERS` and the
-builder registered under it opens the correction: its steps, what the box must
-see for each, and what each step does to the tracking when done. A card room
-that edits a profile's procedure therefore changes what the box says.
+builder registered under it opens the correction: its steps, each with what it
+is about (its card, its street). How the box sees each step done, and what the
+step does then, is the open-steps table's (:mod:`.open_steps`). A card room that
+edits a profile's procedure therefore changes what the box says.
 
 Most builders are here; a few register from the modules they build on, which
 this one never imports: the premature streets' (:mod:`.premature_streets`) and

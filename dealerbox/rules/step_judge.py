@@ -15,7 +15,7 @@ from __future__ import annotations
 from dealerbox.rules.board import street_progress
 from dealerbox.rules.buttons import next_round
 from dealerbox.rules.corrections import ANSWERS, EFFECTS
-from dealerbox.rules.open_steps import MOVES_A_CARD, contract_of, must_be_done
+from dealerbox.rules.open_steps import MOVES_A_CARD, contract_of, must_be_done, wrong_case
 from dealerbox.rules.procedures import correct
 from dealerbox.rules.tracker import STREETS, Seen
 
@@ -23,29 +23,23 @@ from dealerbox.rules.tracker import STREETS, Seen
 _CASES = {"floor": "step_overtaken", "floor_bet_on": "missed_burn_bet_on"}
 
 
-def _still_to_do(eng):
-    """(correction, its steps not done) for each open correction the event did not open."""
-    for corr in list(eng.corrections):
-        if corr.halting or corr.born == eng.seq:
-            continue
-        yield corr, [contract_of(todo) for todo in corr.todos if not todo.done]
-
-
 def _superseded(eng) -> None:
     """The event showed the reading a correction rested on to be something else (its steps'
-    ``superseded_at``): the correction leaves the panel, and the cards are judged as they turned out."""
+    ``superseded_at``): the correction leaves the panel, and the cards are judged as they turned out.
+    One this event opened too (a grace period's): the announcement came after it."""
     moments = {m for m, _ in eng.moments}
-    for corr, steps in _still_to_do(eng):
-        if any(moments.intersection(c.superseded_at) for c in steps):
+    for corr in list(eng.corrections):
+        if not corr.halting and any(moments.intersection(contract_of(t).superseded_at)
+                                    for t in corr.todos if not t.done):
             eng.corrections.remove(corr)
 
 
 def _announced_wrong(eng) -> None:
     """An action the rule book announced that a step still to be done names among its wrong
-    corrections (``wrong_at``): WRONG_CORRECTION, with the case the step names (once per moment)."""
+    corrections (``wrong_at``): WRONG_CORRECTION, with the case the step names (once per moment). The
+    book's rows announce one only while such a step is open (:func:`~.open_steps.wrong_case`)."""
     for moment, cards in eng.moments:
-        case = next((case for _, steps in _still_to_do(eng) for c in steps for m, case in c.wrong_at
-                     if m == moment), None)
+        case = wrong_case(eng, moment)
         if case is not None:
             correct(eng, "WRONG_CORRECTION", cards, case=case)
 
@@ -67,8 +61,10 @@ def _second_irregularity(eng) -> None:
     for corr in new + old:
         eng.corrections.remove(corr)
         _as_it_lies(eng, corr)
-    for corr in new:
+    for corr in new + old:
+        # No card is expected back for a correction the hand went past.
         hand.expect_next = [k for k in hand.expect_next if k not in corr.cards]
+    for corr in new:
         hand.returning.difference_update(c for c in corr.cards if hand.where.get(c) in ("burn", "board"))
     correct(eng, "WRONG_CORRECTION", new[0].cards[:1], case="step_overtaken")
 

@@ -50,6 +50,8 @@ UNREACHABLE = {
     # The stops: the hand is over until NEW HAND; every action is flagged after the stop.
     "halt.misdeal", "halt.misdeal_called", "halt.void", "halt.void_duplicate", "halt.void_foreign",
     "halt.card_after_stop",
+    # What the box saw, said first in SEAT_ERROR's stop (a misdeal before the first round, else late).
+    "seat.wrong_seat", "seat.not_dealt_in", "seat.wrong_count",
     # Shown with the hand over or between hands (RABBIT_HUNT; the deck check's notices; the record).
     "rabbit.not_allowed", "unread.check_deck", "unread.check_tags", "over.left_open",
     # The notice of a reader that misses reads, shown from the next hand on (READER_DEGRADED's run of

@@ -138,3 +138,62 @@ def test_a_question_the_book_answers_is_answered_only_while_the_table_says_it_is
     t = _misdeal_after_the_exposed_question(compile_book(), monkeypatch)
     assert (t.now.verdict, t.now.irregularity) == ("misdeal", None), t.now
     assert t.now.steps[0].key == "halt.misdeal_called"
+
+
+def test_a_correction_the_hand_went_past_expects_no_card_back():
+    """A double burn on the turn (its second burn to go back on top), then PREMATURE: the step is
+    overtaken and the floor called. The card it expected back is expected no longer: the cards drawn
+    next are judged as they come (a river laid early), never swallowed as "another card than expected"
+    with the panel green."""
+    t = Table()
+    t.new_hand(3, mouth_sensor=True)
+    t.press("round_done")
+    t.street(*FLOP)
+    t.press("round_done")
+    for card in ("6s", "2h", "9c"):
+        t.shoe(card)
+    t.board("9c")
+    t.feed("tick", dt=3)
+    assert t.now.irregularity == "DOUBLE_BURN"
+    t.press("premature")
+    assert (t.now.irregularity, t.now.verdict) == ("WRONG_CORRECTION", "floor")
+    assert t.engine.hand.expect_next == []
+    t.press("ack")
+    t.press("ack")
+    t.press("round_done")
+    t.shoe("3c")
+    t.shoe("5c")
+    t.board("5c")
+    assert t.now.irregularity == "PREMATURE_RIVER", t.now
+    assert t.engine.where["5c"] == "board"
+
+
+def test_a_wrong_correction_of_a_step_opened_by_the_same_event_is_ruled():
+    """A spread flop with a second burn: the next card out ends the double burn's wait, and the
+    correction it opens (the second burn back on top) is already what that card is judged against."""
+    t = Table()
+    t.new_hand(3, mouth_sensor=True)
+    t.press("round_done")
+    for card in ("7d", "Ks", "Ad", "5s", "4s"):
+        t.shoe(card, dt=0.2)
+    for card in ("Ad", "5s", "4s"):
+        t.board(card, dt=0.2)
+    t.shoe("2c")
+    assert t.now.irregularity == "WRONG_CORRECTION", t.now
+    assert [s.key for s in t.now.steps] == ["wrong.expected_card", "wrong.put_back_and_draw"]
+    t.shoe("Ks")                                   # put right: the second burn drawn
+    assert t.now.verdict == "ok"
+
+
+def test_a_card_kept_out_taken_off_in_the_event_a_grace_period_opens_its_correction():
+    """No mouth sensor: the turn laid before the flop's round was done, its read missed. The grace
+    period that makes it a premature turn runs out at the next event, a flop card taken off the board:
+    that card must stay out of the stub (the turn goes aside, the river comes from a reshuffle)."""
+    t = Table()
+    t.new_hand(3)
+    t.press("round_done")
+    t.street(*FLOP)
+    t.shoe("6s")
+    t.board("9c")                                  # held, waiting for its read
+    t.off("4d", dt=3)
+    assert (t.now.irregularity, t.now.steps[t.now.step].key) == ("WRONG_CORRECTION", "wrong.keep_on_board"), t.now
