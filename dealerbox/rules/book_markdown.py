@@ -97,7 +97,8 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it | the table's data: seen by, pressed, then, wrong at, superseded at, answered in the book, moves, follows, buttons, waits |",
+    out += ["", "| step | answers | wrong correction | ends | past it | the table's data: seen by, pressed, then, "
+                "wrong at, superseded at, answered in the book, moves, follows, buttons, waits |",
             "| --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]

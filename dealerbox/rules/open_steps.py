@@ -140,6 +140,7 @@ _BET_ON_PAST = {"round_done_card_on_board": "floor"}
 _INFO = _c("ACK, or anything the dealer does next", ends="the next hand; information only")
 _HALT = _c("new_hand (the hand is stopped)", "any card drawn (flagged after the stop)", "the next new_hand")
 _FLOOR = _c("ACK once the floor has ruled", ends="ACK, or the hand ends")
+_SAID_FIRST = _c("ACK, or the next step seen done")
 
 STEP_CONTRACTS: dict[str, StepContract] = {
     # -- stops and the floor
@@ -149,8 +150,7 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "late.substantial_action": _FLOOR, "rabbit.not_allowed": _FLOOR, "contamination.call_floor": _FLOOR,
     "notfromshoe.call_floor": _FLOOR, "four_flop.call_floor": _FLOOR,
     # What the box saw, said before the ruling (SEAT_ERROR's misdeal, or a house's floor call).
-    "seat.wrong_seat": _c("ACK, or the next step seen done"), "seat.not_dealt_in": _c("ACK, or the next step seen done"),
-    "seat.wrong_count": _c("ACK, or the next step seen done"),
+    "seat.wrong_seat": _SAID_FIRST, "seat.not_dealt_in": _SAID_FIRST, "seat.wrong_count": _SAID_FIRST,
     "unknown.call_floor": _c("ACK (the floor is called); MISDEAL (the floor confirms: foreign, void)"),
     "unknown.floor_confirms": _c("MISDEAL (the floor confirms: foreign, void); ACK (play on)"),
     # -- the deal
@@ -372,7 +372,7 @@ def missing_answers() -> list[str]:
     return sorted(answers | effects)
 
 
-__all__ = ["ANNOUNCED", "ANSWERED_IN_BOOK", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED", "RULINGS", "SEEN_BY",
-           "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
+__all__ = ["ANNOUNCED", "ANSWERED_IN_BOOK", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED",
+           "RULINGS", "SEEN_BY", "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
            "answers_an_open_step", "missing_answers", "missing_contracts", "must_be_done", "steps_answered_by",
            "wrong_case"]
