@@ -61,6 +61,10 @@ def test_three_collectors_share_the_tables_and_one_sigkilled_costs_nothing(broke
         with Dealer(journals["T01"], LINES, 0.01), Dealer(journals["T02"], LINES, 0.01), \
                 Dealer(journals["T03"], LINES, 0.01):
             wait_for(lambda: all(p.acked >= 50 for p in pubs.values()), "the collectors filing")
+            # All three have started: on a loaded machine two can file 50 lines each before the third
+            # is past its imports, and one killed before its boot would never make the fourth.
+            with Store(db) as store:
+                wait_for(lambda: store.meta("collector_boot") == "3", "the three collectors started", 120)
             procs[0].send_signal(signal.SIGKILL)
             assert procs[0].wait(timeout=30) == -signal.SIGKILL
             # The two left carry on alone: every table moves on while the first is dead.
