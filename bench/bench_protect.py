@@ -127,7 +127,8 @@ GOALS = {
     "protect_stopped_shuffler_detected_within_hands": (
         "<=", 5, ("protect_stopped_shuffler_detected_pct_within_5",)),
     "protect_dealer_3x_detected_within_hands": ("", None, ("protect_dealer_3x_detected_pct_within_3000",)),
-    "protect_dealer_false_alarms_per_shift": ("<=", 0.01, ("protect_dealer_false_alarms", "protect_dealer_shifts")),
+    "protect_dealer_false_alarms_per_shift": ("<=", 0.01, ("protect_dealer_false_alarms_per_shift_upper95",
+                                                           "protect_dealer_false_alarms", "protect_dealer_shifts")),
     # A real room (issue 38).
     "protect_false_alarms_per_10000_hands_machine_upper95": ("<=", 1.5, ()),
     "protect_false_alarms_per_10000_hands_hand_shuffle_upper95": ("<=", 1.5, ()),
@@ -355,7 +356,8 @@ def run(scale: float = 1.0) -> dict:
         # 240 hands a shift (HAND_S); the chart does not depend on the shuffle, so every fair hand counts.
         fig["protect_dealer_false_alarms"] = dealer_alarms
         fig["protect_dealer_shifts"] = round(dealer_hands / 240, 1)
-        fig["protect_dealer_false_alarms_per_shift"] = round(dealer_alarms / (dealer_hands / 240), 4)
+        fig["protect_dealer_false_alarms_per_shift"], fig["protect_dealer_false_alarms_per_shift_upper95"] = _rate(
+            dealer_alarms, dealer_hands / 240, 1)
         fig["protect_fair_s"] = round(time.perf_counter() - t, 1)
 
         t = time.perf_counter()
