@@ -113,6 +113,14 @@ def check_person(what: str, name) -> str:
     return text
 
 
+def _check_witness(witness, who: str, deed: str) -> str:
+    """*witness* checked as a person other than *who*, who does *deed* ("issue of a deck")."""
+    witness = check_person("the witness", witness)
+    if witness.casefold() == who.casefold():
+        raise RegistryRefused(f"{who} cannot witness their own {deed}: name another person")
+    return witness
+
+
 def _why(what: str, text) -> str:
     text = text.strip() if isinstance(text, str) else ""
     if not text or len(text) > WHY_MAX or "\x00" in text:
@@ -358,9 +366,7 @@ class RoomRegistry(Connection):
         if witness is not None and not (witness.strip() if isinstance(witness, str) else witness):
             witness = None
         if witness is not None:
-            witness = check_person("the witness", witness)
-            if witness.casefold() == who.casefold():
-                raise RegistryRefused(f"{who} cannot witness their own issue of a deck: name another person")
+            witness = _check_witness(witness, who, "issue of a deck")
         now = time.time() if now is None else now
         with self._unit():
             row = self._deck_row(name, lock=True)
@@ -384,9 +390,8 @@ class RoomRegistry(Connection):
     def destroy_deck(self, name: str, who: str, witness: str, now: float | None = None) -> dict:
         """Deck *name*, retired, destroyed by *who* and witnessed by *witness* (another person)."""
         name = check_deck_name(name)
-        who, witness = check_person("who destroys it", who), check_person("the witness", witness)
-        if who.casefold() == witness.casefold():
-            raise RegistryRefused(f"{who} cannot witness their own destruction of a deck: name another person")
+        who = check_person("who destroys it", who)
+        witness = _check_witness(witness, who, "destruction of a deck")
         now = time.time() if now is None else now
         with self._unit():
             row = self._deck_row(name, lock=True)
