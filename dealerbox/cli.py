@@ -245,6 +245,22 @@ def _add_history_command(sub) -> None:
     sp.set_defaults(func=_command(TOOL_COMMANDS, "history"))
 
 
+def _add_commission_command(sub) -> None:
+    """``commission``."""
+    sp = sub.add_parser("commission", help="check the table's hardware device by device, in a terminal; the "
+                                           "record is kept and reaches the floor (docs/TOOLS.md)")
+    sp.add_argument("--config", help=CONFIG_HELP)
+    sp.add_argument("--only", metavar="DEVICES",
+                    help="a part: devices among lcd, leds, buttons, mouth, shoe, board, clock, state (comma-separated)")
+    sp.add_argument("--report", action="store_true", help="print the last record and exit")
+    sp.add_argument("--answers", choices=["yes", "no"],
+                    help="the emulated run only: answer every question so, instead of asking in the terminal")
+    sp.add_argument("--fault", action="append", metavar="FAULT",
+                    help="the emulators only: a hardware fault to put on the simulated table (repeatable): "
+                         "dead_tag, weak_antenna, bouncing_button, wrong_pin, stuck_mouth, silent_lcd, full_state_dir")
+    sp.set_defaults(func=_command(TOOL_COMMANDS, "commission"))
+
+
 def _add_sim_command(sub) -> None:
     """``sim``."""
     sp = sub.add_parser("sim", help="the simulated shoe: a terminal UI to test a table without dealing a game")
@@ -479,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_badge_commands(sub)
     _add_history_command(sub)
     _add_sim_command(sub)
+    _add_commission_command(sub)
     _add_floor_commands(sub)
     return p
 

@@ -14,7 +14,9 @@ docs/NOISE.md says what each kind is, and where its numbers come from.
 
 from __future__ import annotations
 
+import errno
 import heapq
+import os
 import random
 import time
 from collections.abc import Iterable, Mapping
@@ -524,3 +526,103 @@ class TableNoise:
         # hole_over_board, burn_cross: the card drawn last crosses the board antenna.
         self._cross([last], self._d(kind))
         return f"{kind}: {last} crossed the board antenna"
+
+
+# -- the hardware's faults: what a commissioning run must find ------------------------------
+
+#: The faults of a table's hardware (not of its dealing), each of which ``dealerbox commission``
+#: must find in exactly the step of its device, with that device's advice (docs/NOISE.md).
+TABLE_FAULTS = {
+    "dead_tag": "one card's tag never answers (by default the active deck's Qs): the shoe never reads it",
+    "weak_antenna": "the shoe antenna misses most reads: its RC522 drops 95 % of the wake-ups",
+    "bouncing_button": "a button's contact (ACK by default) chatters for 60 ms at each press and release",
+    "wrong_pin": "a button's wire (ACK's by default) is on another button's pin (BOXED's)",
+    "stuck_mouth": "the mouth sensor's output is stuck at its blocked level",
+    "silent_lcd": "the LCD's backpack does not answer on I2C (unplugged, or another address)",
+    "full_state_dir": "the state directory's disk is full: a write fails with ENOSPC",
+}
+
+
+class StuckPhotoInterrupter:
+    """A mouth sensor whose output stays at its blocked level whatever passes (dirt, a dead LED)."""
+
+    def __init__(self, sensor):
+        self.pin = sensor.pin
+        self.blocked_level = sensor.blocked_level
+        sensor._block()
+
+    def card_passes(self, chatter: int = 0) -> None:
+        """Nothing changes on the line."""
+
+
+class FullDisk:
+    """The state directory's disk with no room left: the commissioning's ``state`` step measures
+    this in place of the real one (the methods of its ``StateDisk``)."""
+
+    free = 12 * 1024
+
+    def free_bytes(self, path) -> int:
+        return self.free
+
+    def fsync_seconds(self, path, size: int = 4096) -> float:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+
+@dataclass
+class TableFaults:
+    """Some :data:`TABLE_FAULTS`, put on a :class:`hardware_sim.table.SimulatedTable` by :meth:`apply`
+    (the chips' faults) and acted out by the emulated dealer's hands (:meth:`is_dead`, :meth:`press`).
+
+    *dead_card* is the card whose tag is dead, *button* the bouncing or miswired button,
+    *wired_to* the button whose pin the miswired one is on.
+    """
+
+    names: frozenset = frozenset()
+    dead_card: str = "Qs"
+    button: str = "ack"
+    wired_to: str = "boxed"
+    chatter_s: float = 0.06
+    weak_dropout: float = 0.95
+
+    def __post_init__(self):
+        self.names = frozenset(self.names)
+        unknown = sorted(self.names - TABLE_FAULTS.keys())
+        if unknown:
+            raise ValueError(f"unknown table fault {unknown[0]!r}; the faults: {', '.join(TABLE_FAULTS)}")
+
+    def apply(self, table) -> None:
+        """Put the chips' faults on *table*: the weak antenna, the silent LCD, the stuck sensor."""
+        config = table.config
+        if "weak_antenna" in self.names:
+            reader = config.zone_readers()["shoe"]
+            chip = table.chips.get(reader)
+            if chip is None:
+                raise ValueError("weak_antenna needs an emulated RC522 serving the shoe")
+            chip.dropout = self.weak_dropout
+        if "silent_lcd" in self.names:
+            if table.i2c is None:
+                raise ValueError("silent_lcd needs the LCD on the emulated I2C bus")
+            table.i2c.devices.clear()
+        if "stuck_mouth" in self.names:
+            if table.mouth is None:
+                raise ValueError("stuck_mouth needs an emulated mouth sensor ([mouth_sensor] backend = \"sim\")")
+            table.mouth = StuckPhotoInterrupter(table.mouth)
+
+    def is_dead(self, table, uid: str) -> bool:
+        """The tag *uid* never answers."""
+        if "dead_tag" not in self.names:
+            return False
+        tag = table.config.registry.lookup(uid) if table.config.registry is not None else None
+        return tag is not None and tag.card == self.dead_card
+
+    def press(self, table, button: str, hold_s: float) -> None:
+        """Press *button* as its wiring and its contact have it."""
+        pin = None
+        if "wrong_pin" in self.names and button == self.button:
+            pin = table.config.panel.pins.buttons[self.wired_to]
+        chatter = self.chatter_s if "bouncing_button" in self.names and button == self.button else 0.0
+        table.press(button, hold_s, pin=pin, chatter_s=chatter)
+
+    def disk(self):
+        """The state directory's disk as the faults have it: a :class:`FullDisk`, or None (the real one)."""
+        return FullDisk() if "full_state_dir" in self.names else None

@@ -194,13 +194,27 @@ class SimulatedTable:
             for uid in list(self.in_field[zone]):
                 self._put(zone, uid, False)
 
-    def press(self, button: str, hold_s: float = 0.15) -> None:
-        """Press and release a panel button (buttons pull up: pressed is low); people hold 0.1-0.2 s."""
-        pin = self.pin_factory.pin(self.config.panel.pins.buttons[button])
-        pin.drive_low()
+    def press(self, button: str, hold_s: float = 0.15, *, pin: int | None = None, chatter_s: float = 0.0) -> None:
+        """Press and release a panel button (buttons pull up: pressed is low); people hold 0.1-0.2 s.
+
+        *pin*: the BCM pin the button's wire is really on (default: the config's). *chatter_s*: the
+        contact bounces this long at the press and at the release (an edge every 4 ms)."""
+        line = self.pin_factory.pin(self.config.panel.pins.buttons[button] if pin is None else pin)
+        self._bounce(line, chatter_s, low=True)
         time.sleep(hold_s)
-        pin.drive_high()
+        self._bounce(line, chatter_s, low=False)
         time.sleep(0.05)
+
+    @staticmethod
+    def _bounce(line, chatter_s: float, *, low: bool) -> None:
+        settle, other = (line.drive_low, line.drive_high) if low else (line.drive_high, line.drive_low)
+        end = time.monotonic() + chatter_s
+        settle()
+        while time.monotonic() < end:
+            time.sleep(0.002)
+            other()
+            time.sleep(0.002)
+            settle()
 
     def set_players(self, players: int) -> None:
         """Step the player-count button until the panel counts *players*."""

@@ -223,6 +223,10 @@ class PanelGpio(Device):
         LED blink rhythm for ``floor`` and the buzzer's beep length.
     ``poll_interval_s``
         period of the background :meth:`poll` thread; None starts no thread.
+    ``edge_observer``
+        optional, for measuring the wiring (``dealerbox commission``): called with
+        ``(button name, pressed, t)`` for every raw edge of a button's line, before
+        the debounce judges it, from the thread that saw the edge.
 
     Counters: ``presses`` (accepted presses), ``bounces_rejected``,
     ``events_sent``, ``sink_errors``, ``bad_views``, ``beeps``.
@@ -233,7 +237,8 @@ class PanelGpio(Device):
                  floor_hold_s: float | None = 1.5, players: int = 6, hole_cards: int = 2,
                  on_players: Callable[[int], None] | None = None,
                  blink_on_s: float = 0.4, blink_off_s: float = 0.4, beep_s: float = 0.12,
-                 poll_interval_s: float | None = 0.02, leds_active_high: bool = True):
+                 poll_interval_s: float | None = 0.02, leds_active_high: bool = True,
+                 edge_observer: Callable[[str, bool, float], None] | None = None):
         if not isinstance(pins, PanelPins):
             pins = PanelPins.from_dict(pins)
         else:
@@ -253,6 +258,7 @@ class PanelGpio(Device):
         self._blink = (blink_on_s, blink_off_s)
         self.beep_s = beep_s
         self._deliver = self._make_deliver(sink)
+        self._edge_observer = edge_observer
         self._lock = threading.RLock()
         self._last_t = float("-inf")
         self._led_state: tuple[str, bool] | None = None
@@ -397,6 +403,8 @@ class PanelGpio(Device):
                 return
             state = self._buttons[name]
             now = self._clock()
+            if self._edge_observer is not None:
+                self._edge_observer(name, pressed, now)
             self._settle(state, now, out)
             quiet = now - state.last_edge_t >= self.debounce_s
             state.last_edge_t, state.raw = now, pressed

@@ -127,7 +127,7 @@ def journal_locked(journal_dir) -> bool:
     return False
 
 
-def post_registry_event(config, ev: str, **fields) -> str:
+def post_registry_event(config, ev: str, /, **fields) -> str:
     """Put a registry event of the technician's commands on its way to the journal of the table
     of *config* (a :class:`~dealerbox.service.config.TableConfig`); what happened, in a sentence."""
     outbox = RegistryOutbox(config.state_dir)

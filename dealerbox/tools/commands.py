@@ -2,7 +2,8 @@
 
 ``replay`` and ``demo`` (a recorded event file through the engine), ``deck``
 and ``badge`` (registering on a reader, real or rehearsed), ``history`` (hands
-from the journal) and ``sim`` (the simulated shoe's console).
+from the journal), ``sim`` (the simulated shoe's console) and ``commission``
+(the table's hardware checked device by device).
 """
 
 from __future__ import annotations
@@ -366,3 +367,31 @@ def sim(args) -> int:
     require_rc522_driver(config, "sim")
     return run_console(config=config, record=args.record, scenario=args.scenario, real=args.real,
                        state_dir=args.state_dir)
+
+
+def commission(args) -> int:
+    """``dealerbox commission``: the table's hardware checked device by device (docs/TOOLS.md)."""
+    from dealerbox.tools.commission import commission_command
+
+    return commission_command(args, emulated_bench=emulated_commission_bench)
+
+
+def emulated_commission_bench(config, technician, faults, clock_synchronised, stack):
+    """The commissioning bench of a config with simulated devices: its simulated table, with the
+    faults named (:data:`hardware_sim.noise.TABLE_FAULTS`), and an emulated dealer's hands."""
+    from hardware_sim.noise import TableFaults
+    from hardware_sim.table import SimulatedTable
+    from dealerbox.tools.commission_bench import Bench, StateDisk
+    from dealerbox.tools.commission_emulation import EmulatedHands
+
+    try:
+        table_faults = TableFaults(faults)
+        table = stack.enter_context(SimulatedTable(config))
+        table_faults.apply(table)
+    except ValueError as exc:
+        raise UsageError(f"dealerbox commission: --fault: {exc}") from exc
+    technician.say(f"the simulated devices ({', '.join(config.simulated_devices)}) are their chip emulators; "
+                   "an emulated dealer draws, lays and presses" + (f"; faults: {', '.join(faults)}" if faults
+                                                                      else ""))
+    return Bench(config, technician, EmulatedHands(table, table_faults), clock_synchronised, table=table,
+                 disk=table_faults.disk() or StateDisk())

@@ -1,0 +1,394 @@
+"""The card readers' commissioning steps: the mouth sensor, the shoe reader, the board antenna
+and the other zones, each measured through the box's own drivers.
+
+Every step polls its reader at the config's ``poll_s`` (as the box's reader threads
+do) while the technician's hands act, and keeps each poll with its time
+(:class:`ReaderWatch`). From those polls:
+
+- the shoe: every card of the active deck drawn at dealing pace must be read; a tag
+  read again after ``shoe_rearm_s`` would be a false duplicate at the table; a tag
+  read in a second pass within it, or read in fewer than :data:`MIN_READS` polls of
+  its pass, is *weak* (named, for replacement). With a mouth sensor, the time from
+  the beam break to the tag's first read is judged against ``read_window_s``;
+- the board: five cards laid, each *on* (the config's presence tracker, its
+  ``settle_s`` and ``board_dropout_s``) within twice the settle time of its first
+  read, none *off* while it lies there; all five off once taken away; a card slid
+  across must never be *on*;
+- the other zones (burn, muck, seats) a card on and off;
+- the mouth sensor: its count of the cards drawn against the reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dealerbox.errors import HardwareError, ReaderError
+from dealerbox.hw.header import pin_words
+from dealerbox.hw.reader import PollSchedule
+from dealerbox.tools.commission_bench import Bench, hardware_advice, reader_wiring
+from dealerbox.tools.commission_record import DeviceResult, Figure
+
+__all__ = ["ReaderWatch", "check_mouth", "check_shoe", "check_board", "MIN_READS", "MOUTH_CARDS",
+           "DEAL_PACE_S", "BOARD_CARDS"]
+
+#: A tag read in fewer polls than this in its pass through the shoe is weak (read late).
+MIN_READS = 2
+#: A tag read again after a gap longer than this is a second pass, not a poll missed in the first.
+PASS_GAP_S = 0.1
+#: Cards the mouth sensor step draws.
+MOUTH_CARDS = 10
+#: Cards laid on the board: flop, turn and river.
+BOARD_CARDS = 5
+#: Seconds between two cards at dealing pace (what the emulated dealer keeps; people vary).
+DEAL_PACE_S = 0.12
+#: A step ends this long after the last read once the hands are done (or people stopped).
+QUIET_S = 5.0
+#: How long the cards lie on the board: several dropout windows.
+LIE_S = 2.0
+#: Polls that must read a card lying still.
+LYING_READ_SHARE = 0.8
+
+
+@dataclass
+class _Tag:
+    runs: list = field(default_factory=list)    # [first, last, reads] of each pass
+
+    def read(self, t: float) -> None:
+        if self.runs and t - self.runs[-1][1] <= PASS_GAP_S:
+            self.runs[-1][1] = t
+            self.runs[-1][2] += 1
+        else:
+            self.runs.append([t, t, 1])
+
+
+class ReaderWatch:
+    """Polls one reader at its ``poll_s`` for one zone and keeps what each poll saw.
+
+    :attr:`tags` holds every UID read with its passes; :attr:`fault` the reader's error,
+    if it stopped answering (polling stops then); :attr:`polls` the polls made.
+    """
+
+    def __init__(self, bench: Bench, zone: str):
+        self.bench = bench
+        self.zone = zone
+        self.name = bench.config.zone_readers()[zone]
+        self.reader = bench.reader(self.name)
+        self.period = bench.config.readers[self.name].poll_s
+        self.schedule = PollSchedule(self.period, bench.clock())
+        self.due = bench.clock()
+        self.tags: dict[str, _Tag] = {}
+        self.polls: list[tuple[float, frozenset]] = []
+        self.fault: str | None = None
+        self.last_read: float | None = None
+        #: Called with ``(t, UIDs seen)`` after each poll (a presence tracker fed as the box feeds one).
+        self.listeners: list = []
+
+    def poll(self) -> None:
+        """Poll if a slot is due (called often by :meth:`Bench.until`)."""
+        now = self.bench.clock()
+        if self.fault is not None or now < self.due:
+            return
+        try:
+            seen = self.reader.poll().get(self.zone, frozenset())
+        except ReaderError as exc:
+            self.fault = str(exc)
+            return
+        t = self.bench.clock()
+        self.due = t + self.schedule.next_wait(t)
+        self.polls.append((t, seen))
+        for uid in seen:
+            self.tags.setdefault(uid, _Tag()).read(t)
+            self.last_read = t
+        for listener in self.listeners:
+            listener(t, seen)
+
+    def quiet_for(self, seconds: float) -> bool:
+        return self.last_read is not None and self.bench.clock() - self.last_read >= seconds
+
+    def run_until(self, done, timeout_s: float) -> bool:
+        return self.bench.until(lambda: self.fault is not None or done(), timeout_s, poll=self.poll)
+
+
+def _open_watch(bench: Bench, zone: str, device: str):
+    """A watch on *zone*'s reader, or the failed result when it cannot be opened."""
+    name = bench.config.zone_readers().get(zone)
+    if name is None:
+        return None, DeviceResult.skipped(device, f"the config has no reader for the {zone} zone")
+    try:
+        return ReaderWatch(bench, zone), None
+    except (ReaderError, HardwareError) as exc:
+        return None, DeviceResult(device, "fail",
+                                  f"the {name} reader cannot be opened ({hardware_advice(exc)}): check "
+                                  f"{reader_wiring(bench.config, name)}",
+                                  [Figure.exactly("reader answers", 0, 1)])
+
+
+def _faulted(watch: ReaderWatch, device: str, figures: list) -> DeviceResult:
+    return DeviceResult(device, "fail", f"the {watch.name} reader stopped answering ({watch.fault}): check "
+                        f"{reader_wiring(watch.bench.config, watch.name)}",
+                        figures + [Figure.exactly("reader answers", 0, 1)])
+
+
+def _draw_ended(watch: ReaderWatch, expected: int) -> bool:
+    bench = watch.bench
+    if len(watch.tags) >= expected and watch.quiet_for(1.0):
+        return True
+    if bench.hands.done and (watch.quiet_for(1.0) or (watch.last_read is None and watch.polls
+                                                      and bench.clock() - watch.polls[0][0] > 3.0)):
+        return True
+    return watch.quiet_for(QUIET_S)
+
+
+def check_mouth(bench: Bench) -> DeviceResult:
+    """Draw :data:`MOUTH_CARDS` cards: the sensor must count each, beside the tags the shoe read."""
+    ms = bench.config.mouth_sensor
+    if ms.pin is None:
+        return DeviceResult.skipped("mouth", "the config has no mouth sensor ([mouth_sensor] is optional: "
+                                             "firmware_config/tables/README.md)")
+    wiring = f"the sensor's output on {pin_words(ms.pin)}, its pull-up, its supply, and dust in the slot"
+    say = bench.technician.say
+    try:
+        sensor = bench.mouth_sensor()
+    except HardwareError as exc:
+        return DeviceResult("mouth", "fail", f"the mouth sensor cannot be opened ({hardware_advice(exc)}): "
+                            f"check {wiring}", [Figure.exactly("sensor opens", 0, 1)])
+    watch, failed = _open_watch(bench, "shoe", "mouth")
+    if failed is not None:
+        return failed
+    deck = list(bench.deck())
+    clear = not sensor.blocked
+    figures = [Figure.exactly("beam clear with the slot empty", 1 if clear else 0, 1)]
+    if not clear:
+        return DeviceResult("mouth", "fail", f"the beam reads blocked with nothing in the slot (blocked_level "
+                            f"{ms.blocked_level!r}?): check {wiring}", figures)
+    say(f"The mouth sensor ({pin_words(ms.pin)}). Draw {MOUTH_CARDS} cards through the mouth, one at a time.")
+    sensor.take()
+    bench.hands.draw(deck[:MOUTH_CARDS], DEAL_PACE_S)
+    counts: list[float] = []
+
+    def done() -> bool:
+        counts.extend(sensor.take())
+        return _draw_ended(watch, MOUTH_CARDS) or (len(counts) >= MOUTH_CARDS and watch.quiet_for(1.0))
+
+    watch.run_until(done, bench.patience_s + QUIET_S * 2)
+    counts.extend(sensor.take())
+    if watch.fault is not None:
+        return _faulted(watch, "mouth", figures)
+    figures.append(Figure.exactly("cards counted", len(counts), MOUTH_CARDS, "cards"))
+    figures.append(Figure.shown("tags the shoe read meanwhile", len(watch.tags), "tags"))
+    figures.append(Figure.shown("beam breaks ignored as chatter", sensor.chatter))
+    for f in figures[1:]:
+        say(f"  {f.line()}")
+    advice = []
+    if len(counts) != MOUTH_CARDS:
+        advice.append(f"the sensor counted {len(counts)} of {MOUTH_CARDS} cards drawn ({len(watch.tags)} tags "
+                      f"read): check {wiring}")
+    return DeviceResult.judged("mouth", figures, advice)
+
+
+def check_shoe(bench: Bench) -> DeviceResult:
+    """The whole active deck drawn through the mouth at dealing pace: every card read, none weak."""
+    deck = bench.deck()
+    if not deck:
+        return DeviceResult.skipped("shoe", "no deck registry with an active deck: register one first "
+                                            "(dealerbox deck register)")
+    watch, failed = _open_watch(bench, "shoe", "shoe")
+    if failed is not None:
+        return failed
+    config, say = bench.config, bench.technician.say
+    rearm = config.presence.shoe_rearm_s
+    ms = config.mouth_sensor
+    sensor = None
+    if ms.pin is not None:
+        try:
+            sensor = bench.shared.get("mouth") or bench.mouth_sensor()
+        except HardwareError:
+            sensor = None      # the mouth step says why
+    say(f"The shoe reader ({watch.name}). Draw the whole deck ({len(deck)} cards) through the mouth, one card "
+        "at a time, at dealing pace.")
+    if sensor is not None:
+        sensor.take()
+    bench.hands.draw(list(deck), DEAL_PACE_S)
+    counts: list[float] = []
+
+    def done() -> bool:
+        if sensor is not None:
+            counts.extend(sensor.take())
+        return _draw_ended(watch, len(deck))
+
+    watch.run_until(done, bench.patience_s + len(deck) * 2.0)
+    if watch.fault is not None:
+        return _faulted(watch, "shoe", [])
+    read = {uid: tag for uid, tag in watch.tags.items() if uid in deck}
+    unknown = sorted(set(watch.tags) - set(deck))
+    missed = [deck[uid] for uid in deck if uid not in read]
+    late_again = [deck[uid] for uid, tag in read.items()
+                  if any(b[0] - a[1] > rearm for a, b in zip(tag.runs, tag.runs[1:]))]
+    twice = [deck[uid] for uid, tag in read.items() if len(tag.runs) > 1 and deck[uid] not in late_again]
+    few = [deck[uid] for uid, tag in read.items() if tag.runs[0][2] < MIN_READS]
+    fewest = min((tag.runs[0][2] for tag in read.values()), default=None)
+    figures = [Figure.exactly("cards read", len(read), len(deck), "cards"),
+               Figure.exactly("missed reads", len(missed), 0, "cards"),
+               Figure.exactly("re-read after the rearm window", len(late_again), 0, "cards"),
+               Figure.shown("re-read within it (weak)", len(twice), "cards"),
+               Figure.at_least("fewest polls reading one card's pass", fewest, MIN_READS, "polls")]
+    slow = []
+    if sensor is not None:
+        firsts = sorted(tag.runs[0][0] for tag in read.values())
+        lags = [min((t - c for t in firsts if t >= c - 0.02), default=None) for c in counts]
+        lags = [max(0.0, lag) for lag in lags if lag is not None]
+        worst = round(max(lags) * 1000, 1) if lags else None
+        figures.append(Figure.at_most("time to first read (slowest)", worst, ms.read_window_s * 1000, "ms"))
+        slow = [deck[uid] for uid, tag in read.items()
+                if not any(0 <= tag.runs[0][0] - c <= ms.read_window_s for c in counts)]
+    else:
+        figures.append(Figure("time to first read (slowest)", None, "ms", "needs a mouth sensor", True))
+    weak = sorted(set(twice) | set(few) | set(slow), key=list(deck.values()).index)
+    figures.append(Figure.exactly("weak tags (read late or twice)", len(weak), 0, "cards"))
+    figures.append(Figure.exactly("tags not of the deck", len(unknown), 0, "tags"))
+    for f in figures:
+        say(f"  {f.line()}")
+    advice = []
+    antenna = (f"the shoe antenna: check {reader_wiring(config, watch.name)}, and its distance from the mouth "
+               "(a card must slide within 1 cm of it)")
+    if len(missed) > 3 or (len(read) and len(few) > len(read) // 4):
+        advice.append(f"{len(missed)} cards unread and {len(few)} read late: {antenna}")
+    elif missed:
+        advice.append(f"not read at all: {', '.join(missed)} (a dead or missing tag: replace it)")
+    if weak and not (len(missed) > 3):
+        advice.append(f"weak tags (read late or twice): {', '.join(weak)}: replace them")
+    if late_again:
+        advice.append(f"read again after {rearm:g} s: {', '.join(late_again)} (the box would call it a "
+                      "duplicate card: a reflection near the mouth, or the card stays in the field)")
+    if unknown:
+        advice.append(f"{len(unknown)} tag(s) not of the active deck were read: another deck's card in the shoe")
+    return DeviceResult.judged("shoe", figures, advice)
+
+
+def _tracked(watch: ReaderWatch) -> tuple[dict[str, float], dict[str, float]]:
+    """The config's presence tracker fed with the watch's polls as they come: when each UID went
+    on and off, as the box would have said it (the readers give UIDs as the tracker keeps them)."""
+    config = watch.bench.config
+    tracker = config.presence.tracker(max_tags=getattr(config.readers[watch.name].options, "max_tags", None))
+    ons: dict[str, float] = {}
+    offs: dict[str, float] = {}
+
+    def feed(t: float, seen: frozenset) -> None:
+        for e in tracker.update(t, {watch.zone: seen}):
+            if e.ev in ("board_on", "zone_on"):
+                ons[e.uid] = e.t
+            elif e.ev in ("board_off", "zone_off"):
+                offs[e.uid] = e.t
+    watch.listeners.append(feed)
+    return ons, offs
+
+
+def check_board(bench: Bench) -> DeviceResult:
+    """Five cards laid and taken off, one slid across; then each other zone the config has."""
+    deck = list(bench.deck())
+    if len(deck) < BOARD_CARDS:
+        return DeviceResult.skipped("board", "no deck registry with an active deck: register one first "
+                                             "(dealerbox deck register)")
+    watch, failed = _open_watch(bench, "board", "board")
+    if failed is not None:
+        return failed
+    config, say, hands = bench.config, bench.technician.say, bench.hands
+    settle, dropout = config.presence.settle_s, config.presence.board_dropout_s
+    cards = deck[-BOARD_CARDS:]
+    ons, offs = _tracked(watch)
+    say(f"The board antenna ({watch.name}). Lay {BOARD_CARDS} cards on the board, one in each position "
+        "(flop, turn, river), and leave them.")
+    hands.lay(cards, "board")
+    watch.run_until(lambda: len(ons) >= BOARD_CARDS or watch.quiet_for(QUIET_S), bench.patience_s + QUIET_S)
+    laid = [uid for uid in ons]
+    lie_start = bench.clock()
+    watch.run_until(lambda: bench.clock() - lie_start >= LIE_S, LIE_S + 1)
+    if watch.fault is not None:
+        return _faulted(watch, "board", [])
+    lie_end = bench.clock()
+    on_lag = [ons[uid] - watch.tags[uid].runs[0][0] for uid in laid if uid in watch.tags]
+    lying = [t for t, _seen in watch.polls if lie_start <= t <= lie_end]
+    shares = [sum(1 for t, seen in watch.polls if lie_start <= t <= lie_end and uid in seen) / len(lying)
+              for uid in laid] if lying else []
+    gaps = []
+    for uid in laid:
+        times = [t for t, seen in watch.polls if uid in seen and t >= ons[uid]]
+        gaps.append(max((b - a for a, b in zip(times, times[1:])), default=0.0))
+    lost = [uid for uid in laid if uid in offs]
+    figures = [Figure.exactly("cards on", len(laid), BOARD_CARDS, "cards"),
+               Figure.at_most("first read to on (slowest)", round(max(on_lag) * 1000, 1) if on_lag else None,
+                              2 * settle * 1000, "ms"),
+               Figure.at_least("polls reading a lying card (worst)",
+                               round(min(shares) * 100, 1) if shares else None, LYING_READ_SHARE * 100, "%"),
+               Figure.at_most("longest gap in a lying card's reads", round(max(gaps) * 1000, 1) if gaps else None,
+                              dropout * 1000, "ms"),
+               Figure.exactly("cards lost while lying", len(lost), 0, "cards")]
+    say("Take the cards off the board.")
+    hands.lift(cards, "board")
+    watch.run_until(lambda: all(uid in offs for uid in laid), dropout + QUIET_S + bench.patience_s)
+    figures.append(Figure.exactly("cards off once taken away", sum(1 for uid in laid if uid in offs),
+                                  len(laid) or BOARD_CARDS, "cards"))
+    say("Slide one card across the board antenna, without stopping.")
+    slid = deck[0]
+    ons_before = set(ons)
+    start_polls = len(watch.polls)
+    hands.slide(slid, "board")
+    seen_at = []
+
+    def slid_over() -> bool:
+        seen_at[:] = [t for t, seen in watch.polls[start_polls:] if seen]
+        return bool(seen_at) and watch.quiet_for(settle + dropout + 0.3)
+
+    watch.run_until(slid_over, bench.patience_s + 2)
+    if watch.fault is not None:
+        return _faulted(watch, "board", figures)
+    figures.append(Figure.at_least("polls that read the slid card", len(seen_at), 1, "polls"))
+    figures.append(Figure.exactly("slid card counted on the board", len(set(ons) - ons_before), 0, "cards"))
+    figures += _other_zones(bench, deck)
+    for f in figures:
+        say(f"  {f.line()}")
+    advice = []
+    names = bench.deck()
+    lying_ok, off, slid_read, slid_counted = all(f.ok for f in figures[:5]), figures[5], figures[6], figures[7]
+    if not lying_ok:
+        weak = [names.get(uid, uid) for uid, share in zip(laid, shares) if share < LYING_READ_SHARE]
+        unseen = [names[uid] for uid in cards if uid not in ons]
+        advice.append("the board antenna misses cards lying on it"
+                      + (f" ({', '.join(unseen)} never on)" if unseen else "")
+                      + (f" ({', '.join(weak)} read in too few polls)" if weak else "")
+                      + f": check its distance under the felt (cards must lie within 2 cm of it, every "
+                      f"position over it) and {reader_wiring(config, watch.name)}")
+    if not off.ok:
+        advice.append("the board antenna still reads cards taken away: a card left on it, or a tag under the felt")
+    if not slid_read.ok:
+        advice.append("the slid card was never read: slide it again, across the antenna's middle")
+    if not slid_counted.ok:
+        advice.append(f"a card passing over the board counted as laid: settle_s ({settle:g} s) is too short for "
+                      "this table, or the card stopped")
+    bad_zones = [f.name.split(":")[0] for f in figures[8:] if not f.ok]
+    if bad_zones:
+        advice.append(f"the zone(s) {', '.join(sorted(set(bad_zones)))}: check their antennas and "
+                      + "; ".join(reader_wiring(config, config.zone_readers()[z.split()[0]])
+                                  for z in sorted(set(bad_zones))))
+    return DeviceResult.judged("board", figures, advice)
+
+
+def _other_zones(bench: Bench, deck: list[str]) -> list[Figure]:
+    """A card laid on each zone other than the shoe and the board, and taken off."""
+    figures = []
+    for zone, name in bench.config.zone_readers().items():
+        if zone in ("shoe", "board"):
+            continue
+        watch = ReaderWatch(bench, zone)
+        ons, offs = _tracked(watch)
+        uid = deck[1]
+        bench.technician.say(f"Lay a card on the {zone} antenna ({name}), and leave it.")
+        bench.hands.lay([uid], zone)
+        watch.run_until(lambda: uid in ons or bool(ons), bench.patience_s)
+        bench.technician.say(f"Take it off the {zone} antenna.")
+        bench.hands.lift([uid], zone)
+        on = next(iter(ons), None)
+        watch.run_until(lambda: on is not None and on in offs, bench.config.presence.zone_dropout_s + QUIET_S)
+        figures.append(Figure.exactly(f"{zone}: card on", 1 if ons else 0, 1, "cards"))
+        figures.append(Figure.exactly(f"{zone}: card off once taken away", 1 if on in offs else 0, 1, "cards"))
+    return figures
