@@ -24,6 +24,7 @@ cards and presses the buttons, with the faults of ``--fault`` (:data:`hardware_s
 from __future__ import annotations
 
 import contextlib
+import sys
 from datetime import datetime
 from typing import Callable
 
@@ -98,20 +99,21 @@ def _print_report(config) -> int:
     record = load_record(config.state_dir)
     if record is None:
         print(f"dealerbox commission: no commissioning recorded for this table yet "
-              f"({config.state_dir / 'commissioned.json'})")
+              f"({config.state_dir / 'commissioned.json'})", file=sys.stderr)
         return 1
     print(format_record(record))
     return 0
 
 
-def commission_command(args, *, emulated_bench=None, clock_synchronised=kernel_clock_synchronised) -> int:
+def commission_command(args, *, emulated_bench=None, clock_synchronised=kernel_clock_synchronised,
+                       technician=None) -> int:
     """``dealerbox commission``: see the module docstring. Exit 0 when no device failed, 1 when
     one did (or no record exists, with ``--report``), 2 for a refusal, 130 for Ctrl-C.
 
     *emulated_bench* ``(config, technician, faults, clock_synchronised, exit_stack) -> Bench``
     makes the bench of a config with simulated devices (the simulated table and the emulated
     hands: :func:`dealerbox.tools.commands.commission` hands it in, so that only such a
-    config loads the simulator)."""
+    config loads the simulator). *technician*, by default as ``--answers`` says: who is asked."""
     config = load_table_config(args.config, check_devices=False)
     if args.report:
         return _print_report(config)
@@ -129,15 +131,16 @@ def commission_command(args, *, emulated_bench=None, clock_synchronised=kernel_c
     if args.answers is None:
         refusal = no_terminal()
         if refusal:
-            print(refusal)
+            print(refusal, file=sys.stderr)
             return 2
     refusal = box_running_refusal(config)
     if refusal:
-        print(refusal)
+        print(refusal, file=sys.stderr)
         return 2
     require_rc522_driver(config, "commission")
-    technician = (TerminalTechnician() if args.answers is None
-                  else ScriptedTechnician(args.answers == "yes"))
+    if technician is None:
+        technician = (TerminalTechnician() if args.answers is None
+                      else ScriptedTechnician(args.answers == "yes"))
     technician.say(f"dealerbox commission: table {config.name!r}, {config.path}")
     technician.say(f"devices: {', '.join(devices)}; Ctrl-C stops the run and records nothing")
     with contextlib.ExitStack() as stack:
@@ -153,7 +156,7 @@ def commission_command(args, *, emulated_bench=None, clock_synchronised=kernel_c
             results = run_steps(bench, devices)
         except (KeyboardInterrupt, EOFError):
             bench.close()
-            print("\ndealerbox commission: stopped; the devices are closed and nothing is recorded")
+            print("\ndealerbox commission: stopped; the devices are closed and nothing is recorded", file=sys.stderr)
             return 130
     return _record(config, results, technician)
 

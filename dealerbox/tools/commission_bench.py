@@ -109,10 +109,13 @@ class Bench:
         return self._readers[name]
 
     def mouth_sensor(self) -> MouthSensor:
-        ms = self.config.mouth_sensor
-        factory = self.buses(ms.backend, "mouth_sensor.backend").pin_factory()
-        return self.keep(MouthSensor(ms.pin, pin_factory=factory, blocked_level=ms.blocked_level,
-                                     clock=self.clock))
+        """The config's mouth sensor, opened once through its driver (HardwareError when it cannot be)."""
+        if "mouth" not in self.shared:
+            ms = self.config.mouth_sensor
+            factory = self.buses(ms.backend, "mouth_sensor.backend").pin_factory()
+            self.shared["mouth"] = self.keep(MouthSensor(ms.pin, pin_factory=factory,
+                                                         blocked_level=ms.blocked_level, clock=self.clock))
+        return self.shared["mouth"]
 
     def deck(self) -> dict[str, str]:
         """The active deck's tags (UID -> card), in the registry's order; empty without a registry."""

@@ -122,7 +122,9 @@ def _bursts(edges: list[tuple[bool, float]]) -> list[list[tuple[bool, float]]]:
 
 def _press_over(probe: PanelProbe, bench: Bench) -> bool:
     _events, edges = probe.taken()
-    return bool(edges) and not edges[-1][1] and bench.clock() - edges[-1][2] >= QUIET_S
+    # Emulated hands say when they let go; a person's are judged by the quiet line.
+    quiet = 2 * BURST_GAP_S if bench.hands.done else QUIET_S
+    return bool(edges) and not edges[-1][1] and bench.clock() - edges[-1][2] >= quiet
 
 
 def _one_press(bench: Bench, probe: PanelProbe, button: str, hold_s: float) -> list | None:

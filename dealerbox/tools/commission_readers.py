@@ -7,8 +7,8 @@ do) while the technician's hands act, and keeps each poll with its time
 
 - the shoe: every card of the active deck drawn at dealing pace must be read; a tag
   read again after ``shoe_rearm_s`` would be a false duplicate at the table; a tag
-  read in a second pass within it, or read in fewer than :data:`MIN_READS` polls of
-  its pass, is *weak* (named, for replacement). With a mouth sensor, the time from
+  read in a second pass within it, or in less than :data:`MIN_READ_SHARE` of the polls
+  of its pass, is *weak* (named, for replacement). With a mouth sensor, the time from
   the beam break to the tag's first read is judged against ``read_window_s``;
 - the board: five cards laid, each *on* (the config's presence tracker, its
   ``settle_s`` and ``board_dropout_s``) within twice the settle time of its first
@@ -28,13 +28,16 @@ from dealerbox.hw.reader import PollSchedule
 from dealerbox.tools.commission_bench import Bench, hardware_advice, reader_wiring
 from dealerbox.tools.commission_record import DeviceResult, Figure
 
-__all__ = ["ReaderWatch", "check_mouth", "check_shoe", "check_board", "MIN_READS", "MOUTH_CARDS",
+__all__ = ["ReaderWatch", "check_mouth", "check_shoe", "check_board", "MIN_READ_SHARE", "MOUTH_CARDS",
            "DEAL_PACE_S", "BOARD_CARDS"]
 
-#: A tag read in fewer polls than this in its pass through the shoe is weak (read late).
-MIN_READS = 2
-#: A tag read again after a gap longer than this is a second pass, not a poll missed in the first.
+#: A tag read in less than this share of the polls of its pass through the shoe is weak (read late);
+#: judged only on a pass of at least :data:`MIN_POLLS` polls (a starved poll loop proves nothing).
+MIN_READ_SHARE = 0.5
+MIN_POLLS = 4
+#: A tag read again after a gap this long, and this many polls that missed it, is a second pass.
 PASS_GAP_S = 0.1
+PASS_GAP_POLLS = 3
 #: Cards the mouth sensor step draws.
 MOUTH_CARDS = 10
 #: Cards laid on the board: flop, turn and river.
@@ -51,14 +54,21 @@ LYING_READ_SHARE = 0.8
 
 @dataclass
 class _Tag:
-    runs: list = field(default_factory=list)    # [first, last, reads] of each pass
+    runs: list = field(default_factory=list)    # [first, last, reads, first poll, last poll] of each pass
 
-    def read(self, t: float) -> None:
-        if self.runs and t - self.runs[-1][1] <= PASS_GAP_S:
-            self.runs[-1][1] = t
-            self.runs[-1][2] += 1
+    def read(self, t: float, poll: int) -> None:
+        run = self.runs[-1] if self.runs else None
+        if run is not None and (t - run[1] <= PASS_GAP_S or poll - run[4] <= PASS_GAP_POLLS):
+            run[1], run[4] = t, poll
+            run[2] += 1
         else:
-            self.runs.append([t, t, 1])
+            self.runs.append([t, t, 1, poll, poll])
+
+    def share(self) -> float | None:
+        """The share of the polls of its first pass that read it (None: too few polls to judge)."""
+        _first, _last, reads, p0, p1 = self.runs[0]
+        polls = p1 - p0 + 1
+        return reads / polls if polls >= MIN_POLLS else None
 
 
 class ReaderWatch:
@@ -97,7 +107,7 @@ class ReaderWatch:
         self.due = t + self.schedule.next_wait(t)
         self.polls.append((t, seen))
         for uid in seen:
-            self.tags.setdefault(uid, _Tag()).read(t)
+            self.tags.setdefault(uid, _Tag()).read(t, len(self.polls))
             self.last_read = t
         for listener in self.listeners:
             listener(t, seen)
@@ -201,7 +211,7 @@ def check_shoe(bench: Bench) -> DeviceResult:
     sensor = None
     if ms.pin is not None:
         try:
-            sensor = bench.shared.get("mouth") or bench.mouth_sensor()
+            sensor = bench.mouth_sensor()
         except HardwareError:
             sensor = None      # the mouth step says why
     say(f"The shoe reader ({watch.name}). Draw the whole deck ({len(deck)} cards) through the mouth, one card "
@@ -225,15 +235,23 @@ def check_shoe(bench: Bench) -> DeviceResult:
     late_again = [deck[uid] for uid, tag in read.items()
                   if any(b[0] - a[1] > rearm for a, b in zip(tag.runs, tag.runs[1:]))]
     twice = [deck[uid] for uid, tag in read.items() if len(tag.runs) > 1 and deck[uid] not in late_again]
-    few = [deck[uid] for uid, tag in read.items() if tag.runs[0][2] < MIN_READS]
-    fewest = min((tag.runs[0][2] for tag in read.values()), default=None)
+    shares = {uid: tag.share() for uid, tag in read.items()}
+    few = [deck[uid] for uid, share in shares.items() if share is not None and share < MIN_READ_SHARE]
+    judged = [share for share in shares.values() if share is not None]
     figures = [Figure.exactly("cards read", len(read), len(deck), "cards"),
                Figure.exactly("missed reads", len(missed), 0, "cards"),
                Figure.exactly("re-read after the rearm window", len(late_again), 0, "cards"),
                Figure.shown("re-read within it (weak)", len(twice), "cards"),
-               Figure.at_least("fewest polls reading one card's pass", fewest, MIN_READS, "polls")]
+               Figure.at_least("share of its pass's polls reading a card (worst)",
+                               round(min(judged) * 100, 1), MIN_READ_SHARE * 100, "%") if judged else
+               Figure("share of its pass's polls reading a card (worst)", None, "%",
+                      f"passes under {MIN_POLLS} polls", True)]
     slow = []
-    if sensor is not None:
+    # A sensor that did not count the deck (the mouth step says why) times nothing here.
+    if sensor is not None and abs(len(counts) - len(deck)) > max(2, len(deck) // 10):
+        figures.append(Figure("time to first read (slowest)", None, "ms",
+                              f"the sensor counted {len(counts)} of {len(deck)}", True))
+    elif sensor is not None:
         firsts = sorted(tag.runs[0][0] for tag in read.values())
         lags = [min((t - c for t in firsts if t >= c - 0.02), default=None) for c in counts]
         lags = [max(0.0, lag) for lag in lags if lag is not None]
@@ -252,7 +270,8 @@ def check_shoe(bench: Bench) -> DeviceResult:
     antenna = (f"the shoe antenna: check {reader_wiring(config, watch.name)}, and its distance from the mouth "
                "(a card must slide within 1 cm of it)")
     if len(missed) > 3 or (len(read) and len(few) > len(read) // 4):
-        advice.append(f"{len(missed)} cards unread and {len(few)} read late: {antenna}")
+        advice.append(f"{len(missed)} cards unread" + (f" and {len(few)} read late" if few else "")
+                      + f": {antenna}")
     elif missed:
         advice.append(f"not read at all: {', '.join(missed)} (a dead or missing tag: replace it)")
     if weak and not (len(missed) > 3):
@@ -263,6 +282,20 @@ def check_shoe(bench: Bench) -> DeviceResult:
     if unknown:
         advice.append(f"{len(unknown)} tag(s) not of the active deck were read: another deck's card in the shoe")
     return DeviceResult.judged("shoe", figures, advice)
+
+
+def _idle_for(bench: Bench, seconds: float):
+    """A test that is true once the (emulated) hands have been done for *seconds*; never for a person's."""
+    since: list[float] = []
+
+    def idle() -> bool:
+        if not bench.hands.done:
+            since.clear()
+            return False
+        if not since:
+            since.append(bench.clock())
+        return bench.clock() - since[0] >= seconds
+    return idle
 
 
 def _tracked(watch: ReaderWatch) -> tuple[dict[str, float], dict[str, float]]:
@@ -294,12 +327,15 @@ def check_board(bench: Bench) -> DeviceResult:
         return failed
     config, say, hands = bench.config, bench.technician.say, bench.hands
     settle, dropout = config.presence.settle_s, config.presence.board_dropout_s
-    cards = deck[-BOARD_CARDS:]
+    # Not the mouth step's cards, nor the one slid across (the first).
+    cards = deck[MOUTH_CARDS:MOUTH_CARDS + BOARD_CARDS]
     ons, offs = _tracked(watch)
     say(f"The board antenna ({watch.name}). Lay {BOARD_CARDS} cards on the board, one in each position "
         "(flop, turn, river), and leave them.")
     hands.lay(cards, "board")
-    watch.run_until(lambda: len(ons) >= BOARD_CARDS or watch.quiet_for(QUIET_S), bench.patience_s + QUIET_S)
+    hands_idle = _idle_for(bench, 2 * settle + 1.0)
+    watch.run_until(lambda: len(ons) >= BOARD_CARDS or watch.quiet_for(QUIET_S) or hands_idle(),
+                    bench.patience_s + QUIET_S)
     laid = [uid for uid in ons]
     lie_start = bench.clock()
     watch.run_until(lambda: bench.clock() - lie_start >= LIE_S, LIE_S + 1)

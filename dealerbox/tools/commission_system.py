@@ -70,7 +70,7 @@ def check_state(bench: Bench) -> DeviceResult:
     for f in figures:
         say(f"  {f.line()}")
     if not figures[0].ok:
-        advice.insert(0, f"only {free_mb:g} MB free on {path}: free space (old journal days go after "
+        advice.insert(0, f"only {free_mb:.1f} MB free on {path}: free space (old journal days go after "
                          "[journal] keep_days; sudo journalctl --vacuum-size for the system's logs), "
                          "or a larger SD card")
     if fsync_ms is not None and fsync_ms > MAX_FSYNC_MS:
