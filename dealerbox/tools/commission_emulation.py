@@ -8,6 +8,12 @@ breaks, the button's pin is driven. The box's drivers see only what the chips sh
 The faults of :class:`hardware_sim.noise.TableFaults` decide what the hands and
 the chips really do: a dead tag is drawn but never answers, a miswired button
 drives another pin, a bouncing one chatters.
+
+A card drawn stays in the shoe antenna's field for the table's dwell *and* until the
+emulated chip has heard :data:`POLL_FRAMES` of the reader's frames: the test machine,
+not the table, may be too loaded to poll within a dwell, and a card lost to that is
+no fault of the table's (a weak antenna still drops those frames, a dead tag still
+never answers them).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ __all__ = ["EmulatedHands", "REACTION_S"]
 
 #: How long after being asked the emulated technician acts.
 REACTION_S = 0.2
+#: Reader frames a drawn card's tag stays in the field for, at least (some three polls).
+POLL_FRAMES = 12
 
 
 class _Stopped(Exception):
@@ -84,9 +92,22 @@ class EmulatedHands(Hands):
                         self.table.mouth.card_passes()
                     self._sleep(self.table.dwell_s)
                 else:
-                    self.table.draw(uid=uid)
+                    self._draw(uid)
                 self._sleep(pace_s)
         self._ask(act)
+
+    def _draw(self, uid: str) -> None:
+        table = self.table
+        chip = table.chips.get(table.config.zone_readers()["shoe"])
+        if table.mouth is not None:
+            table.mouth.card_passes()
+        table.place(zone="shoe", uid=uid)
+        heard = chip.frames if chip is not None else 0
+        self._sleep(table.dwell_s)
+        end = time.monotonic() + 1.0
+        while chip is not None and chip.frames - heard < POLL_FRAMES and time.monotonic() < end:
+            self._sleep(0.002)
+        table.lift(zone="shoe", uid=uid)
 
     def lay(self, uids: list[str], zone: str) -> None:
         def act() -> None:

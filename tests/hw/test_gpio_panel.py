@@ -375,3 +375,25 @@ def test_pin_config_errors_name_the_key():
         with pytest.raises(ConfigError) as info:
             PanelPins.from_dict(table, file="pi4.toml")
         assert info.value.key == key and "pi4.toml" in str(info.value)
+
+
+def test_the_edge_observer_sees_every_raw_edge_the_debounce_rejects_too(factory, clock, events):
+    """``dealerbox commission`` measures a contact's bounce from the raw edges, before the debounce."""
+    seen = []
+    with PanelGpio(PINS, pin_factory=factory, sink=events.append, clock=clock, debounce_s=DEBOUNCE,
+                   poll_interval_s=None, edge_observer=lambda *edge: seen.append(edge)) as panel:
+        pin = factory.pin(BUTTONS["ack"])
+        pin.drive_low()
+        for _ in range(3):            # a contact chattering 2 ms apart
+            clock.advance(0.002)
+            pin.drive_high()
+            clock.advance(0.002)
+            pin.drive_low()
+        clock.advance(0.1)
+        pin.drive_high()
+        clock.advance(0.1)
+        panel.poll()
+    assert [(name, pressed) for name, pressed, _t in seen] == [("ack", True)] + [("ack", False), ("ack", True)] * 3 \
+        + [("ack", False)]
+    assert seen[-2][2] - seen[0][2] == pytest.approx(0.012)
+    assert [e.name for e in events] == ["ack"] and panel.bounces_rejected == 6

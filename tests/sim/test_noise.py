@@ -17,8 +17,10 @@ from dealerbox.hw.presence import PresenceTracker
 from dealerbox.rules.engine import HandEngine
 from dealerbox.domain.events import Event
 from bench.bench_noise import Judge, asks_street_card, dead_on_board
-from hardware_sim.noise import KINDS, NoiseModel, act_out, poll_stream, presence_events
+from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from hardware_sim.noise import KINDS, TABLE_FAULTS, NoiseModel, TableFaults, act_out, poll_stream, presence_events
 from hardware_sim.script import HandScript
+from hardware_sim.table import SimulatedTable
 
 SCENARIOS = Path(__file__).parents[1] / "scenarios"
 DOC = Path(__file__).parents[2] / "docs" / "NOISE.md"
@@ -548,3 +550,21 @@ def test_the_bench_dealer_acks_the_street_card_question_only_when_a_dead_card_li
     assert "unread.street_card_there" in keys
     # ACK records the dead tag's place; unanswered, the question stays open to the hand's end.
     assert ("unread.board_card" in keys) is answers
+
+
+def test_the_table_faults_are_named_and_refused_where_the_table_lacks_their_device():
+    """hardware_sim.noise.TableFaults: the faults a commissioning run must find (tests/tools/test_commission.py)."""
+    with pytest.raises(ValueError, match="unknown table fault 'loose_cable'"):
+        TableFaults({"loose_cable"})
+    config = load_config(DEFAULT_CONFIG, check_devices=False)
+    with SimulatedTable(config) as table:
+        with pytest.raises(ValueError, match="stuck_mouth needs an emulated mouth sensor"):
+            TableFaults({"stuck_mouth"}).apply(table)
+        TableFaults({"weak_antenna", "silent_lcd"}).apply(table)
+        assert table.chips["shoe"].dropout == 0.95 and table.i2c.devices == {}
+        faults = TableFaults({"dead_tag", "full_state_dir"})
+        assert faults.is_dead(table, table.uid_of("Qs")) and not faults.is_dead(table, table.uid_of("Qh"))
+        with pytest.raises(OSError, match="No space left"):
+            faults.disk().fsync_seconds(config.state_dir)
+    assert set(TABLE_FAULTS) == {"dead_tag", "weak_antenna", "bouncing_button", "wrong_pin", "stuck_mouth",
+                                 "silent_lcd", "full_state_dir"}
