@@ -1,4 +1,4 @@
-"""The Surveillance page: game protection's figures for the pit boss (issue 33; docs/FLOOR.md,
+"""The Surveillance page: game protection's figures for the pit boss (issue 33; docs/floor/surveillance.md,
 "Surveillance").
 
 ``/surveillance`` shows, over a range (the current shift unless the query names another, as
