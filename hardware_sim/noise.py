@@ -531,7 +531,7 @@ class TableNoise:
 # -- the hardware's faults: what a commissioning run must find ------------------------------
 
 #: The faults of a table's hardware (not of its dealing), each of which ``dealerbox commission``
-#: must find in exactly the step of its device, with that device's advice (docs/NOISE.md).
+#: must find in exactly the step of its device, with that device's advice (docs/TOOLS.md, "commission").
 TABLE_FAULTS = {
     "dead_tag": "one card's tag never answers (by default the active deck's Qs): the shoe never reads it",
     "weak_antenna": "the shoe antenna misses most reads: its RC522 drops 95 % of the wake-ups",

@@ -131,6 +131,15 @@ class EmulatedHands(Hands):
             self.table.lift(zone=zone, uid=uid)
         self._ask(act)
 
+    def glass(self) -> list[str] | None:
+        return self.table.glass() if self.table.i2c is not None else None
+
+    def backlight(self) -> bool | None:
+        return self.table.i2c.lcd.backlight if self.table.i2c is not None else None
+
+    def lamps(self) -> dict[str, bool] | None:
+        return self.table.leds() or None
+
     def close(self) -> None:
         """Stop acting and take every card off the antennas: nothing is left lying half-done."""
         self._stop.set()

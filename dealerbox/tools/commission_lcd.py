@@ -62,6 +62,19 @@ def _on_terminal(line: str) -> str:
     return "".join(GLYPH_SYMBOL.get(ch, ch) for ch in line)
 
 
+def _show_emulated(bench: Bench, *, backlight: bool = False) -> None:
+    """On the emulators, what the emulated glass shows: the technician confirms that instead."""
+    glass = bench.hands.glass()
+    if glass is None:
+        return
+    if backlight:
+        bench.technician.say(f"  (the emulated LCD's backlight is {'on' if bench.hands.backlight() else 'off'})")
+        return
+    bench.technician.say("  (the emulated LCD shows:)")
+    for line in glass:
+        bench.technician.say(f"  |{_on_terminal(line)}|")
+
+
 def check_lcd(bench: Bench) -> DeviceResult:
     """Show the pattern; the technician confirms each page and the backlight."""
     lc = bench.config.lcd
@@ -92,6 +105,7 @@ def check_lcd(bench: Bench) -> DeviceResult:
             "suits as glyphs):"))
         for line in lines:
             say(f"  |{_on_terminal(line)}|")
+        _show_emulated(bench)
         seen = bench.technician.confirm("Does the LCD show exactly this, every line and column?")
         figures.append(Figure.confirmed(f"page {n} shown right" + (" (lines, columns)" if last else ""), seen))
         if not seen:
@@ -104,8 +118,10 @@ def check_lcd(bench: Bench) -> DeviceResult:
                       "try [lcd] charmap = \"A02\"")
     figures.append(Figure.at_most("slowest full frame", round(slowest, 1), FRAME_MS, "ms"))
     lcd.backlight = False
+    _show_emulated(bench, backlight=True)
     off = bench.technician.confirm("The backlight is switched off now: is it dark?")
     lcd.backlight = True
+    _show_emulated(bench, backlight=True)
     on = bench.technician.confirm("And switched on again: is it lit?")
     figures.append(Figure.confirmed("backlight switches off and on", off and on))
     if not (off and on):

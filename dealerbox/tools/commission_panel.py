@@ -75,6 +75,14 @@ def _panel_failed(device: str, exc: Exception) -> DeviceResult:
                         [Figure.exactly("GPIO pins open", 0, 1)])
 
 
+def _show_emulated(bench: Bench) -> None:
+    """On the emulators, which emulated LEDs are lit: the technician confirms that instead."""
+    lamps = bench.hands.lamps()
+    if lamps is not None:
+        bench.technician.say("  (the emulated LEDs: " + ", ".join(f"{c} {'ON' if on else 'off'}"
+                                                                for c, on in lamps.items()) + ")")
+
+
 def check_leds(bench: Bench) -> DeviceResult:
     """Each colour alone, the blink, the buzzer's beep; the technician confirms each."""
     try:
@@ -87,6 +95,7 @@ def check_leds(bench: Bench) -> DeviceResult:
     say("The LEDs and the buzzer.")
     for colour in LED_COLOURS:
         panel.show(PanelView((), colour))
+        _show_emulated(bench)
         lit = confirm(f"Is the {colour} LED lit, and only it? ({pin_words(pins.leds[colour])})")
         figures.append(Figure.confirmed(f"{colour} LED alone", lit))
         if not lit:

@@ -359,11 +359,14 @@ def check_board(bench: Bench) -> DeviceResult:
                Figure.at_most("longest gap in a lying card's reads", round(max(gaps) * 1000, 1) if gaps else None,
                               dropout * 1000, "ms"),
                Figure.exactly("cards lost while lying", len(lost), 0, "cards")]
+    for f in figures:
+        say(f"  {f.line()}")
     say("Take the cards off the board.")
     hands.lift(cards, "board")
     watch.run_until(lambda: all(uid in offs for uid in laid), dropout + QUIET_S + bench.patience_s)
     figures.append(Figure.exactly("cards off once taken away", sum(1 for uid in laid if uid in offs),
                                   len(laid) or BOARD_CARDS, "cards"))
+    say(f"  {figures[-1].line()}")
     say("Slide one card across the board antenna, without stopping.")
     slid = deck[0]
     ons_before = set(ons)
@@ -380,9 +383,9 @@ def check_board(bench: Bench) -> DeviceResult:
         return _faulted(watch, "board", figures)
     figures.append(Figure.at_least("polls that read the slid card", len(seen_at), 1, "polls"))
     figures.append(Figure.exactly("slid card counted on the board", len(set(ons) - ons_before), 0, "cards"))
-    figures += _other_zones(bench, deck)
-    for f in figures:
+    for f in figures[-2:]:
         say(f"  {f.line()}")
+    figures += _other_zones(bench, deck)
     advice = []
     names = bench.deck()
     lying_ok, off, slid_read, slid_counted = all(f.ok for f in figures[:5]), figures[5], figures[6], figures[7]
@@ -427,4 +430,6 @@ def _other_zones(bench: Bench, deck: list[str]) -> list[Figure]:
         watch.run_until(lambda: on is not None and on in offs, bench.config.presence.zone_dropout_s + QUIET_S)
         figures.append(Figure.exactly(f"{zone}: card on", 1 if ons else 0, 1, "cards"))
         figures.append(Figure.exactly(f"{zone}: card off once taken away", 1 if on in offs else 0, 1, "cards"))
+        for f in figures[-2:]:
+            bench.technician.say(f"  {f.line()}")
     return figures

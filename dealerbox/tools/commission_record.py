@@ -70,7 +70,7 @@ class Figure:
     def line(self) -> str:
         """The figure as the run prints it: name, value with its unit, bound, and a mark."""
         value = "-" if self.value is None else f"{_number(self.value)} {self.unit}".rstrip()
-        mark = "" if not self.bound else ("ok" if self.ok else "OUT OF BOUND")
+        mark = "" if not self.bound or (self.value is None and self.ok) else ("ok" if self.ok else "OUT OF BOUND")
         return f"{self.name:<44} {value:>12}   {self.bound:<16} {mark}".rstrip()
 
     def to_dict(self) -> dict:

@@ -85,9 +85,10 @@ class Hands:
     """What the technician's hands do when a step asks. Every method returns at once; the
     step measures what the devices see meanwhile.
 
-    Subclasses may override every action (the default does nothing: a person acts) and
+    Subclasses may override every action (the default does nothing: a person acts),
     :attr:`done` (True once the last action asked for has been carried out; the default,
-    False, leaves the step to end on its own quiet time) and :meth:`close`.
+    False, leaves the step to end on its own quiet time), :meth:`glass`, :meth:`backlight` and :meth:`lamps`
+    (what emulated devices show) and :meth:`close`.
     """
 
     @property
@@ -108,6 +109,18 @@ class Hands:
 
     def slide(self, uid: str, zone: str) -> None:
         """Slide one card across *zone*'s antenna without stopping."""
+
+    def glass(self) -> list[str] | None:
+        """What an emulated LCD's glass shows, for a technician who cannot look at it; None at a real table."""
+        return None
+
+    def backlight(self) -> bool | None:
+        """Whether an emulated LCD's backlight is on; None at a real table."""
+        return None
+
+    def lamps(self) -> dict[str, bool] | None:
+        """Which emulated LEDs are lit, likewise; None at a real table."""
+        return None
 
     def close(self) -> None:
         """Stop acting (Ctrl-C): nothing is left half-done by the hands."""
