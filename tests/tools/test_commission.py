@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from dealerbox.domain.events import Event
-from dealerbox.service.config import DEFAULT_CONFIG, load_config
+from dealerbox.service.config import DEFAULT_CONFIG, TABLES_DIR, load_config
 from dealerbox.tools.commands import emulated_commission_bench
 from dealerbox.tools.commission import commission_command
 from dealerbox.tools.commission_record import RECORD_NAME, load_record
@@ -220,3 +221,18 @@ def test_scripted_answers_and_faults_are_for_the_emulators_only(tmp_path):
 def test_report_without_a_record_says_so(tmp_path):
     got = _cli("--config", str(table_config(tmp_path)), "--report")
     assert got.returncode == 1 and "no commissioning recorded" in got.stderr
+
+
+def test_a_multiplexed_reader_and_its_other_zones_on_their_emulator(tmp_path, capsys):
+    """pi5-pepper.toml made simulated: one Pepper C1 emulator serves shoe, board and burn."""
+    text = (TABLES_DIR / "pi5-pepper.toml").read_text(encoding="utf-8")
+    text = re.sub(r'backend = "real"', 'backend = "sim"', text)
+    text = re.sub(r'(?m)^factory = .*$', 'factory = "mock"', text)
+    text = re.sub(r'(?m)^registry = ".*$', 'registry = "builtin:sim"', text)
+    text = re.sub(r'(?m)^state_dir = .*$', 'state_dir = "state"', text)
+    config = tmp_path / "table.toml"
+    config.write_text(text, encoding="utf-8")
+    code, out, record = run(config, capsys, only="shoe,board")
+    assert code == 0, out
+    board = {f["name"]: f["value"] for f in record["devices"][1]["figures"]}
+    assert board["burn: card on"] == 1 and board["burn: card off once taken away"] == 1
