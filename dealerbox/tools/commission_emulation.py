@@ -10,7 +10,8 @@ the chips really do: a dead tag is drawn but never answers, a miswired button
 drives another pin, a bouncing one chatters.
 
 A card drawn stays in the shoe antenna's field for the table's dwell *and* until the
-emulated chip has heard :data:`POLL_FRAMES` of the reader's frames: the test machine,
+emulated chip has heard :data:`POLL_FRAMES` of the reader's frames (commands, for a
+serial reader): the test machine,
 not the table, may be too loaded to poll within a dwell, and a card lost to that is
 no fault of the table's (a weak antenna still drops those frames, a dead tag still
 never answers them).
@@ -29,7 +30,8 @@ __all__ = ["EmulatedHands", "REACTION_S"]
 
 #: How long after being asked the emulated technician acts.
 REACTION_S = 0.2
-#: Reader frames a drawn card's tag stays in the field for, at least (some three polls).
+#: Reader frames (or a serial reader's commands) a drawn card stays in the field for, at least
+#: (some three polls).
 POLL_FRAMES = 12
 
 
@@ -96,16 +98,27 @@ class EmulatedHands(Hands):
                 self._sleep(pace_s)
         self._ask(act)
 
+    def _heard(self) -> int | None:
+        """How many frames (an RC522's) or commands (a serial reader's) the shoe's emulator has heard."""
+        reader = self.table.config.zone_readers()["shoe"]
+        chip = self.table.chips.get(reader)
+        if chip is not None:
+            return chip.frames
+        device = self.table.serial.get(reader)
+        for counter in ("commands", "scans_sent"):
+            if device is not None and hasattr(device, counter):
+                return getattr(device, counter)
+        return None
+
     def _draw(self, uid: str) -> None:
         table = self.table
-        chip = table.chips.get(table.config.zone_readers()["shoe"])
         if table.mouth is not None:
             table.mouth.card_passes()
         table.place(zone="shoe", uid=uid)
-        heard = chip.frames if chip is not None else 0
+        heard = self._heard()
         self._sleep(table.dwell_s)
         end = time.monotonic() + 1.0
-        while chip is not None and chip.frames - heard < POLL_FRAMES and time.monotonic() < end:
+        while heard is not None and self._heard() - heard < POLL_FRAMES and time.monotonic() < end:
             self._sleep(0.002)
         table.lift(zone="shoe", uid=uid)
 
