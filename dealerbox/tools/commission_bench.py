@@ -135,14 +135,6 @@ class Bench:
             self.sleep(0.005)
         return True
 
-    def wait(self, seconds: float, poll=None) -> None:
-        """Let *seconds* pass; with *poll*, call it on the way (a reader's poll loop)."""
-        end = self.clock() + seconds
-        while self.clock() < end:
-            if poll is not None:
-                poll()
-            self.sleep(0.005)
-
     def close(self) -> None:
         """Close every device opened (newest first), the hands and the box's own buses. Safe twice."""
         self.hands.close()
