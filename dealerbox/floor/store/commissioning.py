@@ -104,7 +104,9 @@ def _figure(where: str, f) -> dict:
 
 
 def _device(index: int, d) -> dict:
-    d = _keys(f"device {index + 1}", d, _DEVICE_KEYS, ("device", "verdict", "advice", "figures"))
+    named = d.get("device") if isinstance(d, dict) else None
+    d = _keys(f"device {index + 1}" + (f" ({named})" if named in DEVICES else ""), d, _DEVICE_KEYS,
+              ("device", "verdict", "advice", "figures"))
     name = d["device"]
     if not isinstance(name, str) or name not in DEVICES:
         raise CommissioningRefused(f"device {index + 1}: 'device' must be one of {', '.join(DEVICES)}, "
