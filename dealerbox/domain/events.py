@@ -8,17 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dealerbox.domain.cards import check_card
+from dealerbox.domain.commissioning import check_at, check_devices, check_text, check_zone, copied_devices
 from dealerbox.errors import EventError, RegistryError
 from dealerbox.domain.decks import normalize_uid
 
 EVENT_KINDS = frozenset({
     "new_hand", "shoe", "board_on", "board_off", "zone_on", "zone_off",
     "button", "reader_fault", "reader_ok", "dealer", "tick",
-    "deck_registered", "deck_checked", "badge_registered", "registry_applied",
+    "deck_registered", "deck_checked", "badge_registered", "registry_applied", "commissioned",
 })
 #: Events about the table's registries, not about a hand (CONTRACT.md, "The registries"):
 #: journalled so that they reach the floor, and judged by nobody at the table.
-REGISTRY_EVENTS = frozenset({"deck_registered", "deck_checked", "badge_registered", "registry_applied"})
+REGISTRY_EVENTS = frozenset({"deck_registered", "deck_checked", "badge_registered", "registry_applied",
+                             "commissioned"})
 BUTTONS = frozenset({
     "new_hand", "round_done", "exposed", "boxed", "ack", "reshuffled", "premature",
     "misdeal", "floor", "hand_over",
@@ -26,11 +28,14 @@ BUTTONS = frozenset({
 CARD_EVENTS = frozenset({"shoe", "board_on", "board_off", "zone_on", "zone_off"})
 ZONES = frozenset({"burn", "muck"} | {f"seat{i}" for i in range(1, 11)})
 _KEYS = ("t", "ev", "card", "deck", "uid", "unread", "players", "hole_cards", "mouth_sensor", "seats", "zone",
-         "name", "reader", "dealer", "back", "tags", "missing", "damaged", "ok", "version", "fingerprint", "id")
+         "name", "reader", "dealer", "back", "tags", "missing", "damaged", "ok", "version", "fingerprint",
+         "technician", "at", "config", "devices", "id")
 #: The keys only the registry events carry, and the kinds each belongs to.
 _REGISTRY_KEYS = {"back": ("deck_registered",), "tags": ("deck_registered",), "missing": ("deck_checked",),
-                  "damaged": ("deck_checked",), "ok": ("deck_checked",), "version": ("registry_applied",),
-                  "fingerprint": ("registry_applied",)}
+                  "damaged": ("deck_checked",), "ok": ("deck_checked", "commissioned"),
+                  "version": ("registry_applied", "commissioned"), "fingerprint": ("registry_applied",),
+                  "technician": ("commissioned",), "at": ("commissioned",), "config": ("commissioned",),
+                  "devices": ("commissioned",)}
 #: The longest deck name (a TOML key at the table, a name on the floor's pages).
 MAX_DECK_NAME = 64
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
@@ -88,6 +93,7 @@ class Event:
     #: ``new_hand`` only: the table counts every card at the shoe's mouth.
     mouth_sensor: bool | None = None
     seats: tuple[int, ...] | None = None
+    #: ``zone_on``/``zone_off``: the zone (burn, muck, seatN); ``commissioned``: the box's IANA time zone, or "".
     zone: str | None = None
     name: str | None = None
     reader: str | None = None
@@ -101,9 +107,17 @@ class Event:
     missing: tuple[str, ...] | None = None
     damaged: tuple[str, ...] | None = None
     ok: bool | None = None
-    #: ``registry_applied``: the floor registry the box judges with from now on.
-    version: int | None = None
+    #: ``registry_applied``: the floor registry the box judges with from now on (its version, a count).
+    #: ``commissioned``: dealerbox's version (text), as the run's record names it.
+    version: int | str | None = None
     fingerprint: str | None = None
+    #: ``commissioned`` (with ``zone``, ``version`` and ``ok``): who ran the commissioning, when it
+    #: ended, the table config's SHA-256, and each device's verdict and figures in the order run
+    #: (:mod:`dealerbox.domain.commissioning`).
+    technician: str | None = None
+    at: str | None = None
+    config: str | None = None
+    devices: tuple[dict, ...] | None = None
     #: Optional, any kind: the source's own number for the event, so a source that
     #: delivers twice (MQTT QoS 1, an input file after a restart) can be deduplicated.
     id: int | str | None = None
@@ -189,7 +203,8 @@ class Event:
         for k in _KEYS[2:]:
             v = getattr(self, k)
             if v is not None or (k == "dealer" and self.ev == "dealer"):   # null: signed out
-                out[k] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v
+                out[k] = (copied_devices(v) if k == "devices" else list(v) if isinstance(v, tuple)
+                          else dict(v) if isinstance(v, dict) else v)
         return out
 
     def to_json(self) -> str:
@@ -425,6 +440,8 @@ def _registry_fields(e: Event, d: dict) -> None:
             raise EventError(f"'dealer' must be a dealer id (1-10 letters, digits, '-' or '_'), "
                              f"not {shown(dealer)}", key="dealer")
         e.dealer = dealer
+    elif ev == "commissioned":
+        _commissioned_fields(e, d)
     else:   # registry_applied
         version, fingerprint = d.get("version"), d.get("fingerprint")
         if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 2**63:
@@ -434,3 +451,24 @@ def _registry_fields(e: Event, d: dict) -> None:
             raise EventError(f"'fingerprint' must be a SHA-256 in lower-case hex, not {shown(fingerprint)}",
                              key="fingerprint")
         e.version, e.fingerprint = version, fingerprint
+
+
+def _commissioned_fields(e: Event, d: dict) -> None:
+    """A commissioning record (CONTRACT.md, "The registries"); every key is required, and
+    ``ok`` says what its devices say: true exactly when none failed."""
+    e.technician = check_text(d.get("technician"), "technician")
+    e.at = check_at(d.get("at"))
+    e.zone = check_zone(d.get("zone"))
+    e.version = check_text(d.get("version"), "version")
+    config = d.get("config")
+    if not is_fingerprint(config):
+        raise EventError(f"'config' must be the config file's SHA-256 in lower-case hex, not {shown(config)}",
+                         key="config")
+    e.config = config
+    e.devices = check_devices(d.get("devices"))
+    ok = d.get("ok")
+    if not isinstance(ok, bool):
+        raise EventError(f"'ok' must be true or false, not {shown(ok)}", key="ok")
+    if ok != all(entry["verdict"] != "fail" for entry in e.devices):
+        raise EventError(f"'ok' must be true exactly when no device failed, not {ok}", key="ok")
+    e.ok = ok

@@ -44,6 +44,10 @@ VALID = [
     ({"t": 4.0, "ev": "deck_checked", "deck": "R1", "missing": ["Ks"], "damaged": [], "ok": False}, {"ok": False}),
     ({"t": 4.0, "ev": "badge_registered", "uid": UID, "dealer": "1042"}, {"uid": UID, "dealer": "1042"}),
     ({"t": 4.0, "ev": "registry_applied", "version": 3, "fingerprint": "ab" * 32}, {"version": 3}),
+    ({"t": 4.5, "ev": "commissioned", "technician": "jana", "at": "2026-12-02T07:41:05+01:00", "zone": "",
+      "version": "1.4.0", "config": "ab" * 32, "ok": True,
+      "devices": [{"device": "state", "verdict": "pass", "advice": "", "figures": []}]},
+     {"technician": "jana", "version": "1.4.0", "zone": ""}),
 ]
 
 

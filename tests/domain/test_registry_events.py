@@ -20,6 +20,14 @@ VALID = [
     {"t": 1.0, "ev": "deck_checked", "deck": "R1", "missing": [], "damaged": [], "ok": True},
     {"t": 1.0, "ev": "badge_registered", "uid": "08A1B2C3", "dealer": "1042"},
     {"t": 1.0, "ev": "registry_applied", "version": 12, "fingerprint": FP},
+    {"t": 1.0, "ev": "commissioned", "technician": "jana", "at": "2026-12-02T07:41:05+01:00",
+     "zone": "Europe/Prague", "version": "1.4.0", "config": FP, "ok": True,
+     "devices": [{"device": "shoe", "verdict": "pass", "advice": "",
+                  "figures": [{"name": "missed reads", "value": 0, "unit": "cards", "bound": "<= 0", "ok": True},
+                              {"name": "time to first read", "value": 41.5, "unit": "ms", "bound": "<= 250 ms",
+                               "ok": True}]},
+                 {"device": "mouth", "verdict": "skipped", "advice": "no mouth sensor in the config",
+                  "figures": []}]},
 ]
 
 
