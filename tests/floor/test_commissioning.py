@@ -234,7 +234,8 @@ def test_the_record_as_csv_has_stable_columns_a_line_per_figure_and_iso_times():
     clock = next(row for row in rows if row["figure"] == "offset from the floor")
     assert clock["value"] == ""                                 # not measured: empty, never 0
     sections = C.record_sections(r, FloorClock("Europe/Prague"))
-    assert sections[0]["rows"][0][0]["text"] == "Tue 02 Dec 2025, 14:05:00 CET"
+    assert [c["text"] for c in sections[0]["rows"][0]] == ["ended", "Tue 02 Dec 2025, 14:05:00 CET"]
+    assert sections[0]["rows"][-1][1]["text"] == "failed: Shoe reader" and sections[0]["rows"][-1][1]["flag"]
     shoe = next(s for s in sections if s["id"] == "figures-shoe")
     assert shoe["heading"] == "Shoe reader: failed"
     assert [c["text"] for c in shoe["rows"][1]] == ["time to first read, slowest card", "212 ms", "at most 150 ms", "no"]

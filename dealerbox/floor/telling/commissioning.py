@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.clock import FloorClock
-from dealerbox.floor.telling.figure_text import NOTHING, count, one_decimal
+from dealerbox.floor.telling.figure_text import NOTHING, count, duration, one_decimal
 
 __all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sections", "record_title",
-           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "DEVICE_WORDS",
+           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "DEVICE_WORDS",
            "VERDICT_WORDS", "CSV_HEADER", "DEFAULT_MAX_AGE_DAYS", "MAX_AGE_DAYS_MOST"]
 
 #: A table's last commissioning older than this many days is marked (a quarter: a room re-checks
@@ -80,10 +80,15 @@ def commission_check(last: dict | None, now: float, limit: CommissionLimit) -> C
         found.attention = 6
     elif age > limit.max_age_days:
         found.state = "outdated"
-        found.mark = (f"last commissioned {one_decimal(age)} days ago, longer than the house's limit of "
+        found.mark = (f"last commissioned {age_words(age)} ago, longer than the house's limit of "
                       f"{limit.max_age_days} days")
         found.attention = 2
     return found
+
+
+def age_words(days: float) -> str:
+    """How long ago a run ended: ``3 h 20 min`` within two days, else ``45.0 days`` (one decimal)."""
+    return duration(days * _DAY) if days < 2 else f"{one_decimal(days)} days"
 
 
 def record_path(table: str, seq: int | None = None) -> str:
@@ -119,14 +124,17 @@ def record_sections(record: dict, clock: FloorClock) -> list[dict]:
     cell = _cell
     zone = record["zone"] or "no zone said"
     sections = [{
-        "id": "run", "heading": "The run",
-        "columns": ["ended", "as the table wrote it", "technician", "software version", "config (SHA-256)",
-                    "result"],
-        "rows": [[cell(clock.full(record["at"])), cell(f"{record['at_text']} ({zone})"), cell(record["technician"]),
-                  cell(record["version"]), cell(record["config"]),
-                  cell("passed: no device failed" if record["ok"] else "failed", flag=not record["ok"])]],
-        "empty": "", "notes": ["Times are the floor's local time with the zone; the table's own clock wrote "
-                               "the second, with its UTC offset."]}]
+        "id": "run", "heading": "The run", "columns": ["what", "recorded"],
+        "rows": [[cell("ended"), cell(clock.full(record["at"]))],
+                 [cell("as the table's clock wrote it"), cell(f"{record['at_text']} ({zone})")],
+                 [cell("technician"), cell(record["technician"])],
+                 [cell("software version"), cell(f"dealerbox {record['version']}")],
+                 [cell("config (SHA-256 of the table's config file)"), cell(record["config"])],
+                 [cell("result"), cell("passed: no device failed" if record["ok"] else
+                                       "failed: " + ", ".join(DEVICE_WORDS[d["device"]] for d in record["devices"]
+                                                              if d["verdict"] == "fail"), flag=not record["ok"])]],
+        "empty": "", "notes": ["The floor shows times in its own zone; the table's clock wrote the second time, "
+                               "with its UTC offset, in the zone named beside it."]}]
     rows = []
     for d in record["devices"]:
         within = sum(1 for f in d["figures"] if f["ok"])

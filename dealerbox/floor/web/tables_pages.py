@@ -22,7 +22,8 @@ from starlette.responses import JSONResponse
 
 from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.telling import figure_text as FT
-from dealerbox.floor.telling.commissioning import VERDICT_WORDS, CommissionCheck, commission_check, record_path
+from dealerbox.floor.telling.commissioning import (VERDICT_WORDS, CommissionCheck, age_words, commission_check,
+                                                   record_path)
 from dealerbox.floor.telling.tables_step import CLOCK_LIMIT_S, TableCheck, room_tables
 
 __all__ = ["TablesPages", "offset_words", "rate_words"]
@@ -75,7 +76,7 @@ class TablesPages:
             return {"state": "never", "words": "never commissioned", "path": None}
         verdict = "passed" if c.state in ("passed", "outdated") else VERDICT_WORDS["fail"]
         return {"state": c.state, "words": verdict, "when": self.app.clock.full(c.at),
-                "ago": FT.duration(c.age_days * 86400), "by": c.technician, "path": record_path(table),
+                "ago": age_words(c.age_days), "by": c.technician, "path": record_path(table),
                 "outdated": c.state == "outdated"}
 
     def _shown(self, check: TableCheck, now: float) -> dict:

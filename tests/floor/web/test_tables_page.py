@@ -52,12 +52,12 @@ def file_table(store: Store, directory, table: str, **health) -> None:
                                                time.time())], time.time())
 
 
-def commissioned(store: Store, table: str, at: float, **kw) -> None:
-    """A ``dealerbox commission`` run of *table* ending at *at*, journalled and filed as the
-    collector files it (its lines, then the registry pass)."""
-    journal = TableJournal(table)
+def commissioned(store: Store, journal: TableJournal, at: float, **kw) -> None:
+    """A ``dealerbox commission`` run ending at *at*, added to the table's *journal* and filed
+    as the collector files it (its new line, then the registry pass)."""
+    filed = len(journal.lines)
     journal.add(at, "commissioned", **record(at, **kw))
-    file_journal(store, journal)
+    file_journal(store, journal, filed)
     RegistryPass(store).catch_up()
 
 
@@ -83,7 +83,7 @@ def room(directory) -> object:
                    registry={"version": 4, "fingerprint": "b2" * 32})
         file_table(store, directory, "T04", readers={"shoe": 5, "board": {"error_rate": "lots"}})
         for table in ("T01", "T02"):
-            commissioned(store, table, time.time() - 86400)
+            commissioned(store, TableJournal(table), time.time() - 86400)
         # An older box: its health lacks what it runs (filed as it came, without those keys).
     add_users(path)
     return path
