@@ -133,8 +133,8 @@ def record_sections(record: dict, clock: FloorClock) -> list[dict]:
                  [cell("result"), cell("passed: no device failed" if record["ok"] else
                                        "failed: " + ", ".join(DEVICE_WORDS[d["device"]] for d in record["devices"]
                                                               if d["verdict"] == "fail"), flag=not record["ok"])]],
-        "empty": "", "notes": ["The floor shows times in its own zone; the table's clock wrote the second time, "
-                               "with its UTC offset, in the zone named beside it."]}]
+        "empty": "", "notes": ["The run's end in the floor's zone, then as the table's own clock wrote it: with "
+                               "its UTC offset and the zone the table named."]}]
     rows = []
     for d in record["devices"]:
         within = sum(1 for f in d["figures"] if f["ok"])
