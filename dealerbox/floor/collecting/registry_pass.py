@@ -38,7 +38,7 @@ __all__ = ["RegistryPass", "REGISTRY_EVENTS", "FILED_EVENTS"]
 
 log = logging.getLogger(__name__)
 
-#: The journal events the pass files into the registry (REGISTRY_WIRE, docs/FLOOR.md).
+#: The journal events the pass files into the registry (REGISTRY_WIRE, docs/floor/registry.md).
 REGISTRY_EVENTS = frozenset({"deck_registered", "deck_checked", "badge_registered", "registry_applied"})
 #: Every journal event the pass files: the registry's, and the tables' commissioning records.
 FILED_EVENTS = REGISTRY_EVENTS | {COMMISSIONED}
