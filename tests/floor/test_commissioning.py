@@ -12,33 +12,21 @@ import io
 import logging
 import re
 import time
-import uuid
 
 import pytest
 
 from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.operating.settings import load_commission, load_web
-from dealerbox.floor.store import Store
 from dealerbox.floor.store.commissioning import CommissioningRefused, check_commissioning
 from dealerbox.floor.telling import commissioning as C
 from dealerbox.floor.telling.clock import FloorClock
 from tests.floor.commission_support import CONFIG, record
 from tests.floor.registry_support import TableJournal, deck_tags, file_journal
+from tests.floor.test_registry import store  # noqa: F401  (a new store on each backend)
 
 DAY = 86400.0
 NOW = time.time()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request, tmp_path):
-    """A new store on each backend: an SQLite file, a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        target = tmp_path / "floor.sqlite"
-    else:
-        target = request.getfixturevalue("postgres_cluster").database(f"floor_{uuid.uuid4().hex[:12]}")
-    with Store(target) as opened:
-        yield opened
 
 
 def test_a_tables_commissioned_line_is_one_record_with_every_figure_filed_once(store):
