@@ -173,7 +173,8 @@ def test_each_tables_last_commissioning_is_judged_against_the_houses_limit():
     at_limit = C.commission_check(row(NOW - 30 * DAY + 60), NOW, limit)
     assert at_limit.state == "passed"                   # at the limit, not past it: no false alarm
     old = C.commission_check(row(NOW - 45.23 * DAY), NOW, limit)
-    assert old.state == "outdated" and old.mark == "last commissioned 45.2 days ago, longer than the house's limit of 30 days"
+    assert old.state == "outdated"
+    assert old.mark == "last commissioned 45.2 days ago, longer than the house's limit of 30 days"
     failed = C.commission_check(row(NOW - DAY, shoe_fails=True), NOW, limit)
     assert failed.state == "failed" and failed.mark == "its last commissioning failed: Shoe reader"
     assert failed.attention > old.attention
@@ -189,7 +190,8 @@ def test_commission_section_of_floor_toml(tmp_path):
     assert load_commission(path) == C.CommissionLimit(365)
     path.write_text('[store]\npath = "floor.sqlite"\n[commission]\nmax_age_days = 30\n')
     assert load_web(path).commission == C.CommissionLimit(30)
-    for body, key, expected in (('max_age_days = "30"', "commission.max_age_days", "days, a whole number from 1 to 3650"),
+    for body, key, expected in (('max_age_days = "30"', "commission.max_age_days",
+                                 "days, a whole number from 1 to 3650"),
                                 ("max_age_days = 0", "commission.max_age_days", "from 1 to 3650"),
                                 ("max_age_days = 30.5", "commission.max_age_days", "a whole number"),
                                 ("max_age_days = 4000", "commission.max_age_days", "from 1 to 3650"),
@@ -226,5 +228,7 @@ def test_the_record_as_csv_has_stable_columns_a_line_per_figure_and_iso_times():
     assert sections[0]["rows"][-1][1]["text"] == "failed: Shoe reader" and sections[0]["rows"][-1][1]["flag"]
     shoe = next(s for s in sections if s["id"] == "figures-shoe")
     assert shoe["heading"] == "Shoe reader: failed"
-    assert [c["text"] for c in shoe["rows"][1]] == ["time to first read, slowest card", "212 ms", "at most 150 ms", "no"]
-    assert C.figure_value({"value": 41.25, "unit": "ms"}) == "41.2 ms" and C.figure_value({"value": None, "unit": "s"}) == "not measured"
+    assert [c["text"] for c in shoe["rows"][1]] == [
+        "time to first read, slowest card", "212 ms", "at most 150 ms", "no"]
+    assert C.figure_value({"value": 41.25, "unit": "ms"}) == "41.2 ms"
+    assert C.figure_value({"value": None, "unit": "s"}) == "not measured"

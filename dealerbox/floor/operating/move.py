@@ -4,8 +4,9 @@
 those waiting ahead of a gap), the tables' rows, the lines kept aside, the alerts
 with their audit trail, the web view's users, the dealers' names and the room's
 registry (decks, tags, badges, the card control log, the hands each deck dealt and
-the registry pass's progress) and the tables' commissioning records into the configured store, in one transaction of the target (it holds all of it or
-nothing), from one read snapshot of the source. The target must hold none of
+the registry pass's progress) and the tables' commissioning records into the configured
+store, in one transaction of the target (it holds all of it or nothing), from one read
+snapshot of the source. The target must hold none of
 these yet. Afterwards each table's chain is verified in the target and must read
 as it does in the source, and the figures are filed from the copied lines.
 Sessions are not copied: supervisors sign in again. The collectors and web views
@@ -25,9 +26,9 @@ from dealerbox.floor.store import Store
 from dealerbox.floor.store.layout import layout_table
 from dealerbox.floor.protect.tables import protect_fitted
 from dealerbox.floor.store.schema import (alerts_table, audit_table, commissionings_table, dealer_names_table,
-                                          early_lines_table, lines_table, meta_table, quarantine_table, reg_badges_table,
-                                          reg_decks_table, reg_hands_table, reg_progress_table, reg_steps_table,
-                                          reg_tags_table, tables_table, users_table)
+                                          early_lines_table, lines_table, meta_table, quarantine_table,
+                                          reg_badges_table, reg_decks_table, reg_hands_table, reg_progress_table,
+                                          reg_steps_table, reg_tags_table, tables_table, users_table)
 
 __all__ = ["move_store", "Moved"]
 

@@ -73,10 +73,10 @@ class CommissioningRecords(Connection):
     (:meth:`_file_commissioning`, inside its transaction); the tables page reads each table's
     last (:meth:`last_commissionings`), a table's page all of them (:meth:`commissionings`)."""
 
-    def _file_commissioning(self, table: str, seq: int, event, *, fresh: bool) -> dict | None:
-        """File the ``commissioned`` event of *table*'s line *seq*; a record that is not the
-        contract's is logged and raised as a ``protocol`` alert when the line is *fresh* (not
-        read again after a restart), and filed never. Returns the alert, if one was raised."""
+    def _file_commissioning(self, table: str, seq: int, event, at: float, *, fresh: bool) -> dict | None:
+        """File the ``commissioned`` event of *table*'s line *seq* (journalled at *at*); a record
+        that is not the contract's is logged and raised as a ``protocol`` alert when the line is
+        *fresh* (not read again after a restart), and filed never. Returns the alert, if raised."""
         try:
             record = check_commissioning(event)
         except CommissioningRefused as refused:
@@ -84,8 +84,7 @@ class CommissioningRecords(Connection):
                 return None
             log.warning("commissioning: %s seq %s refused: %s", table, seq, refused)
             return self.raise_alert(table, "protocol",
-                                    f"commissioning record refused (seq {seq}): {storable(str(refused))}", seq,
-                                    time.time())
+                                    f"commissioning record refused (seq {seq}): {storable(str(refused))}", seq, at)
         self._execute(self._insert(commissionings_table).values(
             table_id=table, seq=seq, at=record["at"], at_text=record["at_text"], zone=record["zone"],
             technician=storable(record["technician"]), version=storable(record["version"]),

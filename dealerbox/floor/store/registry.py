@@ -581,8 +581,8 @@ class RoomRegistry(Connection):
         """File what the pass read of *table*'s lines after *old_seq* up to *new_seq*, in one
         transaction that first moves the table's progress from *old_seq* (None: never read):
         the registry's events and the tables' commissioning records (*notes*: ``kind``, ``seq``,
-        ``at``, ``event``) and the hands
-        each deck dealt (*hands*: ``start_seq``, ``deck``, ``started``, ``ended``, ``dealer``).
+        ``at``, ``event``) and the hands each deck dealt (*hands*: ``start_seq``, ``deck``,
+        ``started``, ``ended``, ``dealer``).
         Returns the alerts raised, or None when another caller moved the progress first."""
         p = reg_progress_table.c
         alerts: list[dict] = []
@@ -598,7 +598,7 @@ class RoomRegistry(Connection):
                 return None
             for note in notes:
                 if note["kind"] == COMMISSIONED:   # the tables' commissioning records (store/commissioning.py)
-                    alert = self._file_commissioning(table, note["seq"], note["event"],
+                    alert = self._file_commissioning(table, note["seq"], note["event"], note["at"],
                                                      fresh=old_seq is None or note["seq"] > old_seq)
                 else:
                     alert = self._table_note(table, note)

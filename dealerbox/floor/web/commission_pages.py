@@ -32,8 +32,8 @@ class CommissionPages:
     def routes(self) -> list[tuple]:
         """The routes, as :meth:`FloorApp.routes` lists them: every one needs "view"."""
         return [
-            ("/tables/{table_id}/commissioning", "GET", self.last_page, "view", None),
-            ("/tables/{table_id}/commissioning/{seq:int}", "GET", self.run_page, "view", None),
+            ("/tables/{table_id}/commissioning", "GET", self.page, "view", None),
+            ("/tables/{table_id}/commissioning/{seq:int}", "GET", self.page, "view", None),
             ("/tables/{table_id}/commissioning/{seq:int}/record.csv", "GET", self.run_csv, "view", None),
             ("/tables/{table_id}/commissioning/{seq:int}/record.pdf", "GET", self.run_pdf, "view", None),
         ]
@@ -52,7 +52,8 @@ class CommissionPages:
                           else f"no commissioning of table {table} at journal line {seq}")
         return found, runs
 
-    async def _page(self, request, session, *, last: bool):
+    async def page(self, request, client, session):
+        """The run the path names, with every run of its table listed."""
         table = table_id_of(request.path_params["table_id"])   # a bad id: 400, as every page's
         try:
             record, runs = await self._record(request)
@@ -64,16 +65,11 @@ class CommissionPages:
         earlier = [{"when": clock.full(r["at"]), "by": r["technician"], "ok": r["ok"],
                     "path": C.record_path(r["table"], r["seq"]), "shown": r["seq"] == record["seq"]} for r in runs]
         return self.app.render(request, "commission.html", session=session, record=record, table=record["table"],
-                               error="", last=last or record["seq"] == runs[0]["seq"],
+                               error="", last=record["seq"] == runs[0]["seq"],
                                title=C.record_title(record, clock), path=path, runs=earlier,
                                sections=C.record_sections(record, clock),
-                               failed=[C.DEVICE_WORDS[d["device"]] for d in record["devices"] if d["verdict"] == "fail"])
-
-    async def last_page(self, request, client, session):
-        return await self._page(request, session, last=True)
-
-    async def run_page(self, request, client, session):
-        return await self._page(request, session, last=False)
+                               failed=[C.DEVICE_WORDS[d["device"]] for d in record["devices"]
+                                       if d["verdict"] == "fail"])
 
     async def run_csv(self, request, client, session):
         record, _runs = await self._record(request)

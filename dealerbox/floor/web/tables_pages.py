@@ -22,8 +22,7 @@ from starlette.responses import JSONResponse
 
 from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.telling import figure_text as FT
-from dealerbox.floor.telling.commissioning import (VERDICT_WORDS, CommissionCheck, age_words, commission_check,
-                                                   record_path)
+from dealerbox.floor.telling.commissioning import CommissionCheck, age_words, commission_check, record_path
 from dealerbox.floor.telling.tables_step import CLOCK_LIMIT_S, TableCheck, room_tables
 
 __all__ = ["TablesPages", "offset_words", "rate_words"]
@@ -74,8 +73,8 @@ class TablesPages:
         """A table's last commissioning in words: when (local time, zone), by whom, the verdict."""
         if c is None or c.state == "never":
             return {"state": "never", "words": "never commissioned", "path": None}
-        verdict = "passed" if c.state in ("passed", "outdated") else VERDICT_WORDS["fail"]
-        return {"state": c.state, "words": verdict, "when": self.app.clock.full(c.at),
+        return {"state": c.state, "words": "failed" if c.state == "failed" else "passed",
+                "when": self.app.clock.full(c.at),
                 "ago": age_words(c.age_days), "by": c.technician, "path": record_path(table),
                 "outdated": c.state == "outdated"}
 
