@@ -206,15 +206,18 @@ def test_commission_section_of_floor_toml(tmp_path):
 
 
 def test_the_record_as_csv_has_stable_columns_a_line_per_figure_and_iso_times():
-    r = {**check_commissioning(event(record(1764680700.0, shoe_fails=True))), "table": "T01", "seq": 12}
+    r = {**check_commissioning(event(record(1764680700.0, shoe_fails=True))), "table": "T01", "seq": 12,
+         "filed": 1764680760.0}
     rows = list(csv.DictReader(io.StringIO(C.record_csv(r))))
     assert tuple(rows[0]) == C.CSV_HEADER == (
-        "table", "seq", "run_end_utc", "run_end_local", "zone", "technician", "version", "config", "run_ok",
+        "table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
+        "run_ok",
         "device", "verdict", "advice", "figure", "value", "unit", "bound", "figure_ok")
     figures = sum(max(1, len(d["figures"])) for d in r["devices"])
     assert len(rows) == figures
     assert {row["run_end_utc"] for row in rows} == {"2025-12-02T13:05:00Z"}
     assert {row["run_end_local"] for row in rows} == {"2025-12-02T14:05:00+01:00"}
+    assert {row["filed_utc"] for row in rows} == {"2025-12-02T13:06:00Z"}
     slow = next(row for row in rows if row["figure"] == "time to first read, slowest card")
     assert (slow["device"], slow["verdict"], slow["value"], slow["unit"], slow["bound"], slow["figure_ok"]) == (
         "shoe", "fail", "212.0", "ms", "at most 150 ms", "false")

@@ -36,7 +36,8 @@ DEVICE_WORDS = {"lcd": "LCD", "leds": "LEDs and buzzer", "buttons": "Buttons", "
                 "shoe": "Shoe reader", "board": "Board antenna", "clock": "Clock", "state": "State directory"}
 VERDICT_WORDS = {"pass": "passed", "fail": "failed", "skipped": "skipped"}
 #: The CSV's columns: one line per figure (a device without figures: one line, its figure cells empty).
-CSV_HEADER = ("table", "seq", "run_end_utc", "run_end_local", "zone", "technician", "version", "config", "run_ok",
+CSV_HEADER = ("table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
+              "run_ok",
               "device", "verdict", "advice", "figure", "value", "unit", "bound", "figure_ok")
 
 
@@ -127,6 +128,7 @@ def record_sections(record: dict, clock: FloorClock) -> list[dict]:
         "id": "run", "heading": "The run", "columns": ["what", "recorded"],
         "rows": [[cell("ended"), cell(clock.full(record["at"]))],
                  [cell("as the table's clock wrote it"), cell(f"{record['at_text']} ({zone})")],
+                 [cell("reached the floor"), cell(clock.full(record["filed"]))],
                  [cell("technician"), cell(record["technician"])],
                  [cell("software version"), cell(f"dealerbox {record['version']}")],
                  [cell("config (SHA-256 of the table's config file)"), cell(record["config"])],
@@ -164,7 +166,7 @@ def record_csv(record: dict) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     run = (record["table"], record["seq"], R.iso(record["at"]), record["at_text"], record["zone"],
-           record["technician"], record["version"], record["config"], "true" if record["ok"] else "false")
+           R.iso(record["filed"]), record["technician"], record["version"], record["config"], "true" if record["ok"] else "false")
     for d in record["devices"]:
         device = (d["device"], d["verdict"], d["advice"])
         for f in d["figures"] or [None]:
