@@ -35,7 +35,7 @@ class TableJournal:
         self.lines: list[str] = []
         self._prev = P.GENESIS
 
-    def add(self, at: float, ev: str, **fields) -> int:
+    def add(self, at: float, ev: str, /, **fields) -> int:
         seq = len(self.lines) + 1
         line = json.dumps({"seq": seq, "prev": self._prev, "wall": wall(at),
                            "event": {"t": float(seq), "ev": ev, **fields}}, separators=(",", ":"))

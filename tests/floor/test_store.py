@@ -21,7 +21,9 @@ from sqlalchemy import MetaData, inspect
 from tests.floor.test_collector import journal, journal_lines, message, open_alerts, status
 from tests.floor.test_figures import T0, all_queries, file_lines, filled_store, room  # noqa: F401
 from tests.floor.support import wait_for
-from tests.floor.registry_support import deck_tags
+from tests.floor.registry_support import TableJournal, deck_tags, file_journal
+from tests.floor.commission_support import record as commission_record
+from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.errors import ConfigError
 from dealerbox.errors import FloorError
 from dealerbox.floor import migrations as M
@@ -450,6 +452,12 @@ def test_floor_migrate_moves_an_sqlite_floor_into_postgresql(tmp_path, room, pos
         store.register_deck("Blue 1", "blue", deck_tags("Blue 1"), None, table="T01", seq=7, now=T0 + 120)
         store.register_badge("08A1B2C3", "1042", "ann", now=T0 + 180)
         store.revoke_badge("08A1B2C3", "ann", "left the house", now=T0 + 240)
+        # A table's commissioning record, filed by the registry pass.
+        t09 = TableJournal("T09")
+        t09.add(T0 + 300, "commissioned", **commission_record(T0 + 300))
+        file_journal(store, t09)
+        RegistryPass(store).catch_up()
+        assert len(store.commissionings("T09")) == 1
     url = postgres_cluster.database("moved")
     config = tmp_path / "floor.toml"
     config.write_text(f'[store]\nurl = "{url}"\n')
@@ -474,6 +482,7 @@ def test_floor_migrate_moves_an_sqlite_floor_into_postgresql(tmp_path, room, pos
         assert copy.registry_steps() == source.registry_steps()
         assert copy.registry_behind() == source.registry_behind()
         assert copy.registry_payload() == source.registry_payload()
+        assert copy.commissionings("T09") == source.commissionings("T09")
         # The next step of the card control log draws an id after the copied ones.
         copy.destroy_deck("Red 7", "ann", "bob", now=T0 + 7200)
         assert [s["step"] for s in copy.registry_steps(deck="Red 7")] == [

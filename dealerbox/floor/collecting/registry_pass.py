@@ -8,6 +8,10 @@ order:
   a tag or badge that is already another deck's or dealer's is refused, an alert naming
   both), ``deck_checked`` (shown on the deck's page) and the box's ``registry_applied``
   (which registry version the table judges with), each a step of the card control log;
+- the technician's ``commissioned`` (the end of a ``dealerbox commission`` run: every
+  device's verdict and figures), a commissioning record of the table
+  (:mod:`dealerbox.floor.store.commissioning`; one that is not the contract's is refused,
+  logged and alerted, never filed);
 - every hand, through :class:`~dealerbox.floor.telling.hands.HandFollower`, with the deck
   its cards came from (the deck most of its shoe cards name, or whose tags they are): the
   deck's first hand puts it in play, every hand counts towards its limit
@@ -26,15 +30,18 @@ import logging
 import time
 from collections import Counter
 
+from dealerbox.floor.store.commissioning import COMMISSIONED
 from dealerbox.floor.store.registry import DeckLimits, RegistryRefused, check_deck_name
 from dealerbox.floor.telling.hands import HandFollower, wall_seconds
 
-__all__ = ["RegistryPass", "REGISTRY_EVENTS"]
+__all__ = ["RegistryPass", "REGISTRY_EVENTS", "FILED_EVENTS"]
 
 log = logging.getLogger(__name__)
 
 #: The journal events the pass files into the registry (REGISTRY_WIRE, docs/floor/registry.md).
 REGISTRY_EVENTS = frozenset({"deck_registered", "deck_checked", "badge_registered", "registry_applied"})
+#: Every journal event the pass files: the registry's, and the tables' commissioning records.
+FILED_EVENTS = REGISTRY_EVENTS | {COMMISSIONED}
 #: Lines read and filed per transaction.
 CHUNK = 2000
 
@@ -67,7 +74,7 @@ class _Follower:
             return
         event = record.get("event")
         kind = event.get("ev") if isinstance(event, dict) else None
-        if kind in REGISTRY_EVENTS and isinstance(record.get("seq"), int):
+        if kind in FILED_EVENTS and isinstance(record.get("seq"), int):
             at = wall_seconds(record.get("wall"))
             notes.append({"kind": kind, "seq": record["seq"], "at": at if at is not None else time.time(),
                           "event": event})

@@ -4,8 +4,9 @@
 those waiting ahead of a gap), the tables' rows, the lines kept aside, the alerts
 with their audit trail, the web view's users, the dealers' names and the room's
 registry (decks, tags, badges, the card control log, the hands each deck dealt and
-the registry pass's progress) into the configured store, in one transaction of the target (it holds all of it or
-nothing), from one read snapshot of the source. The target must hold none of
+the registry pass's progress) and the tables' commissioning records into the configured
+store, in one transaction of the target (it holds all of it or nothing), from one read
+snapshot of the source. The target must hold none of
 these yet. Afterwards each table's chain is verified in the target and must read
 as it does in the source, and the figures are filed from the copied lines.
 Sessions are not copied: supervisors sign in again. The collectors and web views
@@ -24,17 +25,18 @@ from dealerbox.floor.telling.figures import Ledger
 from dealerbox.floor.store import Store
 from dealerbox.floor.store.layout import layout_table
 from dealerbox.floor.protect.tables import protect_fitted
-from dealerbox.floor.store.schema import (alerts_table, audit_table, dealer_names_table, early_lines_table,
-                                          lines_table, meta_table, quarantine_table, reg_badges_table,
-                                          reg_decks_table, reg_hands_table, reg_progress_table, reg_steps_table,
-                                          reg_tags_table, tables_table, users_table)
+from dealerbox.floor.store.schema import (alerts_table, audit_table, commissionings_table, dealer_names_table,
+                                          early_lines_table, lines_table, meta_table, quarantine_table,
+                                          reg_badges_table, reg_decks_table, reg_hands_table, reg_progress_table,
+                                          reg_steps_table, reg_tags_table, tables_table, users_table)
 
 __all__ = ["move_store", "Moved"]
 
 #: What is copied, in this order (sessions are not: their users sign in again).
 COPIED = (tables_table, lines_table, early_lines_table, quarantine_table, alerts_table, audit_table,
           users_table, dealer_names_table, protect_fitted, layout_table,
-          reg_decks_table, reg_tags_table, reg_badges_table, reg_steps_table, reg_hands_table, reg_progress_table)
+          reg_decks_table, reg_tags_table, reg_badges_table, reg_steps_table, reg_hands_table, reg_progress_table,
+          commissionings_table)
 #: Rows read and written at a time.
 CHUNK = 5000
 

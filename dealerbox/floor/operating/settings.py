@@ -17,6 +17,7 @@ from sqlalchemy.exc import ArgumentError
 from dealerbox.domain.messages import LANGUAGES
 from dealerbox.errors import ConfigError
 from dealerbox.floor.telling.clock import DEFAULT_SHIFT_STARTS, parse_shift_start, zone_named
+from dealerbox.floor.telling.commissioning import MAX_AGE_DAYS_MOST, CommissionLimit
 from dealerbox.floor.collecting.limits import CollectorLimits
 from dealerbox.floor.operating.broker_check import SHIPPED_RESULT
 from dealerbox.floor.protect.config import ProtectConfig
@@ -27,7 +28,8 @@ from dealerbox.link import protocol as P
 from dealerbox.link.client import Identity
 from dealerbox.tomlfile import read_toml
 
-__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_protect", "load_registry"]
+__all__ = ["CollectorSettings", "WebSettings", "load_collector", "load_web", "load_protect", "load_registry",
+           "load_commission"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class WebSettings:
     #: The broker health check's result file (``floor broker-check --result``), read at each
     #: scrape of ``/metrics``; none there: the check never ran.
     broker_check_result: Path = SHIPPED_RESULT
+    #: ``[commission]``: how old a table's last commissioning may be before the tables page marks it.
+    commission: CommissionLimit = CommissionLimit()
     config: Path | None = field(default=None, compare=False)
 
     @property
@@ -141,10 +145,11 @@ def _port(v):
 
 def _floor_toml(path: Path, what: str) -> dict:
     data = read_toml(path, what)
-    extra = sorted(set(data) - {"broker", "store", "web", "collector", "protect", "bridges", "registry"})
+    extra = sorted(set(data) - {"broker", "store", "web", "collector", "protect", "bridges", "registry",
+                                "commission"})
     if extra:
-        raise ConfigError(path, f"[{extra[0]}]",
-                          "one of [broker], [store], [web], [collector], [protect], [bridges], [registry]")
+        raise ConfigError(path, f"[{extra[0]}]", "one of [broker], [store], [web], [collector], [protect], "
+                                                 "[bridges], [registry], [commission]")
     return data
 
 
@@ -188,6 +193,21 @@ def _registry_publish(s: _Section, *, bridged: bool = False) -> bool:
     where floor.toml has a ``[bridges]`` section (*bridged*: the floor of a group, whose
     floor/ topics the properties' bridges carry to their tables), true elsewhere."""
     return s.get("publish", bool, not bridged, expected="true or false")
+
+
+def load_commission(path) -> CommissionLimit:
+    """``[commission]`` of ``floor.toml``: how old a table's last commissioning may be."""
+    path = Path(path)
+    return _commission(_Section(path, "commission", _floor_toml(path, "a floor config").get("commission")))
+
+
+def _commission(s: _Section) -> CommissionLimit:
+    """``[commission]``: ``max_age_days``, the days a table's last commissioning holds for; the
+    tables page marks a table whose last run is older (docs/floor/pages.md, "Commissioning")."""
+    s.unknown(("max_age_days",))
+    return CommissionLimit(s.get("max_age_days", int, CommissionLimit.max_age_days,
+                                 check=lambda v: 1 <= v <= MAX_AGE_DAYS_MOST,
+                                 expected=f"days, a whole number from 1 to {MAX_AGE_DAYS_MOST}"))
 
 
 def _bridge_blind_s(s: _Section) -> float:
@@ -251,7 +271,7 @@ def _postgres_url(value: str) -> bool:
 def _web(path: Path, data: dict) -> WebSettings:
     w = _Section(path, "web", data.get("web"))
     w.unknown(tuple(f.name for f in WebSettings.__dataclass_fields__.values()
-                    if f.name not in ("store", "config")))
+                    if f.name not in ("store", "config", "commission")))
     d = WebSettings
     cert = w.path_of("cert", None) if "cert" in w.data else None
     key = w.path_of("key", None) if "key" in w.data else None
@@ -309,6 +329,7 @@ def _web(path: Path, data: dict) -> WebSettings:
                        expected="one of " + ", ".join(LANGUAGES)),
         shift_starts=tuple(w.get("shift_starts", list, list(d.shift_starts), check=_shift_starts,
                                  expected="a list of different local times (\"06:00\", \"14:00\", \"22:00\")")),
+        commission=_commission(_Section(path, "commission", data.get("commission"))),
         config=path)
 
 

@@ -25,6 +25,7 @@ its own over the shared :class:`~dealerbox.floor.store.connection.Connection`:
 - :mod:`.dealers`: the dealers' names;
 - :mod:`.layout`: the tables' places in the room;
 - :mod:`.registry`: the room's registry of decks and badges, and each deck's life;
+- :mod:`.commissioning`: the tables' commissioning records (filed by the registry pass);
 - :mod:`.metrics`: what a metrics scrape reads (functions over a connection, outside :class:`Store`).
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 from dealerbox.floor.store.alerts import AlertsAndAudit
 from dealerbox.floor.store.bridges import BridgeStates
+from dealerbox.floor.store.commissioning import CommissioningRecords
 from dealerbox.floor.store.counters import Counters
 from dealerbox.floor.store.dealers import DealerNames
 from dealerbox.floor.store.layout import TableLayout
@@ -46,7 +48,7 @@ __all__ = ["Store", "StoreUnavailable", "TableBusy", "store_engine", "describe_t
 
 
 class Store(TableLines, BridgeStates, AlertsAndAudit, Counters, UsersAndSessions, DealerNames,
-            TableLayout, RoomRegistry):
+            TableLayout, RoomRegistry, CommissioningRecords):
     """The store at *target* (an SQLite file's path, or a PostgreSQL URL).
 
     All of this object's statements go through one connection under :attr:`lock`;

@@ -38,6 +38,7 @@ from dealerbox.domain.cards import is_card
 from dealerbox.domain.decks import normalize_uid
 from dealerbox.domain.events import MAX_DECK_NAME, is_deck_name
 from dealerbox.errors import FloorError, RegistryError
+from dealerbox.floor.store.commissioning import COMMISSIONED
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import (Int64, audit_table, meta_table, reg_badges_table, reg_decks_table,
                                           reg_hands_table, reg_progress_table, reg_steps_table,
@@ -579,8 +580,9 @@ class RoomRegistry(Connection):
                            notes: list[dict], hands: list[dict], limits: DeckLimits) -> list[dict] | None:
         """File what the pass read of *table*'s lines after *old_seq* up to *new_seq*, in one
         transaction that first moves the table's progress from *old_seq* (None: never read):
-        the registry's events (*notes*: ``kind``, ``seq``, ``at``, ``event``) and the hands
-        each deck dealt (*hands*: ``start_seq``, ``deck``, ``started``, ``ended``, ``dealer``).
+        the registry's events and the tables' commissioning records (*notes*: ``kind``, ``seq``,
+        ``at``, ``event``) and the hands each deck dealt (*hands*: ``start_seq``, ``deck``,
+        ``started``, ``ended``, ``dealer``).
         Returns the alerts raised, or None when another caller moved the progress first."""
         p = reg_progress_table.c
         alerts: list[dict] = []
@@ -595,7 +597,11 @@ class RoomRegistry(Connection):
             if moved != 1:
                 return None
             for note in notes:
-                alert = self._table_note(table, note)
+                if note["kind"] == COMMISSIONED:   # the tables' commissioning records (store/commissioning.py)
+                    alert = self._file_commissioning(table, note["seq"], note["event"], note["at"],
+                                                     fresh=old_seq is None or note["seq"] > old_seq)
+                else:
+                    alert = self._table_note(table, note)
                 if alert is not None:
                     alerts.append(alert)
             for hand in hands:

@@ -13,7 +13,7 @@ from sqlalchemy.dialects import sqlite
 __all__ = ["METADATA", "Int64", "Float64", "meta_table", "tables_table", "lines_table", "early_lines_table",
            "quarantine_table", "alerts_table", "audit_table", "users_table", "sessions_table",
            "dealer_names_table", "storable", "reg_decks_table", "reg_tags_table", "reg_badges_table",
-           "reg_steps_table", "reg_hands_table", "reg_progress_table"]
+           "reg_steps_table", "reg_hands_table", "reg_progress_table", "commissionings_table"]
 
 # Integers are 64-bit on both backends (SQLite's are; PostgreSQL's INTEGER is not):
 # a number a table sends fits, or is refused for that table alone as on SQLite.
@@ -219,6 +219,32 @@ reg_progress_table = Table(
     Column("seq", Int64, nullable=False),
     Column("resume_seq", Int64),
 )
+
+# The tables' commissioning records (issue 48; dealerbox/floor/store/commissioning.py writes them,
+# migration 0014 creates them): one row per run a table journalled (its ``commissioned`` line,
+# filed once by the registry pass), with every device's verdict, advice and figures.
+commissionings_table = Table(
+    "commissionings", METADATA,
+    Column("table_id", Text, primary_key=True),
+    #: The journal line the record came in: a record is filed once.
+    Column("seq", Int64, primary_key=True),
+    #: When the run ended (epoch seconds), and as the table wrote it (ISO 8601 with its offset).
+    Column("at", Float64, nullable=False),
+    Column("at_text", Text, nullable=False),
+    #: The table's IANA zone, "" when it did not name one.
+    Column("zone", Text, nullable=False),
+    Column("technician", Text, nullable=False),
+    Column("version", Text, nullable=False),
+    #: The SHA-256 of the table's config the run was made with.
+    Column("config", Text, nullable=False),
+    #: 1: no device failed.
+    Column("ok", Int64, nullable=False),
+    #: Every device in run order with its verdict, advice and figures (JSON).
+    Column("devices", Text, nullable=False),
+    #: When the floor filed it.
+    Column("filed", Float64, nullable=False),
+)
+Index("commissionings_last", commissionings_table.c.table_id, commissionings_table.c.at)
 
 
 def storable(text: str) -> str:

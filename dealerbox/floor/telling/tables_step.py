@@ -15,7 +15,10 @@ word, and a broken or hostile box may say anything):
   table). A table judging with an older one, or none once the floor has one, is marked; a
   table claiming a newer one than the floor ever sent is marked as such;
 - profile: the one most tables run (a tie marks nobody);
-- clock: more than :data:`CLOCK_LIMIT_S` off the floor's.
+- clock: more than :data:`CLOCK_LIMIT_S` off the floor's;
+- commissioning: never commissioned, its last run failed, or older than the house's limit, as
+  :func:`~dealerbox.floor.telling.commissioning.commission_check` judges each table's last record
+  (given to :func:`room_tables` by the caller, which reads them from the store).
 
 Anything of the wrong kind in a table's message is shown as unknown, never trusted.
 """
@@ -27,6 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
+
+from dealerbox.floor.telling.commissioning import CommissionCheck
 
 __all__ = ["CLOCK_LIMIT_S", "ReaderCheck", "TableCheck", "Room", "room_tables", "version_key"]
 
@@ -95,6 +100,8 @@ class TableCheck:
     last_heard: float | None
     uptime_s: float | None
     restarts: int | None
+    #: Its last commissioning as judged (None: not judged).
+    commissioning: CommissionCheck | None = None
     marks: list[str] = field(default_factory=list)
     attention: int = 0
 
@@ -208,17 +215,24 @@ def _mark(check: TableCheck, room: Room, profiles: Counter) -> None:
             marks.append(f"judges cards with registry version {check.registry_version}, "
                          f"older than the floor's {room.registry}")
             attention += 3
+    if check.commissioning is not None and check.commissioning.mark:
+        marks.append(check.commissioning.mark)
+        attention += check.commissioning.attention
     if check.backlog:
         marks.append(f"{check.backlog} journal line{'s' if check.backlog != 1 else ''} not yet on the floor")
         attention += 1
     check.marks, check.attention = marks, attention
 
 
-def room_tables(rows: list[dict], *, floor_version: str | None, floor_registry: int) -> tuple[list[TableCheck], Room]:
+def room_tables(rows: list[dict], *, floor_version: str | None, floor_registry: int,
+                commissionings: dict[str, CommissionCheck] | None = None) -> tuple[list[TableCheck], Room]:
     """Every table of *rows* checked against the room, most in need of attention first (then
     by id): *floor_version* is the floor's own software version, *floor_registry* the room
-    registry version the floor sends (the store's :meth:`registry_version`)."""
+    registry version the floor sends (the store's :meth:`registry_version`), *commissionings*
+    each table's commissioning as judged (a table missing from it is not judged)."""
     checks = [_check(row) for row in rows]
+    for check in checks:
+        check.commissioning = (commissionings or {}).get(check.table_id)
     room = room_of(checks, floor_version, floor_registry)
     profiles = Counter(c.profile for c in checks if c.profile)
     for check in checks:

@@ -47,6 +47,7 @@ from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
 from dealerbox.floor.web.registry_pages import RegistryPages
 from dealerbox.floor.web.tables_pages import TablesPages
+from dealerbox.floor.web.commission_pages import CommissionPages
 from dealerbox.floor.web.metrics import FloorMetrics
 from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
 from dealerbox.floor.web.range_form import range_controls
@@ -129,6 +130,7 @@ class FloorApp:
             *self.protect.routes(),
             *self.registry.routes(),
             *TablesPages(self).routes(),
+            *CommissionPages(self).routes(),
             *self.metrics.routes(),
         ]
 

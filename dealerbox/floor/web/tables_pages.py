@@ -5,7 +5,8 @@ room registry it judges cards with, each reader's health and error rate, its clo
 from the floor's, its backlog, when the floor last heard it, its uptime and restarts. A table
 out of step with the room (an older version than most tables run, a newer one than the floor's
 own, another profile than most, another registry than the floor's, a clock off by more than a
-second), offline, or with a failing reader is marked in plain words,
+second), offline, with a failing reader, or not commissioned as the house asks (never, its last
+run failed, or older than ``[commission] max_age_days``) is marked in plain words,
 and the tables most in need of attention come first
 (:func:`~dealerbox.floor.telling.tables_step.room_tables` judges). ``/api/tables`` answers the
 same as JSON. Both need a signed-in user ("view").
@@ -21,6 +22,7 @@ from starlette.responses import JSONResponse
 
 from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.telling import figure_text as FT
+from dealerbox.floor.telling.commissioning import CommissionCheck, age_words, commission_check, record_path
 from dealerbox.floor.telling.tables_step import CLOCK_LIMIT_S, TableCheck, room_tables
 
 __all__ = ["TablesPages", "offset_words", "rate_words"]
@@ -59,10 +61,22 @@ class TablesPages:
             ("/api/tables", "GET", self.json, "view", None),
         ]
 
-    def _checks(self):
+    def _checks(self, now: float):
         # The bars are the floor's own version and registry, never what a table claims.
-        return room_tables(self.app.store.tables(), floor_version=FLOOR_VERSION,
-                           floor_registry=self.app.store.registry_version())
+        store, limit = self.app.store, self.app.settings.commission
+        rows, last = store.tables(), store.last_commissionings()
+        commissionings = {r["table_id"]: commission_check(last.get(r["table_id"]), now, limit) for r in rows}
+        return room_tables(rows, floor_version=FLOOR_VERSION, floor_registry=store.registry_version(),
+                           commissionings=commissionings)
+
+    def _commission_shown(self, table: str, c: CommissionCheck | None) -> dict:
+        """A table's last commissioning in words: when (local time, zone), by whom, the verdict."""
+        if c is None or c.state == "never":
+            return {"state": "never", "words": "never commissioned", "path": None}
+        return {"state": c.state, "words": "failed" if c.state == "failed" else "passed",
+                "when": self.app.clock.full(c.at),
+                "ago": age_words(c.age_days), "by": c.technician, "path": record_path(table),
+                "outdated": c.state == "outdated"}
 
     def _shown(self, check: TableCheck, now: float) -> dict:
         """One table's card: every figure already in words."""
@@ -89,18 +103,20 @@ class TablesPages:
             "last_heard_ago": FT.duration(now - check.last_heard) if check.last_heard else "",
             "uptime": FT.duration(check.uptime_s) if check.uptime_s is not None else "not said",
             "restarts": "not said" if check.restarts is None else str(check.restarts),
+            "commission": self._commission_shown(check.table_id, check.commissioning),
         }
 
     async def page(self, request, client, session):
-        checks, room = await run_in_threadpool(self._checks)
         now = time.time()
+        checks, room = await run_in_threadpool(self._checks, now)
         return self.app.render(
             request, "tables.html", session=session, room=room, now=self.app.clock.full(now),
             limit=f"{CLOCK_LIMIT_S:.1f}", tables=[self._shown(c, now) for c in checks],
-            attention=sum(1 for c in checks if c.needs_attention))
+            attention=sum(1 for c in checks if c.needs_attention),
+            commission_days=self.app.settings.commission.max_age_days)
 
     async def json(self, request, client, session):
-        checks, room = await run_in_threadpool(self._checks)
+        checks, room = await run_in_threadpool(self._checks, time.time())
         return JSONResponse({"room": dataclasses.asdict(room),
                              "tables": [{**dataclasses.asdict(c), "needs_attention": c.needs_attention}
                                         for c in checks]})

@@ -14,6 +14,7 @@ import pytest
 
 from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.collecting.filing import Filing
+from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.store import Store
 from dealerbox.floor.telling.tables_step import room_tables
@@ -21,6 +22,8 @@ from dealerbox.floor.web.tables_pages import offset_words, rate_words
 from dealerbox.link import protocol as P
 from dealerbox.service.health import reader_errors
 from dealerbox.service.uplink import FloorSettings, Publisher
+from tests.floor.commission_support import record
+from tests.floor.registry_support import TableJournal, file_journal
 from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, shot_path, signed_in_page
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 
@@ -49,10 +52,20 @@ def file_table(store: Store, directory, table: str, **health) -> None:
                                                time.time())], time.time())
 
 
+def commissioned(store: Store, journal: TableJournal, at: float, **kw) -> None:
+    """A ``dealerbox commission`` run ending at *at*, added to the table's *journal* and filed
+    as the collector files it (its new line, then the registry pass)."""
+    filed = len(journal.lines)
+    journal.add(at, "commissioned", **record(at, **kw))
+    file_journal(store, journal, filed)
+    RegistryPass(store).catch_up()
+
+
 def room(directory) -> object:
-    """Four tables: T01 and T02 in step; T03 out of step in every way (an older version,
-    another profile, an older registry, its clock 2.5 s ahead, its shoe reader down); T04 an
-    older box that says nothing of what it runs, with a reader's garbage."""
+    """Four tables: T01 and T02 in step (commissioned a day ago); T03 out of step in every way
+    (an older version, another profile, an older registry, its clock 2.5 s ahead, its shoe
+    reader down, never commissioned); T04 an older box that says nothing of what it runs, with a
+    reader's garbage."""
     path = directory / "floor.sqlite"
     running = {"version": FLOOR_VERSION, "config_fingerprint": FINGERPRINT, "profile": "tda-2019",
                "registry": REGISTRY}
@@ -69,6 +82,8 @@ def room(directory) -> object:
                    version="0.0.9", config_fingerprint="77" * 32, profile="cz-c40",
                    registry={"version": 4, "fingerprint": "b2" * 32})
         file_table(store, directory, "T04", readers={"shoe": 5, "board": {"error_rate": "lots"}})
+        for table in ("T01", "T02"):
+            commissioned(store, TableJournal(table), time.time() - 86400)
         # An older box: its health lacks what it runs (filed as it came, without those keys).
     add_users(path)
     return path
@@ -229,7 +244,7 @@ def test_the_page_has_no_serious_or_critical_violation_at_desktop_and_tablet_siz
         for size in SIZES:
             with signed_in_page(browser, size, web.url, cookie) as page:
                 page.goto(web.url.rstrip("/") + "/tables", wait_until="load")
-                assert page.locator("#tables-T03 .marks li").count() == 5
+                assert page.locator("#tables-T03 .marks li").count() == 6
                 shot = shoot(page, Path(shot_path(tmp_path, f"{size}-tables-{role}.png")))
                 print(f"screenshot: {shot}")
                 failures += serious_violations(page, f"{role} {size}")

@@ -1,0 +1,190 @@
+"""A table's commissioning as the floor tells it (issue 48): on the tables page, whether each
+table's last run passed, failed, or is older than the house allows (``[commission]
+max_age_days`` of floor.toml); on the table's commissioning page, a run as a regulator reads
+it: when (local time with the zone), by whom, the software and config, each device with its
+verdict and advice, and its figures beside their bounds; as CSV and as a PDF.
+
+A record is a row of the store (:mod:`dealerbox.floor.store.commissioning`). It is drawn as
+labelled sections (:func:`record_sections`) that the page and the PDF both draw, as the card
+control log's are (:mod:`dealerbox.floor.telling.card_log`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.figure_text import NOTHING, count, duration, one_decimal
+
+__all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sections", "record_title",
+           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "DEVICE_WORDS",
+           "VERDICT_WORDS", "CSV_HEADER", "DEFAULT_MAX_AGE_DAYS", "MAX_AGE_DAYS_MOST"]
+
+#: A table's last commissioning older than this many days is marked (a quarter: a room re-checks
+#: its tables each season, and after every repair, which is a new run anyway).
+DEFAULT_MAX_AGE_DAYS = 90
+#: The longest limit floor.toml may set: ten years.
+MAX_AGE_DAYS_MOST = 3650
+_DAY = 86400.0
+
+#: The devices as the pages name them.
+DEVICE_WORDS = {"lcd": "LCD", "leds": "LEDs and buzzer", "buttons": "Buttons", "mouth": "Mouth sensor",
+                "shoe": "Shoe reader", "board": "Board antenna", "clock": "Clock", "state": "State directory"}
+VERDICT_WORDS = {"pass": "passed", "fail": "failed", "skipped": "skipped"}
+#: The CSV's columns: one line per figure (a device without figures: one line, its figure cells empty).
+CSV_HEADER = ("table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
+              "run_ok",
+              "device", "verdict", "advice", "figure", "value", "unit", "bound", "figure_ok")
+
+
+@dataclass(frozen=True)
+class CommissionLimit:
+    """``[commission]`` of floor.toml: a table whose last commissioning is older than
+    ``max_age_days`` is marked on the tables page."""
+
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS
+
+
+@dataclass
+class CommissionCheck:
+    """One table's commissioning as the tables page judges it: ``state`` is ``passed``,
+    ``failed``, ``outdated`` (passed, longer ago than the limit) or ``never``; ``mark`` says
+    what is wrong in plain words (None: nothing); ``attention`` orders the page."""
+
+    state: str
+    at: float | None = None
+    technician: str | None = None
+    seq: int | None = None
+    age_days: float | None = None
+    failed: list[str] = field(default_factory=list)
+    mark: str | None = None
+    attention: int = 0
+
+
+def commission_check(last: dict | None, now: float, limit: CommissionLimit) -> CommissionCheck:
+    """Table's commissioning from its *last* record (the store's row; None: none reached the
+    floor) at *now*. A failed run is marked whatever its age; a passed one older than the limit
+    is ``outdated``. A run the table dates after *now* (its clock ahead) is 0 days old."""
+    if last is None:
+        return CommissionCheck("never", mark="never commissioned: no commissioning record has reached the floor",
+                               attention=2)
+    age = max(0.0, now - last["at"]) / _DAY
+    failed = [d["device"] for d in last["devices"] if d["verdict"] == "fail"]
+    found = CommissionCheck("passed", last["at"], last["technician"], last["seq"], age, failed)
+    if not last["ok"]:
+        found.state = "failed"
+        found.mark = "its last commissioning failed: " + ", ".join(DEVICE_WORDS[d] for d in failed)
+        found.attention = 6
+    elif age > limit.max_age_days:
+        found.state = "outdated"
+        found.mark = (f"last commissioned {age_words(age)} ago, longer than the house's limit of "
+                      f"{limit.max_age_days} days")
+        found.attention = 2
+    return found
+
+
+def age_words(days: float) -> str:
+    """How long ago a run ended: ``3 h 20 min`` within two days, else ``45.0 days`` (one decimal)."""
+    return duration(days * _DAY) if days < 2 else f"{one_decimal(days)} days"
+
+
+def record_path(table: str, seq: int | None = None) -> str:
+    """The floor's path of *table*'s commissioning page (its last run), or of its run at line *seq*."""
+    return f"/tables/{table}/commissioning" + (f"/{seq}" if seq is not None else "")
+
+
+def figure_value(f: dict) -> str:
+    """A figure as people read it: a whole number as one, else one decimal, with its unit;
+    a figure the run could not measure (``null``) says so."""
+    value = f["value"]
+    if value is None:
+        return "not measured"
+    text = count(value) if isinstance(value, int) or float(value).is_integer() else one_decimal(value)
+    return f"{text} {f['unit']}".strip()
+
+
+def record_title(record: dict, clock: FloorClock) -> str:
+    """``Commissioning of table T01, Wed 02 Dec 2026, 14:05 CET: passed``."""
+    verdict = "passed" if record["ok"] else "failed"
+    return f"Commissioning of table {record['table']}, {clock.at(record['at']):%a %d %b %Y, %H:%M %Z}: {verdict}"
+
+
+def _cell(text, href: str | None = None, *, none: bool = False, flag: bool = False) -> dict:
+    """A cell as the report's sections hold them; ``flag``: what failed, shown so."""
+    return {"text": str(text), "href": href, "none": none, "flag": flag}
+
+
+def record_sections(record: dict, clock: FloorClock) -> list[dict]:
+    """The run as a regulator reads it, as sections (``id``, ``heading``, ``columns``, ``rows``
+    of cells, ``empty``, ``notes``; :func:`dealerbox.floor.telling.report.report_sections`'s
+    shape): the run, its devices with verdict and advice, then each device's figures."""
+    cell = _cell
+    zone = record["zone"] or "no zone said"
+    sections = [{
+        "id": "run", "heading": "The run", "columns": ["what", "recorded"],
+        "rows": [[cell("ended"), cell(clock.full(record["at"]))],
+                 [cell("as the table's clock wrote it"), cell(f"{record['at_text']} ({zone})")],
+                 [cell("reached the floor"), cell(clock.full(record["filed"]))],
+                 [cell("technician"), cell(record["technician"])],
+                 [cell("software version"), cell(f"dealerbox {record['version']}")],
+                 [cell("config (SHA-256 of the table's config file)"), cell(record["config"])],
+                 [cell("result"), cell("passed: no device failed" if record["ok"] else
+                                       "failed: " + ", ".join(DEVICE_WORDS[d["device"]] for d in record["devices"]
+                                                              if d["verdict"] == "fail"), flag=not record["ok"])]],
+        "empty": "", "notes": ["The run's end in the floor's zone, then as the table's own clock wrote it: with "
+                               "its UTC offset and the zone the table named."]}]
+    rows = []
+    for d in record["devices"]:
+        within = sum(1 for f in d["figures"] if f["ok"])
+        rows.append([cell(DEVICE_WORDS[d["device"]]), cell(VERDICT_WORDS[d["verdict"]], flag=d["verdict"] == "fail"),
+                     cell(f"{within} of {len(d['figures'])}" if d["figures"] else NOTHING, none=not d["figures"]),
+                     cell(d["advice"] or NOTHING, none=not d["advice"])])
+    sections.append({"id": "devices", "heading": "Devices, in the order they were checked",
+                     "columns": ["device", "verdict", "figures within their bounds", "advice"],
+                     "rows": rows, "empty": "No device in the record.",
+                     "notes": [f"{NOTHING}: nothing measured, or no advice (the device passed)."]})
+    for d in record["devices"]:
+        sections.append({
+            "id": f"figures-{d['device']}", "heading": f"{DEVICE_WORDS[d['device']]}: {VERDICT_WORDS[d['verdict']]}",
+            "columns": ["figure", "measured", "bound", "within the bound"],
+            "rows": [[cell(f["name"]), cell(figure_value(f)), cell(f["bound"] or NOTHING, none=not f["bound"]),
+                      cell("yes" if f["ok"] else "no", flag=not f["ok"])] for f in d["figures"]],
+            "empty": "No figure measured." + (f" Why: {d['advice']}" if d["verdict"] == "skipped" and d["advice"]
+                                              else ""),
+            "notes": []})
+    return sections
+
+
+def record_csv(record: dict) -> str:
+    """One line per figure (:data:`CSV_HEADER`): the run's facts repeated on each, times in ISO
+    8601 (the end in UTC, and as the table wrote it with its offset), the raw value."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    run = (record["table"], record["seq"], R.iso(record["at"]), record["at_text"], record["zone"],
+           R.iso(record["filed"]), record["technician"], record["version"], record["config"], "true" if record["ok"] else "false")
+    for d in record["devices"]:
+        device = (d["device"], d["verdict"], d["advice"])
+        for f in d["figures"] or [None]:
+            if f is None:
+                writer.writerow((*run, *device, "", "", "", "", ""))
+            else:
+                writer.writerow((*run, *device, f["name"], "" if f["value"] is None else f["value"], f["unit"],
+                                 f["bound"], "true" if f["ok"] else "false"))
+    return out.getvalue()
+
+
+def file_name(record: dict, clock: FloorClock, ext: str) -> str:
+    """``commissioning-T01-2026-12-02-1405.pdf``: letters, digits and dashes only (a header's value)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in record["table"])
+    return f"commissioning-{safe}-{clock.at(record['at']):%Y-%m-%d-%H%M}.{ext}"
+
+
+def record_pdf(record: dict, clock: FloorClock) -> bytes:
+    """The run as a PDF (the shift report's machinery: :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
+    title = record_title(record, clock)
+    return PDF.sections_pdf(title, record_sections(record, clock), footer=f"dealerbox floor, {title}")
