@@ -13,10 +13,16 @@ from sqlalchemy import func, insert, select, update
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import alerts_table, audit_table, storable, tables_table
 
-__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in"]
+__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in", "REFERENCE_KIND", "SURVEILLANCE_KINDS"]
 
 #: Alert texts are cut to this many characters (parts of them come from the tables).
 ALERT_TEXT_MAX = 300
+#: The protection pass's alert that a game's hands are not checked for a shuffle (its reference
+#: missing or stale past its bound, its fit failed: :mod:`dealerbox.floor.protect.floor_pass`).
+REFERENCE_KIND = "protect_reference"
+#: The kinds for surveillance alone: the Surveillance page lists them, the floor map (a pit
+#: boss's, who can do nothing about them) and its stream leave them out.
+SURVEILLANCE_KINDS = frozenset({REFERENCE_KIND})
 
 _ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
     "id", "table_id", "kind", "text", "seq", "raised", "cleared_by", "cleared_at", "note",
