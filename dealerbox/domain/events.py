@@ -52,8 +52,6 @@ _HEX_UID = re.compile(r"[0-9A-Fa-f]*")
 DEALER_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,9}")
 
 
-
-
 @dataclass(slots=True)
 class Event:
     """One observation. Only the keys that apply to ``ev`` are set."""

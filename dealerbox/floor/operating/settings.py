@@ -352,8 +352,8 @@ def _protect(p: _Section) -> ProtectConfig:
     """``[protect]``: the declared shuffle, the gathering model, the checks' thresholds (docs/floor/surveillance.md)."""
     p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
                "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
-               "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "reference_wait_minutes", "hands_per_hour",
-               "hours_per_week", "seat_feed_every", "seat_alarms_per_year", "room_spread"))
+               "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "reference_wait_minutes",
+               "hands_per_hour", "hours_per_week", "seat_feed_every", "seat_alarms_per_year", "room_spread"))
     d = ProtectConfig()
     procedure = p.get("shuffle", str, str(d.shuffle), check=lambda v: bool(v.split()) and all(
         s in STEPS for s in v.split()), expected=f"steps of {', '.join(sorted(STEPS))} separated by spaces")

@@ -1,7 +1,8 @@
 """The audit trail as an auditor reads it: who cleared which alert, when, and why, who
 changed the room's registry (received, registered, retired or destroyed a deck, set its
 limit, registered or revoked a badge: issue 40), and who signed in to the web view, failed
-to (the name tried, escaped: it is anybody's input) or signed out, how and why (issue 47), over a range of days; as a dict (the JSON), as CSV (raw values beside the words, for the
+to (the name tried, escaped: it is anybody's input) or signed out, how and why (issue 47),
+over a range of days; as a dict (the JSON), as CSV (raw values beside the words, for the
 casino's spreadsheets), and as labelled sections that the page and the PDF both draw
 (the shift report's shape: :func:`dealerbox.floor.telling.report.report_sections`, drawn by
 ``templates/_report_body.html`` and :func:`dealerbox.floor.telling.report_pdf.sections_pdf`).

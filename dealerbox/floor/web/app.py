@@ -529,8 +529,6 @@ def create_app(settings: WebSettings) -> Starlette:
     return FloorApp(settings).asgi()
 
 
-
-
 def _whoami(session: Session) -> dict:
     return {"user": session.user, "role": session.role, "csrf": session.csrf,
             "may_clear": may(session.role, "clear")}

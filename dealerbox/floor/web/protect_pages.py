@@ -99,7 +99,8 @@ def _why(status: str, fitting: bool, several: bool, failed: str | None = None) -
     else:
         return "its reference was not there when they were dealt"
     if failed:
-        return why + f"; fitting {'them' if several else 'it'} in the background failed ({failed}): run dealerbox floor protect fit"
+        return why + (f"; fitting {'them' if several else 'it'} in the background failed ({failed}): "
+                      "run dealerbox floor protect fit")
     if fitting:
         return why + ("; they are being fitted in the background, and hands are checked once they are stored"
                       if several else "; it is being fitted in the background, and hands are checked once it is stored")

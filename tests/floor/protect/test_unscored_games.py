@@ -239,8 +239,8 @@ def test_a_reference_still_fitting_past_the_bound_is_an_alert_for_surveillance(t
         e = evidence[alert["id"]][0]["evidence"]
         assert e["fitting"] is True and e["failed"] is None and e["since"] == T0
         assert evidence_lines(REFERENCE_KIND, "T1", e)["summary"].endswith(
-            "Still not stored 15.0 minutes after the first hand left unchecked ([protect] reference_wait_minutes = 15); "
-            "see the Surveillance page.")
+            "Still not stored 15.0 minutes after the first hand left unchecked ([protect] "
+            "reference_wait_minutes = 15); see the Surveillance page.")
         # Once stored, the hands are scored; the alert is not raised again.
         now[0] = T0 + 1000
         file_lines(store, "T1", unshuffled(7, 2, w).lines)
