@@ -14,8 +14,7 @@ from pypdf import PdfReader
 
 from dealerbox.floor.store import Store
 from dealerbox.floor.telling import audit_files as AF
-from dealerbox.floor.telling.clock import FloorClock
-from tests.floor.web.test_app import PASSWORDS, WebProcess, add_users, call, connection, session_cookie, sign_in
+from tests.floor.web.test_app import WebProcess, add_users, call, connection, sign_in
 
 #: A name tried by somebody probing the form: markup, a right-to-left override and a NUL.
 PROBE = "<b>mallory</b>\u202e\x00=cmd"
