@@ -33,6 +33,20 @@ class ConfigError(DealerboxError, ValueError):
         super().__init__(f"{self.file}: {key}{got}: expected {expected}")
 
 
+#: Characters of a bad value :func:`shown` quotes in an error message.
+SHOWN_CHARS = 40
+
+
+def shown(value, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` cut to a readable length for an error message (escaped as ``repr``
+    escapes: a NUL or a lone surrogate is shown as its escape, never written raw)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long for str() (Python's digit limit)
+        return f"a number of more than {limit} digits"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def _shown(value, limit: int = 80) -> str:
     """*value*'s repr, cut to *limit* characters so one message stays readable."""
     text = repr(value)

@@ -23,11 +23,46 @@ import tomli_w
 
 from dealerbox.atomic import save_atomic
 from dealerbox.domain.cards import DECK_52, JOKER, is_card
-from dealerbox.errors import ConfigError, RegistryError
+from dealerbox.errors import ConfigError, RegistryError, shown
 from dealerbox.tomlfile import read_toml
 
 #: UID lengths ISO/IEC 14443-3 allows: single, double and triple size.
 UID_LENGTHS = (4, 7, 10)
+#: The longest deck name (a TOML key at the table, a name on the floor's pages).
+MAX_DECK_NAME = 64
+#: :func:`is_deck_name`'s rule in words: what every message refusing a deck name says, once.
+DECK_NAME_RULE = f"1 to {MAX_DECK_NAME} printable characters, no '/'"
+
+
+def is_deck_name(value) -> bool:
+    """True when *value* is a deck name: the one rule of the table's tools and registry file,
+    the journal's events, the wire and the floor's registry. 1 to :data:`MAX_DECK_NAME`
+    printable characters (no NUL, no control character, no lone surrogate), no ``/`` (the
+    floor's page of a deck is ``/registry/deck/<name>``: a ``/`` would split it)."""
+    return (isinstance(value, str) and 1 <= len(value) <= MAX_DECK_NAME and value.isprintable()
+            and "/" not in value)
+
+
+#: The longest back colour a deck is registered with (the floor's pages show it beside the name).
+MAX_DECK_BACK = 40
+
+
+def deck_back_refusal(value) -> str | None:
+    """None when *value* is a deck's back colour as the table's tools and the floor's registry
+    take it (text of at most :data:`MAX_DECK_BACK` printable characters, empty for unsaid); else
+    the sentence refusing it. (The journal's events take any text of up to 64 characters, so
+    that a line of an older table is never refused for its back.)"""
+    if isinstance(value, str) and len(value) <= MAX_DECK_BACK and value.isprintable():
+        return None
+    return f"a back's colour is at most {MAX_DECK_BACK} printable characters, not {shown(value)}"
+
+
+def deck_name_refusal(value) -> str | None:
+    """None when *value* is a deck name (:func:`is_deck_name`); else the sentence the tools
+    refuse it with: the rule, once, and what was given (cut and escaped by :func:`shown`)."""
+    if is_deck_name(value):
+        return None
+    return f"a deck name is {DECK_NAME_RULE}, not {shown(value)}"
 
 
 def normalize_uid(uid) -> str:
@@ -135,6 +170,8 @@ class DeckRegistry:
             raise ConfigError(path, "decks", "at least one [decks.NAME] table", decks, found=decks is not None)
         reg = cls(active=None)
         for name, body in decks.items():
+            if not is_deck_name(name):
+                raise ConfigError(path, "decks", f"each [decks.NAME] to name a deck ({DECK_NAME_RULE})", name)
             if not isinstance(body, dict):
                 raise ConfigError(path, f"decks.{name}", "a table", body)
             extra = set(body) - {"back", "tags"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from dealerbox.domain.cards import check_card
 from dealerbox.domain.commissioning import check_at, check_devices, check_text, check_zone, copied_devices
-from dealerbox.errors import EventError, RegistryError
-from dealerbox.domain.decks import normalize_uid
+from dealerbox.errors import SHOWN_CHARS, EventError, RegistryError, shown
+from dealerbox.domain.decks import DECK_NAME_RULE, MAX_DECK_NAME, is_deck_name, normalize_uid
 
 EVENT_KINDS = frozenset({
     "new_hand", "shoe", "board_on", "board_off", "zone_on", "zone_off",
@@ -36,17 +36,7 @@ _REGISTRY_KEYS = {"back": ("deck_registered",), "tags": ("deck_registered",), "m
                   "version": ("registry_applied", "commissioned"), "fingerprint": ("registry_applied",),
                   "technician": ("commissioned",), "at": ("commissioned",), "config": ("commissioned",),
                   "devices": ("commissioned",)}
-#: The longest deck name (a TOML key at the table, a name on the floor's pages).
-MAX_DECK_NAME = 64
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
-
-
-def is_deck_name(value) -> bool:
-    """True when *value* is a deck name as the table and the floor share it (the journal's
-    events and the room's registry): 1 to :data:`MAX_DECK_NAME` printable characters, no
-    ``/`` (the floor's page of a deck is ``/registry/deck/<name>``: a ``/`` would split it)."""
-    return (isinstance(value, str) and 1 <= len(value) <= MAX_DECK_NAME and value.isprintable()
-            and "/" not in value)
 
 
 def is_fingerprint(value) -> bool:
@@ -61,20 +51,10 @@ _ALLOWED = frozenset(_KEYS)
 MAX_T = 10**12
 #: The longest line an event file may have, in bytes (a real event is under 300).
 MAX_LINE_BYTES = 64 * 1024
-_SHOWN = 40   # characters of a bad value quoted in an error message
 _HEX_UID = re.compile(r"[0-9A-Fa-f]*")
 #: A dealer's id as the badge registry holds it: an employee number of up to 10 letters,
 #: digits, '-' or '_' (short enough for the LCD's greeting; a name never fits the pattern's intent).
 DEALER_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,9}")
-
-
-def shown(value, limit: int = _SHOWN) -> str:
-    """``repr(value)`` cut to a readable length for an error message."""
-    try:
-        text = repr(value)
-    except ValueError:  # an int too long for str() (Python's digit limit)
-        return f"a number of more than {limit} digits"
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 @dataclass(slots=True)
@@ -130,7 +110,7 @@ class Event:
         extra = d.keys() - _ALLOWED
         if extra:
             key = sorted(extra, key=str)[0]
-            raise EventError(f"unknown key {shown(key)}", key=key if len(key) <= _SHOWN else None)
+            raise EventError(f"unknown key {shown(key)}", key=key if len(key) <= SHOWN_CHARS else None)
         t = d.get("t")
         # The comparison is false for NaN, so NaN is refused with the rest.
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_T:
@@ -400,8 +380,7 @@ def _registry_fields(e: Event, d: dict) -> None:
     if ev in ("deck_registered", "deck_checked"):
         deck = d.get("deck")
         if not is_deck_name(deck):
-            raise EventError(f"'deck' must be a deck name (1 to {MAX_DECK_NAME} printable characters, no '/'), "
-                             f"not {shown(deck)}", key="deck")
+            raise EventError(f"'deck' must be a deck name ({DECK_NAME_RULE}), not {shown(deck)}", key="deck")
         e.deck = deck
     if ev == "deck_registered":
         back = d.get("back")

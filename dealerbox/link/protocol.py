@@ -15,8 +15,8 @@ from typing import Callable, Mapping
 
 from dealerbox.domain.badges import check_dealer_id
 from dealerbox.domain.cards import is_card
-from dealerbox.domain.decks import normalize_uid
-from dealerbox.domain.events import MAX_DECK_NAME, is_deck_name, is_fingerprint
+from dealerbox.domain.decks import DECK_NAME_RULE, is_deck_name, normalize_uid
+from dealerbox.domain.events import is_fingerprint
 from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.link.chain import GENESIS
 
@@ -321,7 +321,7 @@ def _canonical(decks, retired, badges, revoked, active=UNSAID) -> dict:
     owner: dict[str, str] = {}
     for name, body in decks.items():
         if not is_deck_name(name):
-            raise RegistryPayloadError(f"decks: name {shown(name)}: expected 1 to {MAX_DECK_NAME} printable characters")
+            raise RegistryPayloadError(f"decks: name {shown(name)}: expected a deck name ({DECK_NAME_RULE})")
         if not isinstance(body, dict):
             raise RegistryPayloadError(f"decks.{name} = {shown(body)}: expected {{back, tags}}")
         back = body.get("back", "")

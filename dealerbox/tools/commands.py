@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dealerbox.domain.badges import BadgeRegistry
 from dealerbox.domain.cards import JOKER
-from dealerbox.domain.decks import DeckRegistry
+from dealerbox.domain.decks import DeckRegistry, deck_back_refusal, deck_name_refusal
 from dealerbox.domain.events import EventFile
 from dealerbox.domain.messages import load_messages
 from dealerbox.errors import UsageError
@@ -188,6 +188,7 @@ def deck_register(args) -> int:
     """``dealerbox deck register``: pass a new deck over a reader, card by card."""
     from dealerbox.tools.deck_registration import DeckTimeout, deck_registered_fields, register_deck
 
+    _check_deck_argument(args, "register")
     config, table, reader, reopen = _config_reader(args)
     path = args.registry or (None if config.registry_source.startswith("builtin:") else config.registry_source)
     if args.simulated and not args.registry:
@@ -220,6 +221,18 @@ def deck_register(args) -> int:
     return 0
 
 
+def _check_deck_argument(args, action: str) -> None:
+    """Refuse a --deck that is no deck name (and a --back the floor would refuse) before a file
+    is read, a reader opened or a card asked for: the rules the floor holds too
+    (:func:`~dealerbox.domain.decks.is_deck_name`)."""
+    checks = [("--deck", deck_name_refusal(args.deck) if args.deck is not None else None)]
+    if action == "register":
+        checks.append(("--back", deck_back_refusal(args.back)))
+    for option, refusal in checks:
+        if refusal is not None:
+            raise UsageError(f"dealerbox deck {action}: {option}: {refusal}; nothing was read or written")
+
+
 def _tell_the_floor(config, ev: str, **fields) -> None:
     """Put a registration in the table's journal, box running or not (docs/TOOLS.md)."""
     print(f"dealerbox: {post_registry_event(config, ev, **fields)}", file=sys.stderr)
@@ -230,6 +243,7 @@ def deck_check(args) -> int:
     from dealerbox.tools.deck_registration import (check_deck_with_reader, deck_checked_fields, exit_status,
                                                    format_report)
 
+    _check_deck_argument(args, "check")
     config, table, reader, reopen = _config_reader(args)
     source = args.registry
     if args.simulated and not source and _rehearsal_registry().exists():

@@ -49,7 +49,8 @@ from dealerbox.rules.deckcheck import DeckReport, check_deck
 from dealerbox.errors import DealerboxError, RegistryError
 from dealerbox.hw.presence import BOARD, PresenceTracker
 from dealerbox.hw.reader import ReaderSupervisor, TagReader
-from dealerbox.domain.decks import DeckRegistry, normalize_uid, simulated_uid
+from dealerbox.domain.decks import (DeckRegistry, deck_back_refusal, deck_name_refusal, normalize_uid,
+                                    simulated_uid)
 from dealerbox.service.room_registry import RETIRED_DECK
 
 __all__ = [
@@ -181,12 +182,14 @@ class _Watcher:
 TagWatcher = _Watcher
 
 
-def _check_new_deck(registry: DeckRegistry, known: DeckRegistry, deck: str, replace: bool) -> None:
-    """Refuse a deck name that is not one, a deck of the room's registry that the table's
-    file does not hold (the floor would refuse it: first registration wins), or a deck
+def _check_new_deck(registry: DeckRegistry, known: DeckRegistry, deck: str, back: str, replace: bool) -> None:
+    """Refuse a deck name that is not one, or a back colour (the rules the floor holds too:
+    :func:`~dealerbox.domain.decks.is_deck_name`), a deck of the room's registry that the
+    table's file does not hold (the floor would refuse it: first registration wins), or a deck
     already registered unless it is replaced."""
-    if not isinstance(deck, str) or not deck or not deck.replace("-", "").replace("_", "").isalnum():
-        raise RegistryError(f"a deck name is letters, digits, '-' or '_', not {deck!r}")
+    refusal = deck_name_refusal(deck) or deck_back_refusal(back)
+    if refusal is not None:
+        raise RegistryError(refusal)
     if known.has_deck(deck) and not registry.has_deck(deck):
         raise RegistryError(f"deck {deck} is the room's already (registered on the floor, "
                             f"{len(known.cards_of(deck))} tags); register this deck under another name")
@@ -318,7 +321,7 @@ def register_deck(reader: TagReader, registry: DeckRegistry, deck: str, path, *,
     run and writes nothing; it is re-raised for the caller.
     """
     known = registry if known is None else known
-    _check_new_deck(registry, known, deck, replace)
+    _check_new_deck(registry, known, deck, back, replace)
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be > 0 seconds, not {timeout_s!r}")
     new = _copy_without(registry, deck)

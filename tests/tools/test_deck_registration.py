@@ -633,3 +633,121 @@ def test_badge_register_judges_with_the_rooms_badges_at_a_table_with_a_floor(tmp
     alone = tmp_path / "alone"
     alone.mkdir()
     assert judged_badges(load_table_config(floor_table(alone, floor=False), check_devices=False)) is None
+
+
+# -- one deck-name rule, checked before the first card ---------------------------------------------
+RULE = "a deck name is 1 to 64 printable characters, no '/'"
+
+
+def _state_files(tmp_path):
+    """Every file under the table's state folder and its registry, with its bytes: what a
+    refused command must leave as it found it."""
+    return {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+
+
+def _cli(tmp_path, *argv):
+    """``dealerbox`` as a technician runs it: a process of its own, its arguments as bytes (so a
+    name the file system's encoding cannot spell reaches it as the shell would hand it over)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([os.fsencode(sys.executable), b"-m", b"dealerbox.cli",
+                           *(a if isinstance(a, bytes) else os.fsencode(a) for a in argv)],
+                          capture_output=True, text=True, errors="backslashreplace", stdin=subprocess.DEVNULL,
+                          cwd=tmp_path, timeout=120, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "xdg")})
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("D" * 10_000, "'DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD... (10002 characters)"),
+    ("D" * 65, "(67 characters)"),
+    ("red/7", "'red/7'"),
+    (b"deck\xff", r"'deck\udcff'"),          # a lone surrogate: argv's bytes that are no UTF-8
+])
+def test_deck_register_refuses_a_name_the_floor_would_before_asking_for_a_card(tmp_path, name, shown):
+    config = floor_table(tmp_path)
+    before = _state_files(tmp_path)
+    proc = _cli(tmp_path, "deck", "register", "--config", str(config), "--reader", "board", "--deck", name,
+                "--timeout", "30")
+    assert proc.returncode == 2, proc.stderr
+    assert "next:" not in proc.stdout and proc.stdout == ""     # no card was asked for
+    (line,) = proc.stderr.splitlines()                         # one message
+    assert line.startswith(f"dealerbox deck register: --deck: {RULE}, not ")
+    assert line.count("printable") == 1 and shown in line and line.endswith("nothing was read or written")
+    assert len(line) < 200
+    assert _state_files(tmp_path) == before                    # nothing written: no file, no journal, no outbox
+
+
+def test_deck_register_refuses_a_nul_in_the_name(tmp_path, capsys):
+    """A NUL cannot travel in a process's arguments: the same command, called in the process."""
+    from dealerbox.cli import main
+
+    config = floor_table(tmp_path)
+    before = _state_files(tmp_path)
+    code = main(["deck", "register", "--config", str(config), "--reader", "board", "--deck", "C\x002",
+                 "--timeout", "30"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == f"dealerbox deck register: --deck: {RULE}, not 'C\\x002'; nothing was read or written\n"
+    assert _state_files(tmp_path) == before
+
+
+def test_deck_register_refuses_a_back_the_floor_would_before_asking_for_a_card(tmp_path):
+    config = floor_table(tmp_path)
+    before = _state_files(tmp_path)
+    proc = _cli(tmp_path, "deck", "register", "--config", str(config), "--reader", "board", "--deck", "C2",
+                "--back", "b" * 41, "--timeout", "30")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("dealerbox deck register: --back: a back's colour is at most 40 printable")
+    assert _state_files(tmp_path) == before
+
+
+def test_a_good_name_of_the_rule_is_asked_for_its_cards(tmp_path):
+    """The other side of the rule: a name with a space, a dot and letters no ASCII has (as the
+    floor takes them) is a deck name; the command asks for the first card (and times out here)."""
+    config = floor_table(tmp_path)
+    proc = _cli(tmp_path, "deck", "register", "--config", str(config), "--reader", "board", "--deck", "Bleu n.7 é",
+                "--timeout", "0.3")
+    assert proc.returncode == 1, proc.stderr
+    assert "next: 2c (two of clubs)" in proc.stdout and "nothing was written" in proc.stderr
+    assert DeckRegistry.load(tmp_path / "decks.toml").decks == ["C"]
+
+
+def test_deck_check_refuses_a_name_that_is_none(tmp_path):
+    config = floor_table(tmp_path)
+    proc = _cli(tmp_path, "deck", "check", "--config", str(config), "--reader", "board", "--deck", "a/b",
+                "--timeout", "30")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"dealerbox deck check: --deck: {RULE}, not 'a/b'; nothing was read or written\n"
+
+
+def test_register_deck_refuses_the_name_itself(reader, chip, tmp_path):
+    """The library's own check, for a caller that is not the CLI: before the first card."""
+    asked = []
+    with pytest.raises(RegistryError, match=re.escape(f"{RULE}, not 'x/y'")):
+        register_deck(reader, DeckRegistry(), "x/y", tmp_path / "decks.toml", prompt=asked.append,
+                      timeout_s=0.1)
+    assert asked == [] and not (tmp_path / "decks.toml").exists()
+
+
+@pytest.mark.parametrize("name", ["D" * 65, "a/b", "tab\there"])
+def test_a_registry_file_with_a_name_that_is_none_names_the_file_and_the_rule(tmp_path, name):
+    from dealerbox.errors import ConfigError
+    import tomli_w
+
+    path = tmp_path / "decks.toml"
+    path.write_text(tomli_w.dumps({"active": name, "decks": {name: {"back": "", "tags": {}}}}))
+    with pytest.raises(ConfigError) as caught:
+        DeckRegistry.load(path)
+    text = str(caught.value)
+    assert text.startswith(f"{path}: decks = ") and text.endswith("expected each [decks.NAME] to name a deck "
+                                                                  "(1 to 64 printable characters, no '/')")
+
+
+def test_the_floor_refuses_a_name_with_the_same_words():
+    from dealerbox.floor.store.registry import RegistryRefused, check_deck_name
+
+    with pytest.raises(RegistryRefused) as caught:
+        check_deck_name("Z" * 10_000)
+    assert str(caught.value) == f"{RULE}, not '{'Z' * 39}... (10002 characters)"
+    assert check_deck_name(" Bleu 7 ") == "Bleu 7"

@@ -373,8 +373,8 @@ def _protect(p: _Section) -> ProtectConfig:
     """``[protect]``: the declared shuffle, the gathering model, the checks' thresholds (docs/floor/surveillance.md)."""
     p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
                "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
-               "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "hands_per_hour",
-               "hours_per_week", "seat_feed_every", "seat_alarms_per_year", "room_spread"))
+               "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "reference_wait_minutes",
+               "hands_per_hour", "hours_per_week", "seat_feed_every", "seat_alarms_per_year", "room_spread"))
     d = ProtectConfig()
     procedure = p.get("shuffle", str, str(d.shuffle), check=lambda v: bool(v.split()) and all(
         s in STEPS for s in v.split()), expected=f"steps of {', '.join(sorted(STEPS))} separated by spaces")
@@ -427,6 +427,10 @@ def _protect(p: _Section) -> ProtectConfig:
         reference_hands=p.get("reference_hands", int, d.reference_hands, check=lambda v: 1000 <= v <= 10_000_000,
                               expected="hands, 1000..10000000"),
         auto_fit=p.get("auto_fit", bool, d.auto_fit, expected="true or false"),
+        reference_wait_minutes=p.get("reference_wait_minutes", float, d.reference_wait_minutes,
+                                     check=lambda v: 0 <= v <= 1440,
+                                     expected="minutes, 0..1440 (hands unchecked while a reference is fitted, "
+                                              "before surveillance is alerted)"),
         hands_per_hour=p.get("hands_per_hour", float, d.hands_per_hour, check=lambda v: 0 < v <= 200,
                              expected="hands an hour at one table, more than 0 and at most 200"),
         hours_per_week=p.get("hours_per_week", float, d.hours_per_week, check=lambda v: 0 < v <= 168,

@@ -9,8 +9,9 @@ the pass stores each finished one at its next catch-up, on its own connection an
 own transaction, so filing never waits and no second thread writes to the store. Hands dealt before a game's reference is stored are
 not scored (the pass says so: an alert and a notice on the Surveillance page).
 
-A game is asked for once per model in a process: a fit that failed is logged and tried
-again only after a restart (or by ``dealerbox floor protect fit``).
+A game is asked for once per model in a process: a fit that failed is logged, kept in
+:attr:`BackgroundFit.failed` (the pass alerts surveillance at once and the Surveillance page
+says why) and tried again only after a restart (or by ``dealerbox floor protect fit``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 #: ``reference_hands`` takes about a second of CPU, so this leaves room for a busy machine
 #: at the lowest priority without holding a shutdown for ever.
 FIT_JOIN_S = 10.0
+#: The characters of a failed fit's error kept in :attr:`BackgroundFit.failed`.
+WHY_MAX = 80
 
 
 class BackgroundFit:
@@ -47,6 +50,7 @@ class BackgroundFit:
         self._asked: set = set()
         self._thread: threading.Thread | None = None
         self._pending: set = set()   # asked for, and not yet handed over by take()
+        self._failed: dict = {}      # game -> why its fit failed, in words
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -61,6 +65,12 @@ class BackgroundFit:
         or done and waiting to be stored), in order."""
         with self._lock:
             return sorted(self._pending, key=lambda g: (g[1], g[0]))
+
+    @property
+    def failed(self) -> dict:
+        """The games whose fit failed in this process: (players, hole cards) -> why, in words."""
+        with self._lock:
+            return dict(self._failed)
 
     def ask(self, games) -> list:
         """Fit *games* (those not asked for under the declared model before) unless a fit is under
@@ -88,11 +98,13 @@ class BackgroundFit:
                 return
             try:
                 reference = self._fit(self.config, players, hole_cards, self._rng)
-            except Exception:  # noqa: BLE001: a failed fit leaves the game unscored, said on the page
+            except Exception as exc:  # noqa: BLE001: a failed fit leaves the game unscored, said on the page
                 log.exception("protect: the reference for %s players, %s hole cards could not be fitted",
                               players, hole_cards)
                 with self._lock:
                     self._pending.discard((players, hole_cards))
+                    # Said in an alert's text (300 characters in all) and on the page: kept short.
+                    self._failed[(players, hole_cards)] = (str(exc) or type(exc).__name__)[:WHY_MAX]
                 continue
             self._done.put(((players, hole_cards), self.config.fingerprint(players, hole_cards), reference))
 

@@ -83,6 +83,10 @@ class ProtectConfig:
     #: Fit a missing or stale reference in the background (the collector's pass, a thread of its
     #: own) instead of waiting for ``floor protect fit``.
     auto_fit: bool = True
+    #: How long, in minutes, a game's hands may go unchecked while its reference is fitted in the
+    #: background before surveillance gets a ``protect_reference`` alert (until then it is a status
+    #: on the Surveillance page). A fit that failed, or no fit at all (``auto_fit`` off), alerts at once.
+    reference_wait_minutes: float = 15.0
     #: The room, for the alarm budget (:mod:`~dealerbox.floor.protect.budget`): hands dealt an
     #: hour at one table, and the hours a week the tables deal.
     hands_per_hour: float = 30.0

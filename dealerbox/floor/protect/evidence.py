@@ -19,7 +19,8 @@ The shapes, by the alert's kind:
 - ``protect_reference``: ``game`` (players, hole cards), ``reason`` (``missing``: no reference
   for the game; ``stale``: one fitted from another model), ``expected`` and ``found``
   fingerprints and the models in words (``declared_model``, ``found_model``), ``hand`` (the
-  first hand left unscored) and ``fitting`` (being fitted in the background).
+  first hand left unscored) and ``since`` (when), ``fitting`` (being fitted in the background),
+  ``failed`` (why its fit failed, or null) and ``next`` (why the alert is due and what to do).
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ def evidence_lines(kind: str, table: str, evidence: dict | None) -> dict:
                else f"its reference was fitted from another model ({found})")
         out["summary"] = (f"Hands of {words} are not checked for a shuffle: {why}. The declared model is "
                           f"{e.get('declared_model') or e.get('expected')}. "
-                          + ("It is being fitted in the background; hands are checked once it is stored."
+                          + (e["next"][:1].upper() + e["next"][1:] + "." if e.get("next")   # what the pass said to do
+                             else "It is being fitted in the background; hands are checked once it is stored."
                              if e.get("fitting") else "Run dealerbox floor protect fit."))
         if e.get("hand") is not None:
             out["links"] = [{"text": f"the first hand not checked (table {table}, line {e['hand']})",

@@ -28,10 +28,14 @@ the kept pairs and both hands, the strong hands, the error hands.
 
 **References.** A hand is scored only against a reference fitted from the declared model
 (its fingerprint, :mod:`~dealerbox.floor.protect.fitted`). A hand of a game whose reference
-is missing or stale is kept with its statistic, no p-value and why (``unscored``), and a
-``protect_reference`` alert says so once per game and model; with ``[protect] auto_fit``
-the pass has the missing and stale games fitted in the background
-(:class:`~dealerbox.floor.protect.autofit.BackgroundFit`) and stores each as it is done.
+is missing or stale is kept with its statistic, no p-value and why (``unscored``). With
+``[protect] auto_fit`` the pass has the missing and stale games fitted in the background
+(:class:`~dealerbox.floor.protect.autofit.BackgroundFit`) and stores each as it is done; a
+reference being fitted is a status of the Surveillance page, not an alert. A
+``protect_reference`` alert, for surveillance alone (the floor map leaves the kind out:
+:data:`~dealerbox.floor.store.alerts.SURVEILLANCE_KINDS`), says once per game and model that
+its hands go unchecked when nobody will fit it (``auto_fit`` off), when its fit failed, or
+when it is still not stored ``reference_wait_minutes`` after the first hand left unchecked.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from dealerbox.floor.protect.budget import alarm_budget
 from dealerbox.floor.protect.config import ProtectConfig, game_words
 from dealerbox.floor.protect.control_chart import Cusum, OwnBaselineCharts, RoomPrior
 from dealerbox.floor.protect.evidence import hand_record, shuffle_evidence
-from dealerbox.floor.protect.fitted import (MISSING, STALE, get_fitted, load_references, put_fitted,
+from dealerbox.floor.protect.fitted import (CURRENT, MISSING, STALE, get_fitted, load_references, put_fitted,
                                             reference_status, room_rate, save_reference)
 from dealerbox.floor.protect.journal_hands import CardFollower, CardHand
 from dealerbox.floor.protect.seat_luck import Room, SeatCharts, is_strong, seat_chart, strong_probability
@@ -63,25 +67,25 @@ from dealerbox.floor.protect.seats import SeatKey, SeatTracker
 from dealerbox.floor.protect.shuffle_check import ProcedureCheck, ShuffleCheck, ShuffleFinding
 from dealerbox.floor.protect.tables import (protect_dealers, protect_decks, protect_evidence, protect_fitted,
                                             protect_hands, protect_progress)
-from dealerbox.floor.store.alerts import raise_alert_in
+from dealerbox.floor.store.alerts import REFERENCE_KIND, raise_alert_in
 from dealerbox.floor.store.schema import lines_table, tables_table
 from dealerbox.domain.cards import DECK_52
 
 __all__ = ["Protection", "ALERT_KINDS", "REFERENCE_KIND", "PAGE_KINDS", "load_references", "save_reference",
            "room_rate", "put_fitted", "alert_odds", "dealer_chart_design", "file_alert", "alert_evidence",
-           "FITTING_KEY", "room_budget", "seat_designs", "dealer_charts"]
+           "FITTING_KEY", "FAILED_KEY", "room_budget", "seat_designs", "dealer_charts"]
 
 log = logging.getLogger(__name__)
 
 #: The alert kinds the pass files on what it saw in the hands (each counted apart).
 ALERT_KINDS = ("shuffle", "procedure", "seat_luck", "dealer_chart")
-#: The alert that a game's hands are not checked for a shuffle (no reference, or a stale one):
-#: about the floor's own setup, not the hands, so counted apart from the kinds above.
-REFERENCE_KIND = "protect_reference"
-#: Every kind the Surveillance page lists.
+#: Every kind the Surveillance page lists: the kinds above, and REFERENCE_KIND (a game's hands
+#: not checked for a shuffle: about the floor's own setup, not the hands, so counted apart).
 PAGE_KINDS = ALERT_KINDS + (REFERENCE_KIND,)
 #: ``protect_fitted`` key: the games being fitted in the background, by whom and since when.
 FITTING_KEY = "fitting"
+#: ``protect_fitted`` key: the games whose background fit failed ("players/hole cards" -> why).
+FAILED_KEY = "fit_failed"
 #: Seconds a collector's claim on the background fit holds others off (fitting every game
 #: takes well under a minute).
 FIT_CLAIM_S = 600.0
@@ -205,6 +209,7 @@ class Protection:
         self.name = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._status: dict = {}
         self._told: dict = {}
+        self._failed: dict = {}
 
     def close(self) -> None:
         """Stop the background fit, if any, and wait for the game under way (the collector's close)."""
@@ -240,36 +245,85 @@ class Protection:
                     put_fitted(conn, FITTING_KEY, value)
             elif shown.get("by") == self.name:
                 put_fitted(conn, FITTING_KEY, None)
+        self._keep_failed(conn)
         self._told = {}
         for key, value in conn.execute(select(protect_fitted.c.key, protect_fitted.c.value)
                                        .where(protect_fitted.c.key.like("unscored/%"))):
             _, players, hole_cards = key.split("/")
-            self._told[(int(players), int(hole_cards))] = json.loads(value)
+            self._told[(int(players), int(hole_cards))] = _unchecked_record(json.loads(value))
+        now = self.clock()
+        for game, record in sorted(self._told.items()):
+            # A bound passes, or a fit fails, with no new hand of the game: alerted now all the same.
+            if (self._status.get(game, (MISSING, None))[0] != CURRENT
+                    and record["fingerprint"] == self.config.fingerprint(*game)):
+                self._reference_alert(conn, game, record, now)
         return references
 
+    def _keep_failed(self, conn) -> None:
+        """The games whose background fit failed (this collector's, and those the store keeps of
+        others sharing it) while they have no current reference: kept where the Surveillance
+        page reads them, and in ``_failed`` for :meth:`_reference_alert`."""
+        kept = get_fitted(conn, FAILED_KEY) or {}
+        own = self.fitter.failed if self.fitter is not None else {}
+        failed = {key: why for key, why in {**kept, **{f"{p}/{h}": why for (p, h), why in own.items()}}.items()
+                  if self._status.get(tuple(int(x) for x in key.split("/")), (MISSING, None))[0] != CURRENT}
+        if failed != kept:
+            put_fitted(conn, FAILED_KEY, failed or None)
+        self._failed = failed
+
     def _unscored(self, conn, table_id: str, game: tuple, seq, now: float) -> str:
-        """Why *game* is not scored (``missing`` or ``stale``); the first time under this model,
-        a ``protect_reference`` alert (kept in the store: once per game and model, not per hand)."""
+        """Why *game* is not scored (``missing`` or ``stale``). The first time under this model, a
+        record of it (kept in the store: once per game and model, not per hand): since when, the
+        first hand left unchecked; the Surveillance page's status, and an alert for surveillance
+        when :meth:`_reference_alert` finds one due."""
         reason, found = self._status.get(game, (MISSING, None))
         reason = STALE if reason == STALE else MISSING
         expected = self.config.fingerprint(*game)
-        if self._told.get(game) != expected:
-            self._told[game] = expected
-            put_fitted(conn, f"unscored/{game[0]}/{game[1]}", expected)
-            fitting = self.fitter is not None and game in self.fitter.fitting
-            words = game_words(*game)
-            text = (f"reference: hands of {words} are not checked for a shuffle: "
-                    + ("no reference for the declared model" if reason == MISSING
-                       else "the reference was fitted from another model")
-                    + ("; it is being fitted in the background" if fitting
-                       else "; run dealerbox floor protect fit"))
-            stored = get_fitted(conn, f"reference/{game[0]}/{game[1]}") if reason == STALE else None
-            file_alert(conn, table_id, REFERENCE_KIND, text, seq, now,
-                       {"game": list(game), "reason": reason, "expected": expected, "found": found, "hand": seq,
-                        "fitting": fitting, "declared_model": _model(self.config),
-                        "found_model": (stored or {}).get("model")})
-            log.warning("protect: %s", text)
+        record = self._told.get(game)
+        if record is None or record["fingerprint"] != expected:
+            record = {"fingerprint": expected, "since": now, "table": table_id, "seq": seq, "reason": reason,
+                      "found": found, "alerted": None}
+            self._told[game] = record
+            put_fitted(conn, f"unscored/{game[0]}/{game[1]}", record)
+            log.info("protect: hands of %s are not checked for a shuffle until its reference is stored (%s)",
+                     game_words(*game), "no reference" if reason == MISSING else "a stale reference")
+            self._reference_alert(conn, game, record, now)
         return reason
+
+    def _reference_alert(self, conn, game: tuple, record: dict, now: float) -> None:
+        """The ``protect_reference`` alert of *game*'s unchecked hands, once, when one is due: nobody
+        fits the reference (``auto_fit`` off), its fit failed, or it is still not stored
+        ``reference_wait_minutes`` after the first hand left unchecked. Until then the reference
+        being fitted is a status of the Surveillance page, not an alert."""
+        if record.get("alerted") is not None:
+            return
+        waited = now - float(record.get("since") or now)
+        failed = self._failed.get(f"{game[0]}/{game[1]}")
+        bound = self.config.reference_wait_minutes
+        if self.fitter is None:
+            next_step = "nothing fits it in the background ([protect] auto_fit is off): run dealerbox floor protect fit"
+        elif failed is not None:
+            next_step = f"fitting it in the background failed ({failed}): run dealerbox floor protect fit"
+        elif waited >= 60.0 * bound:
+            next_step = (f"still not stored {waited / 60:.1f} minutes after the first hand left unchecked "
+                         f"([protect] reference_wait_minutes = {bound:g}); see the Surveillance page")
+        else:
+            return
+        reason = record.get("reason", MISSING)
+        words = game_words(*game)
+        text = (f"reference: hands of {words} are not checked for a shuffle: "
+                + ("no reference for the declared model" if reason == MISSING
+                   else "the reference was fitted from another model") + f"; {next_step}")
+        stored = get_fitted(conn, f"reference/{game[0]}/{game[1]}") if reason == STALE else None
+        file_alert(conn, record.get("table"), REFERENCE_KIND, text, record.get("seq"), now,
+                   {"game": list(game), "reason": reason, "expected": record["fingerprint"],
+                    "found": record.get("found"), "hand": record.get("seq"), "since": record.get("since"),
+                    "fitting": self.fitter is not None and game in self.fitter.fitting, "failed": failed,
+                    "next": next_step, "declared_model": _model(self.config),
+                    "found_model": (stored or {}).get("model")})
+        record["alerted"] = now
+        put_fitted(conn, f"unscored/{game[0]}/{game[1]}", record)
+        log.warning("protect: %s", text)
 
     # -- the pass
 
@@ -517,6 +571,14 @@ class Protection:
                 if is_strong(cards, self.config.holdem_strong, self.config.omaha_pairs):
                     strong.append(seat)
         return seats, strong
+
+
+def _unchecked_record(value) -> dict:
+    """A game's record of unchecked hands as the store keeps it (:meth:`Protection._unscored`);
+    one kept as the bare fingerprint (before the records had a time) was alerted then."""
+    if isinstance(value, dict) and isinstance(value.get("fingerprint"), str):
+        return value
+    return {"fingerprint": value if isinstance(value, str) else "", "since": None, "alerted": 0.0}
 
 
 def _model(config: ProtectConfig) -> str:

@@ -6,6 +6,7 @@ the ``last_*`` columns), so a table cannot fill the floor with alerts.
 
 from __future__ import annotations
 
+import json
 import time
 
 from sqlalchemy import func, insert, select, update
@@ -13,10 +14,28 @@ from sqlalchemy import func, insert, select, update
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import alerts_table, audit_table, storable, tables_table
 
-__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in"]
+__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in", "REFERENCE_KIND", "SURVEILLANCE_KINDS",
+           "SIGNIN_ACTIONS", "SIGNIN_VIAS", "SIGNIN_NAME_MAX", "WRONG_PASSWORD", "PROXY_USER_UNKNOWN"]
 
 #: Alert texts are cut to this many characters (parts of them come from the tables).
 ALERT_TEXT_MAX = 300
+#: The protection pass's alert that a game's hands are not checked for a shuffle (its reference
+#: missing or stale past its bound, its fit failed: :mod:`dealerbox.floor.protect.floor_pass`).
+REFERENCE_KIND = "protect_reference"
+#: The kinds for surveillance alone: the Surveillance page lists them, the floor map (a pit
+#: boss's, who can do nothing about them) and its stream leave them out.
+SURVEILLANCE_KINDS = frozenset({REFERENCE_KIND})
+#: The audit rows of the web view's sign-ins (the security journal's events of the same names):
+#: ``who`` is the user, or for a failure the name tried; ``detail`` is JSON (``via``, ``address``,
+#: ``why`` for a failure: :data:`WRONG_PASSWORD` or :data:`PROXY_USER_UNKNOWN`).
+SIGNIN_ACTIONS = ("signin", "signin_failed", "signout")
+#: How a sign-in came: a password in the sign-in form or the API, or the trusted proxy's header.
+SIGNIN_VIAS = ("password", "proxy")
+#: The characters of a name tried that a row keeps (the sign-in form takes at most 100).
+SIGNIN_NAME_MAX = 100
+#: Why a sign-in failed, as a row keeps it (the audit trail words it): a password that no user
+#: of that name has (the floor says no more, to anyone), or a proxy naming no user of the floor.
+WRONG_PASSWORD, PROXY_USER_UNKNOWN = "wrong_password", "proxy_user_unknown"
 
 _ALERT_COLUMNS = tuple(alerts_table.c[name] for name in (
     "id", "table_id", "kind", "text", "seq", "raised", "cleared_by", "cleared_at", "note",
@@ -66,6 +85,23 @@ class AlertsAndAudit(Connection):
                 self._execute(insert(audit_table).values(at=now, who=who, action="clear",
                                                    alert_id=alert_id, detail=note))
         return self.alert(alert_id) if cleared else None
+
+    def record_signin(self, action: str, who: str, *, via: str, address: str, why: str = "",
+                      now: float | None = None) -> None:
+        """Put a sign-in, a failed sign-in or a sign-out (:data:`SIGNIN_ACTIONS`) on the audit trail:
+        *who* signed in or out, or the name tried (kept as typed, cut to :data:`SIGNIN_NAME_MAX`,
+        as both backends store text: :func:`~dealerbox.floor.store.schema.storable`; the pages
+        escape it), *via* (:data:`SIGNIN_VIAS`), from *address*, and for a failure *why*."""
+        if action not in SIGNIN_ACTIONS or via not in SIGNIN_VIAS:
+            raise ValueError(f"a sign-in's action is one of {SIGNIN_ACTIONS} and its via one of {SIGNIN_VIAS}, "
+                             f"not {action!r}, {via!r}")
+        detail = {"via": via, "address": str(address)[:100]}
+        if why:
+            detail["why"] = why
+        with self._unit():
+            self._execute(insert(audit_table).values(at=time.time() if now is None else now,
+                                                     who=storable(str(who)[:SIGNIN_NAME_MAX]), action=action,
+                                                     detail=json.dumps(detail)))
 
     def alert(self, alert_id: int) -> dict | None:
         """The alert *alert_id*, open or cleared; None if there is no such alert."""

@@ -36,7 +36,7 @@ from sqlalchemy import Text, cast, func, insert, select, update
 from dealerbox.domain.badges import check_dealer_id
 from dealerbox.domain.cards import is_card
 from dealerbox.domain.decks import normalize_uid
-from dealerbox.domain.events import MAX_DECK_NAME, is_deck_name
+from dealerbox.domain.decks import deck_back_refusal, deck_name_refusal
 from dealerbox.errors import FloorError, RegistryError
 from dealerbox.floor.store.commissioning import COMMISSIONED
 from dealerbox.floor.store.connection import Connection
@@ -82,12 +82,13 @@ class DeckLimits:
 
 
 def check_deck_name(name) -> str:
-    """*name* stripped if it is a deck's name (1 to 64 printable characters, no ``/``), else
-    :class:`RegistryRefused`. A ``/`` would split the deck's page address (``/registry/deck/<name>``)."""
-    text = name.strip() if isinstance(name, str) else ""
-    if not is_deck_name(text):   # the one rule the tables' events and the wire hold too
-        raise RegistryRefused(f"a deck's name is 1 to {MAX_DECK_NAME} printable characters other than '/', "
-                              f"not {name!r}")
+    """*name* stripped if it is a deck's name (:func:`~dealerbox.domain.decks.is_deck_name`:
+    the one rule of the tables' tools, their events and the wire), else :class:`RegistryRefused`
+    saying the rule once (:func:`~dealerbox.domain.decks.deck_name_refusal`)."""
+    text = name.strip() if isinstance(name, str) else name
+    refusal = deck_name_refusal(text)
+    if refusal is not None:
+        raise RegistryRefused(refusal)
     return text
 
 
@@ -288,8 +289,9 @@ class RoomRegistry(Connection):
     def _register_deck(self, name, back, tags, who, table, seq, now) -> dict:
         name = check_deck_name(name)
         back = back.strip() if isinstance(back, str) else ""
-        if len(back) > 40 or not back.isprintable():
-            raise RegistryRefused(f"a back's colour is at most 40 printable characters, not {back!r}")
+        refusal = deck_back_refusal(back)
+        if refusal is not None:
+            raise RegistryRefused(refusal)
         if not isinstance(tags, dict) or not tags:
             raise RegistryRefused(f"deck {name}: expected its tags, UID -> card, not {tags!r}")
         wanted: dict[str, str] = {}

@@ -1,6 +1,8 @@
-"""The audit trail as an auditor reads it: who cleared which alert, when, and why, and who
+"""The audit trail as an auditor reads it: who cleared which alert, when, and why, who
 changed the room's registry (received, registered, retired or destroyed a deck, set its
-limit, registered or revoked a badge: issue 40), over a range of days; as a dict (the JSON), as CSV (raw values beside the words, for the
+limit, registered or revoked a badge: issue 40), and who signed in to the web view, failed
+to (the name tried, escaped: it is anybody's input) or signed out, how and why (issue 47),
+over a range of days; as a dict (the JSON), as CSV (raw values beside the words, for the
 casino's spreadsheets), and as labelled sections that the page and the PDF both draw
 (the shift report's shape: :func:`dealerbox.floor.telling.report.report_sections`, drawn by
 ``templates/_report_body.html`` and :func:`dealerbox.floor.telling.report_pdf.sections_pdf`).
@@ -14,8 +16,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
+from dealerbox.floor.store.alerts import PROXY_USER_UNKNOWN, SIGNIN_ACTIONS, WRONG_PASSWORD
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.card_log import deck_path, limit_words
 from dealerbox.floor.telling.clock import FloorClock
@@ -24,14 +28,25 @@ from dealerbox.floor.telling.report import iso
 from dealerbox.link import protocol as P
 
 __all__ = ["audit_trail", "audit_title", "audit_sections", "audit_csv", "audit_pdf", "audit_file_name",
-           "ACTION_WORDS", "CSV_COLUMNS", "REGISTRY_STEPS", "registry_change_words"]
+           "ACTION_WORDS", "CSV_COLUMNS", "REGISTRY_STEPS", "registry_change_words", "SIGNIN_WORDS", "VIA_WORDS",
+           "FAILURE_WORDS", "shown_name"]
 
 #: What each action of the store's audit rows is called on the page.
 ACTION_WORDS = {"clear": "cleared"}
 #: The CSV's columns: the raw values the API gives, then the same in words; ``deck`` and
-#: ``badge`` name what a change of the registry changed.
+#: ``badge`` name what a change of the registry changed; ``via`` and ``address`` how and from
+#: where a sign-in came (``note``: why one failed).
 CSV_COLUMNS = ("at", "at_local", "who", "action", "alert", "table", "kind", "what", "seq", "hand",
-               "raised", "raised_local", "count", "note", "deck", "badge")
+               "raised", "raised_local", "count", "note", "deck", "badge", "via", "address")
+#: The sign-ins' actions (:data:`~dealerbox.floor.store.alerts.SIGNIN_ACTIONS`) in words.
+SIGNIN_WORDS = {"signin": "signed in", "signin_failed": "failed to sign in", "signout": "signed out"}
+#: How a sign-in came, in words.
+VIA_WORDS = {"password": "with a password", "proxy": "through the proxy"}
+#: Why a sign-in failed, in plain words (the floor tells nobody which of name and password was wrong).
+FAILURE_WORDS = {WRONG_PASSWORD: "the password was wrong, or no user has that name",
+                 PROXY_USER_UNKNOWN: "the proxy named someone who is not a user of the floor"}
+#: The characters of a name tried that the trail shows.
+NAME_SHOWN = 64
 #: The registry's audit actions (:mod:`dealerbox.floor.store.registry`), each with the step of
 #: the card control log the same change wrote at the same moment: the step says what changed.
 REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "deck_issue": "issued",
@@ -67,12 +82,37 @@ def registry_change_words(action: str, step: dict | None, detail: str = "") -> s
     return f"{action.replace('_', ' ')}: {detail}"
 
 
+def shown_name(name: str) -> str:
+    """A name as the trail shows it: a name tried is anybody's input, so one with a character
+    that is not printable (a control character, a bidirectional override) is shown escaped, and
+    a long one cut, with its length said; a spreadsheet's formula sign at its start is quoted."""
+    text = name if name.isprintable() else name.encode("unicode_escape").decode("ascii")
+    if len(text) > NAME_SHOWN:
+        text = f"{text[:NAME_SHOWN]}... ({len(name)} characters)"
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def _signin(row: dict) -> dict:
+    """One sign-in row of the store, with its words."""
+    try:
+        detail = json.loads(row.get("detail") or "{}")
+    except ValueError:
+        detail = {}
+    detail = detail if isinstance(detail, dict) else {}
+    via, why = detail.get("via", ""), detail.get("why", "")
+    return {"at": row["at"], "who": row["who"], "name": shown_name(row["who"]), "action": row["action"],
+            "via": via, "address": str(detail.get("address", "")), "why": why,
+            "did": SIGNIN_WORDS.get(row["action"], row["action"]), "how": VIA_WORDS.get(via, via),
+            "why_words": FAILURE_WORDS.get(why, why)}
+
+
 def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
                 steps: list[dict] = ()) -> dict:
     """The trail of ``[start, end)``: the store's *audit* rows made in it, oldest first (the
     alerts' clears and the registry's changes), the *alerts* (the store's, open and cleared)
     raised or cleared in it, by id, and ``registry``: each change of the registry with the
-    step of the card control log (*steps*: the store's ``registry_steps``) it wrote. The pages
+    step of the card control log (*steps*: the store's ``registry_steps``) it wrote, and
+    ``signins``: the web view's sign-ins, failed sign-ins and sign-outs, in words. The pages
     pass what the store's ``audit_range`` read for the range; anything outside it is dropped
     here all the same."""
     audit = sorted((r for r in audit if start <= r["at"] < end), key=lambda r: r["at"])
@@ -90,7 +130,7 @@ def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
                              "words": registry_change_words(row["action"], step, row.get("detail") or ""),
                              "detail": row.get("detail") or ""})
     return {"from": start, "to": end, "audit": audit, "alerts": sorted(shown, key=lambda a: a["id"]),
-            "registry": registry}
+            "registry": registry, "signins": [_signin(r) for r in audit if r["action"] in SIGNIN_ACTIONS]}
 
 
 def audit_title(trail: dict, clock: FloorClock) -> str:
@@ -145,10 +185,11 @@ def _hand(alert: dict | None, base_url: str | None) -> dict:
 
 
 def _rows(trail: dict):
-    """The alerts' clears (the registry's changes have a section of their own), each with its alert."""
+    """The alerts' clears (the registry's changes and the sign-ins have sections of their own), each
+    with its alert."""
     by_id = {a["id"]: a for a in trail["alerts"]}
     for row in trail["audit"]:
-        if row["action"] not in REGISTRY_STEPS:
+        if row["action"] not in REGISTRY_STEPS and row["action"] not in SIGNIN_ACTIONS:
             yield row, by_id.get(row["alert"])
 
 
@@ -189,7 +230,16 @@ def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", al
             {"id": "registry-changes", "heading": f"Decks and badges changed ({len(changes)})",
              "columns": ["when", "who", "did", "deck or badge"], "rows": changes,
              "empty": "Nobody changed the room's decks or badges in this range.",
-             "notes": ["Newest first. Each deck's whole card control log is on its page."]}]
+             "notes": ["Newest first. Each deck's whole card control log is on its page."]},
+            {"id": "signins", "heading": f"Sign-ins and sign-outs ({len(trail.get('signins', []))})",
+             "columns": ["when", "who", "did", "how", "from", "why it failed"],
+             "rows": [[_cell(clock.full(r["at"])), _cell(r["name"]), _cell(r["did"]), _cell(r["how"]),
+                       _cell(r["address"] or "–", none=not r["address"]),
+                       _cell(r["why_words"] or "–", none=not r["why_words"])]
+                      for r in reversed(trail.get("signins", []))],
+             "empty": "Nobody signed in or out of the floor's pages in this range.",
+             "notes": ["Newest first. A failed sign-in names the name tried, as typed: a character that "
+                       "cannot be printed is shown as its escape, a long name is cut."]}]
 
 
 def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
@@ -206,10 +256,14 @@ def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
                       a.get("table", ""), a.get("kind", ""), _what(alert, alert_words, clock) if alert else "",
                       a.get("seq") if a.get("seq") is not None else "", hand,
                       iso(a["raised"]) if alert else "", clock.full(a["raised"]) if alert else "",
-                      a.get("count", ""), row.get("detail") or "", "", "")))
+                      a.get("count", ""), row.get("detail") or "", "", "", "", "")))
     for c in trail.get("registry", []):
         lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
-                                "", "", "", "", "", c["detail"], c["deck"] or "", c["badge"] or "")))
+                                "", "", "", "", "", c["detail"], c["deck"] or "", c["badge"] or "", "", "")))
+    for r in trail.get("signins", []):
+        lines.append((r["at"], (iso(r["at"]), clock.full(r["at"]), r["name"], r["action"], "", "", "",
+                                f"{r['did']} {r['how']}".strip(), "", "", "", "", "", r["why_words"], "", "",
+                                r["via"], r["address"])))
     # Oldest first, the clears and the changes as they happened (a stable sort keeps each's own order).
     writer.writerows(line for _at, line in sorted(lines, key=lambda x: x[0]))
     return out.getvalue()

@@ -16,6 +16,7 @@ import re
 
 from dealerbox.domain.messages import load_messages
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
+from dealerbox.floor.store.alerts import REFERENCE_KIND
 from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT
 from dealerbox.floor.telling.clock import FloorClock
 
@@ -35,12 +36,11 @@ KIND_WORDS = {
     "offline": "Offline", BLIND_KIND: "Property blind", "clock": "Clock wrong",
     "protocol": "Message refused", "shuffle": "Shuffle check", "dealer_chart": "Dealer check",
     "procedure": "Procedure check", "seat_luck": "Seat luck check",
-    # protect/floor_pass.py's REFERENCE_KIND (protect imports telling: the name is repeated here).
-    "protect_reference": "Shuffle not checked",
+    REFERENCE_KIND: "Shuffle not checked",
     ALERT_KIND_CONFLICT: "Registration refused", ALERT_KIND_LIMIT: "Deck past its limit",
 }
 #: Words an alert's text starts with that its kind's words say already.
-_SAID = {"protect_reference": "reference: "}
+_SAID = {REFERENCE_KIND: "reference: "}
 #: A decision's verdict before the irregularity's name on a tile.
 VERDICT_WORDS = {"floor": "Floor call", "misdeal": "Misdeal", "void": "Hand void", "correct": "Correcting"}
 #: A tile's colours: offline, quiet (no line for a while), a floor call or a stopped hand,

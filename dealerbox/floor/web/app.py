@@ -36,6 +36,7 @@ from dealerbox.floor.operating.accounts import PASSWORD_MAX, ROLES, AccountError
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.store import Store
+from dealerbox.floor.store.alerts import WRONG_PASSWORD
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.telling.story import registry_cards
 from dealerbox.floor.web import charts as C
@@ -206,8 +207,7 @@ class FloorApp:
         return response
 
     async def signout_form(self, request, client, session):
-        await run_in_threadpool(self.sessions.end, session)
-        _signed_out(session, client)
+        await run_in_threadpool(self._sign_out, session, client)
         response = RedirectResponse("/login", 303)
         self.gate.drop_cookie(response, client)
         return response
@@ -364,6 +364,8 @@ class FloorApp:
             self.metrics.signin_failed()
             security_event("signin_failed", f"floor web: failed sign-in for {name!r} from {client.address}",
                            user=name, address=client.address)
+            self.store.record_signin("signin_failed", name, via="password", address=client.address,
+                                     why=WRONG_PASSWORD)
             raise Refused(401, "wrong user name or password")
         self.limiter.succeeded(name)
         # A session id the browser had before (perhaps planted) never becomes this one.
@@ -371,6 +373,7 @@ class FloorApp:
         token, session = self.sessions.open(user["name"], client.address)
         security_event("signin", f"floor web: {session.user} ({session.role}) signed in from {client.address}",
                        user=session.user, role=session.role, address=client.address, via="password")
+        self.store.record_signin("signin", session.user, via="password", address=client.address)
         return token, session
 
     async def signin_json(self, request, client, session):
@@ -384,11 +387,19 @@ class FloorApp:
         return JSONResponse(_whoami(session))
 
     async def signout_json(self, request, client, session):
-        await run_in_threadpool(self.sessions.end, session)
-        _signed_out(session, client)
+        await run_in_threadpool(self._sign_out, session, client)
         response = Response(status_code=204)
         self.gate.drop_cookie(response, client)
         return response
+
+    def _sign_out(self, session: Session, client: Client) -> None:
+        """End *session*: in the security journal and on the audit trail (how: the proxy's header
+        if the request came through the trusted proxy, else the password the session began with)."""
+        self.sessions.end(session)
+        security_event("signout", f"floor web: {session.user} signed out", user=session.user, role=session.role,
+                       address=client.address)
+        self.store.record_signin("signout", session.user, via="proxy" if client.proxy_user else "password",
+                                 address=client.address)
 
     # -- the floor (JSON)
 
@@ -518,11 +529,6 @@ class FloorApp:
 
 def create_app(settings: WebSettings) -> Starlette:
     return FloorApp(settings).asgi()
-
-
-def _signed_out(session: Session, client: Client) -> None:
-    security_event("signout", f"floor web: {session.user} signed out", user=session.user, role=session.role,
-                   address=client.address)
 
 
 def _whoami(session: Session) -> dict:

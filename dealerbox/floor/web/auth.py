@@ -30,6 +30,7 @@ from dealerbox.floor.operating.accounts import Session, Sessions, may
 from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store
+from dealerbox.floor.store.alerts import PROXY_USER_UNKNOWN
 
 __all__ = ["Gate", "Refused", "Client", "read_body", "BODY_LIMIT"]
 
@@ -149,6 +150,8 @@ class Gate:
             security_event("signin_failed", f"floor web: the proxy at {client.peer} named {client.proxy_user!r}, "
                            "who is no local user", user=client.proxy_user, address=client.address,
                            proxy=client.peer, via="proxy")
+            self.store.record_signin("signin_failed", client.proxy_user, via="proxy", address=client.address,
+                                     why=PROXY_USER_UNKNOWN)
             raise Refused(403, "the proxy's user is not a user of the floor view")
         if session is not None and session.user == user["name"]:
             return session, None
@@ -158,6 +161,7 @@ class Gate:
         security_event("signin", f"floor web: {user['name']} ({session.role}) signed in through the proxy at "
                        f"{client.peer}", user=user["name"], role=session.role, address=client.address,
                        proxy=client.peer, via="proxy")
+        self.store.record_signin("signin", user["name"], via="proxy", address=client.address)
         return session, new_token
 
     # -- may they

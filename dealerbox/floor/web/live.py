@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from dealerbox.floor.telling import figures as F
 from dealerbox.floor.store import Store
+from dealerbox.floor.store.alerts import SURVEILLANCE_KINDS
 from dealerbox.floor.telling.table_view import view_table
 from dealerbox.floor.telling.floor_words import FloorWords, alert_order
 
@@ -183,7 +184,8 @@ class Floor:
         version = store.data_version()  # before the reads: a commit after it is seen next time
         views = {row["table_id"]: view_table(row) for row in store.tables()}
         places, last_lines = store.table_places(), store.last_line_times()
-        alerts = {a["id"]: self.words.alert(a) for a in store.alerts()}
+        # The floor map's alerts are what a pit boss acts on: surveillance's own are on its page.
+        alerts = {a["id"]: self.words.alert(a) for a in store.alerts() if a["kind"] not in SURVEILLANCE_KINDS}
         bridges = store.bridges()
         now = time.time()
         if now - self._pit_at >= PIT_EVERY_S:

@@ -44,7 +44,7 @@ from dealerbox.floor.protect.control_chart import Cusum
 from dealerbox.floor.protect.evidence import evidence_lines
 from dealerbox.floor.protect.fitted import CURRENT, MISSING, get_fitted, reference_status
 from dealerbox.floor.protect.control_chart import OwnBaselineCharts
-from dealerbox.floor.protect.floor_pass import (FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
+from dealerbox.floor.protect.floor_pass import (FAILED_KEY, FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
                                                 dealer_chart_design, dealer_charts, room_budget, room_rate)
 from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.telling import report_pdf as PDF
@@ -87,8 +87,9 @@ def odds_words(p: float | None, resolution: float | None = None) -> str:
     return f"{100 * p:.1f}%"
 
 
-def _why(status: str, fitting: bool, several: bool) -> str:
-    """Why a game's hands (or *several* games') are not checked, and what happens next."""
+def _why(status: str, fitting: bool, several: bool, failed: str | None = None) -> str:
+    """Why a game's hands (or *several* games') are not checked, and what happens next (*failed*:
+    why the background fit failed)."""
     if status == MISSING:
         why = "no references have been fitted" if several else "no reference has been fitted"
         why += " for the declared model"
@@ -97,6 +98,9 @@ def _why(status: str, fitting: bool, several: bool) -> str:
         why += " fitted from another model"
     else:
         return "its reference was not there when they were dealt"
+    if failed:
+        return why + (f"; fitting {'them' if several else 'it'} in the background failed ({failed}): "
+                      "run dealerbox floor protect fit")
     if fitting:
         return why + ("; they are being fitted in the background, and hands are checked once they are stored"
                       if several else "; it is being fitted in the background, and hands are checked once it is stored")
@@ -225,13 +229,15 @@ class ProtectPages:
         current, status = reference_status(conn, self.config)
         fitting = get_fitted(conn, FITTING_KEY) or {}
         being_fitted = {tuple(g) for g in fitting.get("games") or ()}
+        failed = get_fitted(conn, FAILED_KEY) or {}
         references = []
         for (players, hole_cards), (state, _found) in sorted(status.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             r = current.get((players, hole_cards))
             references.append({"players": players, "hole_cards": hole_cards, "game": game_words(players, hole_cards),
                                "status": state, "hands": r.n if r is not None else None,
                                "source": r.source if r is not None else None,
-                               "fitting": (players, hole_cards) in being_fitted})
+                               "fitting": (players, hole_cards) in being_fitted,
+                               "failed": failed.get(f"{players}/{hole_cards}") if state != CURRENT else None})
         return {"from": start, "to": end, "shuffle": str(self.config.shuffle),
                 "references": references, "fitting_since": fitting.get("since"),
                 "unscored": PF.unscored(conn, start, end),
@@ -385,15 +391,16 @@ class ProtectPages:
                 continue
             if hands:
                 out.append(f"{_upper(r['game'])}: {hands} hand{'s' if hands != 1 else ''} in this range not "
-                           f"checked for a shuffle: {_why(r['status'], r['fitting'], False)}.")
+                           f"checked for a shuffle: {_why(r['status'], r['fitting'], False, r.get('failed'))}.")
             else:   # games with no hand in the range: one line per reason, not one per game
-                quiet.setdefault((r["status"], r["fitting"]), []).append(r["game"])
+                quiet.setdefault((r["status"], r["fitting"], r.get("failed")), []).append(r["game"])
         for (players, hole_cards), hands in sorted(unscored.items()):
             out.append(f"{_upper(game_words(players, hole_cards))}: {hands} hand{'s' if hands != 1 else ''} in this "
                        f"range not checked for a shuffle: no reference for the declared model when they were dealt.")
-        for (status, fitting), games in quiet.items():
+        for (status, fitting, failed), games in quiet.items():
             listed = ", ".join(games[:-1]) + " and " + games[-1] if len(games) > 1 else games[0]
-            out.append(f"{_upper(listed)}: not checked for a shuffle: {_why(status, fitting, len(games) > 1)}.")
+            out.append(f"{_upper(listed)}: not checked for a shuffle: "
+                       f"{_why(status, fitting, len(games) > 1, failed)}.")
         return out
 
     @staticmethod

@@ -32,6 +32,9 @@ def test_every_game_is_kept_by_default_and_the_room_for_the_budget_is_read(tmp_p
     config = load_protect(write(tmp_path, "[protect]\nauto_fit = false\nhands_per_hour = 25\nhours_per_week = 84\n"
                                           "tables = 6\n"))
     assert (config.auto_fit, config.hands_per_hour, config.hours_per_week, config.tables) == (False, 25.0, 84.0, 6)
+    # A reference being fitted is a status for a quarter of an hour, then surveillance's alert.
+    assert d.reference_wait_minutes == 15.0
+    assert load_protect(write(tmp_path, "[protect]\nreference_wait_minutes = 40\n")).reference_wait_minutes == 40.0
     seats = load_protect(write(tmp_path, "[protect]\nseat_feed_every = 10\nseat_alarms_per_year = 0.5\n"))
     assert (seats.seat_feed_every, seats.seat_alarms_per_year) == (10.0, 0.5)
     # The fingerprint is the model's: a change of shuffle or gathering changes it, the same model does not.
@@ -52,6 +55,7 @@ def test_every_game_is_kept_by_default_and_the_room_for_the_budget_is_read(tmp_p
     ('gathering = {board = "sideways"}', "protect.gathering.board", "in_order"),
     ('strong = ["AA", "KAs"]', "protect.strong", "hold'em classes"),
     ('auto_fit = "yes"', "protect.auto_fit", "true or false"),
+    ("reference_wait_minutes = -1", "protect.reference_wait_minutes", "minutes, 0..1440"),
     ("hands_per_hour = 0", "protect.hands_per_hour", "hands an hour at one table"),
     ("hours_per_week = 200", "protect.hours_per_week", "hours a week the tables deal"),
     ("seat_feed_every = 1", "protect.seat_feed_every", "a seat fed a strong hand once in so many"),

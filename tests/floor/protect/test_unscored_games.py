@@ -79,6 +79,9 @@ def test_a_stale_reference_scores_nothing_and_says_so_once_per_game_and_model(ta
         (raised,) = evidence[alert["id"]]
         assert raised["evidence"] == {"game": [6, 2], "reason": STALE, "expected": declared.fingerprint(6, 2),
                                       "found": before.fingerprint(6, 2), "hand": w.hand_seqs[1], "fitting": False,
+                                      "since": T0, "failed": None,
+                                      "next": "nothing fits it in the background ([protect] auto_fit is off): "
+                                              "run dealerbox floor protect fit",
                                       "declared_model": "riffle riffle strip riffle cut; gathering: hands kept "
                                                         "together, board either, gathered cards either of the stub",
                                       "found_model": "the machine"}
@@ -116,9 +119,12 @@ def test_a_missing_game_is_fitted_in_the_background_and_scored_after(target):  #
             asked = get_fitted(conn, FITTING_KEY)
         rows, alerts, evidence = hands_and_alerts(store, engine)
         assert [r.unscored for r in rows] == [None, "missing", "missing"] and all(r.p_value is None for r in rows)
-        (alert,) = alerts
-        assert "no reference for the declared model; it is being fitted in the background" in alert["text"]
-        assert evidence[alert["id"]][0]["evidence"]["fitting"] is True
+        # Being fitted is the Surveillance page's status, not an alert (issue 47, item 5).
+        assert alerts == []
+        with engine.connect() as conn:
+            record = get_fitted(conn, "unscored/7/2")
+        assert record == {"fingerprint": config.fingerprint(7, 2), "since": T0, "table": "T1", "seq": w.hand_seqs[1],
+                          "reason": "missing", "found": None, "alerted": None}
         fitter.join(60)
         assert asked["games"] == [[7, 2]] and asked["since"] == T0 and asked["by"] == ledger.protection.name
         # The next catch-up stores the fit (with the model's fingerprint) and scores the new hands.
@@ -132,7 +138,7 @@ def test_a_missing_game_is_fitted_in_the_background_and_scored_after(target):  #
         rows, alerts, _ = hands_and_alerts(store, engine)
         assert [r.unscored for r in rows[3:]] == [None, None, None]
         assert all(r.p_value is not None and r.p_value < 0.01 for r in rows[4:])
-        assert sorted(a["kind"] for a in alerts) == [REFERENCE_KIND, "shuffle"]
+        assert [a["kind"] for a in alerts] == ["shuffle"]
         assert not fitter.ask([(7, 2)])   # asked once per game and model
         engine.dispose()
 
@@ -179,3 +185,91 @@ def test_a_second_collector_leaves_the_fit_to_the_one_that_claimed_it(target):  
         with engine.connect() as conn:
             assert get_fitted(conn, FITTING_KEY)["by"] == later.name
         engine.dispose()
+
+
+class SlowFit:
+    """A background fit that is still under way until :meth:`finish` (a busy floor at the lowest
+    priority), or that fails with *error*."""
+
+    def __init__(self, error: Exception | None = None):
+        import threading
+
+        self.go = threading.Event()
+        self.error = error
+
+    def __call__(self, c, p, h, rng):
+        if self.error is not None:
+            raise self.error
+        assert self.go.wait(60)
+        return fit_game(c, p, h, rng, hands=2000)
+
+    def finish(self):
+        self.go.set()
+
+
+def test_a_reference_still_fitting_past_the_bound_is_an_alert_for_surveillance(target):  # noqa: F811
+    config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(7,), hole_cards=(2,),
+                           reference_wait_minutes=15)
+    fit = SlowFit()
+    now = [T0]
+    fitter = BackgroundFit(config, fit=fit, seed=1)
+    w = unshuffled(7, 3)
+    with Store(target) as store:
+        engine = store_engine(store.target)
+        file_lines(store, "T1", w.lines)
+        ledger = Ledger(protection=Protection(config, clock=lambda: now[0], fitter=fitter))
+        try:
+            ledger.catch_up(engine)
+            now[0] = T0 + 14 * 60     # within the bound: still a status, however many catch-ups
+            ledger.catch_up(engine)
+            assert hands_and_alerts(store, engine)[1] == []
+            now[0] = T0 + 15 * 60 + 1  # past it, with no new hand of the game: the alert is due all the same
+            ledger.catch_up(engine)
+            ledger.catch_up(engine)
+            rows, alerts, evidence = hands_and_alerts(store, engine)
+        finally:
+            fit.finish()
+            fitter.join(60)
+        (alert,) = alerts
+        assert alert["kind"] == REFERENCE_KIND and alert["count"] == 1
+        assert alert["table"] == "T1" and alert["seq"] == w.hand_seqs[1] and alert["raised"] == T0 + 901
+        assert alert["text"] == ("reference: hands of hold'em at 7 players are not checked for a shuffle: no reference "
+                                 "for the declared model; still not stored 15.0 minutes after the first hand left "
+                                 "unchecked ([protect] reference_wait_minutes = 15); see the Surveillance page")
+        e = evidence[alert["id"]][0]["evidence"]
+        assert e["fitting"] is True and e["failed"] is None and e["since"] == T0
+        assert evidence_lines(REFERENCE_KIND, "T1", e)["summary"].endswith(
+            "Still not stored 15.0 minutes after the first hand left unchecked ([protect] "
+            "reference_wait_minutes = 15); see the Surveillance page.")
+        # Once stored, the hands are scored; the alert is not raised again.
+        now[0] = T0 + 1000
+        file_lines(store, "T1", unshuffled(7, 2, w).lines)
+        ledger.catch_up(engine)
+        rows, alerts, _ = hands_and_alerts(store, engine)
+        assert [a["kind"] for a in alerts].count(REFERENCE_KIND) == 1 and alerts[0]["count"] == 1
+        assert rows[-1].p_value is not None
+        engine.dispose()
+
+
+def test_a_fit_that_failed_is_an_alert_at_once_and_the_page_says_why(target):  # noqa: F811
+    config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(7,), hole_cards=(2,))
+    fitter = BackgroundFit(config, fit=SlowFit(MemoryError("out of memory")), seed=1)
+    w = unshuffled(7, 3)
+    with Store(target) as store:
+        engine = store_engine(store.target)
+        file_lines(store, "T1", w.lines[:len(w.lines) // 2])
+        ledger = Ledger(protection=Protection(config, clock=lambda: T0 + 5, fitter=fitter))
+        ledger.catch_up(engine)
+        fitter.join(60)
+        assert fitter.failed == {(7, 2): "out of memory"}
+        file_lines(store, "T1", w.lines[len(w.lines) // 2:])
+        ledger.catch_up(engine)
+        rows, alerts, evidence = hands_and_alerts(store, engine)
+        with engine.connect() as conn:
+            kept = get_fitted(conn, "fit_failed")
+        engine.dispose()
+    (alert,) = alerts
+    assert alert["text"].endswith("no reference for the declared model; fitting it in the background failed "
+                                  "(out of memory): run dealerbox floor protect fit")
+    assert evidence[alert["id"]][0]["evidence"]["failed"] == "out of memory"
+    assert kept == {"7/2": "out of memory"}

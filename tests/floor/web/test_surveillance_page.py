@@ -361,3 +361,78 @@ def test_the_page_has_no_serious_or_critical_violation_at_desktop_and_tablet_siz
                 page.wait_for_url(f"**/hands/T1/{journals['T1'].hand_seqs[2]}")
     print(f"screenshots in {shot_path(tmp_path, '')}")
     assert not failures, "\n".join(failures)
+
+
+# -- a reference being fitted is surveillance's status, not the floor's alert (issue 47, item 5)
+
+
+def test_a_reference_being_fitted_is_a_status_here_and_no_alert_on_the_floor_map(tmp_path):
+    """A floor's first minutes: 8- and 9-handed hold'em have no reference. The 9-player one is
+    being fitted (and stays so for the test): a status on this page, no alert anywhere. The
+    8-player fit failed: an alert at once, listed here, and not on the floor map either."""
+    import threading
+
+    from dealerbox.floor.protect.autofit import BackgroundFit
+    from dealerbox.floor.protect.fit import fit_game
+
+    config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=0.02, players=(6, 8, 9), hole_cards=(2,))
+    release = threading.Event()
+
+    def fit(c, players, hole_cards, rng):
+        if players == 8:
+            raise MemoryError("the fit ran out of memory")
+        assert release.wait(120)
+        return fit_game(c, players, hole_cards, rng, hands=1000)
+
+    fitter = BackgroundFit(config, fit=fit, seed=1)
+    path = tmp_path / "floor.sqlite"
+    try:
+        with Store(path) as store:
+            engine = store_engine(store.target)
+            with engine.begin() as conn:
+                save_reference(conn, 6, 2, REFERENCE, "test", fingerprint=config.fingerprint(6, 2))
+            for table, players in (("T8", 8), ("T9", 9)):
+                w = JournalWriter(T0)
+                sim = TableSim(MACHINE, random.Random(players), players=players, table=table, dealer="D1")
+                for _ in range(3):
+                    w.hand(sim.deal())
+                file_lines(store, table, w.lines)
+            ledger = Ledger(protection=Protection(config, clock=lambda: T0 + 60, fitter=fitter))
+            ledger.catch_up(engine)
+            for _ in range(600):   # the 8-player fit fails at once; the 9-player one is under way
+                if fitter.failed:
+                    break
+                release.wait(0.05)
+            ledger.catch_up(engine)
+            engine.dispose()
+            alerts = store.alerts()
+        add_users(path)
+        assert [(a["table"], a["kind"]) for a in alerts] == [("T8", "protect_reference")]
+        web = WebProcess(tmp_path, path)
+        with open(web.config, "a") as f:
+            f.write('[protect]\nshuffle = "machine"\nthreshold = 0.01\nroom_rate = 0.02\nplayers = [6, 8, 9]\n'
+                    'hole_cards = [2]\n')
+        with web:
+            body = page(web, "sam")
+            cookie = sign_in(web, "sam")[0]
+            status, _h, floor = call(web, "GET", "/api/floor", cookie=cookie)
+            floor_page = call(web, "GET", "/", cookie=cookie)[2]
+    finally:
+        release.set()
+        fitter.join(60)
+    notices = body.split('id="notices-title"')[1].split("</section>")[0]
+    assert ("Hold&#39;em at 9 players: 2 hands in this range not checked for a shuffle: no reference has been "
+            "fitted for the declared model; it is being fitted in the background, and hands are checked once it "
+            "is stored.") in notices
+    assert ("Hold&#39;em at 8 players: 2 hands in this range not checked for a shuffle: no reference has been "
+            "fitted for the declared model; fitting it in the background failed (the fit ran out of memory): run "
+            "dealerbox floor protect fit.") in notices
+    references = body.split('id="references"')[1].split("</table>")[0]
+    assert "hold&#39;em at 9 players</th><td>none yet; being fitted</td>" in references
+    assert "hold&#39;em at 8 players</th><td>none yet; its fit failed: the fit ran out of memory</td>" in references
+    assert "15 minutes after the first, or at once if the fit fails; the floor map does not show it" in body
+    # Surveillance's alert is the failed fit's alone; the floor map shows neither.
+    assert "A game whose hands are not checked for a shuffle: table T8" in body
+    assert "A game whose hands are not checked for a shuffle: table T9" not in body
+    assert status == 200 and floor["alerts"] == []
+    assert "Shuffle not checked" not in floor_page and "being fitted" not in floor_page
