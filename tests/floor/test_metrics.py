@@ -84,10 +84,12 @@ def store_says(path: Path) -> dict:
     db = sqlite3.connect(path)
     try:
         q = db.execute
+        known = {t: 0 for (t,) in q("SELECT table_id FROM tables")}  # every table at 0 until it counts
         return {
-            "filed": dict(q("SELECT table_id, count(*) FROM lines GROUP BY table_id")),
-            "chain": dict(q("SELECT table_id, sum(times) FROM quarantine GROUP BY table_id")),
-            "protocol": dict(q("SELECT table_id, sum(count) FROM alerts WHERE kind = 'protocol' GROUP BY table_id")),
+            "filed": known | dict(q("SELECT table_id, count(*) FROM lines GROUP BY table_id")),
+            "chain": known | dict(q("SELECT table_id, sum(times) FROM quarantine GROUP BY table_id")),
+            "protocol": known | dict(q("SELECT table_id, sum(count) FROM alerts WHERE kind = 'protocol' "
+                                       "GROUP BY table_id")),
             "open": dict(q("SELECT kind, count(*) FROM alerts WHERE cleared_at IS NULL GROUP BY kind")),
             "bridges": {n: int(c) for n, c in q("SELECT name, connected FROM bridges")},
             "last_seq": dict(q("SELECT table_id, last_seq FROM tables")),
