@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import random
 import threading
-import uuid
 
-import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
@@ -26,14 +24,7 @@ from dealerbox.floor.web.metrics import StoreCollector
 from dealerbox.link import protocol as P
 from tests.floor.support import wait_for
 from tests.floor.test_collector import journal, journal_lines, message, open_alerts, status
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def target(request, tmp_path):
-    """A new store's target on each backend: an SQLite file, a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        return tmp_path / "floor.sqlite"
-    return request.getfixturevalue("postgres_cluster").database(f"counts_{uuid.uuid4().hex[:12]}")
+from tests.floor.test_store import target  # noqa: F401  (a new store on each backend)
 
 
 def scraped(store: Store) -> dict[str, dict[str, float]]:
@@ -71,7 +62,7 @@ def changed(line: str) -> str:
     return json.dumps(d, separators=(",", ":"))
 
 
-def test_the_counters_equal_the_store_through_everything_the_filing_meets(target, monkeypatch):
+def test_the_counters_equal_the_store_through_everything_the_filing_meets(target, monkeypatch):  # noqa: F811
     t01, t02, t03 = journal_lines(40), journal_lines(12, start=50), journal_lines(10)
     refused = {"T01": {"chain": 0, "protocol": 0}, "T02": {"chain": 0, "protocol": 0},
                "T03": {"chain": 0, "protocol": 0}, "T04": {"chain": 0, "protocol": 0}}
@@ -143,7 +134,7 @@ def check(store: Store, refused: dict, *, placed: set[str] = frozenset()) -> Non
         assert counts == {"filed": lines.get(table, 0), **refused.get(table, {"chain": 0, "protocol": 0})}, table
 
 
-def test_two_collectors_filing_the_same_tables_at_once_count_each_line_and_refusal_once(target):
+def test_two_collectors_filing_the_same_tables_at_once_count_each_line_and_refusal_once(target):  # noqa: F811
     """Two filings, each its own connection, given three tables' batches in no order and at
     the same time (a shared subscription's way), with a forged line and garbage among them."""
     count, tables = 80, ("T01", "T02", "T03")
@@ -191,7 +182,7 @@ def test_two_collectors_filing_the_same_tables_at_once_count_each_line_and_refus
         store.close()
 
 
-def test_a_store_of_an_earlier_release_starts_its_counters_from_its_history(target):
+def test_a_store_of_an_earlier_release_starts_its_counters_from_its_history(target):  # noqa: F811
     """Migration 0015 on a store holding refusals: each table's counts from its lines kept
     aside and its ``protocol`` alerts (cleared ones too), and a table known only from an
     alert gets its row."""
