@@ -157,7 +157,7 @@ def test_the_tests_floor_processes_never_use_the_hosts_journal():
 # -- every event and field as the manual's table lists them
 
 #: The manual's page holding the table of security events (one place: the page may move).
-SECURITY_EVENTS_DOC = Path(__file__).resolve().parents[2] / "docs" / "FLOOR.md"
+SECURITY_EVENTS_DOC = Path(__file__).resolve().parents[2] / "docs" / "floor" / "security.md"
 _FIELD = re.compile(r"`([A-Z][A-Z0-9_]*)`(?:\s*\(\s*(`[a-z_]+`(?:\s*(?:,|or)\s*`[a-z_]+`)*)\s*\))?")
 
 
