@@ -226,6 +226,7 @@ def test_every_event_the_manual_lists_has_every_field_it_lists(journal, broker, 
         caused("signin_failed", {"USER": "mallory", "ADDRESS": "127.0.0.1", "VIA": "password"})
         assert call(web, "POST", "/api/session", {"user": "mallory", "password": "third guess"})[0] == 429
         caused("signin_refused", {"USER": "mallory", "ADDRESS": "127.0.0.1"})
+        assert int(want[-1][2]["DEALERBOX_RETRY_AFTER_S"]) > 0
         assert call(web, "POST", "/api/session", {"user": "sam", "password": "not sam's"})[0] == 401
         caused("signin_failed", {"USER": "sam", "ADDRESS": "127.0.0.1", "VIA": "password"})
         sam_cookie, sam_csrf = sign_in(web, "sam")
