@@ -361,7 +361,8 @@ class FloorApp:
             self.limiter.failed(name, client.address)
             self.metrics.signin_failed()
             security_event("signin_failed", f"floor web: failed sign-in for {name!r} from {client.address}",
-                           user=name, address=client.address, via="password")
+                           via="password",
+                           user=name, address=client.address)
             raise Refused(401, "wrong user name or password")
         self.limiter.succeeded(name)
         # A session id the browser had before (perhaps planted) never becomes this one.
