@@ -3,7 +3,9 @@ token. Debian's own ``prometheus`` scrapes the web view over TLS with the scrape
 project ships (firmware_config/floor/prometheus.yml, shown in docs/floor/metrics.md) and loads the
 shipped alerting rules; the series read back through Prometheus's HTTP API equal what the
 store holds, counted here with SQL of the test's own, and what the real broker health check,
-run against the tests' mosquitto, kept in its result file."""
+run against the tests' mosquitto, kept in its result file. Every table's counters are there at
+0 before it counts, so the shipped refused-lines rule fires on two real tables' first refusals
+(issue 47)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,7 +35,9 @@ from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.web.app import FloorApp
 from dealerbox.link import protocol as P
 from tests.floor.conftest import need
-from tests.floor.support import append_lines, broker, open_journal, pki, wait_for  # noqa: F401
+from tests.floor.support import (Client, append_lines, broker, identity, open_journal, pki, wait_for,  # noqa: F401
+                                 write_collector_config)
+from tests.floor.test_collector import journal_lines as chained_lines
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in, web_cert  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,10 +90,12 @@ def store_says(path: Path) -> dict:
     db = sqlite3.connect(path)
     try:
         q = db.execute
+        known = {t: 0 for (t,) in q("SELECT table_id FROM tables")}  # every table at 0 until it counts
         return {
-            "filed": dict(q("SELECT table_id, count(*) FROM lines GROUP BY table_id")),
-            "chain": dict(q("SELECT table_id, sum(times) FROM quarantine GROUP BY table_id")),
-            "protocol": dict(q("SELECT table_id, sum(count) FROM alerts WHERE kind = 'protocol' GROUP BY table_id")),
+            "filed": known | dict(q("SELECT table_id, count(*) FROM lines GROUP BY table_id")),
+            "chain": known | dict(q("SELECT table_id, sum(times) FROM quarantine GROUP BY table_id")),
+            "protocol": known | dict(q("SELECT table_id, sum(count) FROM alerts WHERE kind = 'protocol' "
+                                       "GROUP BY table_id")),
             "open": dict(q("SELECT kind, count(*) FROM alerts WHERE cleared_at IS NULL GROUP BY kind")),
             "bridges": {n: int(c) for n, c in q("SELECT name, connected FROM bridges")},
             "last_seq": dict(q("SELECT table_id, last_seq FROM tables")),
@@ -209,26 +217,17 @@ def query(port: int, expr: str) -> list[dict]:
     return answer["data"]["result"]
 
 
-def test_the_documented_scrape_config_is_shipped_and_shown_in_the_metrics_page():
-    doc = METRICS_MD.read_text()
-    for shipped in (SCRAPE_CONFIG, RULES):
-        text = shipped.read_text()
-        assert text.strip() in doc, f"docs/floor/metrics.md must show {shipped.name} as shipped"
-
-
-def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(
-        served, web_cert, broker, pki, tmp_path):  # noqa: F811
+@contextmanager
+def running_prometheus(config: Path, directory: Path):
+    """Debian's ``prometheus`` with *config* on a loopback port of its own: yields the port once
+    it scrapes the floor (``up`` is 1)."""
     prometheus = need("prometheus", "prometheus")
-    web, path, directory = served
-    result = directory / CHECK_RESULT
-    config = shipped_scrape_config(web, directory, directory / "ca.crt")
-    signins_failed = samples(scrape(web)[2])[("dealerbox_floor_signins_failed_total", ())]
     check = subprocess.run(["promtool", "check", "config", str(config)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     port = free_port()
-    log = tmp_path / "prometheus.log"
+    log = directory / "prometheus.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([prometheus, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+        proc = subprocess.Popen([prometheus, f"--config.file={config}", f"--storage.tsdb.path={directory / 'tsdb'}",
                                  f"--web.listen-address=127.0.0.1:{port}"], stdout=out, stderr=out,
                                 stdin=subprocess.DEVNULL)
     try:
@@ -239,13 +238,47 @@ def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(
                 up = query(port, 'up{job="dealerbox-floor"}')
             except OSError:
                 return None
-            return up and up[0]["value"][1] == "1" and query(port, "dealerbox_floor_lines_filed_total")
+            return up and up[0]["value"][1] == "1"
         wait_for(scraped, "prometheus to scrape the floor", timeout=60)
-        want = store_says(path)
+        yield port
+    finally:
+        stop_process(proc)
 
-        def series(expr: str) -> dict:
-            return {tuple(sorted((k, v) for k, v in r["metric"].items() if k not in ("__name__", "job", "instance"))):
-                    float(r["value"][1]) for r in query(port, expr)}
+
+def prom_series(port: int, expr: str) -> dict:
+    """*expr*'s series now, by their labels (less Prometheus's own), as numbers."""
+    return {tuple(sorted((k, v) for k, v in r["metric"].items() if k not in ("__name__", "job", "instance"))):
+            float(r["value"][1]) for r in query(port, expr)}
+
+
+def prom_alerts(port: int) -> list[dict]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/alerts", timeout=10) as resp:
+        return json.load(resp)["data"]["alerts"]
+
+
+def prom_active(port: int) -> set[str]:
+    """The names of the alerts pending or firing."""
+    return {a["labels"]["alertname"] for a in prom_alerts(port)}
+
+
+def test_the_documented_scrape_config_is_shipped_and_shown_in_the_metrics_page():
+    doc = METRICS_MD.read_text()
+    for shipped in (SCRAPE_CONFIG, RULES):
+        text = shipped.read_text()
+        assert text.strip() in doc, f"docs/floor/metrics.md must show {shipped.name} as shipped"
+
+
+def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(
+        served, web_cert, broker, pki, tmp_path, request):  # noqa: F811
+    web, path, directory = served
+    result = directory / CHECK_RESULT
+    request.addfinalizer(lambda: result.unlink(missing_ok=True))
+    config = shipped_scrape_config(web, directory, directory / "ca.crt")
+    signins_failed = samples(scrape(web)[2])[("dealerbox_floor_signins_failed_total", ())]
+    with running_prometheus(config, tmp_path) as port:
+        wait_for(lambda: query(port, "dealerbox_floor_lines_filed_total"), "the floor's series in prometheus")
+        want = store_says(path)
+        series = partial(prom_series, port)
         assert series("dealerbox_floor_lines_filed_total") == {(("table", t),): n for t, n in want["filed"].items()}
         rejected = series("dealerbox_floor_lines_rejected_total")
         assert rejected == {**{(("table", t), ("why", "chain")): n for t, n in want["chain"].items()},
@@ -269,12 +302,7 @@ def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(
                 "BrokerCheckFailing", "BrokerCheckNotRunning"} <= names
         assert all(r["health"] == "ok" for g in groups for r in g["rules"]), groups
 
-        def alerts() -> list[dict]:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/alerts", timeout=10) as resp:
-                return json.load(resp)["data"]["alerts"]
-
-        def firing():
-            return {a["labels"]["alertname"] for a in alerts()}
+        firing = partial(prom_active, port)
         wait_for(lambda: "FloorBridgeBlind" in firing(), "the blind bridge's rule to fire", timeout=30)
         # T01's 10 lines behind are below the rule's 500: no false alarm.
         assert "FloorCollectorBehind" not in firing()
@@ -322,11 +350,8 @@ def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(
         assert series('dealerbox_floor_broker_check_reason{reason="no_connack"}') == {(("reason", "no_connack"),): 1.0}
         assert series("dealerbox_floor_broker_check_connack_seconds") == {}      # no CONNACK came
         wait_for(lambda: "BrokerCheckFailing" in firing(), "the failed check's rule to fire", timeout=30)
-        (failing,) = [a for a in alerts() if a["labels"]["alertname"] == "BrokerCheckFailing"]
+        (failing,) = [a for a in prom_alerts(port) if a["labels"]["alertname"] == "BrokerCheckFailing"]
         assert failing["labels"]["reason"] == "no_connack"
-    finally:
-        stop_process(proc)
-        result.unlink(missing_ok=True)
 
 
 # -- the broker health check's result, read from its file at each scrape
@@ -391,3 +416,70 @@ def test_on_postgresql_the_scrape_counts_the_stores_connections(postgres_cluster
     # The view's own connections at the scrape; the test's one connection more now.
     connections = got[("dealerbox_floor_store_connections", ())]
     assert connections >= 1 and abs(connections - (mine - 1)) <= 1, (connections, mine)
+
+
+# -- a table's first refusal fires the shipped rule
+
+
+def test_the_shipped_rule_fires_on_a_tables_first_refused_burst(broker, pki, web_cert, tmp_path):  # noqa: F811
+    """Two tables talk to the real collector through mosquitto as tables do (their birth, their
+    journal), and Prometheus scrapes their refusal counters at 0. Then T02 sends a burst of
+    garbage and T03 a line that breaks its chain, each its first refusal ever: the shipped
+    FloorLinesRejected rule fires for each, for its reason, and for nothing before."""
+    store = tmp_path / "floor.sqlite"
+    add_users(store, ("vera",))
+    token_file = tmp_path / "metrics.token"
+    token_file.write_text(TOKEN + "\n")
+    shutil.copy(web_cert[0].parent / "ca.crt", tmp_path / "ca.crt")
+    config = write_collector_config(tmp_path / "floor.toml", pki, broker, store)
+    with open(tmp_path / "collector.log", "wb") as log:
+        collector = subprocess.Popen([sys.executable, "-m", "dealerbox.cli", "floor", "collect", "--config",
+                                      str(config)], stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+    tables = {}
+    try:
+        lines = {t: chained_lines(6) for t in ("T02", "T03")}
+        with WebProcess(tmp_path, store, tls=web_cert, metrics_token_file=str(token_file),
+                        broker_check_result=str(tmp_path / CHECK_RESULT)) as web:
+            for table in lines:
+                tables[table] = Client(identity(pki, broker, table), table)
+                assert tables[table].connect(broker.port)
+                tables[table].publish(P.status_topic(table), P.encode(
+                    {"table": table, "online": True, "why": "birth", "boot": 1, "conn": 1, "wall": time.time()}),
+                    retain=True)
+
+            def filed() -> bool:
+                for table, client in tables.items():  # sent again until the collector has subscribed
+                    client.publish(P.journal_topic(table), P.encode({"table": table, "boot": 1, "oldest": 1,
+                                                                     "lines": lines[table][:5]}))
+                return store_says(store)["filed"] == {"T02": 5, "T03": 5}
+            wait_for(filed, "the collector to file both tables' first lines")
+            with running_prometheus(shipped_scrape_config(web, tmp_path, tmp_path / "ca.crt"), tmp_path) as port:
+                zero = {(("table", t), ("why", w)): 0.0 for t in tables for w in ("chain", "protocol")}
+                wait_for(lambda: prom_series(port, "dealerbox_floor_lines_rejected_total") == zero,
+                         "prometheus to scrape every table's refusal counters at 0")
+                assert prom_series(port, "dealerbox_floor_lines_filed_total") == {
+                    (("table", "T02"),): 5.0, (("table", "T03"),): 5.0}
+                time.sleep(3)  # a few evaluations of the rules at 0: nothing fires on nothing
+                assert "FloorLinesRejected" not in prom_active(port)
+                for _ in range(5):
+                    tables["T02"].publish(P.journal_topic("T02"), b"\x00 garbage, not a journal")
+                bad = json.loads(lines["T03"][5])
+                bad["prev"] = "0" * 64
+                tables["T03"].publish(P.journal_topic("T03"), P.encode(
+                    {"table": "T03", "boot": 1, "oldest": 1, "lines": [json.dumps(bad, separators=(",", ":"))]}))
+
+                def rejected() -> set[tuple[str, str]]:
+                    return {(a["labels"]["table"], a["labels"]["why"]) for a in prom_alerts(port)
+                            if a["labels"]["alertname"] == "FloorLinesRejected" and a["state"] == "firing"}
+                wait_for(lambda: rejected() == {("T02", "protocol"), ("T03", "chain")},
+                         "the refused-lines rule to fire for each table's first refusal", timeout=60)
+                want = store_says(store)
+                assert (want["protocol"]["T02"], want["chain"]["T03"]) == (5, 1)
+                wait_for(lambda: prom_series(port, "dealerbox_floor_lines_rejected_total") == {
+                    **zero, (("table", "T02"), ("why", "protocol")): 5.0, (("table", "T03"), ("why", "chain")): 1.0},
+                    "prometheus to read the store's counts")
+    finally:
+        for client in tables.values():
+            client.close()
+        stop_process(collector, timeout=30)  # a loaded machine's collector takes its time to stop
+    assert collector.returncode == 0, (tmp_path / "collector.log").read_text()[-2000:]

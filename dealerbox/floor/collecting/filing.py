@@ -203,14 +203,15 @@ class Filing:
                         done.deferred.extend(items[i:])
                         break
                 if dropped.get(table):
-                    self._alert(done, table, "protocol",
-                                f"sends faster than the floor can file: {dropped[table]} of its "
-                                "messages dropped", now=now)
-                    # What was dropped is sent again, from what is filed.
+                    # What was dropped is sent again, from what is filed (looked up before the
+                    # alert, whose count gives a table never heard of before its row).
                     last = done.last_seqs.get(table)
                     if last is None:
                         row = self.store.table(table)
                         last = row["last_seq"] if row is not None else None
+                    self._alert(done, table, "protocol",
+                                f"sends faster than the floor can file: {dropped[table]} of its "
+                                "messages dropped", now=now)
                     if last is not None:
                         self._ask_again(table, last + 1, now, done)
             try:
@@ -316,7 +317,10 @@ class Filing:
 
     def _alert(self, done: Batch, table, kind, text, seq=None, *, now: float) -> None:
         """Raise (or fold) an alert; the view and the log hear of a folded one at most
-        every :data:`ALERT_QUIET_S`, the store counts it every time."""
+        every :data:`ALERT_QUIET_S`, the store counts it every time (a ``protocol`` one is a
+        refusal, counted on the table's row too: what the metrics read)."""
+        if kind == "protocol":
+            self.store.count_rejected(table, "protocol")
         alert = self.store.raise_alert(table, kind, text, seq, now)
         done.alerts = True
         key = (table, kind)
@@ -431,6 +435,7 @@ class Filing:
         if chain_ok:
             return True
         # The genuine line for this seq is stored when the table sends it again.
+        self.store.count_rejected(table, "chain")
         if self.store.quarantine(table, seq, line, digest, "chain", now):
             self._alert(done, table, "chain",
                         f"seq {seq} does not chain to seq {last_seq}: kept aside, and the "
@@ -439,6 +444,7 @@ class Filing:
         return False
 
     def _tampered(self, table, seq, line, digest, now, done: Batch) -> None:
+        self.store.count_rejected(table, "chain")
         if self.store.quarantine(table, seq, line, digest, "tamper", now):
             self._alert(done, table, "tamper",
                         f"seq {seq} was sent again with other content: kept aside", seq, now=now)

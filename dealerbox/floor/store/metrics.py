@@ -2,6 +2,11 @@
 "Metrics"): every figure here is a statement over the store's own rows, so a scrape shows
 what the store holds, whichever collector or process wrote it.
 
+A scrape costs what the room's tables cost, never what the store's history holds: each
+statement reads the tables' rows (and the one line at a position of each), the open alerts
+(through their partial index) or the bridges, never every line or every alert ever raised
+(issue 47: a count over every line took 677 ms at ten days' lines and grew with them).
+
 Each function takes an open SQLAlchemy connection and returns plain values.
 """
 
@@ -9,34 +14,34 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import and_, func, select, text
+from sqlalchemy import and_, case, func, select, text
 
 from dealerbox.floor.store.bridges import bridges_table
-from dealerbox.floor.store.schema import alerts_table, lines_table, quarantine_table, tables_table
+from dealerbox.floor.store.counters import REJECTED_WHY
+from dealerbox.floor.store.layout import layout_table
+from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
-__all__ = ["lines_filed", "lines_rejected", "alerts_open", "bridge_states", "table_lag", "store_connections",
-           "PROTOCOL_KIND"]
-
-#: The alert kind a refused message raises (collecting/filing.py): folded per table, counted.
-PROTOCOL_KIND = "protocol"
+__all__ = ["table_counters", "alerts_open", "bridge_states", "table_lag", "store_connections", "REJECTED_WHY"]
 
 
-def lines_filed(conn) -> dict[str, int]:
-    """Lines filed per table (the record: chained and acknowledged)."""
-    c = lines_table.c
-    return {t: int(n) for t, n in conn.execute(select(c.table_id, func.count()).group_by(c.table_id))}
+def table_counters(conn) -> dict[str, dict[str, int]]:
+    """Per table the floor knows (it heard from it, or the admin placed it in the room), its
+    counters: ``filed``, the journal lines filed (its record: chained and acknowledged), and
+    one count per reason of :data:`REJECTED_WHY` of its lines and messages refused; 0 for a
+    table with none, so that a counter's first rise is a rise.
 
-
-def lines_rejected(conn) -> dict[tuple[str, str], int]:
-    """Lines and messages refused per ``(table, why)``: ``chain`` counts lines that broke a
-    table's hash chain (kept aside in quarantine, each time it came), ``protocol`` counts
-    messages the floor could not use (the protocol alerts, each time one was raised)."""
-    q, a = quarantine_table.c, alerts_table.c
-    out = {(t, "chain"): int(n) for t, n in conn.execute(
-        select(q.table_id, func.sum(q.times)).group_by(q.table_id))}
-    out.update({(t, "protocol"): int(n) for t, n in conn.execute(
-        select(a.table_id, func.sum(a.count)).where(a.kind == PROTOCOL_KIND).group_by(a.table_id))})
-    return out
+    Read from the tables' own rows, never counted over the lines: a table's lines are filed in
+    order, each once, from its first (seq 1, or the seq its journal started at when earlier
+    lines were deleted before the floor had them: ``first_seq``) to its ``last_seq``, so their
+    number is the difference; the refusals are counted on the row as the filing refuses them."""
+    t = tables_table.c
+    filed = case((t.last_seq > 0, t.last_seq - func.coalesce(t.first_seq, 1) + 1), else_=0)
+    counters = {table: {"filed": int(n), "chain": int(chain), "protocol": int(protocol)}
+                for table, n, chain, protocol in conn.execute(
+                    select(t.table_id, filed, REJECTED_WHY["chain"], REJECTED_WHY["protocol"]))}
+    for (table,) in conn.execute(select(layout_table.c.table_id)):
+        counters.setdefault(table, {"filed": 0, **{why: 0 for why in REJECTED_WHY}})
+    return counters
 
 
 def alerts_open(conn) -> dict[str, int]:

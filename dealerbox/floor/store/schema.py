@@ -46,6 +46,11 @@ tables_table = Table(
     #: The table's wall clock minus the floor's when its last live health came (migration 0011).
     Column("clock_offset", Float64),
     Column("clock_offset_at", Float64),
+    #: The table's lines and messages refused, counted as the filing refuses them (migration
+    #: 0015): lines that broke its chain or came again with other content, each time; messages
+    #: the floor could not use, each time. The metrics read them here, never over the history.
+    Column("rejected_chain", Int64, nullable=False, server_default="0"),
+    Column("rejected_protocol", Int64, nullable=False, server_default="0"),
 )
 lines_table = Table(
     "lines", METADATA,

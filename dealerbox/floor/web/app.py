@@ -363,6 +363,7 @@ class FloorApp:
             self.limiter.failed(name, client.address)
             self.metrics.signin_failed()
             security_event("signin_failed", f"floor web: failed sign-in for {name!r} from {client.address}",
+                           via="password",
                            user=name, address=client.address)
             self.store.record_signin("signin_failed", name, via="password", address=client.address,
                                      why=WRONG_PASSWORD)

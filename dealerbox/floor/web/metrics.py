@@ -7,7 +7,10 @@ file is read again at each scrape, so a new token takes effect without a restart
 
 Every figure the store holds is read from it at scrape time by a custom collector
 (:class:`StoreCollector`), so a scrape shows what the store holds whichever collector process
-filed it: lines filed and refused per table, how far the floor is behind each table, the
+filed it, at the cost of the room's tables rather than of the store's history
+(:mod:`dealerbox.floor.store.metrics`): lines filed and refused per table (every table the floor
+knows, at 0 until it counts, so that Prometheus's ``increase()`` sees the first one), how far the
+floor is behind each table, the
 open alerts by kind, the properties' bridges, the protection pass's lag, and the store's own
 connections and how long the scrape's reads took. The broker health check's last result is read
 from the file the check keeps (:mod:`~dealerbox.floor.operating.broker_check_metrics`). Only the
@@ -89,7 +92,7 @@ class StoreCollector:
         now = self.clock()
         try:
             with self.engine.connect() as conn:
-                filed, rejected = SM.lines_filed(conn), SM.lines_rejected(conn)
+                counters = SM.table_counters(conn)
                 lag, alerts = SM.table_lag(conn), SM.alerts_open(conn)
                 bridges, protection = SM.bridge_states(conn), protection_lag(conn, now)
                 connections = SM.store_connections(conn)
@@ -105,17 +108,17 @@ class StoreCollector:
             yield GaugeMetricFamily(f"{NS}_store_connections",
                                     "Connections open to the store's PostgreSQL database (every process)",
                                     value=connections)
-        m = CounterMetricFamily(f"{NS}_lines_filed", "Journal lines filed in the store, per table",
-                                labels=["table"])
-        for table, n in sorted(filed.items()):
-            m.add_metric([table], n)
-        yield m
-        m = CounterMetricFamily(f"{NS}_lines_rejected", "Lines that broke a table's chain (why=chain) and "
-                                "messages the floor could not use (why=protocol), per table",
-                                labels=["table", "why"])
-        for (table, why), n in sorted(rejected.items()):
-            m.add_metric([table, why], n)
-        yield m
+        # Every table the floor knows, at 0 until it counts: increase() sees the first rise.
+        filed = CounterMetricFamily(f"{NS}_lines_filed", "Journal lines filed in the store, per table",
+                                    labels=["table"])
+        rejected = CounterMetricFamily(f"{NS}_lines_rejected", "Lines that broke a table's chain or came "
+                                       "again with other content (why=chain) and messages the floor could "
+                                       "not use (why=protocol), per table", labels=["table", "why"])
+        for table, counts in sorted(counters.items()):
+            filed.add_metric([table], counts["filed"])
+            for why in SM.REJECTED_WHY:
+                rejected.add_metric([table, why], counts[why])
+        yield from (filed, rejected)
         families = {
             "online": GaugeMetricFamily(f"{NS}_table_online", "1 when the table is connected to the floor",
                                         labels=["table"]),
