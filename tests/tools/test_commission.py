@@ -24,6 +24,7 @@ from dealerbox.domain.events import Event
 from dealerbox.service.config import DEFAULT_CONFIG, TABLES_DIR, load_config
 from dealerbox.tools.commands import emulated_commission_bench
 from dealerbox.tools.commission import commission_command
+from dealerbox.tools.commission_bench import StateDisk
 from dealerbox.tools.commission_record import RECORD_NAME, load_record
 from dealerbox.tools.commission_terminal import ScriptedTechnician
 
@@ -48,8 +49,31 @@ def args(config: Path, **kw) -> argparse.Namespace:
     return argparse.Namespace(**base)
 
 
-def run(config: Path, capsys, **kw) -> tuple[int, str, dict | None]:
-    code = commission_command(args(config, **kw), emulated_bench=emulated_commission_bench,
+class SteadyDisk(StateDisk):
+    """This machine's state directory with its fsync taken as *seconds*: the write and the fsync
+    still happen, but what the host's disk takes under a loaded parallel test run is not what
+    these tests are about (an fsync of 230 ms was seen here with 8 test runs at once)."""
+
+    def __init__(self, seconds: float = 0.002):
+        self.seconds = seconds
+
+    def fsync_seconds(self, path, size: int = 4096) -> float:
+        super().fsync_seconds(path, size)
+        return self.seconds
+
+
+def steady_bench(disk: StateDisk):
+    """The emulated bench, its state disk *disk* unless a fault has put another in its place."""
+    def make(config, technician, faults, clock_synchronised, stack):
+        bench = emulated_commission_bench(config, technician, faults, clock_synchronised, stack)
+        if type(bench.disk) is StateDisk:
+            bench.disk = disk
+        return bench
+    return make
+
+
+def run(config: Path, capsys, disk: StateDisk | None = None, **kw) -> tuple[int, str, dict | None]:
+    code = commission_command(args(config, **kw), emulated_bench=steady_bench(disk or SteadyDisk()),
                               clock_synchronised=lambda: True)
     out = capsys.readouterr()
     return code, out.out + out.err, load_record(load_config(config, check_devices=False).state_dir)
@@ -116,6 +140,24 @@ def test_each_fault_fails_exactly_its_step_with_its_advice(tmp_path, capsys, fau
     for word in says:
         assert word in advice
     assert record["ok"] is False and journalled(config)[-1]["ok"] is False
+
+
+def test_a_slow_state_disk_fails_only_the_state_step_and_names_the_sd_card(tmp_path, capsys):
+    config = table_config(tmp_path)
+    code, out, record = run(config, capsys, disk=SteadyDisk(0.25), only="state,clock")
+    assert code == 1, out
+    assert verdicts(record) == {"state": "fail", "clock": "pass"}
+    state = next(d for d in record["devices"] if d["device"] == "state")
+    assert "an fsync takes 250 ms" in state["advice"] and "SD card" in state["advice"]
+    fsync = next(f for f in state["figures"] if "fsync" in f["name"])
+    assert fsync["value"] == 250.0 and fsync["ok"] is False and fsync["bound"] == "<= 100 ms"
+
+
+def test_the_real_state_disk_measures_a_real_fsync_and_leaves_no_scratch_file(tmp_path):
+    seconds = StateDisk().fsync_seconds(tmp_path)
+    assert 0 < seconds < 60
+    assert list(tmp_path.iterdir()) == []
+    assert StateDisk().free_bytes(tmp_path) > 0
 
 
 def test_a_mouth_sensor_counts_every_card_and_a_stuck_one_fails_only_the_mouth_step(tmp_path, capsys):
