@@ -103,10 +103,20 @@ class DeviceResult:
                 "figures": [f.to_dict() for f in self.figures]}
 
 
-def technician() -> str:
+def technician(euid: int | None = None, environ=None) -> str:
     """Who runs the commissioning: the process's effective user, as the floor's commands name
-    theirs (``$USER`` is whatever the caller set)."""
-    return pwd.getpwuid(os.geteuid()).pw_name
+    theirs (``$USER`` is whatever the caller set). Run as root through sudo, as INSTALL.md
+    has it, it is the person sudo let in (``$SUDO_UID``): only root can set that variable for
+    a root process, and root could write any record anyway, whereas "root" names nobody for
+    the regulator. A ``$SUDO_UID`` that is no user of this box is ignored."""
+    euid = os.geteuid() if euid is None else euid
+    environ = os.environ if environ is None else environ
+    if euid == 0:
+        try:
+            return pwd.getpwuid(int(environ.get("SUDO_UID", ""))).pw_name
+        except (ValueError, KeyError):
+            pass
+    return pwd.getpwuid(euid).pw_name
 
 
 def config_fingerprint(path) -> str:

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import pwd
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from dealerbox.errors import EventError
 from dealerbox.tools.commission_record import (RECORD_NAME, DeviceResult, Figure, format_record, load_record,
-                                               local_zone, make_record, save_record)
+                                               local_zone, make_record, save_record, technician)
 
 
 def test_a_figure_is_judged_by_its_bound_and_printed_beside_it():
@@ -62,3 +64,19 @@ def test_the_zone_is_named_from_the_system_or_left_empty(tmp_path, monkeypatch):
     assert local_zone(tmp_path / "none", tmp_path / "no-file") == ""
     monkeypatch.setenv("TZ", "America/Chicago")
     assert local_zone(tmp_path / "none", tmp_path / "no-file") == "America/Chicago"
+
+
+def test_the_technician_is_the_effective_user_or_through_sudo_the_person_sudo_let_in():
+    me = pwd.getpwuid(os.geteuid())
+    # Not root: $SUDO_UID and $USER say nothing (the caller sets them to anything).
+    someone = next((p for p in pwd.getpwall() if p.pw_uid not in (0, me.pw_uid)), None)
+    assert someone is not None
+    assert technician(someone.pw_uid, {"SUDO_UID": "0", "USER": "jana"}) == someone.pw_name
+    # Root through sudo: the user sudo let in, by number.
+    assert technician(0, {"SUDO_UID": str(someone.pw_uid), "USER": "root"}) == someone.pw_name
+    # Root with no sudo, garbage, or a uid that is no user of the box: root.
+    root = pwd.getpwuid(0).pw_name
+    assert technician(0, {}) == root
+    assert technician(0, {"SUDO_UID": "jana"}) == root
+    unused = max(p.pw_uid for p in pwd.getpwall()) + 12345
+    assert technician(0, {"SUDO_UID": str(unused)}) == root
