@@ -61,7 +61,7 @@ IRREGULAR = [  # (irregularity, verdict, weight): what a real shift raises, roug
 ]
 
 
-class _TableWriter:
+class TableWriter:
     """One table's journal lines, chained as the box chains them."""
 
     def __init__(self, table: str, rng: random.Random):
@@ -76,7 +76,7 @@ class _TableWriter:
                           separators=(",", ":"))
         digest = hashlib.sha256(line.encode()).hexdigest()
         self.rows.append((self.table, self.seq, line, digest, 1, wall))
-        self.prev = digest
+        self.prev, self.t = digest, wall
 
     def event(self, wall: float, ev: str, **fields) -> None:
         self._line("event", {"t": round(wall - T0, 3), "ev": ev, **fields}, wall)
@@ -87,7 +87,7 @@ class _TableWriter:
                                 "step": step, "phase": "deal", "seq": self.seq}, wall)
 
 
-def _fill_table(writer: _TableWriter, dealers: list[str]) -> None:
+def _fill_table(writer: TableWriter, dealers: list[str]) -> None:
     rng = writer.rng
     wall = T0 + rng.uniform(0, 600)
     next_rotation = wall
@@ -141,7 +141,7 @@ def build_store(path: Path, seed: int = 22) -> int:
         db.execute("PRAGMA synchronous=OFF")
         for n in range(TABLES):
             table = f"T{n + 1:03d}"
-            writer = _TableWriter(table, random.Random(rng.random()))
+            writer = TableWriter(table, random.Random(rng.random()))
             _fill_table(writer, dealers)
             db.execute("BEGIN")
             db.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?)", writer.rows)

@@ -1,0 +1,578 @@
+"""The floor at a year's size: the same reads on a store of one day and of many days.
+
+A room of 50 tables writes about a million journal lines a day, and a store holds
+years. Two stores of the same room are filled here, each day alike: one of
+:data:`SMALL_DAYS` day (1,000,000 lines), one of :data:`LARGE_DAYS` days (10,000,000),
+both ending now. Each day every table's technician registers the day's deck at the
+table (its 54 tags, a check, the registry applied), a supervisor receives it sealed
+and issues it with a witness, 60 dealers in two shifts take turns at the tables every
+20 to 60 minutes with breaks, hands of 6 to 10 players run to the river or stop
+early with their irregularities and reader faults, a few alerts are raised and most
+cleared with a note, and the deck is retired at the close and destroyed the next
+morning before a witness. The lines are written in bulk in the store's own schema
+(SQLite: one ``executemany`` per table and day; PostgreSQL: ``COPY``); the registry
+steps go through the store's own methods; the figures', the protection's and the
+registry's passes read every line as the collector does (the references fitted
+first, on :data:`REFERENCE_HANDS` hands a game, so that hands are scored).
+
+Then, at each size, the same reads, each the median of :data:`REPEATS` after one
+warm-up, against the real ``floor web`` process over HTTP (a signed-in viewer;
+``/metrics`` with its bearer token) and in process: ``/metrics``; a table's and a
+dealer's pages (their figures of the last day's first shift); the room's figures
+(``/api/figures/room``); the shift report; a hand's story page; the audit trail and
+the card control log of the last day; the tables page; the Surveillance page;
+opening the store; and a collector's start (the store opened, connected and
+subscribed to a mosquitto of the project's own configuration, then a fresh
+process's first figures, protection and registry passes, nothing new to file).
+
+Keys, per backend (``sqlite``, ``postgresql``): ``floor_history_<backend>_<read>_ms``
+(at the larger size; ``/metrics``' goal: at most 100), ``..._ms_small`` (at the
+smaller size, the baseline) and ``..._ratio`` (goal: at most 1.5), with
+``floor_history_<backend>_lines`` / ``_lines_small`` and ``_fill_s`` (filling both
+stores, their passes included) and ``_run_s``.
+
+Not part of ``make bench`` (it takes longer than all of it): ``make bench-history``
+or ``python -m bench.floor_history [--backend sqlite|postgresql|both]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import http.client
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import mosquitto_missing, show_goals
+from bench.bench_floor_stats import DECK, IRREGULAR, TableWriter
+
+#: The room: 50 tables writing 20,000 lines each a day (a million lines a day), 60 dealers.
+TABLES = 50
+LINES_PER_TABLE_DAY = 20_000
+DEALERS = 60
+SMALL_DAYS, LARGE_DAYS = 1, 10
+#: Hands dealt per game when the bench fits the protection's references (the floor's default is 100,000).
+REFERENCE_HANDS = 2_000
+REPEATS = 5
+DAY_S = 86_400.0
+#: Play starts at 10:00 of each day (UTC here) and goes on until the table's lines for the day are written.
+OPEN_AT_S = 10 * 3600.0
+SHIFT_S = 8 * 3600.0
+SUPERVISORS = ("sup1", "sup2", "sup3", "sup4")
+CUSTODIANS = ("cust1", "cust2")
+VIEWER, VIEWER_PASSWORD = "bench", "bench viewer password"
+TOKEN = "history-bench-" + "5" * 40
+ALERT_KINDS = (("floor", "the floor is needed at the table"), ("misdeal", "misdeal declared"),
+               ("reader", "the board reader is not answering"), ("dealer_chart", "a dealer's errors are up"))
+
+#: The reads timed, in the order printed.
+READS = ("metrics", "table_page", "dealer_page", "room_figures", "shift_report", "hand_page", "audit_day",
+         "card_log_day", "tables_page", "surveillance_page", "open_store", "collector_start")
+
+
+@dataclass
+class Room:
+    """The room's size (the bench's test runs it tiny)."""
+    tables: int = TABLES
+    lines_per_table_day: int = LINES_PER_TABLE_DAY
+    dealers: int = DEALERS
+    small_days: int = SMALL_DAYS
+    large_days: int = LARGE_DAYS
+    reference_hands: int = REFERENCE_HANDS
+    repeats: int = REPEATS
+
+
+def _table_names(room: Room) -> list[str]:
+    return [f"T{n + 1:02d}" for n in range(room.tables)]
+
+
+def _uid(*parts) -> str:
+    return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:14].upper()
+
+
+def deck_tags(deck: str) -> dict[str, str]:
+    """The 52 cards and 2 jokers of *deck*, tag UID -> card."""
+    tags = {_uid(deck, card): card for card in DECK}
+    tags.update({_uid(deck, "joker", copy): "joker" for copy in (0, 1)})
+    return tags
+
+
+def last_day_start(end: float) -> float:
+    """The start of a store's last day: its play (from 10:00, some 21 hours) is over before *end*."""
+    return end - DAY_S - 9 * 3600
+
+
+def deck_name(table: str, day_start: float) -> str:
+    return f"{table}-{time.strftime('%Y%m%d', time.gmtime(day_start))}"
+
+
+def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: float, quota: int) -> None:
+    """One table's play of one day from :data:`OPEN_AT_S`, until *quota* lines are written:
+    dealers taking turns (the day shift's, then the swing shift's), breaks, hands that
+    stop early, irregularities and reader faults."""
+    rng = writer.rng
+    wall = day_start + OPEN_AT_S + rng.uniform(0, 600)
+    next_rotation = wall
+    weights = [w for _i, _v, w in IRREGULAR]
+    half = len(dealers) // 2
+    end = writer.seq + quota - 60
+    while writer.seq < end:
+        if wall >= next_rotation:
+            shift = dealers[:half] if wall - day_start < OPEN_AT_S + SHIFT_S else dealers[half:]
+            if rng.random() < 0.08:   # the table closes for a break, its dealer signed out
+                writer.event(wall, "dealer", dealer=None)
+                wall += rng.uniform(600, 1800)
+            writer.event(wall, "dealer", dealer=rng.choice(shift))
+            next_rotation = wall + rng.uniform(1200, 3600)
+            wall += rng.uniform(20, 60)
+        players = rng.randint(6, 10)
+        writer.event(wall, "new_hand", players=players)
+        stub = DECK[:]
+        rng.shuffle(stub)
+        step = rng.uniform(0.5, 1.5)
+        for _ in range(players * 2):
+            wall += step
+            writer.event(wall, "shoe", card=stub.pop(), deck=deck)
+        writer.event(wall, "button", name="round_done")
+        if rng.random() < 0.08:
+            irregularity, verdict, _w = rng.choices(IRREGULAR, weights)[0]
+            writer.decision(wall, verdict, irregularity)
+            if verdict == "correct":
+                writer.decision(wall + 2, verdict, irregularity, 1)
+            if irregularity == "WRONG_CORRECTION" or rng.random() < 0.3:
+                writer.decision(wall + 3, "ok", None)
+        if rng.random() < 0.01:
+            writer.event(wall, "reader_fault", reader=rng.choice(["shoe", "board", "muck"]))
+        # Most hands end before the river: everyone folds to a bet on the flop or the turn.
+        streets = rng.choices([(3, 1, 1), (3, 1), (3,), ()], [45, 20, 20, 15])[0]
+        for street in streets:
+            wall += rng.uniform(10, 25)
+            writer.event(wall, "shoe", card=stub.pop(), deck=deck)  # the burn
+            for _ in range(street):
+                wall += step
+                card = stub.pop()
+                writer.event(wall, "shoe", card=card, deck=deck)
+                writer.event(wall + 0.5, "board_on", card=card)
+            writer.event(wall + 1, "button", name="round_done")
+        wall += rng.uniform(10, 40)
+        writer.event(wall, "button", name="hand_over")
+        wall += rng.uniform(15, 40)  # the shuffle, the button moves
+
+
+class Filler:
+    """Fills one store with the room's days, oldest first, every pass run as the collector runs it."""
+
+    def __init__(self, target, room: Room, seed: int = 47):
+        from dealerbox.floor.collecting.registry_pass import RegistryPass
+        from dealerbox.floor.operating.accounts import Accounts
+        from dealerbox.floor.protect.config import ProtectConfig
+        from dealerbox.floor.protect.fit import fit_model
+        from dealerbox.floor.protect.floor_pass import Protection
+        from dealerbox.floor.store import Store, store_engine
+        from dealerbox.floor.telling.figures import Ledger
+
+        self.target, self.room = target, room
+        self.rng = random.Random(seed)
+        self.store = Store(target)
+        self.engine = store_engine(target)
+        self.postgresql = self.engine.dialect.name == "postgresql"
+        self.tables = _table_names(room)
+        self.dealers = [f"{1000 + i}" for i in range(room.dealers)]
+        self.writers = {t: TableWriter(t, random.Random(self.rng.random())) for t in self.tables}
+        self.registry = RegistryPass(self.store)
+        config = ProtectConfig()
+        self.ledger = Ledger(protection=Protection(config))
+        with self.engine.begin() as conn:
+            fit_model(conn, config, random.Random(seed), hands=room.reference_hands)
+        accounts = Accounts(self.store)
+        accounts.add(VIEWER, "viewer", VIEWER_PASSWORD)
+        self.alert_id = 0
+        self.lines = 0
+        self._first_day = True
+        self._yesterday: dict[str, str] = {}
+
+    def close(self) -> None:
+        self.store.close()
+        self.engine.dispose()
+
+    # -- writing rows in bulk, in the store's own schema
+
+    def _flush(self) -> None:
+        rows = [row for t in self.tables for row in self.writers[t].rows]
+        if not rows:
+            return
+        with self.engine.begin() as conn:
+            raw = conn.connection.dbapi_connection
+            if self.postgresql:
+                with raw.cursor() as cur, cur.copy(
+                        "COPY lines (table_id, seq, line, hash, chain_ok, committed) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                raw.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?)", rows)
+            for t in self.tables:
+                w = self.writers[t]
+                conn.exec_driver_sql(
+                    "UPDATE tables SET last_seq = %(seq)s, last_hash = %(hash)s, online = 1, seen = %(seen)s "
+                    "WHERE table_id = %(table)s" if self.postgresql else
+                    "UPDATE tables SET last_seq = :seq, last_hash = :hash, online = 1, seen = :seen "
+                    "WHERE table_id = :table", {"seq": w.seq, "hash": w.prev, "seen": w.t, "table": t})
+        for w in self.writers.values():
+            self.lines += len(w.rows)
+            w.rows.clear()
+
+    def _passes(self) -> None:
+        """The collector's passes over what was just filed: the registry's, the figures' and the protection's."""
+        self.registry.catch_up()
+        self.ledger.catch_up(self.engine)
+
+    def _alerts_and_audit(self, day_start: float) -> None:
+        """A few alerts per table raised in the day's play, most cleared by a supervisor with a note."""
+        rng = self.rng
+        alerts, audit = [], []
+        for t in self.tables:
+            for _ in range(rng.randint(3, 8)):
+                kind, text = rng.choice(ALERT_KINDS)
+                raised = day_start + OPEN_AT_S + rng.uniform(0, 14 * 3600)
+                cleared = raised + rng.uniform(20, 900) if rng.random() < 0.9 else None
+                who = rng.choice(SUPERVISORS) if cleared else None
+                note = "dealt on as the rule says" if cleared else None
+                alerts.append({"table_id": t, "kind": kind, "text": text, "seq": rng.randint(1, self.writers[t].seq),
+                               "raised": raised, "cleared_by": who, "cleared_at": cleared, "note": note,
+                               "count": 1})
+        from sqlalchemy import insert, select, func
+        from dealerbox.floor.store.schema import alerts_table, audit_table
+        with self.engine.begin() as conn:
+            first = (conn.execute(select(func.coalesce(func.max(alerts_table.c.id), 0))).scalar() or 0) + 1
+            for i, a in enumerate(alerts):
+                a["id"] = first + i
+                if a["cleared_at"] is not None:
+                    audit.append({"at": a["cleared_at"], "who": a["cleared_by"], "action": "clear",
+                                  "alert_id": a["id"], "detail": a["note"]})
+            conn.execute(insert(alerts_table), alerts)
+            if audit:
+                conn.execute(insert(audit_table), audit)
+            if self.postgresql:  # the rows came with their ids: the sequence follows them
+                conn.exec_driver_sql("SELECT setval(pg_get_serial_sequence('alerts', 'id'), "
+                                     "(SELECT max(id) FROM alerts))")
+
+    def day(self, day_start: float) -> None:
+        """One day of the room, filed and passed."""
+        from sqlalchemy import insert
+        from dealerbox.floor.store.schema import tables_table
+        rng = self.rng
+        if self._first_day:
+            with self.engine.begin() as conn:
+                conn.execute(insert(tables_table), [{"table_id": t, "online": 1} for t in self.tables])
+        decks = {t: deck_name(t, day_start) for t in self.tables}
+        for t in self.tables:   # a supervisor takes the day's decks in, sealed
+            self.store.receive_deck(decks[t], "red" if rng.random() < 0.5 else "blue", 54,
+                                    rng.choice(CUSTODIANS), now=day_start + 8 * 3600 + rng.uniform(0, 600))
+        for t, w in self.writers.items():   # the technicians register them at the tables
+            at = day_start + 9 * 3600 + rng.uniform(0, 900)
+            w.event(at, "registry_applied", version=rng.randint(1, 10_000), fingerprint=_uid(at) * 4 + "0" * 8)
+            if self._first_day and t == self.tables[0]:
+                for dealer in self.dealers:
+                    w.event(at, "badge_registered", uid=_uid("badge", dealer)[:8], dealer=dealer)
+            w.event(at + 60, "deck_registered", deck=decks[t], back="red", tags=deck_tags(decks[t]))
+            missing = ["Ks"] if rng.random() < 0.02 else []
+            w.event(at + 120, "deck_checked", deck=decks[t], missing=missing, damaged=[], ok=not missing)
+        self._flush()
+        self._passes()
+        for t in self.tables:   # issued, witnessed; yesterday's deck destroyed before a witness
+            sup, witness = rng.sample(SUPERVISORS, 2)
+            self.store.issue_deck(decks[t], t, sup, witness, now=day_start + 9.5 * 3600 + rng.uniform(0, 600))
+            if t in self._yesterday:
+                self.store.destroy_deck(self._yesterday[t], "admin", rng.choice(CUSTODIANS),
+                                        now=day_start + 9.8 * 3600 + rng.uniform(0, 300))
+        for t, w in self.writers.items():
+            _deal_day(w, decks[t], self.dealers, day_start, self.room.lines_per_table_day)
+        self._flush()
+        self._alerts_and_audit(day_start)
+        self._passes()
+        for t, w in self.writers.items():   # the close: every deck out of play
+            self.store.retire_deck(decks[t], rng.choice(SUPERVISORS), "the day's play is over", now=w.t + 300)
+        self._yesterday = decks
+        self._first_day = False
+
+
+def fill(target, room: Room, days: int, end: float) -> int:
+    """A store at *target* holding *days* days of the room, the last ending before *end*; its lines."""
+    filler = Filler(target, room)
+    try:
+        first = last_day_start(end) - (days - 1) * DAY_S
+        for d in range(days):
+            filler.day(first + d * DAY_S)
+        return filler.lines
+    finally:
+        filler.close()
+
+
+# ------------------------------------------------------------------ timing the reads
+
+class WebView:
+    """``dealerbox floor web`` on the store, on a free loopback port; a viewer signed in."""
+
+    def __init__(self, directory: Path, target):
+        from dealerbox.floor.operating.broker import free_port
+        self.port = free_port()
+        backend = "url" if "://" in str(target) else "path"
+        token = directory / "metrics-token"
+        token.write_text(TOKEN + "\n")
+        token.chmod(0o600)
+        self.config = directory / "floor-web.toml"
+        self.config.write_text(f'[store]\n{backend} = "{target}"\n[web]\nhost = "127.0.0.1"\nport = {self.port}\n'
+                               f'metrics_token_file = "{token}"\n')
+        self.log = directory / "floor-web.log"
+        self.proc = None
+        self.cookie = ""
+
+    def __enter__(self) -> "WebView":
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "dealerbox.cli", "floor", "web", "--config",
+                                          str(self.config)], stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"floor web exited {self.proc.returncode}: {self.log.read_text()[-2000:]}")
+            with contextlib.suppress(OSError):
+                if self.get("/healthz")[0] == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("floor web did not answer /healthz within 300 s")
+            time.sleep(0.1)
+        status, headers, body = self.request("POST", "/api/session",
+                                             json.dumps({"user": VIEWER, "password": VIEWER_PASSWORD}).encode(),
+                                             {"Content-Type": "application/json"})
+        if status != 200:
+            raise RuntimeError(f"the bench's viewer could not sign in: {status} {body[:200]!r}")
+        self.cookie = "; ".join(v.split(";", 1)[0] for k, v in headers if k.lower() == "set-cookie")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from dealerbox.floor.operating.broker import stop_process
+        if self.proc is not None:
+            stop_process(self.proc)
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            return resp.status, resp.getheaders(), resp.read()
+        finally:
+            conn.close()
+
+    def get(self, path: str, headers: dict | None = None):
+        return self.request("GET", path, headers={"Cookie": self.cookie, **(headers or {})})
+
+
+def _median_ms(action, repeats: int) -> float:
+    action()   # the warm-up: a page read once before is what a floor serves all day
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(samples), 1)
+
+
+def _ok(view: WebView, path: str, headers: dict | None = None, expect: bytes | None = None):
+    def read():
+        status, _h, body = view.get(path, headers)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status} {body[:300]!r}")
+        if expect is not None and expect not in body:
+            raise RuntimeError(f"GET {path}: {expect!r} is not in the answer")
+    return read
+
+
+def _last_day(target, room: Room, end: float) -> dict:
+    """What the reads ask for: the last day's first shift, a table, a dealer and a hand of it."""
+    from sqlalchemy import select
+    from dealerbox.floor.store import store_engine
+    from dealerbox.floor.telling.figures import fig_hands
+    day_start = last_day_start(end)
+    start = day_start + OPEN_AT_S
+    engine = store_engine(target)
+    try:
+        with engine.connect() as conn:
+            h = fig_hands.c
+            table, seq, dealer = conn.execute(
+                select(h.table_id, h.start_seq, h.dealer).where(h.started >= start, h.dealer.is_not(None))
+                .order_by(h.started).limit(1)).one()
+    finally:
+        engine.dispose()
+    return {"from": start, "to": start + SHIFT_S, "day": time.strftime("%Y-%m-%d", time.gmtime(day_start)),
+            "day_from": day_start, "day_to": day_start + DAY_S, "table": table, "seq": seq, "dealer": dealer}
+
+
+def _collector_start(directory: Path, target, broker, pki: Path) -> None:
+    """A collector's start on the store: opened, connected and subscribed, then a fresh
+    process's first passes (figures with protection, registry) with nothing new to file."""
+    from dealerbox.floor.collecting.collector import Collector
+    from dealerbox.floor.collecting.registry_pass import RegistryPass
+    from dealerbox.floor.operating.settings import load_collector
+    from dealerbox.floor.protect.decks import collector_protection
+    from dealerbox.floor.store import Store, store_engine
+    from dealerbox.floor.telling.figures import Ledger
+
+    config = directory / "floor-collector.toml"
+    if not config.exists():
+        backend = "url" if "://" in str(target) else "path"
+        config.write_text(f'[broker]\nhost = "localhost"\nport = {broker.port}\nca = "{pki / "ca.crt"}"\n'
+                          f'cert = "{pki / "floor-collector.crt"}"\nkey = "{pki / "floor-collector.key"}"\n'
+                          f'[store]\n{backend} = "{target}"\n[protect]\nauto_fit = false\n')
+    settings = load_collector(config)
+    with Store(settings.store) as store:
+        protection = collector_protection(settings, store)
+        collector = Collector(settings.identity, store, limits=settings.limits, protection=protection,
+                              registry_limits=settings.registry)
+        with collector:
+            if not collector.connected.wait(60):
+                raise RuntimeError("the collector did not connect to the bench's broker within 60 s")
+            engine = store_engine(settings.store)
+            try:
+                Ledger(protection=protection).catch_up(engine)
+            finally:
+                engine.dispose()
+            RegistryPass(store, settings.registry).catch_up()
+
+
+def time_reads(directory: Path, target, room: Room, end: float, broker, pki: Path) -> dict:
+    """Every read of :data:`READS` on the store at *target*, in ms."""
+    from dealerbox.floor.store import Store
+    at = _last_day(target, room, end)
+    shift = f"from={at['from']:.0f}&to={at['to']:.0f}"
+    day = f"from={at['day_from']:.0f}&to={at['day_to']:.0f}"
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    times = {}
+    with WebView(directory, target) as view:
+        pages = {
+            "metrics": _ok(view, "/metrics", bearer, b"dealerbox_"),
+            "table_page": _ok(view, f"/tables/{at['table']}?{shift}"),
+            "dealer_page": _ok(view, f"/dealers/{at['dealer']}?{shift}"),
+            "room_figures": _ok(view, f"/api/figures/room?{shift}", expect=b'"hands"'),
+            "shift_report": _ok(view, f"/report?{shift}"),
+            "hand_page": _ok(view, f"/hands/{at['table']}/{at['seq']}"),
+            "audit_day": _ok(view, f"/audit?{day}"),
+            "card_log_day": _ok(view, f"/registry/log?day={at['day']}"),
+            "tables_page": _ok(view, "/tables"),
+            "surveillance_page": _ok(view, "/surveillance"),
+        }
+        for name, read in pages.items():
+            times[name] = _median_ms(read, room.repeats)
+    times["open_store"] = _median_ms(lambda: Store(target).close(), room.repeats)
+    times["collector_start"] = _median_ms(lambda: _collector_start(directory, target, broker, pki),
+                                          max(1, room.repeats // 2))
+    return times
+
+
+# ------------------------------------------------------------------ the backends
+
+@contextlib.contextmanager
+def _sqlite_targets(scratch: Path):
+    yield scratch / "small.sqlite", scratch / "large.sqlite"
+
+
+@contextlib.contextmanager
+def _postgresql_targets(scratch: Path):
+    from dealerbox.floor.operating.pgcluster import PostgresCluster
+    cluster = PostgresCluster().start()
+    try:
+        yield cluster.database("history_small"), cluster.database("history_large")
+    finally:
+        cluster.close()
+
+
+def run_backend(backend: str, room: Room, scratch: Path, broker, pki: Path) -> dict:
+    """Both stores on *backend* filled and every read timed on each; the figures."""
+    started = time.perf_counter()
+    targets = _sqlite_targets if backend == "sqlite" else _postgresql_targets
+    end = (time.time() // 3600) * 3600 - 3600   # the stores end an hour ago: today's pages read them
+    with targets(scratch) as (small, large):
+        lines_small = fill(small, room, room.small_days, end)
+        lines_large = fill(large, room, room.large_days, end)
+        fill_s = time.perf_counter() - started
+        (scratch / "small").mkdir()
+        (scratch / "large").mkdir()
+        at_small = time_reads(scratch / "small", small, room, end, broker, pki)
+        at_large = time_reads(scratch / "large", large, room, end, broker, pki)
+    key = f"floor_history_{backend}"
+    figures = {f"{key}_lines_small": lines_small, f"{key}_lines": lines_large, f"{key}_fill_s": round(fill_s)}
+    for read in READS:
+        figures[f"{key}_{read}_ms_small"] = at_small[read]
+        figures[f"{key}_{read}_ms"] = at_large[read]
+        figures[f"{key}_{read}_ratio"] = round(at_large[read] / at_small[read], 2) if at_small[read] else None
+    figures[f"{key}_run_s"] = round(time.perf_counter() - started)
+    return figures
+
+
+def goals(backend: str) -> dict:
+    """What each key of *backend* is held to, for :func:`bench.show_goals`."""
+    key = f"floor_history_{backend}"
+    out = {f"{key}_lines": ("", None, "the smaller store {" + key + "_lines_small}")}
+    for read in READS:
+        out[f"{key}_{read}_ratio"] = ("<=", 1.5, "{" + f"{key}_{read}_ms_small" + "} ms, then {"
+                                      + f"{key}_{read}_ms" + "} ms")
+        if read == "metrics":
+            out[f"{key}_metrics_ms"] = ("<=", 100, "{" + f"{key}_metrics_ms_small" + "} ms at the smaller size")
+    out[f"{key}_fill_s"] = ("", None, "")
+    out[f"{key}_run_s"] = ("", None, "")
+    return out
+
+
+def run(backends=("sqlite", "postgresql"), room: Room | None = None) -> dict:
+    room = room or Room()
+    missing = mosquitto_missing()
+    if missing:
+        return {"floor_history_skipped": missing}
+    from dealerbox.floor.operating.broker import Broker, make_pki
+    from dealerbox.floor.operating.pgcluster import unavailable_reason
+    figures: dict = {}
+    scratch_root = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="dealerbox-history-", dir=scratch_root) as d:
+        d = Path(d)
+        pki = make_pki(d / "pki", ["floor-collector"])
+        (d / "broker").mkdir()
+        broker = Broker(d / "broker", pki).start()
+        try:
+            for backend in backends:
+                if backend == "postgresql" and unavailable_reason():
+                    figures["floor_history_postgresql_skipped"] = unavailable_reason()
+                    continue
+                (d / backend).mkdir()
+                part = run_backend(backend, room, d / backend, broker, pki)
+                show_goals(goals(backend), part)
+                figures.update(part)
+        finally:
+            broker.stop()
+    return figures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.floor_history", description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument("--days", type=int, default=LARGE_DAYS, help="days of the larger store (default %(default)s)")
+    args = parser.parse_args(argv)
+    backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
+    print("== floor_history", flush=True)
+    print(f"   {__doc__.strip().splitlines()[0]}")
+    figures = run(backends, Room(large_days=args.days))
+    for key, value in figures.items():
+        print(f"   {key}: {value}")
+    print(json.dumps(figures, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
