@@ -64,8 +64,10 @@ SMALL_DAYS, LARGE_DAYS = 1, 10
 REFERENCE_HANDS = 2_000
 REPEATS = 5
 DAY_S = 86_400.0
-#: Play starts at 10:00 of each day (UTC here) and goes on until the table's lines for the day are written.
-OPEN_AT_S = 10 * 3600.0
+#: Each day (UTC; the bench's floor keeps its time in UTC) play starts at 09:00 and goes on until
+#: the table's lines of the day are written, about 22:30: every row of a day lies in its calendar
+#: day, so the card control log's day and the audit trail's read the same rows at both sizes.
+OPEN_AT_S = 9 * 3600.0
 SHIFT_S = 8 * 3600.0
 SUPERVISORS = ("sup1", "sup2", "sup3", "sup4")
 CUSTODIANS = ("cust1", "cust2")
@@ -107,25 +109,25 @@ def deck_tags(deck: str) -> dict[str, str]:
 
 
 def last_day_start(end: float) -> float:
-    """The start of a store's last day: its play (from 10:00, some 21 hours) is over before *end*."""
-    return end - DAY_S - 9 * 3600
+    """The midnight (UTC) that starts a store's last day: the last whose play is over before *end*."""
+    return (end - DAY_S) // DAY_S * DAY_S
 
 
 def deck_name(table: str, day_start: float) -> str:
     return f"{table}-{time.strftime('%Y%m%d', time.gmtime(day_start))}"
 
 
-def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: float, quota: int) -> None:
-    """One table's play of one day from :data:`OPEN_AT_S`, until *quota* lines are written:
+def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: float, until: int) -> None:
+    """One table's play of one day from :data:`OPEN_AT_S`, until about line *until*:
     dealers taking turns (the day shift's, then the swing shift's), breaks, hands that
-    stop early, irregularities and reader faults."""
+    stop early, irregularities and reader faults. A hand takes some 70 s (a room of 50
+    tables writing a million lines a day deals briskly)."""
     rng = writer.rng
     wall = day_start + OPEN_AT_S + rng.uniform(0, 600)
     next_rotation = wall
     weights = [w for _i, _v, w in IRREGULAR]
     half = len(dealers) // 2
-    end = writer.seq + quota - 60
-    while writer.seq < end:
+    while writer.seq < until - 15:   # a hand is some 30 lines: the day's lines come out at about *until*
         if wall >= next_rotation:
             shift = dealers[:half] if wall - day_start < OPEN_AT_S + SHIFT_S else dealers[half:]
             if rng.random() < 0.08:   # the table closes for a break, its dealer signed out
@@ -138,7 +140,7 @@ def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: flo
         writer.event(wall, "new_hand", players=players)
         stub = DECK[:]
         rng.shuffle(stub)
-        step = rng.uniform(0.5, 1.5)
+        step = rng.uniform(0.3, 0.8)
         for _ in range(players * 2):
             wall += step
             writer.event(wall, "shoe", card=stub.pop(), deck=deck)
@@ -155,7 +157,7 @@ def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: flo
         # Most hands end before the river: everyone folds to a bet on the flop or the turn.
         streets = rng.choices([(3, 1, 1), (3, 1), (3,), ()], [45, 20, 20, 15])[0]
         for street in streets:
-            wall += rng.uniform(10, 25)
+            wall += rng.uniform(8, 15)
             writer.event(wall, "shoe", card=stub.pop(), deck=deck)  # the burn
             for _ in range(street):
                 wall += step
@@ -163,9 +165,9 @@ def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: flo
                 writer.event(wall, "shoe", card=card, deck=deck)
                 writer.event(wall + 0.5, "board_on", card=card)
             writer.event(wall + 1, "button", name="round_done")
-        wall += rng.uniform(10, 40)
+        wall += rng.uniform(8, 25)
         writer.event(wall, "button", name="hand_over")
-        wall += rng.uniform(15, 40)  # the shuffle, the button moves
+        wall += rng.uniform(10, 25)  # the shuffle, the button moves
 
 
 class Filler:
@@ -190,7 +192,9 @@ class Filler:
         self.writers = {t: TableWriter(t, random.Random(self.rng.random())) for t in self.tables}
         self.registry = RegistryPass(self.store)
         config = ProtectConfig()
-        self.ledger = Ledger(protection=Protection(config))
+        #: The moment the passes run at, in the store's time (the day just filed, not today).
+        self.now = 0.0
+        self.ledger = Ledger(protection=Protection(config, clock=lambda: self.now))
         with self.engine.begin() as conn:
             fit_model(conn, config, random.Random(seed), hands=room.reference_hands)
         accounts = Accounts(self.store)
@@ -242,13 +246,14 @@ class Filler:
         for t in self.tables:
             for _ in range(rng.randint(3, 8)):
                 kind, text = rng.choice(ALERT_KINDS)
-                raised = day_start + OPEN_AT_S + rng.uniform(0, 14 * 3600)
+                raised = rng.uniform(day_start + OPEN_AT_S, self.writers[t].t)   # while the table plays
                 cleared = raised + rng.uniform(20, 900) if rng.random() < 0.9 else None
                 who = rng.choice(SUPERVISORS) if cleared else None
                 note = "dealt on as the rule says" if cleared else None
-                alerts.append({"table_id": t, "kind": kind, "text": text, "seq": rng.randint(1, self.writers[t].seq),
+                seq = rng.randint(1, self.writers[t].seq)
+                alerts.append({"table_id": t, "kind": kind, "text": text, "seq": seq, "last_seq": seq,
                                "raised": raised, "cleared_by": who, "cleared_at": cleared, "note": note,
-                               "count": 1})
+                               "count": 1, "last_text": text, "last_raised": raised})
         from sqlalchemy import insert, select, func
         from dealerbox.floor.store.schema import alerts_table, audit_table
         with self.engine.begin() as conn:
@@ -265,6 +270,21 @@ class Filler:
                 conn.exec_driver_sql("SELECT setval(pg_get_serial_sequence('alerts', 'id'), "
                                      "(SELECT max(id) FROM alerts))")
 
+    def _clear_pass_alerts(self, day_start: float) -> None:
+        """Most of the alerts the protection pass raised today cleared by a supervisor, with a note."""
+        from sqlalchemy import insert, select, update
+        from dealerbox.floor.store.schema import alerts_table, audit_table
+        a = alerts_table.c
+        with self.engine.begin() as conn:
+            raised = conn.execute(select(a.id, a.raised).where(a.cleared_at.is_(None), a.raised >= day_start)).all()
+            for alert_id, at in raised:
+                if self.rng.random() < 0.9:
+                    who, when = self.rng.choice(SUPERVISORS), at + self.rng.uniform(60, 900)
+                    conn.execute(update(alerts_table).where(a.id == alert_id).values(
+                        cleared_by=who, cleared_at=when, note="watched the tape: dealt fairly"))
+                    conn.execute(insert(audit_table).values(at=when, who=who, action="clear", alert_id=alert_id,
+                                                            detail="watched the tape: dealt fairly"))
+
     def day(self, day_start: float) -> None:
         """One day of the room, filed and passed."""
         from sqlalchemy import insert
@@ -274,11 +294,12 @@ class Filler:
             with self.engine.begin() as conn:
                 conn.execute(insert(tables_table), [{"table_id": t, "online": 1} for t in self.tables])
         decks = {t: deck_name(t, day_start) for t in self.tables}
+        until = {t: w.seq + self.room.lines_per_table_day for t, w in self.writers.items()}
         for t in self.tables:   # a supervisor takes the day's decks in, sealed
             self.store.receive_deck(decks[t], "red" if rng.random() < 0.5 else "blue", 54,
-                                    rng.choice(CUSTODIANS), now=day_start + 8 * 3600 + rng.uniform(0, 600))
+                                    rng.choice(CUSTODIANS), now=day_start + 7 * 3600 + rng.uniform(0, 600))
         for t, w in self.writers.items():   # the technicians register them at the tables
-            at = day_start + 9 * 3600 + rng.uniform(0, 900)
+            at = day_start + 8 * 3600 + rng.uniform(0, 900)
             w.event(at, "registry_applied", version=rng.randint(1, 10_000), fingerprint=_uid(at) * 4 + "0" * 8)
             if self._first_day and t == self.tables[0]:
                 for dealer in self.dealers:
@@ -287,18 +308,21 @@ class Filler:
             missing = ["Ks"] if rng.random() < 0.02 else []
             w.event(at + 120, "deck_checked", deck=decks[t], missing=missing, damaged=[], ok=not missing)
         self._flush()
+        self.now = day_start + 8.4 * 3600
         self._passes()
         for t in self.tables:   # issued, witnessed; yesterday's deck destroyed before a witness
             sup, witness = rng.sample(SUPERVISORS, 2)
-            self.store.issue_deck(decks[t], t, sup, witness, now=day_start + 9.5 * 3600 + rng.uniform(0, 600))
+            self.store.issue_deck(decks[t], t, sup, witness, now=day_start + 8.5 * 3600 + rng.uniform(0, 600))
             if t in self._yesterday:
                 self.store.destroy_deck(self._yesterday[t], "admin", rng.choice(CUSTODIANS),
-                                        now=day_start + 9.8 * 3600 + rng.uniform(0, 300))
+                                        now=day_start + 8.75 * 3600 + rng.uniform(0, 300))
         for t, w in self.writers.items():
-            _deal_day(w, decks[t], self.dealers, day_start, self.room.lines_per_table_day)
+            _deal_day(w, decks[t], self.dealers, day_start, until[t])
         self._flush()
         self._alerts_and_audit(day_start)
+        self.now = max(w.t for w in self.writers.values()) + 60
         self._passes()
+        self._clear_pass_alerts(day_start)
         for t, w in self.writers.items():   # the close: every deck out of play
             self.store.retire_deck(decks[t], rng.choice(SUPERVISORS), "the day's play is over", now=w.t + 300)
         self._yesterday = decks
@@ -312,6 +336,7 @@ def fill(target, room: Room, days: int, end: float) -> int:
         first = last_day_start(end) - (days - 1) * DAY_S
         for d in range(days):
             filler.day(first + d * DAY_S)
+            print(f"   filled day {d + 1} of {days}: {filler.lines:,} lines", flush=True)
         return filler.lines
     finally:
         filler.close()
@@ -331,7 +356,7 @@ class WebView:
         token.chmod(0o600)
         self.config = directory / "floor-web.toml"
         self.config.write_text(f'[store]\n{backend} = "{target}"\n[web]\nhost = "127.0.0.1"\nport = {self.port}\n'
-                               f'metrics_token_file = "{token}"\n')
+                               f'metrics_token_file = "{token}"\ntime_zone = "UTC"\n')
         self.log = directory / "floor-web.log"
         self.proc = None
         self.cookie = ""
@@ -467,7 +492,7 @@ def time_reads(directory: Path, target, room: Room, end: float, broker, pki: Pat
             "audit_day": _ok(view, f"/audit?{day}"),
             "card_log_day": _ok(view, f"/registry/log?day={at['day']}"),
             "tables_page": _ok(view, "/tables"),
-            "surveillance_page": _ok(view, "/surveillance"),
+            "surveillance_page": _ok(view, f"/surveillance?{shift}"),
         }
         for name, read in pages.items():
             times[name] = _median_ms(read, room.repeats)
