@@ -401,14 +401,19 @@ class WebView:
         return self.request("GET", path, headers={"Cookie": self.cookie, **(headers or {})})
 
 
-def _median_ms(action, repeats: int) -> float:
-    action()   # the warm-up: a page read once before is what a floor serves all day
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
+def _medians_ms(actions, repeats: int) -> list[float]:
+    """Each of *actions* timed *repeats* times, in turns (the machine's load falls on all of them
+    alike), after one warm-up each (a page read once before is what a floor serves all day):
+    the median of each, in ms."""
+    for action in actions:
         action()
-        samples.append((time.perf_counter() - started) * 1000)
-    return round(statistics.median(samples), 1)
+    samples = [[] for _ in actions]
+    for _ in range(repeats):
+        for action, mine in zip(actions, samples):
+            started = time.perf_counter()
+            action()
+            mine.append((time.perf_counter() - started) * 1000)
+    return [round(statistics.median(mine), 1) for mine in samples]
 
 
 def _ok(view: WebView, path: str, headers: dict | None = None, expect: bytes | None = None):
@@ -473,32 +478,39 @@ def _collector_start(directory: Path, target, broker, pki: Path) -> None:
             RegistryPass(store, settings.registry).catch_up()
 
 
-def time_reads(directory: Path, target, room: Room, end: float, broker, pki: Path) -> dict:
-    """Every read of :data:`READS` on the store at *target*, in ms."""
+def _reads(view: WebView, directory: Path, target, at: dict, broker, pki: Path) -> dict:
+    """Each read of :data:`READS` on one store, as a callable."""
     from dealerbox.floor.store import Store
-    at = _last_day(target, room, end)
     shift = f"from={at['from']:.0f}&to={at['to']:.0f}"
     day = f"from={at['day_from']:.0f}&to={at['day_to']:.0f}"
-    bearer = {"Authorization": f"Bearer {TOKEN}"}
-    times = {}
-    with WebView(directory, target) as view:
-        pages = {
-            "metrics": _ok(view, "/metrics", bearer, b"dealerbox_"),
-            "table_page": _ok(view, f"/tables/{at['table']}?{shift}"),
-            "dealer_page": _ok(view, f"/dealers/{at['dealer']}?{shift}"),
-            "room_figures": _ok(view, f"/api/figures/room?{shift}", expect=b'"hands"'),
-            "shift_report": _ok(view, f"/report?{shift}"),
-            "hand_page": _ok(view, f"/hands/{at['table']}/{at['seq']}"),
-            "audit_day": _ok(view, f"/audit?{day}"),
-            "card_log_day": _ok(view, f"/registry/log?day={at['day']}"),
-            "tables_page": _ok(view, "/tables"),
-            "surveillance_page": _ok(view, f"/surveillance?{shift}"),
-        }
-        for name, read in pages.items():
-            times[name] = _median_ms(read, room.repeats)
-    times["open_store"] = _median_ms(lambda: Store(target).close(), room.repeats)
-    times["collector_start"] = _median_ms(lambda: _collector_start(directory, target, broker, pki),
-                                          max(1, room.repeats // 2))
+    return {
+        "metrics": _ok(view, "/metrics", {"Authorization": f"Bearer {TOKEN}"}, b"dealerbox_"),
+        "table_page": _ok(view, f"/tables/{at['table']}?{shift}"),
+        "dealer_page": _ok(view, f"/dealers/{at['dealer']}?{shift}"),
+        "room_figures": _ok(view, f"/api/figures/room?{shift}", expect=b'"hands"'),
+        "shift_report": _ok(view, f"/report?{shift}"),
+        "hand_page": _ok(view, f"/hands/{at['table']}/{at['seq']}"),
+        "audit_day": _ok(view, f"/audit?{day}"),
+        "card_log_day": _ok(view, f"/registry/log?day={at['day']}"),
+        "tables_page": _ok(view, "/tables"),
+        "surveillance_page": _ok(view, f"/surveillance?{shift}"),
+        "open_store": lambda: Store(target).close(),
+        "collector_start": lambda: _collector_start(directory, target, broker, pki),
+    }
+
+
+def time_reads(stores: list[tuple[Path, object]], room: Room, end: float, broker, pki: Path) -> list[dict]:
+    """Every read of :data:`READS` on each of *stores* (``(directory, target)``), in ms: the
+    same read on each store in turns, each served by a ``floor web`` of its own."""
+    with contextlib.ExitStack() as stack:
+        reads = [_reads(stack.enter_context(WebView(directory, target)), directory, target,
+                        _last_day(target, room, end), broker, pki) for directory, target in stores]
+        times: list[dict] = [{} for _ in stores]
+        for name in READS:
+            # A collector's start takes a second or more: half as many of those.
+            repeats = max(1, room.repeats // 2) if name == "collector_start" else room.repeats
+            for mine, ms in zip(times, _medians_ms([r[name] for r in reads], repeats)):
+                mine[name] = ms
     return times
 
 
@@ -530,8 +542,8 @@ def run_backend(backend: str, room: Room, scratch: Path, broker, pki: Path) -> d
         fill_s = time.perf_counter() - started
         (scratch / "small").mkdir()
         (scratch / "large").mkdir()
-        at_small = time_reads(scratch / "small", small, room, end, broker, pki)
-        at_large = time_reads(scratch / "large", large, room, end, broker, pki)
+        at_small, at_large = time_reads([(scratch / "small", small), (scratch / "large", large)], room, end,
+                                        broker, pki)
     key = f"floor_history_{backend}"
     figures = {f"{key}_lines_small": lines_small, f"{key}_lines": lines_large, f"{key}_fill_s": round(fill_s)}
     for read in READS:
