@@ -426,17 +426,17 @@ def _ok(view: WebView, path: str, headers: dict | None = None, expect: bytes | N
     return read
 
 
-def _last_day(target, room: Room, end: float) -> dict:
-    """What the reads ask for: the last day's first shift, a table, a dealer and a hand of it."""
-    from sqlalchemy import select
+def _last_day(target) -> dict:
+    """What the reads ask for: the store's last day's first shift, a table, a dealer and a hand of it."""
+    from sqlalchemy import func, select
     from dealerbox.floor.store import store_engine
     from dealerbox.floor.telling.figures import fig_hands
-    day_start = last_day_start(end)
-    start = day_start + OPEN_AT_S
     engine = store_engine(target)
     try:
         with engine.connect() as conn:
             h = fig_hands.c
+            day_start = conn.execute(select(func.max(h.started))).scalar() // DAY_S * DAY_S
+            start = day_start + OPEN_AT_S
             table, seq, dealer = conn.execute(
                 select(h.table_id, h.start_seq, h.dealer).where(h.started >= start, h.dealer.is_not(None))
                 .order_by(h.started).limit(1)).one()
@@ -499,12 +499,12 @@ def _reads(view: WebView, directory: Path, target, at: dict, broker, pki: Path) 
     }
 
 
-def time_reads(stores: list[tuple[Path, object]], room: Room, end: float, broker, pki: Path) -> list[dict]:
+def time_reads(stores: list[tuple[Path, object]], room: Room, broker, pki: Path) -> list[dict]:
     """Every read of :data:`READS` on each of *stores* (``(directory, target)``), in ms: the
     same read on each store in turns, each served by a ``floor web`` of its own."""
     with contextlib.ExitStack() as stack:
         reads = [_reads(stack.enter_context(WebView(directory, target)), directory, target,
-                        _last_day(target, room, end), broker, pki) for directory, target in stores]
+                        _last_day(target), broker, pki) for directory, target in stores]
         times: list[dict] = [{} for _ in stores]
         for name in READS:
             # A collector's start takes a second or more: half as many of those.
@@ -516,41 +516,78 @@ def time_reads(stores: list[tuple[Path, object]], room: Room, end: float, broker
 
 # ------------------------------------------------------------------ the backends
 
-@contextlib.contextmanager
-def _sqlite_targets(scratch: Path):
-    yield scratch / "small.sqlite", scratch / "large.sqlite"
+def copy_store(path: Path, url: str) -> None:
+    """The SQLite store at *path*, every row of every table, into the new PostgreSQL store at
+    *url* (its schema made by the migrations), with ``COPY``; then its ids' sequences moved past
+    the rows and its statistics gathered (as autovacuum would, some time after a bulk load)."""
+    import sqlite3
+    from dealerbox.floor.store import Store, store_engine
+    Store(url).close()
+    src = sqlite3.connect(path)
+    engine = store_engine(url)
+    try:
+        names = [n for (n,) in src.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                           "AND name NOT LIKE 'sqlite_%' AND name != 'alembic_version'")]
+        with engine.begin() as conn, conn.connection.dbapi_connection.cursor() as cur:
+            for name in names:
+                have = {c for (c,) in cur.execute("SELECT column_name FROM information_schema.columns "
+                                                  "WHERE table_name = %s", (name,))}
+                columns = [c for _cid, c, *_rest in src.execute(f'PRAGMA table_info("{name}")') if c in have]
+                if not columns:
+                    continue
+                quoted = ", ".join(f'"{c}"' for c in columns)
+                cur.execute(f'DELETE FROM "{name}"')
+                with cur.copy(f'COPY "{name}" ({quoted}) FROM STDIN') as copy:
+                    for row in src.execute(f'SELECT {quoted} FROM "{name}"'):
+                        copy.write_row(row)
+                if "id" in columns:
+                    cur.execute(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                                f'(SELECT coalesce(max(id), 0) + 1 FROM "{name}"), false) '
+                                f"WHERE pg_get_serial_sequence('{name}', 'id') IS NOT NULL")
+        with engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
+    finally:
+        src.close()
+        engine.dispose()
 
 
 @contextlib.contextmanager
-def _postgresql_targets(scratch: Path):
+def _postgresql_cluster():
     from dealerbox.floor.operating.pgcluster import PostgresCluster
     cluster = PostgresCluster().start()
     try:
-        yield cluster.database("history_small"), cluster.database("history_large")
+        yield cluster
     finally:
         cluster.close()
 
 
-def run_backend(backend: str, room: Room, scratch: Path, broker, pki: Path) -> dict:
-    """Both stores on *backend* filled and every read timed on each; the figures."""
+def fill_stores(room: Room, directory: Path) -> tuple[Path, Path, dict]:
+    """The two SQLite stores of the room (one day, and :attr:`Room.large_days`), both ending
+    before now; their paths and figures."""
     started = time.perf_counter()
-    targets = _sqlite_targets if backend == "sqlite" else _postgresql_targets
-    end = (time.time() // 3600) * 3600 - 3600   # the stores end an hour ago: today's pages read them
-    with targets(scratch) as (small, large):
-        lines_small = fill(small, room, room.small_days, end)
-        lines_large = fill(large, room, room.large_days, end)
-        fill_s = time.perf_counter() - started
-        (scratch / "small").mkdir()
-        (scratch / "large").mkdir()
-        at_small, at_large = time_reads([(scratch / "small", small), (scratch / "large", large)], room, end,
-                                        broker, pki)
+    end = (time.time() // 3600) * 3600 - 3600   # an hour ago: every line is in the past
+    small, large = directory / "small.sqlite", directory / "large.sqlite"
+    figures = {"lines_small": fill(small, room, room.small_days, end),
+               "lines": fill(large, room, room.large_days, end)}
+    figures["fill_s"] = round(time.perf_counter() - started)
+    return small, large, figures
+
+
+def time_backend(backend: str, stores: tuple, room: Room, scratch: Path, broker, pki: Path,
+                 filled: dict) -> dict:
+    """Every read timed on both stores of *backend* (``(small, large)`` targets); the figures."""
+    started = time.perf_counter()
+    (scratch / "small").mkdir(parents=True)
+    (scratch / "large").mkdir(parents=True)
+    at_small, at_large = time_reads([(scratch / "small", stores[0]), (scratch / "large", stores[1])], room,
+                                    broker, pki)
     key = f"floor_history_{backend}"
-    figures = {f"{key}_lines_small": lines_small, f"{key}_lines": lines_large, f"{key}_fill_s": round(fill_s)}
+    figures = {f"{key}_{k}": v for k, v in filled.items()}
     for read in READS:
         figures[f"{key}_{read}_ms_small"] = at_small[read]
         figures[f"{key}_{read}_ms"] = at_large[read]
         figures[f"{key}_{read}_ratio"] = round(at_large[read] / at_small[read], 2) if at_small[read] else None
-    figures[f"{key}_run_s"] = round(time.perf_counter() - started)
+    figures[f"{key}_run_s"] = round(time.perf_counter() - started + filled.get("fill_s", 0))
     return figures
 
 
@@ -564,11 +601,14 @@ def goals(backend: str) -> dict:
         if read == "metrics":
             out[f"{key}_metrics_ms"] = ("<=", 100, "{" + f"{key}_metrics_ms_small" + "} ms at the smaller size")
     out[f"{key}_fill_s"] = ("", None, "")
+    out[f"{key}_copy_s"] = ("", None, "")
     out[f"{key}_run_s"] = ("", None, "")
     return out
 
 
-def run(backends=("sqlite", "postgresql"), room: Room | None = None) -> dict:
+def run(backends=("sqlite", "postgresql"), room: Room | None = None, stores: Path | None = None) -> dict:
+    """The bench: the SQLite stores filled (or those in *stores*, ``small.sqlite`` and
+    ``large.sqlite`` of an earlier fill), timed; copied into PostgreSQL, timed there."""
     room = room or Room()
     missing = mosquitto_missing()
     if missing:
@@ -583,12 +623,24 @@ def run(backends=("sqlite", "postgresql"), room: Room | None = None) -> dict:
         (d / "broker").mkdir()
         broker = Broker(d / "broker", pki).start()
         try:
+            if stores is None:
+                small, large, filled = fill_stores(room, d)
+            else:
+                small, large, filled = stores / "small.sqlite", stores / "large.sqlite", {}
             for backend in backends:
-                if backend == "postgresql" and unavailable_reason():
+                if backend == "sqlite":
+                    part = time_backend("sqlite", (small, large), room, d / "sqlite", broker, pki, filled)
+                elif unavailable_reason():
                     figures["floor_history_postgresql_skipped"] = unavailable_reason()
                     continue
-                (d / backend).mkdir()
-                part = run_backend(backend, room, d / backend, broker, pki)
+                else:
+                    with _postgresql_cluster() as cluster:
+                        copied = time.perf_counter()
+                        urls = (cluster.database("history_small"), cluster.database("history_large"))
+                        copy_store(small, urls[0])
+                        copy_store(large, urls[1])
+                        part = time_backend("postgresql", urls, room, d / "postgresql", broker, pki,
+                                            {**filled, "copy_s": round(time.perf_counter() - copied)})
                 show_goals(goals(backend), part)
                 figures.update(part)
         finally:
@@ -600,11 +652,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.floor_history", description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--days", type=int, default=LARGE_DAYS, help="days of the larger store (default %(default)s)")
+    parser.add_argument("--stores", type=Path, help="time the SQLite stores an earlier fill left in this "
+                        "directory (small.sqlite, large.sqlite) instead of filling new ones")
     args = parser.parse_args(argv)
     backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
     print("== floor_history", flush=True)
     print(f"   {__doc__.strip().splitlines()[0]}")
-    figures = run(backends, Room(large_days=args.days))
+    figures = run(backends, Room(large_days=args.days), args.stores)
     for key, value in figures.items():
         print(f"   {key}: {value}")
     print(json.dumps(figures, sort_keys=True))
