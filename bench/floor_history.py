@@ -342,6 +342,104 @@ def fill(target, room: Room, days: int, end: float) -> int:
         filler.close()
 
 
+# ------------------------------------------------------------------ the larger store, day by day
+
+#: How each column of a day's rows moves when the day is copied *k* days on (the rest are copied as they
+#: are): a time by whole days (``time``; ``hour``: the hourly bucket), a line's seq by the table's lines of
+#: a day (``seq``), a hand's number by its hands of a day, an id past the day's ids, a deck (and its tags)
+#: renamed, so that each day's decks are its own.
+DAY_ROWS = {
+    "lines": {"seq": "seq", "committed": "time"},
+    "fig_hands": {"start_seq": "seq", "end_seq": "seq", "started": "time", "ended": "time", "hour": "hour",
+                  "number": "number"},
+    "fig_irregularities": {"seq": "seq", "start_seq": "seq", "started": "time"},
+    "fig_reader_faults": {"start_seq": "seq", "started": "time"},
+    "protect_hands": {"start_seq": "seq", "started": "time", "deck": "deck"},
+    "protect_evidence": {"id": "id", "alert_id": "alert", "seq": "seq", "raised": "time"},
+    "reg_hands": {"start_seq": "seq", "deck": "deck", "started": "time", "ended": "time"},
+    "reg_decks": {"name": "deck", "received_at": "time", "registered_at": "time", "first_play_at": "time",
+                  "retired_at": "time", "destroyed_at": "time", "last_ended": "time", "limit_alerted": "time",
+                  "changed": "time"},
+    "reg_tags": {"uid": "uid", "deck": "deck"},
+    "reg_steps": {"id": "id", "at": "time", "deck": "deck", "seq": "seq"},
+    "alerts": {"id": "id", "seq": "seq", "raised": "time", "cleared_at": "time", "last_seq": "seq",
+               "last_raised": "time"},
+    "audit": {"id": "id", "at": "time", "alert_id": "alert"},
+}
+#: The rows that say where the store stands, copied once, as they stand after the last day.
+STANDING_ROWS = {
+    "tables": {"last_seq": "seq"},
+    "fig_progress": {"seq": "seq", "resume_seq": "seq", "hands": "number"},
+    "reg_progress": {"seq": "seq", "resume_seq": "seq"},
+    "protect_progress": {"seq": "seq", "resume_seq": "seq"},
+}
+
+
+def grow_store(small: Path, large: Path, days: int) -> int:
+    """The SQLite store *large*: *days* days, each the one day of the store *small* (filled for real,
+    every pass run), moved by whole days (the last is *small*'s own day) with every line, hand,
+    deck, step, alert and audit row of it, as :data:`DAY_ROWS` says; its lines."""
+    import sqlite3
+    from dealerbox.floor.store import Store
+    Store(large).close()   # the schema, as the migrations make it
+    db = sqlite3.connect(large, isolation_level=None)
+    try:
+        db.execute("PRAGMA synchronous = OFF")
+        db.execute("ATTACH DATABASE ? AS src", (str(small),))
+        names = [n for (n,) in db.execute("SELECT name FROM src.sqlite_master WHERE type = 'table' "
+                                          "AND name NOT LIKE 'sqlite_%' AND name != 'alembic_version'")]
+        top = {t: db.execute(f"SELECT coalesce(max(id), 0) FROM src.{t}").fetchone()[0]
+               for t in ("alerts", "audit", "reg_steps", "protect_evidence")}
+        db.execute("BEGIN")
+        for name in names:
+            db.execute(f"DELETE FROM main.{name}")
+        for k in range(days):
+            for name, moved in DAY_ROWS.items():
+                where = " WHERE x.step != 'badge_registered'" if name == "reg_steps" and k < days - 1 else ""
+                _copy_rows(db, name, moved, k, days, top, where)
+        for name in names:
+            if name not in DAY_ROWS:
+                _copy_rows(db, name, STANDING_ROWS.get(name, {}), days - 1, days, top, "")
+        db.execute("COMMIT")
+        return db.execute("SELECT count(*) FROM main.lines").fetchone()[0]
+    finally:
+        db.close()
+
+
+def _copy_rows(db, name: str, moved: dict, k: int, days: int, top: dict, where: str) -> None:
+    """*name*'s rows of the source's day, moved *k* days on (of *days*; the last is the source's own)."""
+    shift = (k - (days - 1)) * DAY_S
+    columns = [c for _cid, c, *_rest in db.execute(f"PRAGMA src.table_info({name})")]
+    joined = "table_id" in columns
+    id_top = top.get("alerts" if name == "alerts" else name, 0)
+    exprs = []
+    for c in columns:
+        how, x = moved.get(c), f'x."{c}"'
+
+        if how == "time":
+            exprs.append(f"{x} + {shift}")
+        elif how == "hour":
+            exprs.append(f"{x} + {int(shift // 3600)}")
+        elif how == "seq":
+            exprs.append(f"{x} + {k} * day.last_seq")
+        elif how == "number":
+            exprs.append(f"{x} + {k} * (SELECT p.hands FROM src.fig_progress p WHERE p.table_id = x.table_id)")
+        elif how == "id":
+            exprs.append(f"{x} + {k * id_top}")
+        elif how == "alert":
+            exprs.append(f"{x} + {k * top['alerts']}")
+        elif how == "deck" and k < days - 1:
+            exprs.append(f"{x} || '~{k + 1}'")
+        elif how == "uid" and k < days - 1:
+            exprs.append(f"{x} || '{k + 1:02X}'")   # a tag of its own: the original's UID and a byte
+        else:
+            exprs.append(f"{x}")
+    quoted = ", ".join(f'"{c}"' for c in columns)
+    join = " LEFT JOIN src.tables AS day ON day.table_id = x.table_id" if joined else ""
+    db.execute(f"INSERT INTO main.{name} ({quoted}) SELECT {', '.join(exprs)} "
+               f"FROM src.{name} AS x{join}{where}")
+
+
 # ------------------------------------------------------------------ timing the reads
 
 class WebView:
@@ -567,9 +665,10 @@ def fill_stores(room: Room, directory: Path) -> tuple[Path, Path, dict]:
     started = time.perf_counter()
     end = (time.time() // 3600) * 3600 - 3600   # an hour ago: every line is in the past
     small, large = directory / "small.sqlite", directory / "large.sqlite"
-    figures = {"lines_small": fill(small, room, room.small_days, end),
-               "lines": fill(large, room, room.large_days, end)}
+    figures = {"lines_small": fill(small, room, room.small_days, end)}
     figures["fill_s"] = round(time.perf_counter() - started)
+    figures["lines"] = grow_store(small, large, room.large_days)
+    figures["grow_s"] = round(time.perf_counter() - started) - figures["fill_s"]
     return small, large, figures
 
 
@@ -601,6 +700,7 @@ def goals(backend: str) -> dict:
         if read == "metrics":
             out[f"{key}_metrics_ms"] = ("<=", 100, "{" + f"{key}_metrics_ms_small" + "} ms at the smaller size")
     out[f"{key}_fill_s"] = ("", None, "")
+    out[f"{key}_grow_s"] = ("", None, "")
     out[f"{key}_copy_s"] = ("", None, "")
     out[f"{key}_run_s"] = ("", None, "")
     return out
@@ -625,8 +725,11 @@ def run(backends=("sqlite", "postgresql"), room: Room | None = None, stores: Pat
         try:
             if stores is None:
                 small, large, filled = fill_stores(room, d)
-            else:
-                small, large, filled = stores / "small.sqlite", stores / "large.sqlite", {}
+            else:   # an earlier fill's one-day store: the larger grown from it
+                started = time.perf_counter()
+                small, large = stores / "small.sqlite", d / "large.sqlite"
+                filled = {"lines": grow_store(small, large, room.large_days)}
+                filled["grow_s"] = round(time.perf_counter() - started)
             for backend in backends:
                 if backend == "sqlite":
                     part = time_backend("sqlite", (small, large), room, d / "sqlite", broker, pki, filled)
@@ -652,8 +755,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.floor_history", description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--days", type=int, default=LARGE_DAYS, help="days of the larger store (default %(default)s)")
-    parser.add_argument("--stores", type=Path, help="time the SQLite stores an earlier fill left in this "
-                        "directory (small.sqlite, large.sqlite) instead of filling new ones")
+    parser.add_argument("--stores", type=Path, help="a directory holding the one-day SQLite store of an earlier "
+                        "fill (small.sqlite): the larger store is grown from it instead of filling a new one")
     args = parser.parse_args(argv)
     backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
     print("== floor_history", flush=True)
