@@ -1,38 +1,39 @@
 """The floor at a year's size: the same reads on a store of one day and of many days.
 
 A room of 50 tables writes about a million journal lines a day, and a store holds
-years. Two stores of the same room are filled here, each day alike: one of
-:data:`SMALL_DAYS` day (1,000,000 lines), one of :data:`LARGE_DAYS` days (10,000,000),
-both ending now. Each day every table's technician registers the day's deck at the
-table (its 54 tags, a check, the registry applied), a supervisor receives it sealed
-and issues it with a witness, 60 dealers in two shifts take turns at the tables every
-20 to 60 minutes with breaks, hands of 6 to 10 players run to the river or stop
-early with their irregularities and reader faults, a few alerts are raised and most
-cleared with a note, and the deck is retired at the close and destroyed the next
-morning before a witness. The lines are written in bulk in the store's own schema
-(SQLite: one ``executemany`` per table and day; PostgreSQL: ``COPY``); the registry
-steps go through the store's own methods; the figures', the protection's and the
-registry's passes read every line as the collector does (the references fitted
-first, on :data:`REFERENCE_HANDS` hands a game, so that hands are scored).
+years. One day of the room is filled for real: each table's technician registers the
+day's deck at the table (its 54 tags, a check, the registry applied), a supervisor
+receives it sealed and issues it with a witness, 60 dealers in two shifts take turns at
+the tables every 20 to 60 minutes with breaks, hands of 6 to 10 players run to the river
+or stop early with their irregularities and reader faults, a few alerts are raised and
+most cleared with a note, and the deck is retired at the close. The lines are written in
+bulk in the store's own schema; the registry steps go through the store's own methods;
+the figures', the protection's and the registry's passes read every line as the
+collector does (the references fitted first, on :data:`REFERENCE_HANDS` hands a game, so
+that hands are scored). That is the smaller store (:data:`SMALL_DAYS`, 1,000,000 lines).
+The larger (:data:`LARGE_DAYS` days, 10,000,000 lines) is that day again and again, grown
+in SQL (:func:`grow_store`): every earlier day's rows moved back by whole days, its decks
+renamed, its seqs and ids moved past the day before. PostgreSQL gets both stores' rows
+with ``COPY`` (:func:`copy_store`): the same rows on both backends.
 
-Then, at each size, the same reads, each the median of :data:`REPEATS` after one
-warm-up, against the real ``floor web`` process over HTTP (a signed-in viewer;
-``/metrics`` with its bearer token) and in process: ``/metrics``; a table's and a
-dealer's pages (their figures of the last day's first shift); the room's figures
-(``/api/figures/room``); the shift report; a hand's story page; the audit trail and
-the card control log of the last day; the tables page; the Surveillance page;
-opening the store; and a collector's start (the store opened, connected and
-subscribed to a mosquitto of the project's own configuration, then a fresh
-process's first figures, protection and registry passes, nothing new to file).
+Then the same reads on both stores, in turns (the machine's load falls on both alike),
+each the median of :data:`REPEATS` after one warm-up, against a real ``floor web``
+process per store over HTTP (a signed-in viewer; ``/metrics`` with its bearer token)
+and in process: ``/metrics``; a table's and a dealer's pages (their figures of the last
+day's first shift); the room's figures (``/api/figures/room``); the shift report; a
+hand's story page; the audit trail and the card control log of the last day; the tables
+page; the Surveillance page; opening the store; and a collector's start (the store
+opened, connected and subscribed to a mosquitto of the project's own configuration, then
+a fresh process's first figures, protection and registry passes, nothing new to file).
 
 Keys, per backend (``sqlite``, ``postgresql``): ``floor_history_<backend>_<read>_ms``
 (at the larger size; ``/metrics``' goal: at most 100), ``..._ms_small`` (at the
 smaller size, the baseline) and ``..._ratio`` (goal: at most 1.5), with
-``floor_history_<backend>_lines`` / ``_lines_small`` and ``_fill_s`` (filling both
-stores, their passes included) and ``_run_s``.
+``floor_history_<backend>_lines`` / ``_lines_small``, ``_fill_s`` (the one-day store,
+its passes included), ``_grow_s``, ``_copy_s`` (PostgreSQL) and ``_run_s``.
 
-Not part of ``make bench`` (it takes longer than all of it): ``make bench-history``
-or ``python -m bench.floor_history [--backend sqlite|postgresql|both]``.
+Not part of ``make bench``: ``make bench-history`` or
+``python -m bench.floor_history [--backend sqlite|postgresql|both] [--days N] [--stores DIR]``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import http.client
 import json
 import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -52,8 +54,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import func, insert, select, update
+
 from bench import mosquitto_missing, show_goals
 from bench.bench_floor_stats import DECK, IRREGULAR, TableWriter
+from dealerbox.floor.collecting.collector import Collector
+from dealerbox.floor.collecting.registry_pass import RegistryPass
+from dealerbox.floor.operating.accounts import Accounts
+from dealerbox.floor.operating.broker import Broker, free_port, make_pki, stop_process
+from dealerbox.floor.operating.pgcluster import PostgresCluster, unavailable_reason
+from dealerbox.floor.operating.settings import load_collector
+from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.protect.decks import collector_protection
+from dealerbox.floor.protect.fit import fit_model
+from dealerbox.floor.protect.floor_pass import Protection
+from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.store.schema import alerts_table, audit_table, tables_table
+from dealerbox.floor.telling.figures import Ledger, fig_hands
 
 #: The room: 50 tables writing 20,000 lines each a day (a million lines a day), 60 dealers.
 TABLES = 50
@@ -174,13 +191,6 @@ class Filler:
     """Fills one store with the room's days, oldest first, every pass run as the collector runs it."""
 
     def __init__(self, target, room: Room, seed: int = 47):
-        from dealerbox.floor.collecting.registry_pass import RegistryPass
-        from dealerbox.floor.operating.accounts import Accounts
-        from dealerbox.floor.protect.config import ProtectConfig
-        from dealerbox.floor.protect.fit import fit_model
-        from dealerbox.floor.protect.floor_pass import Protection
-        from dealerbox.floor.store import Store, store_engine
-        from dealerbox.floor.telling.figures import Ledger
 
         self.target, self.room = target, room
         self.rng = random.Random(seed)
@@ -254,8 +264,6 @@ class Filler:
                 alerts.append({"table_id": t, "kind": kind, "text": text, "seq": seq, "last_seq": seq,
                                "raised": raised, "cleared_by": who, "cleared_at": cleared, "note": note,
                                "count": 1, "last_text": text, "last_raised": raised})
-        from sqlalchemy import insert, select, func
-        from dealerbox.floor.store.schema import alerts_table, audit_table
         with self.engine.begin() as conn:
             first = (conn.execute(select(func.coalesce(func.max(alerts_table.c.id), 0))).scalar() or 0) + 1
             for i, a in enumerate(alerts):
@@ -272,8 +280,6 @@ class Filler:
 
     def _clear_pass_alerts(self, day_start: float) -> None:
         """Most of the alerts the protection pass raised today cleared by a supervisor, with a note."""
-        from sqlalchemy import insert, select, update
-        from dealerbox.floor.store.schema import alerts_table, audit_table
         a = alerts_table.c
         with self.engine.begin() as conn:
             raised = conn.execute(select(a.id, a.raised).where(a.cleared_at.is_(None), a.raised >= day_start)).all()
@@ -287,8 +293,6 @@ class Filler:
 
     def day(self, day_start: float) -> None:
         """One day of the room, filed and passed."""
-        from sqlalchemy import insert
-        from dealerbox.floor.store.schema import tables_table
         rng = self.rng
         if self._first_day:
             with self.engine.begin() as conn:
@@ -379,8 +383,6 @@ def grow_store(small: Path, large: Path, days: int) -> int:
     """The SQLite store *large*: *days* days, each the one day of the store *small* (filled for real,
     every pass run), moved by whole days (the last is *small*'s own day) with every line, hand,
     deck, step, alert and audit row of it, as :data:`DAY_ROWS` says; its lines."""
-    import sqlite3
-    from dealerbox.floor.store import Store
     Store(large).close()   # the schema, as the migrations make it
     db = sqlite3.connect(large, isolation_level=None)
     try:
@@ -446,7 +448,6 @@ class WebView:
     """``dealerbox floor web`` on the store, on a free loopback port; a viewer signed in."""
 
     def __init__(self, directory: Path, target):
-        from dealerbox.floor.operating.broker import free_port
         self.port = free_port()
         backend = "url" if "://" in str(target) else "path"
         token = directory / "metrics-token"
@@ -482,7 +483,6 @@ class WebView:
         return self
 
     def __exit__(self, *exc) -> None:
-        from dealerbox.floor.operating.broker import stop_process
         if self.proc is not None:
             stop_process(self.proc)
 
@@ -526,9 +526,6 @@ def _ok(view: WebView, path: str, headers: dict | None = None, expect: bytes | N
 
 def _last_day(target) -> dict:
     """What the reads ask for: the store's last day's first shift, a table, a dealer and a hand of it."""
-    from sqlalchemy import func, select
-    from dealerbox.floor.store import store_engine
-    from dealerbox.floor.telling.figures import fig_hands
     engine = store_engine(target)
     try:
         with engine.connect() as conn:
@@ -547,12 +544,6 @@ def _last_day(target) -> dict:
 def _collector_start(directory: Path, target, broker, pki: Path) -> None:
     """A collector's start on the store: opened, connected and subscribed, then a fresh
     process's first passes (figures with protection, registry) with nothing new to file."""
-    from dealerbox.floor.collecting.collector import Collector
-    from dealerbox.floor.collecting.registry_pass import RegistryPass
-    from dealerbox.floor.operating.settings import load_collector
-    from dealerbox.floor.protect.decks import collector_protection
-    from dealerbox.floor.store import Store, store_engine
-    from dealerbox.floor.telling.figures import Ledger
 
     config = directory / "floor-collector.toml"
     if not config.exists():
@@ -578,7 +569,6 @@ def _collector_start(directory: Path, target, broker, pki: Path) -> None:
 
 def _reads(view: WebView, directory: Path, target, at: dict, broker, pki: Path) -> dict:
     """Each read of :data:`READS` on one store, as a callable."""
-    from dealerbox.floor.store import Store
     shift = f"from={at['from']:.0f}&to={at['to']:.0f}"
     day = f"from={at['day_from']:.0f}&to={at['day_to']:.0f}"
     return {
@@ -618,8 +608,6 @@ def copy_store(path: Path, url: str) -> None:
     """The SQLite store at *path*, every row of every table, into the new PostgreSQL store at
     *url* (its schema made by the migrations), with ``COPY``; then its ids' sequences moved past
     the rows and its statistics gathered (as autovacuum would, some time after a bulk load)."""
-    import sqlite3
-    from dealerbox.floor.store import Store, store_engine
     Store(url).close()
     src = sqlite3.connect(path)
     engine = store_engine(url)
@@ -651,7 +639,6 @@ def copy_store(path: Path, url: str) -> None:
 
 @contextlib.contextmanager
 def _postgresql_cluster():
-    from dealerbox.floor.operating.pgcluster import PostgresCluster
     cluster = PostgresCluster().start()
     try:
         yield cluster
@@ -713,8 +700,6 @@ def run(backends=("sqlite", "postgresql"), room: Room | None = None, stores: Pat
     missing = mosquitto_missing()
     if missing:
         return {"floor_history_skipped": missing}
-    from dealerbox.floor.operating.broker import Broker, make_pki
-    from dealerbox.floor.operating.pgcluster import unavailable_reason
     figures: dict = {}
     scratch_root = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="dealerbox-history-", dir=scratch_root) as d:
