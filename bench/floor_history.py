@@ -57,7 +57,7 @@ from pathlib import Path
 from sqlalchemy import func, insert, select, update
 
 from bench import mosquitto_missing, show_goals
-from bench.bench_floor_stats import DECK, IRREGULAR, TableWriter
+from bench.bench_floor_stats import DECK, TableWriter, deal_hole_cards
 from dealerbox.floor.collecting.collector import Collector
 from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.operating.accounts import Accounts
@@ -142,7 +142,6 @@ def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: flo
     rng = writer.rng
     wall = day_start + OPEN_AT_S + rng.uniform(0, 600)
     next_rotation = wall
-    weights = [w for _i, _v, w in IRREGULAR]
     half = len(dealers) // 2
     while writer.seq < until - 15:   # a hand is some 30 lines: the day's lines come out at about *until*
         if wall >= next_rotation:
@@ -153,24 +152,7 @@ def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: flo
             writer.event(wall, "dealer", dealer=rng.choice(shift))
             next_rotation = wall + rng.uniform(1200, 3600)
             wall += rng.uniform(20, 60)
-        players = rng.randint(6, 10)
-        writer.event(wall, "new_hand", players=players)
-        stub = DECK[:]
-        rng.shuffle(stub)
-        step = rng.uniform(0.3, 0.8)
-        for _ in range(players * 2):
-            wall += step
-            writer.event(wall, "shoe", card=stub.pop(), deck=deck)
-        writer.event(wall, "button", name="round_done")
-        if rng.random() < 0.08:
-            irregularity, verdict, _w = rng.choices(IRREGULAR, weights)[0]
-            writer.decision(wall, verdict, irregularity)
-            if verdict == "correct":
-                writer.decision(wall + 2, verdict, irregularity, 1)
-            if irregularity == "WRONG_CORRECTION" or rng.random() < 0.3:
-                writer.decision(wall + 3, "ok", None)
-        if rng.random() < 0.01:
-            writer.event(wall, "reader_fault", reader=rng.choice(["shoe", "board", "muck"]))
+        wall, stub, step = deal_hole_cards(writer, wall, 0.3, 0.8, deck=deck)
         # Most hands end before the river: everyone folds to a bet on the flop or the turn.
         streets = rng.choices([(3, 1, 1), (3, 1), (3,), ()], [45, 20, 20, 15])[0]
         for street in streets:
@@ -414,28 +396,14 @@ def _copy_rows(db, name: str, moved: dict, k: int, days: int, top: dict, where: 
     columns = [c for _cid, c, *_rest in db.execute(f"PRAGMA src.table_info({name})")]
     joined = "table_id" in columns
     id_top = top.get("alerts" if name == "alerts" else name, 0)
-    exprs = []
-    for c in columns:
-        how, x = moved.get(c), f'x."{c}"'
-
-        if how == "time":
-            exprs.append(f"{x} + {shift}")
-        elif how == "hour":
-            exprs.append(f"{x} + {int(shift // 3600)}")
-        elif how == "seq":
-            exprs.append(f"{x} + {k} * day.last_seq")
-        elif how == "number":
-            exprs.append(f"{x} + {k} * (SELECT p.hands FROM src.fig_progress p WHERE p.table_id = x.table_id)")
-        elif how == "id":
-            exprs.append(f"{x} + {k * id_top}")
-        elif how == "alert":
-            exprs.append(f"{x} + {k * top['alerts']}")
-        elif how == "deck" and k < days - 1:
-            exprs.append(f"{x} || '~{k + 1}'")
-        elif how == "uid" and k < days - 1:
-            exprs.append(f"{x} || '{k + 1:02X}'")   # a tag of its own: the original's UID and a byte
-        else:
-            exprs.append(f"{x}")
+    last = k == days - 1
+    moves = {"time": f"{{x}} + {shift}", "hour": f"{{x}} + {int(shift // 3600)}",
+             "seq": f"{{x}} + {k} * day.last_seq",
+             "number": f"{{x}} + {k} * (SELECT p.hands FROM src.fig_progress p WHERE p.table_id = x.table_id)",
+             "id": f"{{x}} + {k * id_top}", "alert": f"{{x}} + {k * top['alerts']}",
+             # Each day's decks its own: renamed, and their tags each the original's UID and a byte.
+             "deck": "{x}" if last else f"{{x}} || '~{k + 1}'", "uid": "{x}" if last else f"{{x}} || '{k + 1:02X}'"}
+    exprs = [moves.get(moved.get(c), "{x}").format(x=f'x."{c}"') for c in columns]
     quoted = ", ".join(f'"{c}"' for c in columns)
     join = " LEFT JOIN src.tables AS day ON day.table_id = x.table_id" if joined else ""
     db.execute(f"INSERT INTO main.{name} ({quoted}) SELECT {', '.join(exprs)} "
