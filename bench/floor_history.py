@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import hashlib
 import http.client
+import io
 import json
 import os
 import random
@@ -572,6 +574,10 @@ def time_reads(stores: list[tuple[Path, object]], room: Room, broker, pki: Path)
 
 # ------------------------------------------------------------------ the backends
 
+#: How :func:`copy_store` writes a NULL in the CSV it copies.
+NULL = "\\N"
+
+
 def copy_store(path: Path, url: str) -> None:
     """The SQLite store at *path*, every row of every table, into the new PostgreSQL store at
     *url* (its schema made by the migrations), with ``COPY``; then its ids' sequences moved past
@@ -591,9 +597,14 @@ def copy_store(path: Path, url: str) -> None:
                     continue
                 quoted = ", ".join(f'"{c}"' for c in columns)
                 cur.execute(f'DELETE FROM "{name}"')
-                with cur.copy(f'COPY "{name}" ({quoted}) FROM STDIN') as copy:
-                    for row in src.execute(f'SELECT {quoted} FROM "{name}"'):
-                        copy.write_row(row)
+                rows = src.execute(f'SELECT {quoted} FROM "{name}"')
+                # CSV blocks rather than a row at a time (the csv module writes them in C: some five
+                # times faster for ten million lines); NULL as \N, so that '' stays a string.
+                with cur.copy(f"COPY \"{name}\" ({quoted}) FROM STDIN WITH (FORMAT csv, NULL '\\N')") as copy:
+                    while block := rows.fetchmany(5000):
+                        text = io.StringIO()
+                        csv.writer(text).writerows(tuple(NULL if v is None else v for v in row) for row in block)
+                        copy.write(text.getvalue())
                 if "id" in columns:
                     cur.execute(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
                                 f'(SELECT coalesce(max(id), 0) + 1 FROM "{name}"), false) '
@@ -624,6 +635,22 @@ def fill_stores(room: Room, directory: Path) -> tuple[Path, Path, dict]:
     figures["fill_s"] = round(time.perf_counter() - started)
     figures["lines"] = grow_store(small, large, room.large_days)
     figures["grow_s"] = round(time.perf_counter() - started) - figures["fill_s"]
+    return small, large, figures
+
+
+def earlier_stores(stores: Path, room: Room, directory: Path) -> tuple[Path, Path, dict]:
+    """The one-day store an earlier fill left in *stores* (``small.sqlite``) and the larger one
+    grown from it (``large.sqlite`` there when an earlier run grew it, else grown in *directory*)."""
+    small, large = stores / "small.sqlite", stores / "large.sqlite"
+    figures = {}
+    if not large.exists():
+        started = time.perf_counter()
+        large = directory / "large.sqlite"
+        grow_store(small, large, room.large_days)
+        figures["grow_s"] = round(time.perf_counter() - started)
+    for key, path in (("lines_small", small), ("lines", large)):
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            figures[key] = db.execute("SELECT count(*) FROM lines").fetchone()[0]
     return small, large, figures
 
 
@@ -678,11 +705,8 @@ def run(backends=("sqlite", "postgresql"), room: Room | None = None, stores: Pat
         try:
             if stores is None:
                 small, large, filled = fill_stores(room, d)
-            else:   # an earlier fill's one-day store: the larger grown from it
-                started = time.perf_counter()
-                small, large = stores / "small.sqlite", d / "large.sqlite"
-                filled = {"lines": grow_store(small, large, room.large_days)}
-                filled["grow_s"] = round(time.perf_counter() - started)
+            else:
+                small, large, filled = earlier_stores(stores, room, d)
             for backend in backends:
                 if backend == "sqlite":
                     part = time_backend("sqlite", (small, large), room, d / "sqlite", broker, pki, filled)
