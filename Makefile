@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run floor test test-quick bench install clean system-deps dist wheelhouse
+.PHONY: run floor test test-quick bench bench-history install clean system-deps dist wheelhouse
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
@@ -55,6 +55,12 @@ test-quick: $(STAMP) system-deps
 
 bench: $(STAMP) system-deps
 	$(PY) -m bench
+
+# The floor at a year's size (bench/floor_history.py, docs/BENCH.md): the same reads on a store
+# of one day and of ten, on SQLite and PostgreSQL. Not in `make bench`: it takes longer than all
+# of it. HISTORY_ARGS="--backend sqlite" runs one backend, "--days 30" a larger store.
+bench-history: $(STAMP) system-deps
+	$(PY) -m bench.floor_history $(HISTORY_ARGS)
 
 # The sdist and the wheel built from it, in dist/ (python -m build).
 DIST ?= dist

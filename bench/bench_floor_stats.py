@@ -61,7 +61,7 @@ IRREGULAR = [  # (irregularity, verdict, weight): what a real shift raises, roug
 ]
 
 
-class _TableWriter:
+class TableWriter:
     """One table's journal lines, chained as the box chains them."""
 
     def __init__(self, table: str, rng: random.Random):
@@ -76,7 +76,7 @@ class _TableWriter:
                           separators=(",", ":"))
         digest = hashlib.sha256(line.encode()).hexdigest()
         self.rows.append((self.table, self.seq, line, digest, 1, wall))
-        self.prev = digest
+        self.prev, self.t = digest, wall
 
     def event(self, wall: float, ev: str, **fields) -> None:
         self._line("event", {"t": round(wall - T0, 3), "ev": ev, **fields}, wall)
@@ -87,34 +87,50 @@ class _TableWriter:
                                 "step": step, "phase": "deal", "seq": self.seq}, wall)
 
 
-def _fill_table(writer: _TableWriter, dealers: list[str]) -> None:
+def irregularities(writer: TableWriter, wall: float) -> None:
+    """What the deal of a hand raises now and then, at *wall*: an irregularity (1 hand in 12)
+    with its correction's steps and the all-clear, or a reader's fault (1 in 100)."""
+    rng = writer.rng
+    if rng.random() < 0.08:
+        irregularity, verdict, _w = rng.choices(IRREGULAR, [w for _i, _v, w in IRREGULAR])[0]
+        writer.decision(wall, verdict, irregularity)
+        if verdict == "correct":
+            writer.decision(wall + 2, verdict, irregularity, 1)
+        if irregularity == "WRONG_CORRECTION" or rng.random() < 0.3:
+            writer.decision(wall + 3, "ok", None)
+    if rng.random() < 0.01:
+        writer.event(wall, "reader_fault", reader=rng.choice(["shoe", "board", "muck"]))
+
+
+def deal_hole_cards(writer: TableWriter, wall: float, fastest: float, slowest: float,
+                    **card: str) -> tuple[float, list[str], float]:
+    """A hand of 6 to 10 players from a shuffled deck, from *wall*: its ``new_hand``, the hole
+    cards a step of *fastest* to *slowest* seconds apart (each shoe event with *card*'s
+    fields too), the round done and what the deal raised. ``(wall, the stub, the step)``."""
+    rng = writer.rng
+    players = rng.randint(6, 10)
+    writer.event(wall, "new_hand", players=players)
+    stub = DECK[:]
+    rng.shuffle(stub)
+    step = rng.uniform(fastest, slowest)
+    for _ in range(players * 2):
+        wall += step
+        writer.event(wall, "shoe", card=stub.pop(), **card)
+    writer.event(wall, "button", name="round_done")
+    irregularities(writer, wall)
+    return wall, stub, step
+
+
+def _fill_table(writer: TableWriter, dealers: list[str]) -> None:
     rng = writer.rng
     wall = T0 + rng.uniform(0, 600)
     next_rotation = wall
-    weights = [w for _i, _v, w in IRREGULAR]
     while writer.seq < LINES_PER_TABLE - 60:
         if wall >= next_rotation:
             writer.event(wall, "dealer", dealer=rng.choice(dealers) if rng.random() > 0.05 else None)
             next_rotation = wall + rng.uniform(1200, 3600)
             wall += rng.uniform(20, 60)
-        players = rng.randint(6, 10)
-        writer.event(wall, "new_hand", players=players)
-        stub = DECK[:]
-        rng.shuffle(stub)
-        step = rng.uniform(1.0, 2.5)
-        for _ in range(players * 2):
-            wall += step
-            writer.event(wall, "shoe", card=stub.pop())
-        writer.event(wall, "button", name="round_done")
-        if rng.random() < 0.08:
-            irregularity, verdict, _w = rng.choices(IRREGULAR, weights)[0]
-            writer.decision(wall, verdict, irregularity)
-            if verdict == "correct":
-                writer.decision(wall + 2, verdict, irregularity, 1)
-            if irregularity == "WRONG_CORRECTION" or rng.random() < 0.3:
-                writer.decision(wall + 3, "ok", None)
-        if rng.random() < 0.01:
-            writer.event(wall, "reader_fault", reader=rng.choice(["shoe", "board", "muck"]))
+        wall, stub, step = deal_hole_cards(writer, wall, 1.0, 2.5)
         for street in (3, 1, 1):
             wall += rng.uniform(15, 40)
             writer.event(wall, "shoe", card=stub.pop())  # the burn
@@ -141,7 +157,7 @@ def build_store(path: Path, seed: int = 22) -> int:
         db.execute("PRAGMA synchronous=OFF")
         for n in range(TABLES):
             table = f"T{n + 1:03d}"
-            writer = _TableWriter(table, random.Random(rng.random()))
+            writer = TableWriter(table, random.Random(rng.random()))
             _fill_table(writer, dealers)
             db.execute("BEGIN")
             db.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?)", writer.rows)

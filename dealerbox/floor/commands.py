@@ -206,7 +206,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     try:
         F.Ledger().catch_up(engine)
         with Store(settings.store) as store, engine.connect() as conn:
-            shift = R.shift_report(conn, store.alerts(open_only=False), begin, stop)
+            shift = R.shift_report(conn, store.alerts_raised(begin, stop), begin, stop)
             names = store.dealer_names()  # the floor server's admin runs this: names shown
     finally:
         engine.dispose()

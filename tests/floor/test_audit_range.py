@@ -60,3 +60,54 @@ def test_only_the_ranges_rows_are_read_and_the_trail_is_the_same(store_url):
         every = AF.audit_trail(store.audit(), store.alerts(open_only=False), START, END, steps)
         assert AF.audit_trail(audit, alerts, START, END, steps) == every
         assert every["registry"][0]["deck"] == "Red 7"
+
+
+def test_the_report_and_the_surveillance_page_read_their_alerts_by_time(store_url):
+    with Store(store_url) as store:
+        before = _alert(store, "T01", T0, T0 + 500, "before")
+        inside = _alert(store, "T02", START + 20, START + 30, "inside")
+        still_open = _alert(store, "T03", START + 40, None)
+        old_open = _alert(store, "T04", T0 - 50, None)
+        after = _alert(store, "T05", END + 1, END + 2, "after")
+        # Raised before the range, raised again in it (folded), then cleared: the page still shows it.
+        again = _alert(store, "T06", T0 + 10, None, "again")
+        with store.lock:
+            store.begin()
+            store.raise_alert("T06", "kind_again", "something again", None, now=START + 60)
+            store.commit()
+        store.clear_alert(again, "sam", "seen")
+        every = store.alerts(open_only=False)
+        assert [a["id"] for a in store.alerts_raised(START, END)] == [inside, still_open]
+        assert store.alerts_raised(START, END) == [a for a in every if START <= a["raised"] < END]
+        kinds = {a["kind"] for a in every} - {"kind_after"}
+        shown = store.alerts_live_in(START, END, kinds)
+        # What the Surveillance page kept of every alert before: open now, or raised in the range again.
+        assert shown == [a for a in reversed(every) if a["kind"] in kinds and (
+            a["cleared_at"] is None or (a["raised"] < END and a["last_raised"] >= START))]
+        assert [a["id"] for a in shown] == [again, old_open, still_open, inside]
+        assert before not in {a["id"] for a in shown} and after not in {a["id"] for a in shown}
+
+
+def test_the_reads_by_time_use_an_index_not_a_scan_of_every_row(tmp_path):
+    """The pages' reads by time on SQLite: its plan searches an index for each, never a
+    SCAN of the whole audit trail, every alert or every hand of every deck (issue 47)."""
+    import sqlite3
+    from sqlalchemy import event
+
+    path = tmp_path / "floor.sqlite"
+    statements: list[tuple[str, tuple]] = []
+    with Store(path) as store:
+        event.listen(store.engine, "before_cursor_execute",
+                     lambda _c, _cur, sql, params, _ctx, _many: statements.append((sql, params)))
+        store.audit_range(START, END)
+        store.alerts_raised(START, END)
+        store.alerts_live_in(START, END, {"shuffle", "dealer_chart"})
+        store.deck_hands(None, START, END)
+        store.registry_steps(start=START, end=END)
+    reads = [(sql, params) for sql, params in statements if sql.lstrip().upper().startswith("SELECT")]
+    assert len(reads) >= 5
+    with sqlite3.connect(path) as db:
+        for sql, params in reads:
+            plan = " / ".join(row[3] for row in db.execute("EXPLAIN QUERY PLAN " + sql, params))
+            for table in ("audit", "alerts", "reg_hands", "reg_steps"):
+                assert not any(part.strip() == f"SCAN {table}" for part in plan.split(" / ")), (sql, plan)

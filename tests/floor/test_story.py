@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from sqlalchemy import select
+
 from tests.floor.test_figures import SCENARIOS, journal_lines, scenario, session, T0
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 from tests.floor.protect.test_decks import by_tag
@@ -291,6 +293,36 @@ def test_hand_place_numbers_the_tables_hands_and_links_the_ones_around_it(tmp_pa
     assert [p["number"] for p in places] == [1, 2, 3]
     assert [p["prev"] for p in places] == [None, starts[0], starts[1]]
     assert [p["next"] for p in places] == [starts[1], starts[2], None]
+
+
+def test_a_hands_number_is_kept_with_it_across_ledgers_and_a_migration(tmp_path):
+    """Issue 47: the hand's number is the ledger's, filed with it (never a count of the table's
+    hands before it, which a year of play makes long): a fresh ledger (a restarted floor) goes on
+    counting, the hand in play is the next, and migration 0013 numbers the hands filed before it
+    as the ledger does."""
+    from dealerbox.floor import migrations as M
+
+    path = tmp_path / "floor.sqlite"
+    lines = journal_lines("T01", session(("dealer", "2077"), scenario("seats_clean_hand"),
+                                         scenario("four_card_flop_spread"), scenario("clean_2p_spread"),
+                                         scenario("seats_clean_hand")), T0, tmp_path / "four")
+    starts = [json.loads(line)["seq"] for line in lines if '"new_hand"' in line]
+    engine = store_engine(path)
+    _filed(path, "T01", lines[:starts[2] + 3])   # two hands over, the third under way
+    F.Ledger().catch_up(engine)
+    with engine.connect() as conn:
+        assert [S.hand_place(conn, "T01", s)["number"] for s in starts[:3]] == [1, 2, 3]
+    _filed(path, "T01", lines)
+    F.Ledger().catch_up(engine)                 # another process: it reads the open hand again
+    with engine.connect() as conn:
+        numbered = [S.hand_place(conn, "T01", s)["number"] for s in starts]
+    assert numbered == [1, 2, 3, 4]
+    M.downgrade(engine, "0012")
+    M.upgrade(engine)
+    with engine.connect() as conn:
+        assert [S.hand_place(conn, "T01", s)["number"] for s in starts] == numbered
+        assert conn.execute(select(F.fig_progress.c.hands)).scalar() == 4   # each hand over, filed
+    engine.dispose()
 
 
 def test_a_tag_journaled_by_its_uid_is_named_from_the_rooms_registry_in_the_store(tmp_path):

@@ -353,6 +353,8 @@ class Collector:
             self._registry_thread.join(timeout=10)
         if self.protection is not None:   # after the figures' thread: nothing asks for a fit now
             self.protection.close()
+        if self._figures is not None:   # the figures' own engine: its connections closed, not left to the GC
+            self._figures[1].dispose()
         if self._client is not None:
             if self.connected.is_set():
                 info = self._client.publish(P.COLLECTOR_TOPIC,

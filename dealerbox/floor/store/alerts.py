@@ -117,6 +117,25 @@ class AlertsAndAudit(Connection):
         with self._unit(write=False):
             return [_alert(r) for r in self._execute(stmt)]
 
+    def alerts_raised(self, start: float, end: float) -> list[dict]:
+        """The alerts raised in ``[start, end)``, open or cleared, by id (the shift report's):
+        read by time, never every alert the store holds."""
+        a = alerts_table.c
+        with self._unit(write=False):
+            return [_alert(r) for r in self._execute(select(*_ALERT_COLUMNS).where(
+                a.raised >= start, a.raised < end).order_by(a.id))]
+
+    def alerts_live_in(self, start: float, end: float, kinds) -> list[dict]:
+        """The alerts of *kinds* open now, or raised before *end* and raised (again) at or after
+        *start*, newest first (the Surveillance page's): read by time, never every alert."""
+        a = alerts_table.c
+        with self._unit(write=False):
+            rows = self._execute(select(*_ALERT_COLUMNS).where(
+                a.kind.in_(sorted(kinds)),
+                a.cleared_at.is_(None) | ((a.raised < end) & (a.last_raised >= start)))).all()
+        # Sorted here: ordered by id, SQLite would walk every alert rather than the two indexes.
+        return [_alert(r) for r in sorted(rows, key=lambda r: r.id, reverse=True)]
+
     def alert_summary(self, newest: int) -> dict:
         """The open alerts in brief: the *newest* of them (oldest first), how many
         are open, and how often each table raised each kind (``counts``)."""

@@ -103,6 +103,11 @@ alerts_table = Table(
 #: Every open alert of one table and kind (folding looks it up for each alert raised).
 Index("alerts_open", alerts_table.c.table_id, alerts_table.c.kind,
       sqlite_where=alerts_table.c.cleared_at.is_(None), postgresql_where=alerts_table.c.cleared_at.is_(None))
+# The pages that read alerts by time (the audit trail, the shift report, the Surveillance page;
+# migration 0013): raised, cleared, or raised again (``last_raised``, its first raise at least) in a range.
+Index("alerts_raised", alerts_table.c.raised)
+Index("alerts_cleared_at", alerts_table.c.cleared_at)
+Index("alerts_last_raised", alerts_table.c.last_raised)
 audit_table = Table(
     "audit", METADATA,
     Column("id", Int64, primary_key=True, autoincrement=True),
@@ -112,6 +117,8 @@ audit_table = Table(
     Column("alert_id", Int64),
     Column("detail", Text),
 )
+#: The audit trail of a range (migration 0013).
+Index("audit_at", audit_table.c.at)
 # The web view's users and their sessions. A session's key is the SHA-256 of the
 # random id in the cookie: a copy of the store signs no one in.
 users_table = Table(
@@ -218,6 +225,8 @@ reg_hands_table = Table(
     Column("dealer", Text),
 )
 Index("reg_hands_deck", reg_hands_table.c.deck, reg_hands_table.c.started)
+#: Every deck's hands of a day (the card control log; migration 0013).
+Index("reg_hands_started", reg_hands_table.c.started)
 reg_progress_table = Table(
     "reg_progress", METADATA,
     Column("table_id", Text, primary_key=True),

@@ -84,6 +84,9 @@ fig_hands = Table(
     Column("unread_cards", Integer, nullable=False),
     Column("reader_degraded", Integer, nullable=False),
     Column("reader_faults", Integer, nullable=False),
+    #: The hand's place among its table's hands the ledger filed: 1 for the first (migration 0013).
+    #: Kept with the hand, so that a hand's page names it without counting the hands before it.
+    Column("number", BigInteger),
 )
 Index("fig_hands_started", fig_hands.c.started)
 Index("fig_hands_table_started", fig_hands.c.table_id, fig_hands.c.started)
@@ -121,6 +124,7 @@ fig_progress = Table(
     Column("resume_seq", BigInteger),                # the open hand's first line, re-read next time
     Column("dealer", String),                        # who deals at the resume point
     Column("last_ended", Double),                    # when the last closed hand ended
+    Column("hands", BigInteger),                     # closed hands filed so far (migration 0013)
 )
 
 _INDEXED = (fig_hands, fig_irregularities, fig_reader_faults)
@@ -185,21 +189,21 @@ class Ledger:
             behind = conn.execute(
                 select(store_tables.c.table_id, store_tables.c.last_seq,
                        fig_progress.c.seq, fig_progress.c.resume_seq, fig_progress.c.dealer,
-                       fig_progress.c.last_ended)
+                       fig_progress.c.last_ended, fig_progress.c.hands)
                 .select_from(store_tables.outerjoin(
                     fig_progress, fig_progress.c.table_id == store_tables.c.table_id))
                 .where(store_tables.c.last_seq > func.coalesce(fig_progress.c.seq, 0))
                 .order_by(store_tables.c.table_id)).all()
         read = 0
-        for table_id, _last, seq, resume_seq, dealer, last_ended in behind:
-            read += self._table(conn, table_id, seq, resume_seq, dealer, last_ended)
+        for table_id, _last, seq, resume_seq, dealer, last_ended, hands in behind:
+            read += self._table(conn, table_id, seq, resume_seq, dealer, last_ended, hands or 0)
         return read
 
-    def _table(self, conn, table_id, seq, resume_seq, dealer, last_ended) -> int:
+    def _table(self, conn, table_id, seq, resume_seq, dealer, last_ended, hands: int) -> int:
         if seq is None:
             try:
                 with conn.begin():
-                    conn.execute(insert(fig_progress).values(table_id=table_id, seq=0))
+                    conn.execute(insert(fig_progress).values(table_id=table_id, seq=0, hands=0))
             except IntegrityError:
                 return 0  # another caller started this table: it files these lines
             seq = 0
@@ -235,6 +239,7 @@ class Ledger:
             hand_rows, irr_rows, fault_rows = [], [], []
             for hand in closed:
                 last_ended = self._rows(hand, last_ended, hand_rows, irr_rows, fault_rows)
+                hand_rows[-1]["number"] = hands + len(hand_rows)
             open_hand = follower.open_hand
             new_progress = max(cursor, progress)
             try:
@@ -244,7 +249,8 @@ class Ledger:
                         .where(fig_progress.c.table_id == table_id, fig_progress.c.seq == progress)
                         .values(seq=new_progress,
                                 resume_seq=open_hand.start_seq if open_hand is not None else None,
-                                dealer=follower.dealer, last_ended=last_ended)).rowcount
+                                dealer=follower.dealer, last_ended=last_ended,
+                                hands=hands + len(hand_rows))).rowcount
                     if moved != 1:
                         transaction.rollback()
                         return read  # another caller filed these lines first
@@ -257,6 +263,7 @@ class Ledger:
                 return read
             read += new_progress - progress
             progress = new_progress
+            hands += len(hand_rows)
 
     @staticmethod
     def _rows(hand: HandSummary, last_ended, hand_rows, irr_rows, fault_rows):

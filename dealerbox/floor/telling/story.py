@@ -108,20 +108,20 @@ def hand_place(conn, table_id: str, start_seq: int) -> dict:
     ``number`` (1 for the oldest; None when the line opens no hand the figures know),
     ``prev`` and ``next`` (the first lines of the hands before and after it, or None)."""
     hands = fig_hands
-    closed = conn.execute(select(hands.c.start_seq)
+    closed = conn.execute(select(hands.c.number)
                           .where(hands.c.table_id == table_id, hands.c.start_seq == start_seq)).first()
-    open_at = conn.execute(select(fig_progress.c.resume_seq)
-                           .where(fig_progress.c.table_id == table_id)).scalar()
-    before = conn.execute(select(func.count()).select_from(hands)
-                          .where(hands.c.table_id == table_id, hands.c.start_seq < start_seq)).scalar()
+    open_at, filed = conn.execute(select(fig_progress.c.resume_seq, fig_progress.c.hands)
+                                  .where(fig_progress.c.table_id == table_id)).first() or (None, None)
+    # The ledger numbered the hand as it filed it (the hand in play comes after those filed):
+    # no count of the table's hands before it, which a year of play makes long.
+    number = closed[0] if closed is not None else (filed or 0) + 1 if open_at == start_seq else None
     prev = conn.execute(select(func.max(hands.c.start_seq))
                         .where(hands.c.table_id == table_id, hands.c.start_seq < start_seq)).scalar()
     nxt = conn.execute(select(func.min(hands.c.start_seq))
                        .where(hands.c.table_id == table_id, hands.c.start_seq > start_seq)).scalar()
     if nxt is None and open_at is not None and open_at > start_seq:
         nxt = open_at
-    known = closed is not None or open_at == start_seq
-    return {"number": before + 1 if known else None, "prev": prev, "next": nxt}
+    return {"number": number, "prev": prev, "next": nxt}
 
 
 def _is_new_hand(line: str) -> bool:

@@ -302,7 +302,7 @@ class FloorApp:
         return await self._pit_answer(request, session, "dealer", dealer_id_of(request.path_params["dealer_id"]))
 
     def _report(self, start: float, end: float) -> dict:
-        alerts = self.store.alerts(open_only=False)
+        alerts = self.store.alerts_raised(start, end)
         return self.figures.answer(R.shift_report, alerts, start, end)
 
     def _report_file_name(self, report: dict, ext: str) -> str:

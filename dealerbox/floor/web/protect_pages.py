@@ -254,14 +254,7 @@ class ProtectPages:
 
     def alerts(self, start: float, end: float) -> list[dict]:
         """The protection alerts open now or raised in the range, newest first."""
-        out = []
-        for a in self.app.store.alerts(open_only=False):
-            if a["kind"] not in PAGE_KINDS:
-                continue
-            last = a.get("last_raised") or a["raised"]
-            if a["cleared_at"] is None or (a["raised"] < end and last >= start):
-                out.append(a)
-        return out[::-1]
+        return self.app.store.alerts_live_in(start, end, PAGE_KINDS)
 
     def _answer(self, start: float, end: float) -> tuple[dict, OwnBaselineCharts | None, list[dict]]:
         alerts = self.alerts(start, end)
