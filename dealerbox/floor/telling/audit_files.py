@@ -24,7 +24,8 @@ from dealerbox.floor.telling.report import iso
 from dealerbox.link import protocol as P
 
 __all__ = ["audit_trail", "audit_title", "audit_sections", "audit_csv", "audit_pdf", "audit_file_name",
-           "ACTION_WORDS", "CSV_COLUMNS", "REGISTRY_STEPS", "registry_change_words"]
+           "ACTION_WORDS", "CSV_COLUMNS", "REGISTRY_STEPS", "registry_change_words", "ACCOUNT_ACTIONS",
+           "account_change_words"]
 
 #: What each action of the store's audit rows is called on the page.
 ACTION_WORDS = {"clear": "cleared"}
@@ -37,6 +38,19 @@ CSV_COLUMNS = ("at", "at_local", "who", "action", "alert", "table", "kind", "wha
 REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "deck_issue": "issued",
                   "deck_retire": "retired", "deck_destroy": "destroyed", "deck_limit": "limit_set", "badge_register": "badge_registered",
                   "badge_revoke": "badge_revoked"}
+
+
+#: The audit actions of users changing their own settings (the store's ``set_user_language``).
+ACCOUNT_ACTIONS = frozenset({"language"})
+
+
+def account_change_words(action: str, detail: str) -> str:
+    """A user's change of their own setting as an auditor reads it: ``language`` with
+    ``cs -> de`` is ``changed their language from cs to de`` (``room``: the room's)."""
+    before, _sep, after = detail.partition(" -> ")
+    if action == "language" and after:
+        return f"changed their language from {before} to {after}"
+    return f"{action.replace('_', ' ')}: {detail}"
 
 
 def registry_change_words(action: str, step: dict | None, detail: str = "") -> str:
@@ -89,8 +103,11 @@ def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
                              "deck": step["deck"] if step else None, "badge": step["badge"] if step else None,
                              "words": registry_change_words(row["action"], step, row.get("detail") or ""),
                              "detail": row.get("detail") or ""})
+    accounts = [{"at": row["at"], "who": row["who"], "action": row["action"], "detail": row.get("detail") or "",
+                 "words": account_change_words(row["action"], row.get("detail") or "")}
+                for row in audit if row["action"] in ACCOUNT_ACTIONS]
     return {"from": start, "to": end, "audit": audit, "alerts": sorted(shown, key=lambda a: a["id"]),
-            "registry": registry}
+            "registry": registry, "accounts": accounts}
 
 
 def audit_title(trail: dict, clock: FloorClock) -> str:
@@ -148,7 +165,7 @@ def _rows(trail: dict):
     """The alerts' clears (the registry's changes have a section of their own), each with its alert."""
     by_id = {a["id"]: a for a in trail["alerts"]}
     for row in trail["audit"]:
-        if row["action"] not in REGISTRY_STEPS:
+        if row["action"] not in REGISTRY_STEPS and row["action"] not in ACCOUNT_ACTIONS:
             yield row, by_id.get(row["alert"])
 
 
@@ -180,6 +197,8 @@ def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", al
             _cell(clock.full(alert["raised"])) if alert is not None else _cell("–", none=True),
             _cell(row.get("detail") or "")])
     count = len(rows)
+    accounts = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"])]
+                for c in reversed(trail.get("accounts", []))]
     changes = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"]), _changed(c, base_url)]
                for c in reversed(trail.get("registry", []))]
     return [{"id": "audit", "heading": f"Alerts cleared ({count})", "columns":
@@ -189,7 +208,11 @@ def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", al
             {"id": "registry-changes", "heading": f"Decks and badges changed ({len(changes)})",
              "columns": ["when", "who", "did", "deck or badge"], "rows": changes,
              "empty": "Nobody changed the room's decks or badges in this range.",
-             "notes": ["Newest first. Each deck's whole card control log is on its page."]}]
+             "notes": ["Newest first. Each deck's whole card control log is on its page."]},
+            {"id": "account-changes", "heading": f"Users' own settings changed ({len(accounts)})",
+             "columns": ["when", "who", "did"], "rows": accounts,
+             "empty": "Nobody changed their own settings in this range.",
+             "notes": ["Newest first. A user changes only their own language, from the page header."]}]
 
 
 def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
@@ -210,6 +233,9 @@ def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
     for c in trail.get("registry", []):
         lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
                                 "", "", "", "", "", c["detail"], c["deck"] or "", c["badge"] or "")))
+    for c in trail.get("accounts", []):
+        lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
+                                "", "", "", "", "", c["detail"], "", "")))
     # Oldest first, the clears and the changes as they happened (a stable sort keeps each's own order).
     writer.writerows(line for _at, line in sorted(lines, key=lambda x: x[0]))
     return out.getvalue()

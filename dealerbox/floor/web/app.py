@@ -41,7 +41,8 @@ from dealerbox.floor.telling.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
 from dealerbox.floor.web.figures_api import FiguresApi
-from dealerbox.floor.telling.floor_words import FloorWords, room
+from dealerbox.floor.telling.floor_words import room
+from dealerbox.floor.web.language import LANGUAGES, LanguageChoice
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
@@ -77,15 +78,16 @@ class FloorApp:
         self.figures = FiguresApi(settings.store, card_of_uid=registry_cards(
             *floor_registries(settings.deck_registry, self.store.engine)))
         self.clock = FloorClock(settings.time_zone, settings.shift_starts)
-        # The tiles' and alerts' words, in the floor's language and zone.
-        self.floor = Floor(settings.store, self.figures, FloorWords(settings.language, self.clock))
+        # Who reads which language (issue 45); the live floor words in the room's.
+        self.language = LanguageChoice(self)
+        self.floor = Floor(settings.store, self.figures, self.language.floor_words(self.language.room))
         self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
         self.stories = StoryPages(self.figures, self.clock, self._names)
-        self.templates.filters.update(clock=self.clock.time, full=self.clock.full, local=self.clock.stamp,
-                                      age=_age, stamp=self.clock.stamp, iso=R.iso,
+        self.language.install(self.templates)
+        self.templates.filters.update(age=_age, iso=R.iso,
                                       irregularity=self.floor.words.messages.irregularity_name)
         # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
         self.protect = ProtectPages(self)
@@ -102,6 +104,7 @@ class FloorApp:
             ("/login", "GET", self.signin_page, None, None),
             ("/login", "POST", self.signin_form, None, "form"),
             ("/logout", "POST", self.signout_form, "view", "form"),
+            *self.language.routes(),
             ("/", "GET", self.floor_page, "view", None),
             ("/audit", "GET", self.audit_page, "view", None),
             ("/hands/{table_id}/{seq:int}", "GET", self.hand_page, "view", None),
@@ -170,6 +173,12 @@ class FloorApp:
     def render(self, request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         context.setdefault("session", None)
         context.setdefault("names", {})
+        context.setdefault("language", self.language.of(request, context["session"]))
+        context.setdefault("languages", self.language.languages)
+        context.setdefault("room_language", self.language.room)
+        context.setdefault("back_path", request.url.path)
+        context.setdefault("request_lang", request.query_params.get("lang", "") if context["session"] is None
+                           and request.query_params.get("lang") in LANGUAGES else "")
         html = self.templates.get_template(name).render(nonce=request.state.nonce, roles=ROLES,
                                                         may=may, **context)
         return HTMLResponse(html, status)
@@ -180,7 +189,8 @@ class FloorApp:
     async def signin_page(self, request, client, session, *, error: str = "", status: int = 200,
                           headers: dict | None = None):
         token = self.gate.signin_token()
-        response = self.render(request, "signin.html", status, token=token, error=error)
+        response = self.render(request, "signin.html", status, token=token, error=error,
+                               languages=self.language.languages)
         self.gate.set_cookie(response, client, token, base=SIGNIN_COOKIE, max_age=3600)
         response.headers.update(headers or {})
         return response
@@ -189,15 +199,16 @@ class FloorApp:
         fields = await form(request, self.settings.request_timeout_s)
         expected = request.cookies.get(self.gate.cookie_name(client, SIGNIN_COOKIE), "")
         given = fields.get("csrf", "")
+        _ = self.language.of(request, None).gettext
         if not expected or not secrets.compare_digest(given.encode(), expected.encode()):
             return await self.signin_page(request, client, None, status=403,
-                                          error="The sign-in form had expired: sign in again.")
+                                          error=_("The sign-in form had expired: sign in again."))
         try:
             token, new = await self.signin(fields.get("user", ""), fields.get("password", ""), client,
                                            request)
         except Refused as refused:
             return await self.signin_page(request, client, None, status=refused.status,
-                                          error=refused.reason, headers=refused.headers)
+                                          error=_signin_error(_, refused), headers=refused.headers)
         response = RedirectResponse("/", 303)
         self.gate.set_cookie(response, client, token)
         self.gate.drop_cookie(response, client, SIGNIN_COOKIE)
@@ -211,7 +222,7 @@ class FloorApp:
         return response
 
     async def floor_page(self, request, client, session):
-        snap = self.floor.snapshot()
+        snap = self.language.told(self.language.of(request, session), self.floor.snapshot())
         names = await self._names(session)
         pits, unplaced = room(snap["tables"])
         return self.render(request, "floor.html", session=session, names=names, tables=snap["tables"],
@@ -391,7 +402,8 @@ class FloorApp:
     # -- the floor (JSON)
 
     async def api_floor(self, request, client, session):
-        return JSONResponse({"v": P.SCHEMA_VERSION, **self.floor.snapshot()})
+        snap = self.language.told(self.language.of(request, session), self.floor.snapshot())
+        return JSONResponse({"v": P.SCHEMA_VERSION, **snap})
 
     def _audit(self, start: float, end: float) -> dict:
         # Only the range's rows, chosen by the store: never the whole trail and every alert ever.
@@ -465,26 +477,34 @@ class FloorApp:
         """The page's stream: the same changes as HTML rendered here, by id."""
         can_clear = may(session.role, "clear")
         names = await self._names(session)
+        language = self.language.of(request, session)
+        words = self.language.floor_words(language)
+        own = words is self.floor.words
         tile = self.templates.get_template("_tile.html")
         alert = self.templates.get_template("_alert.html")
         bridges = self.templates.get_template("_bridges.html")
 
         def render(name, data):
             if name == "snapshot":
+                data = self.language.told(language, data)
                 yield {"event": "snapshot", "data": json.dumps({
-                    "grid": "".join(tile.render(t=t, names=names) for t in data["tables"]),
-                    "alerts": "".join(alert.render(a=a, can_clear=can_clear) for a in data["alerts"]),
-                    "bridges": bridges.render(bridges=data["bridges"])})}
+                    "grid": "".join(tile.render(t=t, names=names, language=language) for t in data["tables"]),
+                    "alerts": "".join(alert.render(a=a, can_clear=can_clear, language=language)
+                                      for a in data["alerts"]),
+                    "bridges": bridges.render(bridges=data["bridges"], language=language)})}
             elif name == "bridges":
-                yield {"event": "bridges", "data": json.dumps({"html": bridges.render(bridges=data["bridges"])})}
+                yield {"event": "bridges", "data": json.dumps({"html": bridges.render(bridges=data["bridges"],
+                                                                                      language=language)})}
             elif name == "tables":
                 for t in data["tables"]:
-                    yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}",
-                                                                 "key": t["table"], "html": tile.render(t=t, names=names)})}
+                    t = t if own else words.retell(tile=t)
+                    yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}", "key": t["table"],
+                                                                 "html": tile.render(t=t, names=names, language=language)})}
             elif name == "alert":
-                a = data["alert"]
+                a = data["alert"] if own else words.retell(alert=data["alert"])
                 yield {"event": "alert", "data": json.dumps({"id": f"alert-{a['id']}", "key": a["id"],
-                                                              "html": alert.render(a=a, can_clear=can_clear)})}
+                                                              "html": alert.render(a=a, can_clear=can_clear,
+                                                                                   language=language)})}
             elif name == "cleared":
                 yield {"event": "cleared", "data": json.dumps({"id": f"alert-{data['alert']['id']}"})}
         return EventSourceResponse(self._stream(session, render), send_timeout=30)
@@ -521,6 +541,19 @@ def create_app(settings: WebSettings) -> Starlette:
 def _signed_out(session: Session, client: Client) -> None:
     security_event("signout", f"floor web: {session.user} signed out", user=session.user, role=session.role,
                    address=client.address)
+
+
+def _signin_error(_, refused: Refused) -> str:
+    """Why a sign-in from the page was refused, in the page's language (the JSON API's
+    reasons stay as they are)."""
+    if refused.status == 401:
+        return _("Wrong user name or password.")
+    if refused.status == 429:
+        return _("Too many failed sign-ins: try again in %(seconds)s s.") % {
+            "seconds": refused.headers.get("Retry-After", "60")}
+    if refused.status == 400:
+        return _("Give a user name and a password.")
+    return refused.reason
 
 
 def _whoami(session: Session) -> dict:
