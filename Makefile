@@ -59,7 +59,7 @@ test-quick: $(STAMP) system-deps
 # .mo files are the build's (setup.py), never committed.
 LOCALE := dealerbox/floor/locale
 messages: $(STAMP)
-	$(VENV)/bin/pybabel --quiet extract -F babel.cfg -k N_ --no-location --sort-output --width 100 \
+	$(VENV)/bin/pybabel --quiet extract -F babel.cfg --no-location --sort-output --width 100 \
 	  --project dealerbox --msgid-bugs-address "" --copyright-holder "" -o $(LOCALE)/floor.pot .
 	for lang in cs sk de; do \
 	  if [ -f $(LOCALE)/$$lang/LC_MESSAGES/floor.po ]; then \
