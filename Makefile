@@ -63,7 +63,7 @@ messages: $(STAMP)
 	  --project dealerbox --msgid-bugs-address "" --copyright-holder "" -o $(LOCALE)/floor.pot .
 	for lang in cs sk de; do \
 	  if [ -f $(LOCALE)/$$lang/LC_MESSAGES/floor.po ]; then \
-	    $(VENV)/bin/pybabel --quiet update --no-location --width 100 -D floor -i $(LOCALE)/floor.pot -d $(LOCALE) -l $$lang; \
+	    $(VENV)/bin/pybabel --quiet update --ignore-obsolete --width 100 -D floor -i $(LOCALE)/floor.pot -d $(LOCALE) -l $$lang; \
 	  else $(VENV)/bin/pybabel --quiet init --width 100 -D floor -i $(LOCALE)/floor.pot -d $(LOCALE) -l $$lang; fi; done
 
 bench: $(STAMP) system-deps

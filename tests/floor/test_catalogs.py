@@ -56,7 +56,7 @@ def key(message_id):
 
 def test_the_floor_marks_its_page_words_for_the_catalogs(messages):
     # The pages this issue told first: the sign-in page, the header, the floor map.
-    for msgid in ("Sign in", "Wrong user name or password.", "Audit trail", "Sign out", "Unplaced tables",
+    for msgid in ("Sign in", "wrong user name or password", "Audit trail", "Sign out", "Unplaced tables",
                   "Floor call", "%(kind)s at %(where)s: %(text)s", "live", "%(rate)s hands/h"):
         assert msgid in messages, msgid
     assert ("(%(count)s time, the last %(last)s)", "(%(count)s times, the last %(last)s)") in messages

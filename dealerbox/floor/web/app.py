@@ -547,12 +547,12 @@ def _signin_error(_, refused: Refused) -> str:
     """Why a sign-in from the page was refused, in the page's language (the JSON API's
     reasons stay as they are)."""
     if refused.status == 401:
-        return _("Wrong user name or password.")
+        return _("wrong user name or password")
     if refused.status == 429:
-        return _("Too many failed sign-ins: try again in %(seconds)s s.") % {
+        return _("too many failed sign-ins: try again in %(seconds)s s") % {
             "seconds": refused.headers.get("Retry-After", "60")}
     if refused.status == 400:
-        return _("Give a user name and a password.")
+        return _("expected a user name and a password")
     return refused.reason
 
 
