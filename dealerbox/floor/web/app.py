@@ -322,9 +322,10 @@ class FloorApp:
         shown = page_range(request, self.clock)
         report = await run_in_threadpool(self._report, shown.start, shown.end)
         names = await self._names(session)
+        words = self.language.floor_words(self.language.of(request, session)).first_headline
         return self.render(request, "report.html", session=session, report=report, names=names,
                            title=R.report_title(report, self.clock), pick=range_controls(self.clock, shown),
-                           sections=R.report_sections(report, self.clock, names, "", self.floor.words.first_headline))
+                           sections=R.report_sections(report, self.clock, names, "", words))
 
     async def report_json(self, request, client, session):
         shown = page_range(request, self.clock)
@@ -343,7 +344,9 @@ class FloorApp:
         names = await self._names(session)
         base = str(request.base_url).rstrip("/")
         try:
-            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, self.floor.words.first_headline)
+            # In the language of whoever asks for it, as their pages are.
+            words = self.language.floor_words(self.language.of(request, session)).first_headline
+            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, words)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         name = self._report_file_name(report, "pdf")
