@@ -15,10 +15,9 @@ from babel.messages.pofile import read_po
 
 from dealerbox.floor.store import Store
 
-from tests.floor.support import wait_for
 from tests.floor.web.browser import SIZES, serious_violations, shot_path
 from tests.floor.web.browser import chromium as launched_chromium
-from tests.floor.web.test_app import sign_in
+from tests.floor.web.test_floor_map import open_floor
 from tests.floor.web.test_floor_map import room  # noqa: F401 (the room the floor map's tests deal)
 
 LOCALE = Path(__file__).resolve().parents[3] / "dealerbox" / "floor" / "locale"
@@ -73,15 +72,8 @@ def english_in(text: str, words: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_czech_pit_boss_reads_the_floor_map_in_czech(czech_room, chromium, size, tmp_path):
-    web = czech_room
-    width, height = SIZES[size]
-    context = chromium.new_context(viewport={"width": width, "height": height}, has_touch=size == "tablet")
-    name, value = sign_in(web, "sam")[0].split("=", 1)
-    context.add_cookies([{"name": name, "value": value, "url": web.url}])
-    page = context.new_page()
+    context, page = open_floor(chromium, czech_room, "sam", size, live="živě")
     try:
-        page.goto(web.url, wait_until="load")
-        wait_for(lambda: page.locator("#conn").inner_text() == "živě", "the stream live, in Czech")
         assert page.locator("html").get_attribute("lang") == "cs"
         text = page.locator("body").inner_text()
         words = english_page_words()
