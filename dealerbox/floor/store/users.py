@@ -65,7 +65,8 @@ class UsersAndSessions(Connection):
             before = self._execute(select(u.language).where(u.name == name)).first()
             if before is None:
                 return False
-            self._execute(update(users_table).where(u.name == name).values(language=language, changed=now))
+            # Not ``changed``: that is when the password was set (``floor user list`` says so).
+            self._execute(update(users_table).where(u.name == name).values(language=language))
             self._execute(insert(audit_table).values(
                 at=now, who=name, action="language", alert_id=None,
                 detail=f"{before[0] or 'room'} -> {language or 'room'}"))

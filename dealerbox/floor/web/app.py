@@ -177,8 +177,6 @@ class FloorApp:
         context.setdefault("languages", self.language.languages)
         context.setdefault("room_language", self.language.room)
         context.setdefault("back_path", request.url.path)
-        context.setdefault("request_lang", request.query_params.get("lang", "") if context["session"] is None
-                           and request.query_params.get("lang") in LANGUAGES else "")
         html = self.templates.get_template(name).render(nonce=request.state.nonce, roles=ROLES,
                                                         may=may, **context)
         return HTMLResponse(html, status)
@@ -189,8 +187,10 @@ class FloorApp:
     async def signin_page(self, request, client, session, *, error: str = "", status: int = 200,
                           headers: dict | None = None):
         token = self.gate.signin_token()
+        # A language picked from the page's links (?lang=) stays picked when the form is sent.
+        asked = request.query_params.get("lang")
         response = self.render(request, "signin.html", status, token=token, error=error,
-                               languages=self.language.languages)
+                               request_lang=asked if asked in LANGUAGES else "")
         self.gate.set_cookie(response, client, token, base=SIGNIN_COOKIE, max_age=3600)
         response.headers.update(headers or {})
         return response
