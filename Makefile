@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run floor test test-quick bench bench-history install clean system-deps dist wheelhouse
+.PHONY: run floor test test-quick bench bench-history install clean system-deps dist wheelhouse messages
 
 # Debian packages the tests use: systemd-analyze (unit checks), /bin/kill (the
 # unit's ExecReload), shellcheck (install.sh, make-ca.sh), mosquitto (the floor
@@ -52,6 +52,19 @@ test: $(STAMP) system-deps
 # The quick set, in a few minutes: every test but those tests/conftest.py marks slow.
 test-quick: $(STAMP) system-deps
 	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow" $(TEST_ARGS)
+
+# The floor's words: extract them from the code and the templates (babel.cfg) into the
+# template catalog, then bring each language's catalog up to it (new entries empty, changed
+# ones fuzzy: tests/floor/test_catalogs.py fails until they are translated). The compiled
+# .mo files are the build's (setup.py), never committed.
+LOCALE := dealerbox/floor/locale
+messages: $(STAMP)
+	$(VENV)/bin/pybabel --quiet extract -F babel.cfg --no-location --sort-output --width 100 \
+	  --project dealerbox --msgid-bugs-address "" --copyright-holder "" -o $(LOCALE)/floor.pot .
+	for lang in cs sk de; do \
+	  if [ -f $(LOCALE)/$$lang/LC_MESSAGES/floor.po ]; then \
+	    $(VENV)/bin/pybabel --quiet update --ignore-obsolete --width 100 -D floor -i $(LOCALE)/floor.pot -d $(LOCALE) -l $$lang; \
+	  else $(VENV)/bin/pybabel --quiet init --width 100 -D floor -i $(LOCALE)/floor.pot -d $(LOCALE) -l $$lang; fi; done
 
 bench: $(STAMP) system-deps
 	$(PY) -m bench

@@ -94,7 +94,7 @@ def cmd_floor(args) -> int:
                               getattr(args, "dealer", None), why=getattr(args, "why", None))
     if args.floor_command == "report":
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf,
-                               base_url=args.base_url)
+                               base_url=args.base_url, language=args.language)
     if args.floor_command == "migrate":
         return commands.migrate(args.config, args.source, check=args.check)
     if args.floor_command == "bridge":
@@ -407,6 +407,8 @@ def _add_floor_commands(sub) -> None:
     fp.add_argument("--pdf", type=Path, help="write the report as a PDF")
     fp.add_argument("--base-url", help="the floor's address as its users open it (https://floor.example): "
                                        "the files' tables, dealers and alerts' hands link to its pages")
+    fp.add_argument("--language", choices=["en", "cs", "de", "sk"],
+                    help="the files' language: whoever asked for them reads it (default: the room's [web] language)")
     fp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("verify", help="check every table's chain in the collector's store")
     fp.add_argument("--store", required=True,

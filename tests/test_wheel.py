@@ -9,6 +9,7 @@ documented command runs from a directory that is not the checkout.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -19,6 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from babel.support import Translations
 
 from tests.conftest import run_in_pty
 from dealerbox import __version__
@@ -132,6 +134,24 @@ def test_the_wheel_holds_every_module_and_data_file(dist):
     for template in (ROOT / "dealerbox" / "floor" / "templates").iterdir():
         assert template.relative_to(ROOT).as_posix() in wheel, f"{template} is not in the wheel"
     assert not [n for n in wheel if n.startswith(("tests/", "bench/", "firmware_config/"))]
+
+
+def test_the_wheel_holds_the_floors_catalogs_compiled(dist):
+    """setup.py's build step compiles each .po into the wheel (no .mo is committed), from the
+    tree and from the sdist alike; what it compiled is what gettext reads."""
+    for archive in dist[1:]:
+        wheel = names(archive)
+        for lang in ("cs", "sk", "de"):
+            compiled = f"dealerbox/floor/locale/{lang}/LC_MESSAGES/floor.mo"
+            assert compiled in wheel, f"{compiled} is not in {archive.name}"
+        with zipfile.ZipFile(archive) as z:
+            czech = Translations(io.BytesIO(z.read("dealerbox/floor/locale/cs/LC_MESSAGES/floor.mo")), domain="floor")
+        assert czech.gettext("Sign out") == "Odhlásit"
+        assert [czech.ngettext("(%(count)s time, the last %(last)s)", "(%(count)s times, the last %(last)s)", n)
+                .split()[1] for n in (1, 3, 5)] == ["případ,", "případy,", "případů,"]
+    assert not list((ROOT / "dealerbox" / "floor" / "locale").rglob("*.mo")) or \
+        "floor.mo" not in subprocess.run(["git", "ls-files", "dealerbox/floor/locale"], cwd=ROOT, capture_output=True,
+                                         text=True, check=True).stdout
 
 
 def test_version_says_where_the_data_comes_from(user):

@@ -178,10 +178,12 @@ def verify(store_target: Path | str) -> int:
 
 
 def report(config: Path, start: str | None, end: str | None, *, html: Path | None = None,
-           csv: Path | None = None, pdf: Path | None = None, base_url: str | None = None) -> int:
+           csv: Path | None = None, pdf: Path | None = None, base_url: str | None = None,
+           language: str | None = None) -> int:
     """``floor report``: the shift report of ``[start, end)`` from the store; a summary on
-    stdout, and the files asked for, their alerts worded as the floor map words them and,
-    with *base_url*, linked to the floor's pages."""
+    stdout, and the files asked for, their alerts worded as the floor map words them, in
+    *language* (whoever asks; default: the room's ``[web] language``) and, with *base_url*,
+    linked to the floor's pages."""
     from dealerbox.floor.telling import figures as F
     from dealerbox.floor.telling import report as R
     from dealerbox.floor.telling.clock import FloorClock
@@ -215,7 +217,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
           f"{sum(1 for d in shift['dealers'] if d['dealer'] is not None)} dealers, {room['hands']} hands, "
           f"{room['irregularities_per_100_hands']} irregularities per 100 hands; alerts: "
           f"{len(shift['alerts_open'])} open, {len(shift['alerts_cleared'])} cleared")
-    words = FloorWords(settings.language, clock).first_headline
+    words = FloorWords(language or settings.language, clock).first_headline
     base = base_url.rstrip("/") if base_url else None
     for path, text in ((html, lambda: R.report_html(shift, names, clock, base, words)),
                        (csv, lambda: R.report_csv(shift))):

@@ -15,6 +15,9 @@ import time
 
 import pytest
 
+from dealerbox.floor.operating.demo_room import DEMO_USER, DemoRoom
+from dealerbox.floor.store import Store
+
 from tests.floor.support import need, wait_for
 from tests.floor.test_view import browser, get, shot_path  # noqa: F401
 
@@ -114,3 +117,15 @@ def test_a_newcomer_signs_in_and_sees_the_room_a_dealer_and_a_hands_story(room, 
     assert browser.js("document.querySelectorAll('section.irregularity').length") >= 1
     assert "seen done" in browser.js("document.body.textContent").lower()
     browser.screenshot(shot_path(tmp_path, "room-story.png"))
+
+
+def test_a_czech_demo_room_has_a_czech_supervisor_and_says_so_once_on_the_audit_trail(tmp_path):
+    """`make floor FLOOR_ARGS="--language cs"`: the room's language and the demo supervisor's own."""
+    demo = DemoRoom(tmp_path, language="cs")
+    store_path = tmp_path / "floor.sqlite"
+    demo._demo_user(store_path)
+    demo._demo_user(store_path)  # a second start: the same choice, no second audit row
+    with Store(store_path) as store:
+        assert store.user(DEMO_USER)["language"] == "cs"
+        assert [(r["who"], r["detail"]) for r in store.audit() if r["action"] == "language"] == \
+            [(DEMO_USER, "room -> cs")]

@@ -141,3 +141,11 @@ def test_the_report_files_word_their_alerts_as_the_floor_map_and_link_with_a_bas
     assert 'href="https://floor.example/tables/' in page
     text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.read_bytes())).pages)
     assert words(alerts[0]).split(":")[0] in text
+    # In the language of whoever asks for the files (--language), whatever the room's.
+    czech = FloorWords("cs").first_headline
+    page = report("--language", "cs")
+    for a in alerts:
+        assert czech(a) in page, a
+    assert czech(alerts[0]) != words(alerts[0])
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.read_bytes())).pages)
+    assert czech(alerts[0]).split(":")[0] in text

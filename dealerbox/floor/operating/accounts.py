@@ -158,6 +158,8 @@ class Session:
     csrf: str
     created: float
     seen: float
+    #: The language the user chose to read the floor in (None: the room's, ``[web] language``).
+    language: str | None = None
 
 
 def session_key(token: str) -> str:
@@ -192,7 +194,7 @@ class Sessions:
             log.info("floor web: %s has more than %d sessions open; ended the %d used least recently",
                      user, self.per_user, ended)
         row = self.store.session(key)
-        return token, Session(key, user, row["role"], csrf, now, now)
+        return token, Session(key, user, row["role"], csrf, now, now, row["language"])
 
     def get(self, token: str | None, now: float | None = None, *, touch: bool = True) -> Session | None:
         """The live session whose cookie id is *token*, or None (an expired one is deleted)."""
@@ -208,7 +210,8 @@ class Sessions:
         if touch and now - row["seen"] >= self.touch_every_s:
             self.store.touch_session(row["key"], now)
             row["seen"] = now
-        return Session(row["key"], row["user"], row["role"], row["csrf"], row["created"], row["seen"])
+        return Session(row["key"], row["user"], row["role"], row["csrf"], row["created"], row["seen"],
+                       row["language"])
 
     def still(self, session: Session, now: float | None = None) -> Session | None:
         """*session* again from the store (an open event stream checks it now and then):
@@ -217,7 +220,8 @@ class Sessions:
         row = self.store.session(session.key)
         if row is None or now - row["seen"] > self.idle_s or now - row["created"] > self.max_s:
             return None
-        return Session(row["key"], row["user"], row["role"], row["csrf"], row["created"], row["seen"])
+        return Session(row["key"], row["user"], row["role"], row["csrf"], row["created"], row["seen"],
+                       row["language"])
 
     def end(self, session: Session) -> None:
         self.store.drop_session(session.key)

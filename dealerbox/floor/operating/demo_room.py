@@ -32,6 +32,7 @@ from pathlib import Path
 
 from dealerbox.domain.badges import SIMULATED_DEALERS
 from dealerbox.errors import FloorError
+from dealerbox.domain.messages import LANGUAGES
 from dealerbox.floor.operating.accounts import Accounts
 from dealerbox.floor.operating.broker import Broker, free_port, make_pki
 from dealerbox.floor.store import Store
@@ -70,12 +71,18 @@ def _sim_config(table: str, directory: Path, pki: Path, port: int) -> Path:
     return path
 
 
+#: Where a demo room in a language stands: its moments in that room's zone (SEČ, MEZ).
+DEMO_ZONES = {"cs": "Europe/Prague", "sk": "Europe/Bratislava", "de": "Europe/Berlin"}
+
+
 class DemoRoom:
     """The broker, the collector, the web view and the tables of a demo room in *directory*."""
 
     def __init__(self, directory: Path, *, web_port: int = 8080, speed: float = 1.0, seed: int = 1,
-                 irregular_per_100: float = IRREGULAR_PER_100):
+                 irregular_per_100: float = IRREGULAR_PER_100, language: str | None = None):
         self.directory = Path(directory).resolve()
+        #: The room's language (``[web] language``) and the demo supervisor's own; None: English.
+        self.language = language
         self.web_port = web_port
         self.speed, self.seed, self.irregular_per_100 = speed, seed, irregular_per_100
         self.password = ""
@@ -94,7 +101,9 @@ class DemoRoom:
         config.write_text(f'[broker]\nhost = "localhost"\nport = {self.broker.port}\nca = "{pki / "ca.crt"}"\n'
                           f'cert = "{pki / "floor-collector.crt"}"\nkey = "{pki / "floor-collector.key"}"\n'
                           f'[store]\npath = "{d / "floor.sqlite"}"\n'
-                          f'[web]\nhost = "127.0.0.1"\nport = {port}\n', encoding="utf-8")
+                          f'[web]\nhost = "127.0.0.1"\nport = {port}\n'
+                          + (f'language = "{self.language}"\ntime_zone = "{DEMO_ZONES[self.language]}"\n'
+                             if self.language in DEMO_ZONES else ""), encoding="utf-8")
         self.password = self._demo_user(d / "floor.sqlite")
         logs = d / "logs"
         logs.mkdir(exist_ok=True)
@@ -128,6 +137,8 @@ class DemoRoom:
                 accounts.add(DEMO_USER, "supervisor", password)
             else:
                 accounts.passwd(DEMO_USER, password)
+            if self.language and store.user(DEMO_USER)["language"] != self.language:
+                store.set_user_language(DEMO_USER, self.language, time.time())  # on the audit trail, as by hand
             for dealer, name in DEALER_NAMES.items():
                 store.set_dealer_name(dealer, name, time.time())
             placed = store.table_places()
@@ -221,12 +232,14 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the tables' hands (default: %(default)s)")
     parser.add_argument("--for", dest="seconds", type=float, default=None,
                         help="stop after this many seconds (default: until Ctrl-C or SIGTERM)")
+    parser.add_argument("--language", choices=LANGUAGES, default=None,
+                        help="the room's language and the demo supervisor's own (default: English)")
     args = parser.parse_args(argv)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     room = DemoRoom(args.dir, web_port=args.port, speed=args.speed, seed=args.seed,
-                    irregular_per_100=args.irregular_per_100)
+                    irregular_per_100=args.irregular_per_100, language=args.language)
     try:
         room.start()
     except (FloorError, OSError) as exc:

@@ -128,6 +128,8 @@ users_table = Table(
     Column("hash", Text, nullable=False),
     Column("created", Float64, nullable=False),
     Column("changed", Float64, nullable=False),
+    # The language the user reads the floor in (en, cs, sk, de); NULL: the room's.
+    Column("language", Text),
 )
 sessions_table = Table(
     "sessions", METADATA,

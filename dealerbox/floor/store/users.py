@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from dealerbox.floor.store.connection import Connection
-from dealerbox.floor.store.schema import sessions_table, users_table
+from dealerbox.floor.store.schema import audit_table, sessions_table, users_table
 
 __all__ = ["UsersAndSessions"]
 
@@ -32,7 +32,8 @@ class UsersAndSessions(Connection):
         """The user *name* with its password hash, or None."""
         u = users_table.c
         with self._unit(write=False):
-            rows = self._rows(select(u.name, u.role, u.hash, u.created, u.changed).where(u.name == name))
+            rows = self._rows(select(u.name, u.role, u.hash, u.created, u.changed, u.language)
+                              .where(u.name == name))
         return rows[0] if rows else None
 
     def users(self) -> list[dict]:
@@ -41,7 +42,8 @@ class UsersAndSessions(Connection):
         open_sessions = (select(func.count()).select_from(sessions_table).where(s.user == u.name)
                          .scalar_subquery().label("sessions"))
         with self._unit(write=False):
-            return self._rows(select(u.name, u.role, u.created, u.changed, open_sessions).order_by(u.name))
+            return self._rows(select(u.name, u.role, u.created, u.changed, u.language, open_sessions)
+                              .order_by(u.name))
 
     def set_password_hash(self, name: str, password_hash: str, now: float, *,
                           end_sessions: bool = True) -> bool:
@@ -53,6 +55,22 @@ class UsersAndSessions(Connection):
             if changed and end_sessions:
                 self._execute(delete(sessions_table).where(sessions_table.c.user == name))
         return changed > 0
+
+    def set_user_language(self, name: str, language: str | None, now: float) -> str | None | bool:
+        """*name* reads the floor in *language* from now on (None: the room's); with it, one
+        audit row names the user and the change (``language``, ``cs -> de``; ``room`` for
+        none). Returns the language before, or False if there is no such user."""
+        u = users_table.c
+        with self._unit():
+            before = self._execute(select(u.language).where(u.name == name)).first()
+            if before is None:
+                return False
+            # Not ``changed``: that is when the password was set (``floor user list`` says so).
+            self._execute(update(users_table).where(u.name == name).values(language=language))
+            self._execute(insert(audit_table).values(
+                at=now, who=name, action="language", alert_id=None,
+                detail=f"{before[0] or 'room'} -> {language or 'room'}"))
+        return before[0]
 
     def remove_user(self, name: str) -> bool:
         """Remove *name* and its sessions; False if no such user."""
@@ -70,7 +88,7 @@ class UsersAndSessions(Connection):
         """The session stored under *key* with its user's current role, or None."""
         s, u = sessions_table.c, users_table.c
         with self._unit(write=False):
-            rows = self._rows(select(s.key, s.user, u.role, s.csrf, s.created, s.seen, s.address)
+            rows = self._rows(select(s.key, s.user, u.role, s.csrf, s.created, s.seen, s.address, u.language)
                               .join_from(sessions_table, users_table, u.name == s.user).where(s.key == key))
         return rows[0] if rows else None
 

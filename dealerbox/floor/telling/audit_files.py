@@ -29,7 +29,7 @@ from dealerbox.link import protocol as P
 
 __all__ = ["audit_trail", "audit_title", "audit_sections", "audit_csv", "audit_pdf", "audit_file_name",
            "ACTION_WORDS", "CSV_COLUMNS", "REGISTRY_STEPS", "registry_change_words", "SIGNIN_WORDS", "VIA_WORDS",
-           "FAILURE_WORDS", "shown_name"]
+           "FAILURE_WORDS", "shown_name", "ACCOUNT_ACTIONS", "account_change_words"]
 
 #: What each action of the store's audit rows is called on the page.
 ACTION_WORDS = {"clear": "cleared"}
@@ -52,6 +52,19 @@ NAME_SHOWN = 64
 REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "deck_issue": "issued",
                   "deck_retire": "retired", "deck_destroy": "destroyed", "deck_limit": "limit_set", "badge_register": "badge_registered",
                   "badge_revoke": "badge_revoked"}
+
+
+#: The audit actions of users changing their own settings (the store's ``set_user_language``).
+ACCOUNT_ACTIONS = frozenset({"language"})
+
+
+def account_change_words(action: str, detail: str) -> str:
+    """A user's change of their own setting as an auditor reads it: ``language`` with
+    ``cs -> de`` is ``changed their language from cs to de`` (``room``: the room's)."""
+    before, _sep, after = detail.partition(" -> ")
+    if action == "language" and after:
+        return f"changed their language from {before} to {after}"
+    return f"{action.replace('_', ' ')}: {detail}"
 
 
 def registry_change_words(action: str, step: dict | None, detail: str = "") -> str:
@@ -129,8 +142,12 @@ def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
                              "deck": step["deck"] if step else None, "badge": step["badge"] if step else None,
                              "words": registry_change_words(row["action"], step, row.get("detail") or ""),
                              "detail": row.get("detail") or ""})
+    accounts = [{"at": row["at"], "who": row["who"], "action": row["action"], "detail": row.get("detail") or "",
+                 "words": account_change_words(row["action"], row.get("detail") or "")}
+                for row in audit if row["action"] in ACCOUNT_ACTIONS]
     return {"from": start, "to": end, "audit": audit, "alerts": sorted(shown, key=lambda a: a["id"]),
-            "registry": registry, "signins": [_signin(r) for r in audit if r["action"] in SIGNIN_ACTIONS]}
+            "registry": registry, "accounts": accounts,
+            "signins": [_signin(r) for r in audit if r["action"] in SIGNIN_ACTIONS]}
 
 
 def audit_title(trail: dict, clock: FloorClock) -> str:
@@ -189,7 +206,8 @@ def _rows(trail: dict):
     with its alert."""
     by_id = {a["id"]: a for a in trail["alerts"]}
     for row in trail["audit"]:
-        if row["action"] not in REGISTRY_STEPS and row["action"] not in SIGNIN_ACTIONS:
+        if row["action"] not in REGISTRY_STEPS and row["action"] not in SIGNIN_ACTIONS \
+                and row["action"] not in ACCOUNT_ACTIONS:
             yield row, by_id.get(row["alert"])
 
 
@@ -221,6 +239,8 @@ def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", al
             _cell(clock.full(alert["raised"])) if alert is not None else _cell("–", none=True),
             _cell(row.get("detail") or "")])
     count = len(rows)
+    accounts = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"])]
+                for c in reversed(trail.get("accounts", []))]
     changes = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"]), _changed(c, base_url)]
                for c in reversed(trail.get("registry", []))]
     return [{"id": "audit", "heading": f"Alerts cleared ({count})", "columns":
@@ -239,7 +259,11 @@ def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", al
                       for r in reversed(trail.get("signins", []))],
              "empty": "Nobody signed in or out of the floor's pages in this range.",
              "notes": ["Newest first. A failed sign-in names the name tried, as typed: a character that "
-                       "cannot be printed is shown as its escape, a long name is cut."]}]
+                       "cannot be printed is shown as its escape, a long name is cut."]},
+            {"id": "account-changes", "heading": f"Users' own settings changed ({len(accounts)})",
+             "columns": ["when", "who", "did"], "rows": accounts,
+             "empty": "Nobody changed their own settings in this range.",
+             "notes": ["Newest first. A user changes only their own language, from the page header."]}]
 
 
 def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
@@ -264,6 +288,9 @@ def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
         lines.append((r["at"], (iso(r["at"]), clock.full(r["at"]), r["name"], r["action"], "", "", "",
                                 f"{r['did']} {r['how']}".strip(), "", "", "", "", "", r["why_words"], "", "",
                                 r["via"], r["address"])))
+    for c in trail.get("accounts", []):
+        lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
+                                "", "", "", "", "", c["detail"], "", "", "", "")))
     # Oldest first, the clears and the changes as they happened (a stable sort keeps each's own order).
     writer.writerows(line for _at, line in sorted(lines, key=lambda x: x[0]))
     return out.getvalue()

@@ -6,7 +6,10 @@ The tables and the alerts keep their raw fields (ids, ``seq``, epoch seconds) fo
 floor (:mod:`dealerbox.floor.web.live`): the first page, its stream and ``/api/floor`` all
 carry the same words; the shift report's files (``floor report``) word their alerts here
 too. The irregularities' and phases' words come from the table's message catalogs
-(``[names]`` of firmware_config/messages/<lang>.toml); the rest of the page is English.
+(``[names]`` of firmware_config/messages/<lang>.toml, their one source); the rest is the
+floor's gettext catalogs (:mod:`~.catalogs`), its numbers and moments the language's forms
+(:mod:`~.room_forms`). The live floor words in the room's language; a reader of another
+language gets the same tiles and alerts told again in theirs (:meth:`FloorWords.retell`).
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from dealerbox.domain.messages import load_messages
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
 from dealerbox.floor.store.alerts import REFERENCE_KIND
 from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.language import Language
 
 __all__ = ["FloorWords", "COLOURS", "QUIET_S", "SEVERITY", "alert_order", "since_epoch", "room"]
 
@@ -29,20 +33,24 @@ QUIET_S = 300.0
 #: The alerts by how soon someone must go: a floor call first (players wait at the table),
 #: then what may be an attack or a blind spot, then the rest.
 SEVERITY = {"floor": 0, "tamper": 1, "chain": 1, "offline": 1, BLIND_KIND: 1}
-SEVERITY_WORDS = ("floor call", "urgent", "notice")
+SEVERITY_WORDS = (N_("floor call"), N_("urgent"), N_("notice"))
 #: What each alert kind is called in an alert's headline.
 KIND_WORDS = {
-    "floor": "Floor call", "tamper": "Journal tampered with", "chain": "Journal chain broken",
-    "offline": "Offline", BLIND_KIND: "Property blind", "clock": "Clock wrong",
-    "protocol": "Message refused", "shuffle": "Shuffle check", "dealer_chart": "Dealer check",
-    "procedure": "Procedure check", "seat_luck": "Seat luck check",
-    REFERENCE_KIND: "Shuffle not checked",
-    ALERT_KIND_CONFLICT: "Registration refused", ALERT_KIND_LIMIT: "Deck past its limit",
+    "floor": N_("Floor call"), "tamper": N_("Journal tampered with"), "chain": N_("Journal chain broken"),
+    "offline": N_("Offline"), BLIND_KIND: N_("Property blind"), "clock": N_("Clock wrong"),
+    "protocol": N_("Message refused"), "shuffle": N_("Shuffle check"), "dealer_chart": N_("Dealer check"),
+    "procedure": N_("Procedure check"), "seat_luck": N_("Seat luck check"),
+    REFERENCE_KIND: N_("Shuffle not checked"),
+    ALERT_KIND_CONFLICT: N_("Registration refused"), ALERT_KIND_LIMIT: N_("Deck past its limit"),
 }
 #: Words an alert's text starts with that its kind's words say already.
 _SAID = {REFERENCE_KIND: "reference: "}
 #: A decision's verdict before the irregularity's name on a tile.
-VERDICT_WORDS = {"floor": "Floor call", "misdeal": "Misdeal", "void": "Hand void", "correct": "Correcting"}
+VERDICT_WORDS = {"floor": N_("Floor call"), "misdeal": N_("Misdeal"), "void": N_("Hand void"),
+                 "correct": N_("Correcting")}
+#: The collector's fixed alert texts (collecting/filing.py), told in the reader's language; a
+#: text made of what a table sent (a refused message, a broken chain) stays as it was filed.
+FIXED_TEXTS = frozenset({N_("the table lost its connection to the floor"), N_("the clock is wrong")})
 #: A tile's colours: offline, quiet (no line for a while), a floor call or a stopped hand,
 #: a correction under way, playing.
 COLOURS = ("grey", "quiet", "red", "amber", "green")
@@ -88,11 +96,18 @@ def room(tables: list[dict]) -> tuple[list[dict], list[dict]]:
 
 
 class FloorWords:
-    """Readable fields for the tiles and alerts, in *language* and *clock*'s zone."""
+    """Readable fields for the tiles and alerts, in *language* (a code, or a
+    :class:`~.language.Language`) and *clock*'s zone."""
 
-    def __init__(self, language: str = "en", clock: FloorClock | None = None, quiet_s: float = QUIET_S):
-        self.messages = load_messages(language)
-        self.clock = clock if clock is not None else FloorClock()
+    def __init__(self, language: str | Language = "en", clock: FloorClock | None = None,
+                 quiet_s: float = QUIET_S):
+        if isinstance(language, Language):
+            self.language, self.clock = language, language.clock
+        else:
+            self.clock = clock if clock is not None else FloorClock()
+            self.language = Language(language, self.clock)
+        self.messages = self.language.messages
+        self._ = self.language.gettext
         self.quiet_s = quiet_s
 
     # -- tables
@@ -112,33 +127,51 @@ class FloorWords:
         t.update(pit=None, row=None, col=None)
         if place:
             t.update(pit=place["pit"], row=place["row"], col=place["col"])
-        open_ = t.get("open") if isinstance(t.get("open"), dict) else None
-        t["street"] = self.messages.phase_name(t.get("phase"))
-        t["open_name"] = (self.messages.irregularity_name(open_.get("irregularity"), open_.get("verdict"))
-                          if open_ else None)
+        open_ = _open(t)
         t["open_since_ts"] = since_epoch(open_.get("since")) if open_ else None
         if not t.get("online"):
             t["state"], t["colour"] = "offline", "grey"
             t["heard"] = t.get("seen")
-            t["what"] = "Offline" + (f", last heard {self.clock.stamp(t['heard'])}" if t["heard"] else "")
         elif last_line is None or now - last_line > self.quiet_s:
             t["state"], t["colour"] = "quiet", "quiet"
             t["heard"] = last_line
-            t["what"] = (f"Quiet since {self.clock.stamp(last_line)}" if last_line
-                         else "Quiet: no hand filed yet")
         elif open_:
-            verdict = open_.get("verdict")
-            t["state"], t["colour"] = "open", "red" if verdict in RED_VERDICTS else "amber"
+            t["state"], t["colour"] = "open", "red" if open_.get("verdict") in RED_VERDICTS else "amber"
             t["heard"] = last_line
-            t["what"] = f"{VERDICT_WORDS.get(verdict, 'Open')}: {t['open_name']}"
         else:
             t["state"], t["colour"] = "playing", "green"
             t["heard"] = last_line
-            t["what"] = _first_upper(t["street"]) or "Playing"
-        t["heard_local"] = self.clock.stamp(t["heard"]) if t["heard"] else ""
+        return self._word_tile(t)
+
+    def _word_tile(self, t: dict) -> dict:
+        """*t*'s words from its state, in this language (its fields but the words as they were)."""
+        _ = self._
+        open_ = _open(t)
+        t["street"] = self.messages.phase_name(t.get("phase"))
+        t["open_name"] = (self.messages.irregularity_name(open_.get("irregularity"), open_.get("verdict"))
+                          if open_ else None)
+        heard = self.language.forms.stamp(t["heard"]) if t["heard"] else ""
+        if t["state"] == "offline":
+            t["what"] = _("Offline, last heard %(when)s") % {"when": heard} if heard else _("Offline")
+        elif t["state"] == "quiet":
+            t["what"] = _("Quiet since %(when)s") % {"when": heard} if heard else _("Quiet: no hand filed yet")
+        elif t["state"] == "open":
+            verdict = VERDICT_WORDS.get(open_.get("verdict"), N_("Open"))
+            t["what"] = _("%(verdict)s: %(irregularity)s") % {"verdict": _(verdict), "irregularity": t["open_name"]}
+        else:
+            t["what"] = _first_upper(t["street"]) or _("Playing")
+        t["heard_local"] = heard
         rate = t.get("hands_per_hour")
-        t["rate"] = f"{rate:.1f} hands/h" if t["state"] in ("open", "playing") and rate else None
+        t["rate"] = (_("%(rate)s hands/h") % {"rate": self.language.forms.decimal(rate)}
+                     if t["state"] in ("open", "playing") and rate else None)
         return t
+
+    def retell(self, tile: dict | None = None, alert: dict | None = None) -> dict:
+        """A *tile* or an *alert* that another language's :class:`FloorWords` worded, told
+        again in this one (a copy: the live floor's own stays as it is)."""
+        if tile is not None:
+            return self._word_tile(dict(tile))
+        return self.alert(alert)
 
     # -- alerts
 
@@ -150,7 +183,8 @@ class FloorWords:
         out = dict(a)
         kind, table = a["kind"], a["table"]
         severity = SEVERITY.get(kind, 2)
-        where = f"property {table[len(BRIDGE_PREFIX):]}" if kind == BLIND_KIND and \
+        _ = self._
+        where = _("property %(name)s") % {"name": table[len(BRIDGE_PREFIX):]} if kind == BLIND_KIND and \
             table.startswith(BRIDGE_PREFIX) else table
         text = a.get("last_text") or a["text"]
         if kind == "floor":
@@ -165,16 +199,23 @@ class FloorWords:
                 text = what
         if kind in _SAID and text.startswith(_SAID[kind]):
             text = text[len(_SAID[kind]):]
-        label = KIND_WORDS.get(kind) or kind.replace("_", " ").capitalize()
-        out.update(severity=severity, severity_words=SEVERITY_WORDS[severity], where=where,
-                   headline=f"{label} at {where}: {text}", raised_local=self.clock.full(a["raised"]),
-                   last_local=self.clock.full(a.get("last_raised") or a["raised"]))
+        if text in FIXED_TEXTS:
+            text = _(text)
+        label = _(KIND_WORDS[kind]) if kind in KIND_WORDS else kind.replace("_", " ").capitalize()
+        full = self.language.forms.full
+        out.update(severity=severity, severity_words=_(SEVERITY_WORDS[severity]), where=where,
+                   headline=_("%(kind)s at %(where)s: %(text)s") % {"kind": label, "where": where, "text": text},
+                   raised_local=full(a["raised"]), last_local=full(a.get("last_raised") or a["raised"]))
         return out
 
     def first_headline(self, a: dict) -> str:
         """*a*'s headline as first raised (``Floor call at T01: four-card flop``), not as last
         folded: what a report's row says beside the time and the hand it was first raised at."""
         return self.alert(dict(a, last_text=a["text"]))["headline"]
+
+
+def _open(t: dict) -> dict | None:
+    return t.get("open") if isinstance(t.get("open"), dict) else None
 
 
 def _first_upper(text: str) -> str:

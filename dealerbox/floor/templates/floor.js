@@ -81,9 +81,11 @@ function ages() {
 function signedOut() { location.assign("/login"); }
 
 const es = new EventSource("/events/page");
-es.addEventListener("open", () => { conn.textContent = "live"; });
+// The stream's state in the page's language (the template tells it: floor.js is a template).
+const LIVE = {{ _("live") | tojson }}, RECONNECTING = {{ _("reconnecting") | tojson }};
+es.addEventListener("open", () => { conn.textContent = LIVE; });
 es.addEventListener("error", () => {
-  if (es.readyState === EventSource.CLOSED) signedOut(); else conn.textContent = "reconnecting";
+  if (es.readyState === EventSource.CLOSED) signedOut(); else conn.textContent = RECONNECTING;
 });
 es.addEventListener("signedout", () => { es.close(); signedOut(); });
 es.addEventListener("snapshot", e => {

@@ -42,7 +42,8 @@ from dealerbox.floor.telling.story import registry_cards
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
 from dealerbox.floor.web.figures_api import FiguresApi
-from dealerbox.floor.telling.floor_words import FloorWords, room
+from dealerbox.floor.telling.floor_words import room
+from dealerbox.floor.web.language import LANGUAGES, LanguageChoice
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
@@ -79,15 +80,16 @@ class FloorApp:
         self.figures = FiguresApi(settings.store, card_of_uid=registry_cards(
             *floor_registries(settings.deck_registry, self.store.engine)))
         self.clock = FloorClock(settings.time_zone, settings.shift_starts)
-        # The tiles' and alerts' words, in the floor's language and zone.
-        self.floor = Floor(settings.store, self.figures, FloorWords(settings.language, self.clock))
+        # Who reads which language (issue 45); the live floor words in the room's.
+        self.language = LanguageChoice(self)
+        self.floor = Floor(settings.store, self.figures, self.language.floor_words(self.language.room))
         self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
         self.stories = StoryPages(self.figures, self.clock, self._names)
-        self.templates.filters.update(clock=self.clock.time, full=self.clock.full, local=self.clock.stamp,
-                                      age=_age, stamp=self.clock.stamp, iso=R.iso,
+        self.language.install(self.templates)
+        self.templates.filters.update(age=_age, iso=R.iso,
                                       irregularity=self.floor.words.messages.irregularity_name)
         # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
         self.protect = ProtectPages(self)
@@ -104,6 +106,7 @@ class FloorApp:
             ("/login", "GET", self.signin_page, None, None),
             ("/login", "POST", self.signin_form, None, "form"),
             ("/logout", "POST", self.signout_form, "view", "form"),
+            *self.language.routes(),
             ("/", "GET", self.floor_page, "view", None),
             ("/audit", "GET", self.audit_page, "view", None),
             ("/hands/{table_id}/{seq:int}", "GET", self.hand_page, "view", None),
@@ -173,6 +176,10 @@ class FloorApp:
     def render(self, request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         context.setdefault("session", None)
         context.setdefault("names", {})
+        context.setdefault("language", self.language.of(request, context["session"]))
+        context.setdefault("languages", self.language.languages)
+        context.setdefault("room_language", self.language.room)
+        context.setdefault("back_path", request.url.path)
         html = self.templates.get_template(name).render(nonce=request.state.nonce, roles=ROLES,
                                                         may=may, **context)
         return HTMLResponse(html, status)
@@ -183,7 +190,10 @@ class FloorApp:
     async def signin_page(self, request, client, session, *, error: str = "", status: int = 200,
                           headers: dict | None = None):
         token = self.gate.signin_token()
-        response = self.render(request, "signin.html", status, token=token, error=error)
+        # A language picked from the page's links (?lang=) stays picked when the form is sent.
+        asked = request.query_params.get("lang")
+        response = self.render(request, "signin.html", status, token=token, error=error,
+                               request_lang=asked if asked in LANGUAGES else "")
         self.gate.set_cookie(response, client, token, base=SIGNIN_COOKIE, max_age=3600)
         response.headers.update(headers or {})
         return response
@@ -192,15 +202,16 @@ class FloorApp:
         fields = await form(request, self.settings.request_timeout_s)
         expected = request.cookies.get(self.gate.cookie_name(client, SIGNIN_COOKIE), "")
         given = fields.get("csrf", "")
+        _ = self.language.of(request, None).gettext
         if not expected or not secrets.compare_digest(given.encode(), expected.encode()):
             return await self.signin_page(request, client, None, status=403,
-                                          error="The sign-in form had expired: sign in again.")
+                                          error=_("The sign-in form had expired: sign in again."))
         try:
             token, new = await self.signin(fields.get("user", ""), fields.get("password", ""), client,
                                            request)
         except Refused as refused:
             return await self.signin_page(request, client, None, status=refused.status,
-                                          error=refused.reason, headers=refused.headers)
+                                          error=_signin_error(_, refused), headers=refused.headers)
         response = RedirectResponse("/", 303)
         self.gate.set_cookie(response, client, token)
         self.gate.drop_cookie(response, client, SIGNIN_COOKIE)
@@ -213,7 +224,7 @@ class FloorApp:
         return response
 
     async def floor_page(self, request, client, session):
-        snap = self.floor.snapshot()
+        snap = self.language.told(self.language.of(request, session), self.floor.snapshot())
         names = await self._names(session)
         pits, unplaced = room(snap["tables"])
         return self.render(request, "floor.html", session=session, names=names, tables=snap["tables"],
@@ -313,9 +324,10 @@ class FloorApp:
         shown = page_range(request, self.clock)
         report = await run_in_threadpool(self._report, shown.start, shown.end)
         names = await self._names(session)
+        words = self.language.floor_words(self.language.of(request, session)).first_headline
         return self.render(request, "report.html", session=session, report=report, names=names,
                            title=R.report_title(report, self.clock), pick=range_controls(self.clock, shown),
-                           sections=R.report_sections(report, self.clock, names, "", self.floor.words.first_headline))
+                           sections=R.report_sections(report, self.clock, names, "", words))
 
     async def report_json(self, request, client, session):
         shown = page_range(request, self.clock)
@@ -334,7 +346,9 @@ class FloorApp:
         names = await self._names(session)
         base = str(request.base_url).rstrip("/")
         try:
-            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, self.floor.words.first_headline)
+            # In the language of whoever asks for it, as their pages are.
+            words = self.language.floor_words(self.language.of(request, session)).first_headline
+            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, words)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         name = self._report_file_name(report, "pdf")
@@ -405,7 +419,8 @@ class FloorApp:
     # -- the floor (JSON)
 
     async def api_floor(self, request, client, session):
-        return JSONResponse({"v": P.SCHEMA_VERSION, **self.floor.snapshot()})
+        snap = self.language.told(self.language.of(request, session), self.floor.snapshot())
+        return JSONResponse({"v": P.SCHEMA_VERSION, **snap})
 
     def _audit(self, start: float, end: float) -> dict:
         # Only the range's rows, chosen by the store: never the whole trail and every alert ever.
@@ -479,26 +494,34 @@ class FloorApp:
         """The page's stream: the same changes as HTML rendered here, by id."""
         can_clear = may(session.role, "clear")
         names = await self._names(session)
+        language = self.language.of(request, session)
+        words = self.language.floor_words(language)
+        own = words is self.floor.words
         tile = self.templates.get_template("_tile.html")
         alert = self.templates.get_template("_alert.html")
         bridges = self.templates.get_template("_bridges.html")
 
         def render(name, data):
             if name == "snapshot":
+                data = self.language.told(language, data)
                 yield {"event": "snapshot", "data": json.dumps({
-                    "grid": "".join(tile.render(t=t, names=names) for t in data["tables"]),
-                    "alerts": "".join(alert.render(a=a, can_clear=can_clear) for a in data["alerts"]),
-                    "bridges": bridges.render(bridges=data["bridges"])})}
+                    "grid": "".join(tile.render(t=t, names=names, language=language) for t in data["tables"]),
+                    "alerts": "".join(alert.render(a=a, can_clear=can_clear, language=language)
+                                      for a in data["alerts"]),
+                    "bridges": bridges.render(bridges=data["bridges"], language=language)})}
             elif name == "bridges":
-                yield {"event": "bridges", "data": json.dumps({"html": bridges.render(bridges=data["bridges"])})}
+                yield {"event": "bridges", "data": json.dumps({"html": bridges.render(bridges=data["bridges"],
+                                                                                      language=language)})}
             elif name == "tables":
                 for t in data["tables"]:
-                    yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}",
-                                                                 "key": t["table"], "html": tile.render(t=t, names=names)})}
+                    t = t if own else words.retell(tile=t)
+                    yield {"event": "tile", "data": json.dumps({"id": f"table-{t['table']}", "key": t["table"],
+                                                                 "html": tile.render(t=t, names=names, language=language)})}
             elif name == "alert":
-                a = data["alert"]
+                a = data["alert"] if own else words.retell(alert=data["alert"])
                 yield {"event": "alert", "data": json.dumps({"id": f"alert-{a['id']}", "key": a["id"],
-                                                              "html": alert.render(a=a, can_clear=can_clear)})}
+                                                              "html": alert.render(a=a, can_clear=can_clear,
+                                                                                   language=language)})}
             elif name == "cleared":
                 yield {"event": "cleared", "data": json.dumps({"id": f"alert-{data['alert']['id']}"})}
         return EventSourceResponse(self._stream(session, render), send_timeout=30)
@@ -530,6 +553,19 @@ class FloorApp:
 
 def create_app(settings: WebSettings) -> Starlette:
     return FloorApp(settings).asgi()
+
+
+def _signin_error(_, refused: Refused) -> str:
+    """Why a sign-in from the page was refused, in the page's language (the JSON API's
+    reasons stay as they are)."""
+    if refused.status == 401:
+        return _("wrong user name or password")
+    if refused.status == 429:
+        return _("too many failed sign-ins: try again in %(seconds)s s") % {
+            "seconds": refused.headers.get("Retry-After", "60")}
+    if refused.status == 400:
+        return _("expected a user name and a password")
+    return refused.reason
 
 
 def _whoami(session: Session) -> dict:

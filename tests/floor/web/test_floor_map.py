@@ -84,14 +84,15 @@ def chromium():
         yield browser
 
 
-def open_floor(browser, web, user, size):
+def open_floor(browser, web, user, size, live="live"):
+    """*user*'s floor map at *size*, once its stream is *live* (the word in the user's language)."""
     width, height = SIZES[size]
     context = browser.new_context(viewport={"width": width, "height": height}, has_touch=size == "tablet")
     name, value = sign_in(web, user)[0].split("=", 1)
     context.add_cookies([{"name": name, "value": value, "url": web.url}])
     page = context.new_page()
     page.goto(web.url, wait_until="load")
-    wait_for(lambda: page.locator("#conn").inner_text() == "live", "the stream live")
+    wait_for(lambda: page.locator("#conn").inner_text() == live, "the stream live")
     return context, page
 
 

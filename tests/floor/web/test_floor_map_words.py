@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 import anyio
@@ -47,16 +48,17 @@ def test_a_playing_table_reads_its_street_and_its_rate_with_one_decimal():
     assert tile(FloorWords("en", PRAGUE), rate=None)["rate"] is None
 
 
-@pytest.mark.parametrize("lang, name, street", [
-    ("en", "four-card flop", "on the flop"),
-    ("cs", "flop o čtyřech kartách", "flop"),
-    ("de", "Flop mit vier Karten", "am Flop"),
-    ("sk", "flop so štyrmi kartami", "flop"),
+@pytest.mark.parametrize("lang, call, name, street", [
+    ("en", "Floor call", "four-card flop", "on the flop"),
+    ("cs", "Volání floormana", "flop o čtyřech kartách", "flop"),
+    ("de", "Floor-Ruf", "Flop mit vier Karten", "am Flop"),
+    ("sk", "Privolanie floormanagera", "flop so štyrmi kartami", "flop"),
 ])
-def test_an_open_irregularity_reads_in_the_floors_language_with_its_age(lang, name, street):
+def test_an_open_irregularity_reads_in_the_floors_language_with_its_age(lang, call, name, street):
     t = tile(FloorWords(lang, PRAGUE), open_=FOUR)
     assert (t["state"], t["colour"]) == ("open", "red")
-    assert t["what"] == f"Floor call: {name}" and t["open_name"] == name and t["street"] == street
+    # The verdict from the floor's catalogs, the irregularity from the table's (its one name).
+    assert t["what"] == f"{call}: {name}" and t["open_name"] == name and t["street"] == street
     assert t["open_since_ts"] == NOW - 6
     assert "FOUR_CARD_FLOP" not in t["what"]
 
@@ -113,7 +115,8 @@ def test_alerts_read_as_announcements_with_the_full_date_and_zone_and_floor_call
     assert [a["severity_words"] for a in alert_order(alerts)] == \
         ["floor call", "floor call", "urgent", "urgent", "notice"]
     cs = FloorWords("cs", PRAGUE).alert(alert(2, "floor", "FOUR_CARD_FLOP: the floor is needed at the table", NOW))
-    assert cs["headline"] == "Floor call at T01: flop o čtyřech kartách"
+    assert cs["headline"] == "Volání floormana u T01: flop o čtyřech kartách"
+    assert cs["raised_local"] == "čt 26. 11. 2026 19:55:03 SEČ" and cs["severity_words"] == "volání floormana"
 
 
 def test_the_registrys_and_the_protections_own_alerts_read_in_words_not_as_their_kinds():
@@ -175,8 +178,9 @@ def test_the_live_floor_words_its_tiles_and_tells_the_streams_when_a_table_goes_
             await floor.stop()
     first, alerts, event = anyio.run(run)
     assert (first["state"], first["what"], first["pit"], first["row"]) == ("playing", "Am Turn", "Pit 1", 1)
-    assert alerts[0]["headline"] == "Floor call at T01: Joker im Spiel"
+    assert alerts[0]["headline"] == "Floor-Ruf bei T01: Joker im Spiel"
     assert event["type"] == "tables"
     quiet = event["tables"][0]
-    assert quiet["table"] == "T01" and quiet["state"] == "quiet" and quiet["what"].startswith("Quiet since ")
-    assert quiet["what"].endswith(("CET", "CEST"))
+    assert quiet["table"] == "T01" and quiet["state"] == "quiet" and quiet["what"].startswith("Still seit ")
+    # German's own form of the moment: 02.12.2026, 14:05 MEZ (MESZ in summer).
+    assert re.search(r"\d\d\.\d\d\.\d{4}, \d\d:\d\d MES?Z$", quiet["what"]), quiet["what"]

@@ -1,0 +1,125 @@
+"""The room's own forms of numbers, dates and times, through Babel (CLDR): the one place
+the floor formats a number or a moment for a person.
+
+What Babel 2.19 gives for the floor's languages and their zones (tests/floor/test_room_forms.py
+holds each):
+
+============  =================  ==========================  ===========  ==========
+language      zone               a moment (:meth:`stamp`)    12.5, 1234   12.5 %
+============  =================  ==========================  ===========  ==========
+cs            Europe/Prague      ``2. 12. 2026 14:05 SEČ``   12,5; 1 234  12,5 %
+sk            Europe/Bratislava  ``2. 12. 2026 14:05 SEČ``   12,5; 1 234  12,5 %
+de            Europe/Berlin      ``02.12.2026, 14:05 MEZ``   12,5; 1.234  12,5 %
+en            Europe/Prague      ``2026-12-02 14:05 CET``    12.5; 1,234  12.5%
+============  =================  ==========================  ===========  ==========
+
+Summer time is ``SELČ`` (cs, sk) and ``MESZ`` (de). The spaces in ``1 234`` and ``12,5 %`` are
+the locale's no-break space (U+00A0), so a number never breaks across two lines. The date is
+the locale's medium date, the time its short (or, in :meth:`full`, medium) time, joined as the
+locale joins them, the zone its short name (CLDR's ``zzz``).
+
+English keeps the floor's forms from before (``2026-12-02 14:05 CET``, ``Wed 02 Dec 2026,
+14:05:03 CET``, :class:`~.clock.FloorClock`): CLDR's English has no short name for the
+Central European zones (Babel gives ``+0100``), and the tz database's ``CET``/``CEST`` is what
+an English-reading supervisor in Prague knows.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+
+from babel.core import Locale
+from babel.dates import format_date, format_datetime, format_time
+from babel.numbers import format_decimal, format_percent
+
+from dealerbox.floor.telling.clock import FloorClock
+
+__all__ = ["RoomForms"]
+
+
+@functools.cache
+def _decimal_pattern(code: str, digits: int) -> str:
+    return "#,##0" + ("." + "0" * digits if digits else "")
+
+
+@functools.cache
+def _percent_pattern(code: str, digits: int) -> str:
+    # The locale's own percent pattern (where its sign goes, with or without a space),
+    # with *digits* decimals.
+    pattern = Locale.parse(code).percent_formats[None].pattern
+    return pattern.replace("#,##0", _decimal_pattern(code, digits), 1)
+
+
+class RoomForms:
+    """Numbers and moments as readers of *code* write them, moments in *clock*'s zone."""
+
+    def __init__(self, code: str, clock: FloorClock):
+        self.code, self.clock = code, clock
+        self.locale = Locale.parse(code)
+        self._glue = str(self.locale.datetime_formats["short"])
+
+    # -- numbers
+
+    def decimal(self, value: float, digits: int = 1) -> str:
+        """``12.5`` → ``12,5`` (cs): *digits* decimals, the locale's grouping."""
+        return format_decimal(value, format=_decimal_pattern(self.code, digits), locale=self.locale,
+                              decimal_quantization=True)
+
+    def integer(self, value: int) -> str:
+        """``1234`` → ``1 234`` (cs, a no-break space), ``1.234`` (de), ``1,234`` (en)."""
+        return format_decimal(int(value), format="#,##0", locale=self.locale)
+
+    def percent(self, fraction: float, digits: int = 1) -> str:
+        """``0.125`` → ``12,5 %`` (cs), ``12.5%`` (en)."""
+        return format_percent(fraction, format=_percent_pattern(self.code, digits), locale=self.locale)
+
+    # -- moments
+
+    def _moment(self, ts) -> _dt.datetime:
+        return self.clock.at(ts)
+
+    def _zone(self, moment: _dt.datetime) -> str:
+        if getattr(moment.tzinfo, "key", None) is None:
+            return moment.strftime("%Z")  # the machine's own zone: no IANA name to ask CLDR about
+        return format_datetime(moment, "zzz", locale=self.locale)
+
+    def _date_time(self, moment: _dt.datetime, time_width: str) -> str:
+        day = format_date(moment, "medium", locale=self.locale)
+        clock = format_time(moment, self.locale.time_formats[time_width].pattern, locale=self.locale)
+        return self._glue.format(clock, day)
+
+    def stamp(self, ts) -> str:
+        """A moment with its date and zone: ``2. 12. 2026 14:05 SEČ``; empty for none."""
+        if not ts:
+            return ""
+        if self.code == "en":
+            return self.clock.stamp(ts)
+        moment = self._moment(ts)
+        return f"{self._date_time(moment, 'short')} {self._zone(moment)}"
+
+    def full(self, ts) -> str:
+        """With the weekday and seconds: ``st 2. 12. 2026 14:05:03 SEČ``; empty for none."""
+        if not ts:
+            return ""
+        if self.code == "en":
+            return self.clock.full(ts)
+        moment = self._moment(ts)
+        weekday = format_date(moment, "EEE", locale=self.locale)
+        return f"{weekday} {self._date_time(moment, 'medium')} {self._zone(moment)}"
+
+    def time(self, ts) -> str:
+        """The time of day beside a date already shown: ``14:05:03``."""
+        if not ts:
+            return ""
+        if self.code == "en":
+            return self.clock.time(ts)
+        return format_time(self._moment(ts), self.locale.time_formats["medium"].pattern, locale=self.locale)
+
+    def weekday(self, ts) -> str:
+        """The day's name as a word of its own: ``středa``, ``Mittwoch``, ``Wednesday``."""
+        return format_date(self._moment(ts), "cccc", locale=self.locale)
+
+    def month(self, ts) -> str:
+        """The month's name as a word of its own (nominative): ``prosinec``, ``Dezember``."""
+        return format_date(self._moment(ts), "LLLL", locale=self.locale)
