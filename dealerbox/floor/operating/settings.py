@@ -203,7 +203,7 @@ def load_commission(path) -> CommissionLimit:
 
 def _commission(s: _Section) -> CommissionLimit:
     """``[commission]``: ``max_age_days``, the days a table's last commissioning holds for; the
-    tables page marks a table whose last run is older (docs/floor/pages.md, "Commissioning")."""
+    tables page marks a table whose last run is older (docs/floor/tables.md, "Commissioning")."""
     s.unknown(("max_age_days",))
     return CommissionLimit(s.get("max_age_days", int, CommissionLimit.max_age_days,
                                  check=lambda v: 1 <= v <= MAX_AGE_DAYS_MOST,

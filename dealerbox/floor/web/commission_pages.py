@@ -1,4 +1,4 @@
-"""A table's commissioning record in the floor view (issue 48; docs/floor/pages.md, "Commissioning").
+"""A table's commissioning record in the floor view (issue 48; docs/floor/tables.md, "Commissioning").
 
 - ``/tables/{table_id}/commissioning``: the table's last commissioning run, as a regulator
   reads it (when, by whom, the software and config, each device's verdict, advice and
