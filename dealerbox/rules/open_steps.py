@@ -210,6 +210,13 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     # -- too many board cards
     "four_flop.scramble_pick": _c("exactly one of the cards off the board"),
     "extra_board.floor_decides": _FLOOR,
+    # What the box says before a step it shows again (WRONG_CORRECTION, amber): done as it is said.
+    "wrong.button_not_the_answer": _SAID_FIRST, "wrong.drawn_before_button": _SAID_FIRST,
+    "wrong.laid_over": _SAID_FIRST,
+    # The panel through a grace period (no correction's step: the cards decide when it ends).
+    "grace.cards_decide": _c("the grace period's end: a card on the board, or none (the cards decide)",
+                             ends="the grace period's end"),
+    "floor.cannot_place": _FLOOR, "stub.runs_out": _FLOOR,
     "four_flop.rest_is_flop": _c("ACK, or the next step seen done"),
     "four_flop.turn_no_burn": _c("the turn laid with no burn drawn", "a burn drawn (WRONG_CORRECTION, floor)"),
     "redeal.cards_back": _c("the cards off the board", "a card off the board that must stay out (put it back)",

@@ -140,6 +140,7 @@ def _again_settled(eng) -> None:
 
 def _done(eng, event, todo, corr) -> None:
     todo.done = True
+    eng.step_done_at = eng.seq
     then = contract_of(todo).then
     if then is not None:
         EFFECTS[then](eng, event, todo, corr)
@@ -214,14 +215,19 @@ def _shown_again(eng, event, key: str, before) -> None:
     moments = set()
     # A step that says how the hand goes on takes an ACK as read; RESHUFFLED there is a later step's.
     buttons = ("ack", "reshuffled") if must_be_done(corr) else ("reshuffled",)
-    if event.ev == "button" and event.name in buttons and snapshot(eng) == before:
+    # An ACK right after a reader saw a step done confirms that step: the dealer did what was shown.
+    confirms = event.name == "ack" and eng.step_done_at == eng.seq - 1
+    if event.ev == "button" and event.name in buttons and snapshot(eng) == before and not confirms:
         moments.add("other_button")
     if event.ev == "shoe" and contract.pressed is not None and not any(c.born == eng.seq for c in eng.corrections):
         moments.add("card_drawn_first")
     card = todo.about if todo.about is not None else todo.step.param("card")
     hand = eng.hand
+    # Laid over it: a card drawn after the step was shown (one already in the dealer's hand, a spread
+    # flop's, was drawn before the box spoke).
     if (event.ev == "board_on" and hand.mouth_sensor and key and card and key != card
-            and hand.where.get(card) == "board" and hand.where.get(key) == "board" and not _unread_burn(hand, card)):
+            and hand.where.get(card) == "board" and hand.where.get(key) == "board"
+            and hand.drawn_t.get(key, corr.opened_t) > corr.opened_t and not _unread_burn(hand, card)):
         moments.add("card_laid_over")
     moment = next((m for m in contract.again_at if m in moments), None)
     if moment is None or top.again is not None:
