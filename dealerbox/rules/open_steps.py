@@ -193,6 +193,8 @@ STEP_CONTRACTS: dict[str, StepContract] = {
                         "another card drawn (WRONG_CORRECTION: put it back, draw the card)"),
     "short_deal.count": _c("ACK (every seat has its cards); the short seat's card drawn; a card to the board "
                            "(the deal was complete)"),
+    "short_deal.deal_seat": _c("the short seat's card drawn (the next card out of the shoe goes to it)",
+                               "a card to the board first"),
     "duplicate.hole_card_again": _c("ACK (it was put back); MISDEAL (two cards carry the tag: void)"),
     "duplicate.returned_burn": _c("ACK (put back as a second burn); MISDEAL is not an answer: play goes on"),
     # -- burns
@@ -281,7 +283,11 @@ ANSWER_BUTTONS = {"extra.stop": ("round_done",), "extra.return_on_top": ("round_
 #: still overtakes them.
 WAITS = {key: ("round_done",) for key in (
     "extra.burn_it", "double_burn.return_on_top", "double_burn.burn_it", "wrong.expected_card",
-    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "boxed.show_and_burn", "short_deal.count", "premature.cards_back", "premature.set_aside",
+    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "boxed.show_and_burn",
+    # A replacement still to be laid on a street that shows nothing: the round was called done ahead.
+    "joker.replace_next", "boxed.replace_next",
+    # ROUND DONE again while the short seat waits for its card: a repeat of the press that asked.
+    "short_deal.deal_seat", "short_deal.count", "premature.cards_back", "premature.set_aside",
     # ROUND DONE before the river shows a card is a round called ahead: the reshuffle still comes first.
     "premature.reshuffle_with",
     # The same on a street being dealt again (C40): its cards back, it shows nothing, and a round called
@@ -303,7 +309,7 @@ SEEN_BY = {
     "premature.new_street": "street_complete", "premature.new_street_no_burn": "street_complete",
     "skipped.ask": "acked_or_round_done", "skipped.deal_closed": "closed_deal_done",
     "wrong.keep_on_board": "card_back_on_board",
-    "short_deal.count": "deal_counted", "unread.street_card_there": "acked",
+    "short_deal.count": "deal_counted", "short_deal.deal_seat": "deal_complete", "unread.street_card_there": "acked",
     "duplicate.hole_card_again": "acked", "exposed.second_or_later": "acked", "duplicate.returned_burn": "acked",
     "wrong.expected_card_or_unread": "acked_or_card_drawn",
 }
@@ -313,7 +319,7 @@ PRESSED = {"reshuffle.now": "reshuffled", "premature.reshuffle_with": "reshuffle
 THEN = {
     "extra.return_on_top": "card_may_return", "reshuffle.now": "stub_reshuffled",
     "premature.reshuffle_with": "aside_reshuffled_in", "four_flop.scramble_pick": "picked_is_burn",
-    "skipped.ask": "skipped_answered", "short_deal.count": "deal_count_settled",
+    "skipped.ask": "skipped_answered", "short_deal.count": "deal_count_settled", "short_deal.deal_seat": "short_seat_dealt",
     "unread.street_card_there": "street_card_there", "duplicate.hole_card_again": "question_answered",
     "exposed.second_or_later": "question_answered", "duplicate.returned_burn": "question_answered",
     "wrong.expected_card_or_unread": "question_answered",

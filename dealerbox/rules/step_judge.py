@@ -139,8 +139,9 @@ def _again_settled(eng) -> None:
 
 
 def _done(eng, event, todo, corr) -> None:
+    if corr.current < len(corr.todos) and corr.todos[corr.current] is todo:
+        eng.step_done_at = eng.seq       # the step shown was seen done: an ACK next confirms it
     todo.done = True
-    eng.step_done_at = eng.seq
     then = contract_of(todo).then
     if then is not None:
         EFFECTS[then](eng, event, todo, corr)
