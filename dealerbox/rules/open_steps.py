@@ -228,8 +228,12 @@ STEP_CONTRACTS: dict[str, StepContract] = {
                         "put it back); a burn or board card reshuffled in (WRONG_CORRECTION, floor, once drawn)",
                         **_PREMATURE_PAST),
     # -- premature streets
-    "premature.cards_back": _c("the cards off the board", ends="the cards off the board", **_PREMATURE_PAST),
-    "premature.set_aside": _c("the card off the board", ends="the card off the board", **_PREMATURE_PAST),
+    "premature.cards_back": _c("the cards off the board", "ROUND DONE of their own street with them still on the "
+                               "board (WRONG_CORRECTION, floor: bet on)", ends="the cards off the board",
+                               **_PREMATURE_PAST, **_BET_ON_PAST),
+    "premature.set_aside": _c("the card off the board", "ROUND DONE of its own street with it still on the board "
+                              "(WRONG_CORRECTION, floor: bet on)", ends="the card off the board",
+                              **_PREMATURE_PAST, **_BET_ON_PAST),
     "premature.burn_stays": _c("ACK, or the next step seen done", **_PREMATURE_PAST),
     "premature.finish_round": _c("ROUND DONE", **_PREMATURE_PAST),
     "premature.burn_and_turn": _c("a burn and the turn laid"),

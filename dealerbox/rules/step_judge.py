@@ -214,10 +214,13 @@ def _shown_again(eng, event, key: str, before) -> None:
     if todo.done or not (must_be_done(corr) or contract.follows):
         return
     moments = set()
-    # A step that says how the hand goes on takes an ACK as read; RESHUFFLED there is a later step's.
-    buttons = ("ack", "reshuffled") if must_be_done(corr) else ("reshuffled",)
-    # An ACK right after a reader saw a step done confirms that step: the dealer did what was shown.
-    confirms = event.name == "ack" and eng.step_done_at == eng.seq - 1
+    # A step that says how the hand goes on by the cards takes an ACK as read; one a button answers (ROUND
+    # DONE finishing the round) does not, and RESHUFFLED anywhere but its own step is a later step's.
+    by_button = contract.pressed is not None or contract.seen_by == "round_done_into"
+    buttons = ("ack", "reshuffled") if must_be_done(corr) or by_button else ("reshuffled",)
+    # An ACK right after a reader saw a step done confirms that step: the dealer did what was shown. Not
+    # where the step shown now waits for a button (RESHUFFLED, ROUND DONE): ACK there is no answer.
+    confirms = event.name == "ack" and eng.step_done_at == eng.seq - 1 and not by_button
     if event.ev == "button" and event.name in buttons and snapshot(eng) == before and not confirms:
         moments.add("other_button")
     if event.ev == "shoe" and contract.pressed is not None and not any(c.born == eng.seq for c in eng.corrections):
