@@ -73,6 +73,10 @@ def _place(eng, seen):
     return eng.hand.where.get(seen.key)
 
 
+def _place_of(eng, key):
+    return eng.hand.where.get(key)
+
+
 _SIMPLE_GUARDS = (
     ("is_card", "the tag is a card of the active deck",
      lambda eng, seen: seen.kind == "card"),
@@ -245,9 +249,10 @@ def _early_flop_passed_over(eng, seen) -> bool:
 
 @guard("last_draw_dealt")
 def _last_draw_dealt(eng, seen) -> bool:
-    """The last card out of the shoe was dealt as a hole card."""
+    """The last card out of the shoe was dealt as a hole card, and lies at its seat still (not laid on
+    the board since)."""
     key = eng.hand.last_shoe
-    return key is not None and key in eng.hand.deal_cards
+    return key is not None and key in eng.hand.deal_cards and (_place_of(eng, key) or "").startswith("seat")
 
 
 @guard("last_draw_out")
@@ -318,7 +323,7 @@ def _drawn_for_a_street(eng, seen) -> bool:
 
 @guard("last_draw_on_board")
 def _last_draw_on_board(eng, seen) -> bool:
-    """The last card out was counted as a board card of its street."""
+    """The last card out was counted as a board card of its street, or lies on the board."""
     key = eng.hand.last_shoe
-    return key in eng.hand.street_of(key).board
+    return key in eng.hand.street_of(key).board or _place_of(eng, key) == "board"
 

@@ -489,3 +489,20 @@ def test_round_done_before_the_board_reports_the_street_is_that_streets_round(pr
     engine = HandEngine(profile)
     assert _not_ok(engine, s) == []
     assert engine.phase == "over"
+
+
+def test_the_stub_s_end_calls_the_floor_at_once():
+    """RULES.md, the stub is finite: ten-handed Omaha deals 40 of 52 cards. Cards drawn for the flop and
+    never laid leave the stub short of the board still to come (the turn and river, with their burns);
+    the box calls the floor the moment the stub holds fewer cards than the hand needs, not before."""
+    engine = HandEngine()
+    s = HandScript(seed=5)
+    s.new_hand(10, hole=4).deal().round_done()
+    feed(engine, s)
+    assert engine.hand.cards_left() == 12 and engine.hand.cards_needed() == 8
+    for _ in range(8):                            # 8 cards in the dealer's hand, none laid yet
+        engine.feed(Event.from_dict(s.take().events[-1]))
+    assert engine.hand.cards_left() == 4 and engine.hand.cards_needed() == 4
+    assert engine.decision.steps == () or engine.decision.steps[0].key != "stub.runs_out"
+    engine.feed(Event.from_dict(s.take().events[-1]))
+    assert engine.decision.verdict == "floor" and engine.decision.steps[0].key == "stub.runs_out"
