@@ -177,6 +177,8 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.ack", STREET_PHASES, ("acted_answer_untouched",), "skipped_folds_after_round"),
     _r("button.ack", PLAYING, ("answers_open_step", "not mouth_sensor", "burn_question_open"), "burn_was_unread",
        "UNREAD_CARD"),
+    _r("button.ack", STREET_PHASES, ("answers_open_step", "mouth_sensor", "missed_burn_street_has_unread_draw"),
+       "missed_burn_read_late"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "after_first_round"), "late_error", "LATE_ERROR"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "exposed_before"), "misdeal_exposed_twice", "EXPOSED_TWICE"),
     _r("button.exposed", PLAYING, ("last_draw_dealt", "not mouth_sensor", "second_card_dealt"),

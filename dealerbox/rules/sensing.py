@@ -306,8 +306,8 @@ def _unread_left_in_hand(eng, st) -> str | None:
 
 @outcome("missed_burn_read_late")
 def missed_burn_read_late(eng, seen) -> None:
-    """ROUND DONE with MISSED_BURN's card still on the board, and a card of that street counted at the
-    mouth with no read that never reached the board: it was the burn, counted after the first card's
+    """ROUND DONE or ACK with MISSED_BURN's card still on the board, and a card of that street counted at
+    the mouth with no read that never reached the board: it was the burn, counted after the first card's
     read (the order of the reports lied). No burn was missed; the card on the board stays."""
     corr = _missed_burn_open(eng)
     eng.corrections.remove(corr)
