@@ -121,6 +121,9 @@ def boxed_hole_card(eng, seen) -> None:
     seat = hand.seat_of(key)
     del hand.deal_cards[idx]
     hand.where[key] = "burn"
+    if len(hand.deal_cards) >= hand.deal_target:
+        # The boxed card was a seat's replacement (after an exposed card): that seat is owed one again.
+        hand.owed.insert(0, seat)
     if eng.phase == "preflop":
         eng.reopen_deal()
     for j in range(idx, len(hand.deal_cards)):
@@ -132,9 +135,14 @@ def boxed_hole_card(eng, seen) -> None:
 def boxed_street_card(eng, seen) -> None:
     """A face-up card met while dealing a street: set with the burns, the next card plays its role."""
     hand, key = eng.hand, seen.key
-    hand.street_of(key).drawn.remove(key)
+    st = hand.street_of(key)
+    for drawn in (st.drawn, st.voided):
+        if key in drawn:
+            drawn.remove(key)
     hand.where[key] = "burn"
-    correct(eng, "BOXED_CARD", [seen.shown], key=key)
+    corr = correct(eng, "BOXED_CARD", [seen.shown], key=key)
+    if corr is not None:
+        corr.street = st.name      # the replacement is a card laid on that street
 
 
 @outcome("take_round_back")
@@ -163,6 +171,17 @@ def misdeal_called(eng, seen) -> None:
     """The dealer or floor calls a misdeal (002 r35C)."""
     eng.stop(Correction(None, "misdeal", (), "002 r35C", [Todo(Step("halt.misdeal_called"))],
                         halting=True, born=eng.seq))
+
+
+@outcome("late_misdeal")
+def late_misdeal(eng, seen) -> None:
+    """MISDEAL pressed after the first round: substantial action may have happened, and only the floor
+    may call the misdeal now (002 r36); MISDEAL again is the floor's call, ACK says play on."""
+    rule = eng.profile["LATE_ERROR"].sources
+    corr = Correction(None, "floor", (), rule, [Todo(Step("late.substantial_action")), Todo(Step("floor.decides"))],
+                      born=eng.seq)
+    corr.asks = "late_misdeal"
+    eng.corrections.append(corr)
 
 
 @outcome("floor_called")

@@ -158,10 +158,19 @@ def unread_hole_card_at_seat(eng, seen) -> None:
 
 # ---------------------------------------------------------------- buttons
 @procedure("count_hole_cards")
-def count_hole_cards(eng, rid, cards):
-    """No mouth sensor and the deal a few cards short: the dealer counts the hole cards (002 r37)."""
+def count_hole_cards(eng, rid, cards, seat: int | None = None):
+    """The deal a few cards short at ROUND DONE: without a mouth sensor the dealer counts the hole cards;
+    with one the box knows the count, and the short *seat* gets the next card, before any burn (002 r37)."""
+    if seat is not None:
+        return eng.open_correction(rid, cards, [Todo(Step("short_deal.deal_seat", (("seat", seat),)))])
     return eng.open_correction(rid, cards, [
         Todo(Step("short_deal.count"))])
+
+
+@when_done("short_seat_dealt")
+def short_seat_dealt(eng, e, todo, corr) -> None:
+    """The short seat got its card: the round the dealer called done is done."""
+    next_round(eng, None)
 
 
 @seen_done("deal_counted")
@@ -255,6 +264,13 @@ def short_deal(eng, seen) -> None:
     correct(eng, "SHORT_DEAL", [])
 
 
+@outcome("seat_short")
+def seat_short(eng, seen) -> None:
+    """ROUND DONE with the deal a few cards short, and a mouth sensor: no read was missed, a seat was
+    forgotten. Green would be a lie about the cards: the seat gets the next card, before any burn."""
+    correct(eng, "SHORT_DEAL", [], seat=eng.hand.next_deal_seat())
+
+
 def _missed_burn_open(eng):
     return next(c for c in eng.corrections if c.irregularity == "MISSED_BURN" and not c.todos[0].done)
 
@@ -290,8 +306,8 @@ def _unread_left_in_hand(eng, st) -> str | None:
 
 @outcome("missed_burn_read_late")
 def missed_burn_read_late(eng, seen) -> None:
-    """ROUND DONE with MISSED_BURN's card still on the board, and a card of that street counted at the
-    mouth with no read that never reached the board: it was the burn, counted after the first card's
+    """ROUND DONE or ACK with MISSED_BURN's card still on the board, and a card of that street counted at
+    the mouth with no read that never reached the board: it was the burn, counted after the first card's
     read (the order of the reports lied). No burn was missed; the card on the board stays."""
     corr = _missed_burn_open(eng)
     eng.corrections.remove(corr)
