@@ -67,6 +67,17 @@ class AuditReport:
     findings: dict = field(default_factory=dict)     # family -> [count, smallest Finding]
     unknown_steps: Counter = field(default_factory=Counter)
     stub_ran_out: int = 0
+    #: Hands with at least one finding of a check (``green_wrong``...), and hands by response.
+    hands_with: Counter = field(default_factory=Counter)
+    hands_by_response: Counter = field(default_factory=Counter)
+    green_wrong_by_response: Counter = field(default_factory=Counter)
+
+    def judged(self, plan: HandPlan, checks: set) -> None:
+        """Count one judged hand and the checks it failed."""
+        self.hands_by_response[plan.response] += 1
+        self.hands_with.update(checks)
+        if "green_wrong" in checks:
+            self.green_wrong_by_response[plan.response] += 1
 
     def add(self, finding: Finding) -> None:
         entry = self.findings.setdefault(finding.family, [0, finding])
@@ -84,7 +95,7 @@ class AuditReport:
         lines.append("  mistakes made: " + ", ".join(f"{k} {n}" for k, n in sorted(self.mistakes.items())))
         lines.append("  wrong answers: " + ", ".join(f"{k} {n}" for k, n in sorted(self.wrong_answers.items())))
         for prefix in ("green_wrong", "false_alarm", "missed", "unruled", "raised"):
-            lines.append(f"  {prefix}: {self.count(prefix)}")
+            lines.append(f"  {prefix}: {self.count(prefix)} findings in {self.hands_with[prefix]} hands")
         for fam, (n, _) in sorted(self.findings.items(), key=lambda kv: -kv[1][0]):
             lines.append(f"    {n:5d}  {fam}")
         if self.unknown_steps:
@@ -221,11 +232,20 @@ def _trigger(events: list, kind: str) -> int | None:
 
 
 def _judge(h: _Hand, report: AuditReport) -> None:
-    plan, log, events = h.plan, h.dealer.log, h.table.events
+    plan, events = h.plan, h.table.events
     fam_tail = f"{plan.kind or 'clean'}/{plan.response}"
+    failed: set = set()
 
     def add(family: str, detail: str) -> None:
+        failed.add(family)
         report.add(Finding(f"{family} {fam_tail}", plan, list(events), list(h.decisions), detail))
+
+    _checks(h, report, add)
+    report.judged(plan, failed)
+
+
+def _checks(h: _Hand, report: AuditReport, add) -> None:
+    plan, log, events = h.plan, h.dealer.log, h.table.events
 
     if h.raised is not None:
         add("raised", f"at event {h.raised_at}: {h.raised}")
@@ -257,7 +277,7 @@ def _judge(h: _Hand, report: AuditReport) -> None:
             continue
         before = [d for i, d in h.decisions if i < act.begins]
         shown = before[-1].irregularity if before else None
-        end = _window_end(events, act.begins, 2 if act.deferred else 1)
+        end = _window_end(events, act.begins, act.presses)
         seen = [d for i, d in h.decisions if act.begins <= i < end]
         if not any(d.verdict != "ok" and (d.irregularity == "WRONG_CORRECTION" or d.irregularity != shown
                                           or d.verdict in ("floor", "misdeal", "void")) for d in seen):

@@ -103,7 +103,9 @@ class Act:
     begins: int
     street: str
     demand: bool = True
-    deferred: bool = False      # its effect shows on the next street (a card put back wrongly, drawn later)
+    #: ROUND DONEs within which the box must rule: 1, the street's own; 2 for a card of the next street
+    #: left on the board (a premature card: the round before it may rightly end with the step still shown).
+    presses: int = 1
 
 
 @dataclass
@@ -137,7 +139,7 @@ class Dealer:
         self.wrong_done = False
         self.press_after_draw: str | None = None
         self.street_now = "flop"
-        self.exposed: Card | None = None
+        self.deferred: Act | None = None      # a wrong answer whose effect is the next burn
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -147,9 +149,14 @@ class Dealer:
     def _mistake(self, what: str, street: str | None = None) -> None:
         self.log.mistakes.append(Act(what, self.ev, street or self.street_now))
 
-    def _wrong(self, what: str, *, demand: bool = True, deferred: bool = False) -> bool:
+    def _wrong(self, what: str, *, demand: bool = True, presses: int = 1, deferred: bool = False) -> bool:
+        """Record a wrong answer; a *deferred* one shows only when the next burn is drawn (:meth:`burn`)."""
         self.wrong_done = True
-        self.log.wrong.append(Act(what, self.ev, self.street_now, demand, deferred))
+        act = Act(what, self.ev, self.street_now, demand, presses)
+        if deferred:
+            self.deferred = act
+        else:
+            self.log.wrong.append(act)
         return True
 
     def _wants(self, way: str) -> bool:
@@ -234,6 +241,8 @@ class Dealer:
         if p.kind in ("duplicate", "foreign", "joker_deal", "joker_street", "joker_burn"):
             self._mistake(p.kind, "preflop")   # it shows when the card comes out: the audit waits for it
             self.log.mistakes[-1].begins = -1
+        if p.kind in ("premature", "premature_button") and p.street == "turn" and p.profile == "tda-2019":
+            self.log.exempt.add("river")           # 002 OP5-B: the river comes from a reshuffle, no burn
         self.deal()
         if self.halted():
             return self._after_halt()
@@ -430,6 +439,11 @@ class Dealer:
 
     def burn(self, street: str) -> None:
         t = self.table
+        if self.deferred is not None:
+            # The card the box asked for is not on top: the burn drawn now is another.
+            self.deferred.begins, self.deferred.street = self.ev, street
+            self.log.wrong.append(self.deferred)
+            self.deferred = None
         for _ in range(3):
             card = self.draw()
             t.to_burns(card, street)
@@ -472,6 +486,9 @@ class Dealer:
                 return
             self.acted.add(key)
             if self.plan.response == "ignore":
+                if step.key == "missed_burn.take_off" and not self.plan.mouth:
+                    # RULES.md: with no mouth sensor the burn may have gone unread; ROUND DONE says so.
+                    self.log.exempt.add(self.street_now)
                 return
             if step.key in self.ignored_steps:
                 return
@@ -600,13 +617,28 @@ class Dealer:
         if k == "wrong.keep_on_board":
             c = self._card(card_face, t.burns, t.shown, t.aside, t.muck, *t.seats.values(), t.in_hand)
             if c is None:
-                c = self._card(card_face, t.stub)
-                if c is not None:
-                    t.stub.remove(c)
+                c = self._card(card_face, t.stub)      # shuffled in already: found and taken out by hand
             if c is not None:
                 t.to_board(c)
             return True
-        if k == "wrong.put_back_and_draw":
+        if k == "exposed.second_or_later":
+            self.press("misdeal")                  # every read is good: it was the card the box counted
+            return True
+        if k == "duplicate.hole_card_again":
+            twins = [c for c in t.drawn if c.face == card_face and c not in t.stub]
+            self.press("misdeal" if len(twins) > 1 else "ack")
+            return True
+        if k == "duplicate.returned_burn":
+            twins = [c for c in t.drawn if c.face == card_face]
+            self.press("misdeal" if len({id(c) for c in twins}) > 1 else "ack")
+            return True
+        if k == "unread.street_card_there":
+            street = step.param("street") or self.street_now
+            if len(t.board) >= BOARD_AFTER_ROUND[STREET_ORDER.index(street) + 1]:
+                self.press("ack")
+                return True
+            return False                           # it was still to come: the street goes on
+        if k in ("wrong.put_back_and_draw", "wrong.expected_card_or_unread"):
             got = step.param("got")
             g = self._card(got, t.burns, t.shown, *t.seats.values(), t.board)
             if g is not None:
@@ -665,7 +697,8 @@ class Dealer:
             return True
         no_read_explains = k == "missed_burn.take_off" and not self.plan.mouth
         if self._wants("card_left"):
-            self._wrong("card_left", demand=not no_read_explains)
+            premature = k in ("premature.cards_back", "premature.set_aside")
+            self._wrong("card_left", demand=not no_read_explains, presses=2 if premature else 1)
             if no_read_explains:
                 self.log.exempt.add(self.street_now)
             self.ignored_steps.add(k)
@@ -677,6 +710,8 @@ class Dealer:
             return True
         if self._wants("round_done_early"):
             self._wrong("round_done_early", demand=False)
+            if no_read_explains:
+                self.log.exempt.add(self.street_now)   # ROUND DONE says the burn went unread (RULES.md)
             self.press("round_done")
             return True
         if self._wants("reshuffled_early") and k in ("premature.cards_back", "redeal.cards_back"):

@@ -22,7 +22,7 @@ from typing import Callable
 
 from dealerbox.domain.cards import DECK_52, JOKER
 
-#: Board cards once a betting round is over: before the flop, after the flop, turn, river.
+#: Board cards on the street of each betting round: before the flop, the flop, the turn, the river.
 BOARD_AFTER_ROUND = (0, 3, 4, 5)
 STREET_CARDS = {"flop": 3, "turn": 1, "river": 1}
 STREET_ORDER = ("flop", "turn", "river")
@@ -136,7 +136,7 @@ class PhysicalTable:
 
     def _take(self, card: Card) -> None:
         """Lift *card* from wherever it lies (no event unless it was on the board)."""
-        for pile in (self.in_hand, self.burns, self.shown, self.aside, self.muck, *self.seats.values()):
+        for pile in (self.in_hand, self.burns, self.shown, self.aside, self.muck, *self.seats.values(), self.stub):
             if card in pile:
                 pile.remove(card)
                 self.burn_for.pop(id(card), None)
@@ -192,11 +192,12 @@ class PhysicalTable:
 
     # ------------------------------------------------------------------ what the board holds
     def board_faults(self, rounds_over: int, exempt: frozenset = frozenset()) -> list[str]:
-        """What is wrong with the board once *rounds_over* betting rounds are over (0: the preflop
+        """What is wrong with the board once *rounds_over* betting rounds are over (1: the preflop
         round), from the cards alone. *exempt* names the streets dealt with no burn by a procedure's
         exception. An empty list: the board holds exactly what the street requires."""
         faults = []
-        want = BOARD_AFTER_ROUND[min(rounds_over, 3)]
+        streets = max(0, min(rounds_over, 4) - 1)      # the streets bet on: none after the preflop round
+        want = BOARD_AFTER_ROUND[streets]
         if len(self.board) != want:
             faults.append(f"{len(self.board)} board cards, the street requires {want}")
         faces = [c.face for c in self.board]
@@ -212,7 +213,7 @@ class PhysicalTable:
         # dealer says which street each burn is for: an exposed card made the first burn, a card
         # the floor picked from a four-card flop, the closed deal's burns), but for the streets
         # *exempt* (a procedure that deals one with no burn of its own).
-        for name in STREET_ORDER[:max(0, min(rounds_over, 3))]:
+        for name in STREET_ORDER[:streets]:
             if name not in exempt and not any(self.burn_for.get(id(c)) == name for c in self.burns):
                 faults.append(f"the {name} was dealt with no burn of its own")
         return faults
