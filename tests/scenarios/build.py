@@ -1246,6 +1246,230 @@ def _(s):
     rest_of_hand(s)
 
 
+# -- green means right (issue 46): a step is done when the readers say so, a button answers its own step --
+@scenario("green_joker_turn_left_beside_its_replacement", ["JOKER", "WRONG_CORRECTION"], profile="cz-c40")
+def _(s):
+    # The turn is a joker and the dealer lays its replacement beside it: the joker never left the
+    # board, so the step "show it, put it with the burns" is not done, whatever came after it.
+    s.new_hand(4).deal().round_done().flop().round_done()
+    s.draw()
+    s.draw("joker")
+    s.on("joker").expect(verdict="correct", irregularity="JOKER", step_key="joker.show_and_burn")
+    c = s.draw()
+    s.expect(verdict="correct", irregularity="JOKER", step_key="joker.show_and_burn")
+    s.on(c).expect(verdict="correct", irregularity="JOKER", step_key="joker.show_and_burn")
+    s.round_done().expect(verdict="floor", irregularity="WRONG_CORRECTION")
+
+
+@scenario("green_joker_turn_left_then_an_unread_count", ["JOKER", "WRONG_CORRECTION"])
+def _(s):
+    # With a mouth sensor: the replacement counted with no read is not "a turn card not read, play
+    # on" while the joker still lies on the board; ROUND DONE with it there is bet on.
+    s.new_hand(4, mouth_sensor=True).deal().round_done().flop().round_done()
+    s.draw()
+    s.draw("joker")
+    s.on("joker").expect(verdict="correct", irregularity="JOKER")
+    unread(s)
+    s.expect(verdict="correct", irregularity="JOKER", step_key="joker.show_and_burn")
+    s.round_done().expect(verdict="floor", irregularity="WRONG_CORRECTION")
+
+
+@scenario("green_missed_burn_rest_of_flop_laid_over_it", ["MISSED_BURN", "WRONG_CORRECTION"])
+def _(s):
+    # A mouth sensor counts every card: no unread burn explains the first card, so the rest of the
+    # flop laid over it is wrong at once; taking it off and laying the next card puts it right.
+    s.new_hand(5, mouth_sensor=True).deal().round_done()
+    first = s.draw()
+    s.on(first).expect(verdict="correct", irregularity="MISSED_BURN", step_key="missed_burn.take_off")
+    c2 = s.draw()
+    s.on(c2).expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="missed_burn.take_off")
+    c3 = s.draw()
+    s.on(c3).expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="missed_burn.take_off")
+    s.off(first).expect(verdict="correct", irregularity="MISSED_BURN", step_key="missed_burn.next_card")
+    c4 = s.draw()
+    s.on(c4).expect(verdict="ok", irregularity=None, where={first: "burn"})
+    s.round_done().turn().expect(verdict="ok")
+    s.round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("green_reshuffled_pressed_with_a_flop_card_on_the_board", ["EXTRA_CARD", "PREMATURE_FLOP",
+                                                                      "WRONG_CORRECTION"])
+def _(s):
+    s.new_hand(4).deal()
+    s.draw()
+    cards = [s.draw() for _ in range(3)]
+    for c in cards:
+        s.on(c)
+    s.expect(verdict="correct", irregularity="PREMATURE_FLOP", step_key="premature.cards_back")
+    s.off(cards[0]).off(cards[1])
+    s.button("reshuffled").expect(verdict="correct", irregularity="WRONG_CORRECTION",
+                                  step_key="premature.cards_back")
+    s.off(cards[2]).expect(verdict="correct", irregularity="PREMATURE_FLOP", step_key="reshuffle.now")
+    for c in cards:
+        s.put_back(c, top=False)
+    s.reshuffle_stub().expect(verdict="correct", irregularity="PREMATURE_FLOP", step_key="premature.finish_round")
+    s.round_done().expect(step_key="premature.new_street_no_burn")
+    s.flop(burn=False).expect(verdict="ok")
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("green_reshuffled_pressed_at_burn_and_turn", ["PREMATURE_TURN", "WRONG_CORRECTION"])
+def _(s):
+    # Omaha, a premature turn: the reshuffle belongs after the turn's round, not at "burn and deal".
+    s.new_hand(4, hole=4).deal().round_done().flop()
+    s.draw()
+    early = s.draw()
+    s.on(early).expect(irregularity="PREMATURE_TURN", step_key="premature.set_aside")
+    s.off(early).round_done().expect(step_key="premature.burn_and_turn", phase="turn")
+    s.button("reshuffled").expect(verdict="correct", irregularity="WRONG_CORRECTION",
+                                  step_key="premature.burn_and_turn")
+    s.turn().expect(verdict="correct", irregularity="PREMATURE_TURN", step_key="premature.finish_round")
+    s.round_done().expect(step_key="premature.reshuffle_with", phase="river")
+    s.put_back(early, top=False).reshuffle_stub().expect(step_key="premature.new_street_no_burn")
+    s.river(burn=False).expect(verdict="ok")
+    s.round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("green_river_drawn_before_reshuffled", ["PREMATURE_TURN", "WRONG_CORRECTION"])
+def _(s):
+    # The river's card out of a stub not yet reshuffled: the screen asks for the reshuffle skipped.
+    s.new_hand(4).deal().round_done().flop()
+    s.draw()
+    early = s.draw()
+    s.on(early).off(early).round_done().turn().round_done()
+    s.expect(step_key="premature.reshuffle_with", phase="river")
+    s.draw()
+    s.expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="premature.reshuffle_with")
+
+
+@scenario("green_round_done_inside_the_grace_period", ["EXTRA_CARD", "EXTRA_CARDS"], profile="cz-c40")
+def _(s):
+    # Two cards after the deal, Omaha: the grace period belongs to the cards, and the panel stays
+    # amber through it whatever the buttons say.
+    s.new_hand(3, hole=4).deal()
+    s.draw()
+    s.expect(verdict="correct", irregularity="EXTRA_CARD")
+    s.draw()
+    s.round_done().expect(verdict="correct")
+    s.button("ack").expect(verdict="correct")
+    s.tick(3.0).expect(verdict="misdeal", irregularity="EXTRA_CARDS")
+
+
+@scenario("green_joker_on_the_flop_acked_on_the_board", ["JOKER", "WRONG_CORRECTION"])
+def _(s):
+    # ACK is no answer while the joker lies on the board: the step is shown again, and the
+    # joker taken off ends it.
+    s.new_hand(6).deal().round_done()
+    s.draw()
+    c1 = s.draw()
+    s.on(c1)
+    s.draw("joker")
+    s.on("joker").expect(irregularity="JOKER", step_key="joker.show_and_burn")
+    c2 = s.draw()
+    s.on(c2)
+    c3 = s.draw()
+    s.on(c3).expect(verdict="correct", irregularity="JOKER", step_key="joker.show_and_burn")
+    s.button("ack").expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="joker.show_and_burn")
+    s.off("joker").expect(verdict="ok", irregularity=None, where={"joker": "burn"})
+    s.round_done().turn().round_done().river().round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("green_second_river_card_redealt", ["FOUR_CARD_FLOP", "WRONG_CORRECTION"], profile="cz-c40")
+def _(s):
+    # Two river cards laid at once: C40 deals the street again. RESHUFFLED with both still on the
+    # board is no answer; with them back, it is.
+    s.new_hand(5).deal().round_done().flop().round_done().turn().round_done()
+    s.draw()
+    r1, r2 = s.draw(), s.draw()
+    s.on(r1).on(r2).expect(verdict="correct", irregularity="FOUR_CARD_FLOP", step_key="redeal.cards_back")
+    s.button("reshuffled").expect(verdict="correct", irregularity="WRONG_CORRECTION",
+                                  step_key="redeal.cards_back")
+    s.off(r1).off(r2).put_back(r1, top=False).put_back(r2, top=False)
+    s.expect(verdict="correct", irregularity="FOUR_CARD_FLOP", step_key="reshuffle.now")
+    s.reshuffle_stub().expect(step_key="redeal.deal_again")
+    s.river(burn=False).expect(verdict="ok")
+    s.round_done().hand_over().expect(verdict="ok")
+
+
+@scenario("green_second_river_card_floor", ["FOUR_CARD_FLOP"])
+def _(s):
+    # TDA: the floor decides which of the two plays (the principle of 002 r39: not the dealer).
+    s.new_hand(5).deal().round_done().flop().round_done().turn().round_done()
+    s.draw()
+    r1, r2 = s.draw(), s.draw()
+    s.on(r1).on(r2).expect(verdict="floor", irregularity="FOUR_CARD_FLOP", step_key="extra_board.floor_decides",
+                           cards=[r1, r2])
+    s.round_done().expect(verdict="floor", irregularity="FOUR_CARD_FLOP")
+
+
+@scenario("green_flop_card_taken_off_for_a_missed_turn_burn", ["MISSED_BURN", "WRONG_CORRECTION"])
+def _(s):
+    # No mouth sensor: the board reader saw a flop card leave, not the unburned turn card. No
+    # missed read explains that: put it back; ROUND DONE without it is bet on.
+    s.new_hand(4).deal().round_done()
+    flop = s.street(3)
+    s.round_done()
+    turn = s.draw()
+    s.on(turn).expect(verdict="correct", irregularity="MISSED_BURN", step_key="missed_burn.take_off")
+    s.off(flop[0]).expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="wrong.keep_on_board")
+    s.round_done().expect(verdict="floor", irregularity="WRONG_CORRECTION")
+
+
+@scenario("green_replacement_never_laid", ["JOKER", "WRONG_CORRECTION"])
+def _(s):
+    # A joker as the third flop card, put with the burns: the replacement is a card laid on the
+    # board. The next card drawn and kept off the board is not it, and ROUND DONE with two flop cards
+    # is bet on.
+    s.new_hand(4, mouth_sensor=True).deal().round_done()
+    s.draw()
+    for _ in range(2):
+        s.on(s.draw())
+    s.draw("joker")
+    s.expect(verdict="correct", irregularity="JOKER")
+    s.draw()
+    s.expect(verdict="correct", irregularity="JOKER", step_key="joker.replace_next")
+    s.round_done().expect(verdict="floor", irregularity="WRONG_CORRECTION")
+
+
+@scenario("green_floor_call_outlives_a_river_notice", ["DOUBLE_BURN"])
+def _(s):
+    # The floor was called; a double burn on the river is only recorded, and the floor's call stays
+    # shown until the floor's ACK.
+    s.new_hand(4).deal().round_done().flop().round_done().turn().round_done()
+    s.button("floor").expect(verdict="floor")
+    s.draw()
+    s.draw()
+    s.on(s.draw())
+    s.expect(verdict="floor", step_key="floor.called")
+    s.button("ack").expect(verdict="ok")
+
+
+@scenario("green_late_manual_misdeal_calls_the_floor", [])
+def _(s):
+    # A manual MISDEAL after the first ROUND DONE: substantial action may have happened (002 r36).
+    s.new_hand(6).deal().round_done().flop()
+    s.button("misdeal").expect(verdict="floor", step_key="late.substantial_action", phase="flop")
+    s.button("misdeal").expect(verdict="misdeal", phase="halted")
+
+
+@scenario("green_c40_later_streets_laid_face_up_instead_of_aside", ["EXTRA_CARD", "PREMATURE_FLOP",
+                                                                    "WRONG_CORRECTION"], profile="cz-c40")
+def _(s):
+    # The skipped player acts (C40): the turn and the river are to be dealt face down aside. The
+    # dealer lays them on the board instead. The engine must place every event (it raised a
+    # ValueError here, and `dealerbox replay` exited 1): the hand went past the step, the floor.
+    s.new_hand(3, mouth_sensor=True).deal()
+    early = s.draw()
+    s.on(early).expect(verdict="correct", irregularity="PREMATURE_FLOP", step_key="skipped.ask")
+    s.round_done().expect(step_key="skipped.deal_closed")
+    s.round_done()
+    s.draw()
+    s.on(s.draw())
+    s.on(s.draw())
+    s.expect(verdict="floor", irregularity="WRONG_CORRECTION")
+    s.hand_over().expect(verdict="ok", phase="over")
+
+
 def main() -> None:
     for old in HERE.glob("*.jsonl"):
         old.unlink()
