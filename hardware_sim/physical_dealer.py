@@ -44,7 +44,7 @@ _RESHUFFLE_WAYS = ("reshuffled_early", "reshuffled_twice", "reshuffled_late", "r
                    "reshuffled_other_step")
 #: Mistake -> the wrong ways its correction's steps allow.
 WAYS_FOR = {
-    "missed_burn": ("wrong_card_off", "card_left", "ack_instead", "round_done_early", "other_button"),
+    "missed_burn": ("wrong_card_off", "card_left", "ack_instead", "round_done_early"),
     "double_burn": ("no_return", "return_bottom"),
     "four_card_flop": ("wrong_card_off", "card_left", "round_done_early", "burn_anyway", "other_button")
     + _RESHUFFLE_WAYS,
@@ -53,7 +53,7 @@ WAYS_FOR = {
     "extra_board_card": ("wrong_card_off", "card_left", "round_done_early", "other_button") + _RESHUFFLE_WAYS,
     "joker_street": ("card_left", "ack_instead", "round_done_early"),
     "joker_burn": ("ack_instead", "round_done_early"),
-    "exposed_deal": ("burn_anyway", "other_button"),
+    "exposed_deal": ("burn_anyway",),
     "extra_card": ("no_return", "return_bottom"),
     "sixth_card": ("wrong_card_off", "card_left", "round_done_early"),
 }
@@ -74,6 +74,8 @@ GO_ON_STEPS = frozenset({
     "four_flop.turn_no_burn", "four_flop.rest_is_flop", "exposed.flop_no_burn", "exposed.finish_deal",
     "double_burn.burn_it", "double_burn.river_recorded", "premature.burn_stays", "exposed.is_burn",
 })
+#: Steps whose only answer is a button other than ACK: ACK there answers nothing (RULES.md).
+ACK_IS_NO_ANSWER = frozenset({"premature.finish_round", "reshuffle.now", "premature.reshuffle_with"})
 #: Steps whose only answer is the floor's ruling: once the dealer acknowledges one, the floor owns the hand.
 FLOOR_RULES = ("floor.decides", "floor.called", "floor.house_rule")
 
@@ -448,7 +450,7 @@ class Dealer:
             card = self.draw()
             t.to_burns(card, street)
             self.follow()
-            if self.halted() or card in t.burns or self.plan.response == "ignore":
+            if self.halted() or card not in t.shown or self.plan.response == "ignore":
                 return
             # A joker came out as the burn: shown and set aside; the next card is the burn.
 
@@ -508,9 +510,12 @@ class Dealer:
         t, k = self.table, step.key
         card_face = step.param("card")
         faces = step.param("cards") or ((card_face,) if card_face else ())
-        if k in FOLLOW_STEPS and self._wants("other_button"):
+        if k in ACK_IS_NO_ANSWER and self._wants("other_button"):
+            # ACK where the step's only answer is another button (ROUND DONE, RESHUFFLED).
+            if k != "premature.finish_round":
+                t.shuffle_stub()
             self._wrong("other_button")
-            self.press("ack" if k not in ("premature.burn_stays",) else "reshuffled")
+            self.press("ack")
             return True
         if k in FOLLOW_STEPS and k != "skipped.ask" and self._wants("reshuffled_other_step"):
             self._wrong("reshuffled_other_step")
@@ -522,11 +527,15 @@ class Dealer:
             for c in list(t.aside) if k == "premature.reshuffle_with" else []:
                 t.into_stub(c)
             t.shuffle_stub()
-            if self._wants("reshuffled_never"):
-                return self._wrong("reshuffled_never")
-            if self._wants("reshuffled_late"):
-                self.press_after_draw = "reshuffled"
-                return self._wrong("reshuffled_late")
+            if self._wants("reshuffled_never") or self._wants("reshuffled_late"):
+                # The dealer goes on with the procedure as if the button had been pressed: the street
+                # comes again from the reshuffled stub, with no burn; the ruling is due at its first card.
+                way = self.plan.response
+                if way == "reshuffled_late":
+                    self.press_after_draw = "reshuffled"
+                self.ignored_steps.add(k)
+                self.burn_due[self._next_street()] = False
+                return self._wrong(way, presses=2)
             self.press("reshuffled")
             if self._wants("reshuffled_twice"):
                 self._wrong("reshuffled_twice")
@@ -611,6 +620,14 @@ class Dealer:
                 self.press("ack")
                 return True
             return False                           # the hand going on does it
+        if k == "extra_board.floor_decides":
+            # TDA, a card too many after the turn or the river: the floor says which one plays; the
+            # other leaves the board, face up, out of play.
+            named = [c for f in faces for c in t.board if c.face == f]
+            if named:
+                t.to_shown(self.rng.choice(named))
+            self.press("ack")
+            return True
         if k == "four_flop.call_floor":
             self.press("ack")                      # the floor is at the table
             return True
@@ -670,6 +687,11 @@ class Dealer:
         self.log.unknown_steps.add(k)
         self.press("ack")
         return True
+
+    def _next_street(self) -> str:
+        """The first street the board does not hold yet (by the dealer's count)."""
+        n = self._board_count()
+        return "flop" if n < 3 else "turn" if n < 4 else "river"
 
     def _deal_unfinished(self) -> bool:
         held = sum(len(s) for s in self.table.seats.values())
