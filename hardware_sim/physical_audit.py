@@ -70,6 +70,10 @@ class AuditReport:
     #: Hands with at least one finding of a check (``green_wrong``...), and hands by response.
     hands_with: Counter = field(default_factory=Counter)
     hands_by_response: Counter = field(default_factory=Counter)
+    to_river: int = 0
+    omaha: int = 0
+    mouth: int = 0
+    c40: int = 0
     green_wrong_by_response: Counter = field(default_factory=Counter)
 
     def judged(self, plan: HandPlan, checks: set) -> None:
@@ -92,6 +96,10 @@ class AuditReport:
     def summary(self) -> str:
         lines = [f"physical table: {self.hands} hands ({self.clean_hands} with no mistake), "
                  f"{self.green_checks} green ROUND DONEs judged by the cards"]
+        lines.append(f"  hands that reached the river's betting: {self.to_river}; Omaha: {self.omaha}; "
+                     f"with a mouth sensor: {self.mouth}; under cz-c40: {self.c40}")
+        lines.append("  hands by planned mistake: " + ", ".join(f"{k} {n}" for k, n in sorted(self.hands_by_kind.items())))
+        lines.append("  hands by answer: " + ", ".join(f"{k} {n}" for k, n in sorted(self.hands_by_response.items())))
         lines.append("  mistakes made: " + ", ".join(f"{k} {n}" for k, n in sorted(self.mistakes.items())))
         lines.append("  wrong answers: " + ", ".join(f"{k} {n}" for k, n in sorted(self.wrong_answers.items())))
         for prefix in ("green_wrong", "false_alarm", "missed", "unruled", "raised"):
@@ -276,6 +284,8 @@ def _checks(h: _Hand, report: AuditReport, add) -> None:
         if not act.demand:
             continue
         before = [d for i, d in h.decisions if i < act.begins]
+        if before and before[-1].verdict != "correct":
+            continue                               # the floor is called already (or the hand stopped)
         shown = before[-1].irregularity if before else None
         end = _window_end(events, act.begins, act.presses)
         seen = [d for i, d in h.decisions if act.begins <= i < end]
@@ -301,6 +311,10 @@ def run_hands(hands: int, seed: int = 46) -> AuditReport:
             report.hands += 1
             report.clean_hands += plan.kind is None
             report.hands_by_kind[plan.kind or "clean"] += 1
+            report.to_river += h.dealer.rounds_over >= 4
+            report.omaha += plan.hole == 4
+            report.mouth += plan.mouth
+            report.c40 += plan.profile == "cz-c40"
             report.unknown_steps.update(h.dealer.log.unknown_steps)
             report.stub_ran_out += h.dealer.log.stub_ran_out
             if not h.dealer.log.stub_ran_out:

@@ -335,7 +335,7 @@ class Dealer:
                     continue                       # the seat gets the next card
                 t.to_seat(card, seat)
                 if i in expose:
-                    self._mistake("exposed_twice" if expose.index(i) == 1 else p.kind, "preflop")
+                    self._mistake("exposed_twice" if expose.index(i) == 1 else "exposed_deal" if i >= 2 else p.kind, "preflop")
                     self.press("exposed")
                 self.follow()
                 if self.halted():
@@ -765,8 +765,11 @@ class Dealer:
                 t.to_burns(c, "turn")
         if k == "four_flop.scramble_pick":
             self.burn_due["turn"] = False
-        if k == "joker.show_and_burn" and self.rng.random() < 0.5:
-            self.press("ack")
+        if k == "joker.show_and_burn":
+            d2 = self.panel()
+            still = d2.step < len(d2.steps) and d2.steps[d2.step].key == k
+            if still or self.rng.random() < 0.5:
+                self.press("ack")              # the joker is with the burns: the step shown is done
         return True
 
 
