@@ -34,6 +34,12 @@ def board_card(eng, seen) -> None:
     hand, key = eng.hand, seen.key
     hand.where[key] = "board"
     st = hand.street_of(key)
+    river = hand.streets["river"]
+    if st is None and river.complete and not river.from_aside:
+        # A sixth board card: drawn after the river, it lies on the board as a card too many.
+        river.drawn.append(key)
+        river.board.append(key)
+        return extra_board_card(eng, river, key)
     if st is None:
         return
     if key in st.voided:
@@ -167,20 +173,10 @@ def double_burn_after_spread(eng, seen) -> None:
 
 
 def extra_board_card(eng, st: Street, key: str) -> None:
-    """A card too many on the board for its street (RULES.md FOUR_CARD_FLOP)."""
-    if st.name == "river":
-        return
-    cards = eng.hand.on_board(st.board)
-    if st.name == "turn" and eng.profile["FOUR_CARD_FLOP"].procedure == "scramble_pick_burn":
-        # TDA's four-card rule is the flop's; a second card on the turn is the river come early.
-        st.board.remove(key)
-        st.drawn.remove(key)
-        river = eng.hand.streets["river"]
-        river.drawn.insert(0, key)
-        river.board.append(key)
-        river.burn_due = False
-        return premature(eng, river)
-    correct(eng, "FOUR_CARD_FLOP", cards, street=st)
+    """A card too many on the board for its street: a fourth flop card, a second card laid straight
+    after the turn's or the river's (no shoe card between), or a sixth board card (RULES.md
+    FOUR_CARD_FLOP and the extra board card; the procedure says what each profile does)."""
+    correct(eng, "FOUR_CARD_FLOP", eng.hand.on_board(st.board), street=st)
 
 
 def premature(eng, st: Street) -> None:
@@ -225,6 +221,14 @@ def take_off_as_told(eng, seen) -> None:
             if dest == "stub":
                 hand.returning.add(key)
             return
+
+
+@outcome("lifted_during_step")
+def lifted_during_step(eng, seen) -> None:
+    """A board card no step moves left the board while a step the dealer must do is shown: the board
+    reader saw it go, so no missed read explains it (RULES.md); the table rules it."""
+    eng.announce("board_card_lifted", [seen.key])
+    eng.hand.where[seen.key] = "hand"
 
 
 @outcome("must_stay_out")

@@ -147,6 +147,7 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("board_off", ANY, ("is_card", "on_board", "correction_moves_it"), "take_off_as_told"),
     _r("board_off", PLAYING, ("is_card", "on_board", "reshuffle_pending"), "must_stay_out", "WRONG_CORRECTION"),
     _r("board_off", PLAYING, ("is_card", "on_board", "returning"), "taken_off_as_ruled"),
+    _r("board_off", PLAYING, ("is_card", "on_board", "lifting_is_wrong"), "lifted_during_step", "WRONG_CORRECTION"),
     _r("board_off", PLAYING, ("is_joker", "on_board"), "to_burn"),
     _r("board_off", PLAYING, ("is_card", "held"), "forget_held"),
     # -- side zones
@@ -193,6 +194,8 @@ RULE_BOOK: tuple[Rule, ...] = (
     _r("button.misdeal", PLAYING, ("answers_open_step",), "unknown_is_foreign", "FOREIGN_CARD"),
     _r("button.misdeal", PLAYING, ("answers_open_step",), "exposed_second_card_confirmed", "EXPOSED_EARLY"),
     _r("button.misdeal", PLAYING, ("answers_open_step",), "hole_card_again_confirmed", "DUPLICATE_CARD"),
+    _r("button.misdeal", PLAYING, ("late_misdeal_asked",), "misdeal_called"),
+    _r("button.misdeal", PLAYING, ("after_first_round",), "late_misdeal", "LATE_ERROR"),
     _r("button.misdeal", PLAYING, (), "misdeal_called"),
     _r("button.floor", PLAYING, (), "floor_called"),
     # -- grace periods run out (checked on every event's time)

@@ -165,6 +165,17 @@ def misdeal_called(eng, seen) -> None:
                         halting=True, born=eng.seq))
 
 
+@outcome("late_misdeal")
+def late_misdeal(eng, seen) -> None:
+    """MISDEAL pressed after the first round: substantial action may have happened, and only the floor
+    may call the misdeal now (002 r36); MISDEAL again is the floor's call, ACK says play on."""
+    rule = eng.profile["LATE_ERROR"].sources
+    corr = Correction(None, "floor", (), rule, [Todo(Step("late.substantial_action")), Todo(Step("floor.decides"))],
+                      born=eng.seq)
+    corr.asks = "late_misdeal"
+    eng.corrections.append(corr)
+
+
 @outcome("floor_called")
 def floor_called(eng, seen) -> None:
     """The floor was called: shown until the floor settles it with ``ack``."""

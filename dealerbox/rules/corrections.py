@@ -91,6 +91,10 @@ class Correction:
     asks: str | None = None
     #: What the dealer's ACK to the question (``asks``) means for the tracking: ``(engine) -> None``.
     on_ack: Callable[..., None] | None = None
+    #: A WRONG_CORRECTION that shows another correction's step again (a button that step does not take,
+    #: its cards drawn before its button, a card laid over the card it takes off): that correction and
+    #: the step. It ends when the step is done, or when that correction leaves the panel.
+    again: "tuple[Correction, Todo] | None" = None
 
     @property
     def current(self) -> int:
@@ -104,6 +108,14 @@ class Correction:
     def finished(self) -> bool:
         """All steps done, and not a halt (a halt lasts until the next hand)."""
         return not self.halting and all(t.done for t in self.todos)
+
+
+def on_panel(corrections: list[Correction]) -> Correction | None:
+    """The correction the panel shows: the newest the dealer must act on (not verdict ok), else the
+    newest. A notice (a tag not read, a river's double burn recorded) never hides an amber or a floor
+    call: RULES.md, green is a promise about the cards on the table."""
+    acting = [c for c in corrections if c.verdict != "ok"]
+    return (acting or corrections or [None])[-1]
 
 
 # --------------------------------------------------------------------------
@@ -134,6 +146,16 @@ def card_drawn(eng, e: Event, todo: Todo, corr: Correction) -> bool:
 def other_card_drawn(eng, e: Event, todo: Todo, corr: Correction) -> bool:
     """A shoe card other than the one the step replaces came out."""
     return e.ev == "shoe" and eng.hand.last_shoe != todo.about
+
+
+@seen_done("replacement_laid")
+def replacement_laid(eng, e: Event, todo: Todo, corr: Correction) -> bool:
+    """The street the card was met on has all its cards on the board: the replacement was laid (a card
+    drawn and kept off the board is not it). Met outside a street: another card came out of the shoe."""
+    st = eng.hand.streets.get(corr.street or "")
+    if st is None:
+        return other_card_drawn(eng, e, todo, corr)
+    return st.complete
 
 
 @seen_done("card_off_board")

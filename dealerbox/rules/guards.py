@@ -141,6 +141,12 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: any(c.keep_on_board == seen.key for c in eng.corrections)),
     ("correction_moves_it", "an open correction says where this card goes off the board",
      lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
+    ("lifting_is_wrong", "a step still to be done rules a board card it does not move, taken off the board, "
+     "wrong (the open-steps table's `wrong_at`: no missed read explains a card the board reader saw leave)",
+     lambda eng, seen: wrong_case(eng, "board_card_lifted") is not None),
+    ("late_misdeal_asked", "MISDEAL was pressed after the first round and the floor is asked (002 r36): a "
+     "press now is the floor's misdeal",
+     lambda eng, seen: any(c.asks == "late_misdeal" for c in eng.corrections)),
     ("reshuffle_pending", "an open correction waits for a reshuffle: a step still to be done rules a card "
      "that must stay out taken off the board wrong (the open-steps table's `wrong_at`)",
      lambda eng, seen: wrong_case(eng, "kept_out_card_off_board") is not None),

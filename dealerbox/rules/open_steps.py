@@ -65,6 +65,8 @@ MOMENTS = {
                                 "by the board reader (the street was bet on with it; never a dead tag)",
     "round_done_card_off_board": "ROUND DONE while a card the step puts back on the board is still off it (the "
                                  "street was bet on without it)",
+    "round_done_street_short": "ROUND DONE while the street the step replaces a card of lacks a card on the "
+                               "board (the street was bet on short)",
 }
 #: Moment the rule book's outcomes announce (:meth:`~dealerbox.rules.engine.HandEngine.announce`) ->
 #: what it means, for the rendered book.
@@ -75,6 +77,8 @@ ANNOUNCED = {
     "flop_drawn_early": "burn and flop cards drawn before the first round was done, while an extra card's "
                         "correction ran: the extra card was the flop's burn drawn early (the grace period "
                         "or the board judges the cards: EXTRA_CARDS, or a premature flop)",
+    "board_card_lifted": "a board card no step moves left the board while a step the dealer must do is shown "
+                         "(the board reader saw it go: no missed read explains it)",
     "deal_shown_complete": "a card on the board shows the cards drawn after SHORT_DEAL's question were the burn "
                            "and the flop: the deal was complete, each card it lacked an unread tag (recorded)",
 }
@@ -126,6 +130,16 @@ class StepContract:
     #: question answered by MISDEAL, by ROUND DONE, or by the play): the book's rows leading to them
     #: apply only while the step is open (:func:`answers_an_open_step`).
     answered_in_book: tuple[str, ...] = ()
+    #: Which reader or button ends the step (:data:`ENDED_BY`, from ``seen_by`` and ``pressed``), in words.
+    ended_by: str = ""
+    #: For a step that moves a card the board reader sees: the board state that ends it (the card gone
+    #: from the board, the flop back in the stub). A step the box cannot otherwise see (``seen_by``
+    #: None) with a board state is done only once its card is off the board (:data:`OFF_BOARD_FIRST`).
+    board_state: str | None = None
+    #: Moments at which the step, still to be done, is ``WRONG_CORRECTION`` amber with the step shown
+    #: again (:data:`AGAIN`): a button it does not take, its cards drawn before its button, the rest of
+    #: the street laid over the card it takes off.
+    again_at: tuple[str, ...] = ()
 
 
 def _c(answers: str, wrong: str = "-", ends: str = "seen done, or the hand ends (on record if not done)",
@@ -137,6 +151,7 @@ _ACK = "ACK"
 _PREMATURE_PAST = {"later_card": "floor"}
 _DEAL_PAST = {"round_done_in_deal": "floor"}
 _BET_ON_PAST = {"round_done_card_on_board": "floor"}
+_SHORT_PAST = {"round_done_street_short": "floor"}
 _INFO = _c("ACK, or anything the dealer does next", ends="the next hand; information only")
 _HALT = _c("new_hand (the hand is stopped)", "any card drawn (flagged after the stop)", "the next new_hand")
 _FLOOR = _c("ACK once the floor has ruled", ends="ACK, or the hand ends")
@@ -163,12 +178,15 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "exposed.second_or_later": _c("ACK (a read was missed: the third card or later); MISDEAL (the second)"),
     "boxed.show_and_burn": _c("ACK, or the next step seen done"),
     "boxed.replace": _c("another card drawn for the seat", **_DEAL_PAST),
-    "boxed.replace_next": _c("another card drawn"),
+    "boxed.replace_next": _c("the street's cards all on the board (the replacement laid; a card drawn and kept "
+                             "off the board is not it)", "ROUND DONE with the street short (WRONG_CORRECTION, floor)",
+                             **_SHORT_PAST),
     "joker.show_and_burn": _c("ACK, or the next step seen done; the joker off the board",
                               "ROUND DONE with the joker on the board (WRONG_CORRECTION, floor)", **_BET_ON_PAST),
     "joker.replace_seat": _c("another card drawn for the seat", **_DEAL_PAST),
-    "joker.replace_next": _c("another card drawn", "ROUND DONE with the joker on the board (WRONG_CORRECTION, "
-                             "floor)", **_BET_ON_PAST),
+    "joker.replace_next": _c("the street's cards all on the board (the replacement laid; a card drawn and kept "
+                             "off the board is not it)", "ROUND DONE with the joker on the board, or with the street "
+                             "short (WRONG_CORRECTION, floor)", **_BET_ON_PAST, **_SHORT_PAST),
     "extra.stop": _c("ACK, ROUND DONE, or the card drawn again"),
     "extra.return_on_top": _c("ACK, ROUND DONE, or the card drawn again"),
     "extra.burn_it": _c("the card drawn again (an unread card: any card not yet seen in the hand)",
@@ -191,6 +209,7 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     "double_burn.river_recorded": _INFO,
     # -- too many board cards
     "four_flop.scramble_pick": _c("exactly one of the cards off the board"),
+    "extra_board.floor_decides": _FLOOR,
     "four_flop.rest_is_flop": _c("ACK, or the next step seen done"),
     "four_flop.turn_no_burn": _c("the turn laid with no burn drawn", "a burn drawn (WRONG_CORRECTION, floor)"),
     "redeal.cards_back": _c("the cards off the board", "a card off the board that must stay out (put it back)",
@@ -255,8 +274,7 @@ ANSWER_BUTTONS = {"extra.stop": ("round_done",), "extra.return_on_top": ("round_
 #: still overtakes them.
 WAITS = {key: ("round_done",) for key in (
     "extra.burn_it", "double_burn.return_on_top", "double_burn.burn_it", "wrong.expected_card",
-    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "joker.replace_next",
-    "boxed.show_and_burn", "short_deal.count", "premature.cards_back", "premature.set_aside",
+    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "boxed.show_and_burn", "short_deal.count", "premature.cards_back", "premature.set_aside",
     # ROUND DONE before the river shows a card is a round called ahead: the reshuffle still comes first.
     "premature.reshuffle_with",
     # The same on a street being dealt again (C40): its cards back, it shows nothing, and a round called
@@ -267,8 +285,8 @@ WAITS = {key: ("round_done",) for key in (
 SEEN_BY = {
     "exposed.finish_deal": "deal_drawn", "exposed.replace": "deal_complete",
     "exposed.flop_no_burn": "street_complete",
-    "boxed.replace": "other_card_drawn", "boxed.replace_next": "other_card_drawn",
-    "joker.replace_seat": "other_card_drawn", "joker.replace_next": "other_card_drawn",
+    "boxed.replace": "other_card_drawn", "boxed.replace_next": "replacement_laid",
+    "joker.replace_seat": "other_card_drawn", "joker.replace_next": "replacement_laid",
     "extra.burn_it": "card_drawn", "double_burn.burn_it": "card_drawn", "wrong.put_back_and_draw": "card_drawn",
     "missed_burn.take_off": "card_off_board", "missed_burn.next_card": "street_complete",
     "four_flop.scramble_pick": "one_card_off_board", "four_flop.turn_no_burn": "street_complete",
@@ -299,6 +317,10 @@ WRONG_AT = {
                     (("other_card_drawn", "expected_card"),)),
     **dict.fromkeys(("reshuffle.now", "premature.reshuffle_with"), (("kept_out_card_off_board", "keep_on_board"),)),
 }
+#: A board card no step moves, lifted while a step that moves cards or must take its card off the board is
+#: shown: put it back (the put-right case ``keep_on_board``).
+for _key in sorted(MOVES_A_CARD - {"wrong.keep_on_board"}) + ["joker.show_and_burn", "boxed.show_and_burn"]:
+    WRONG_AT[_key] = WRONG_AT.get(_key, ()) + (("board_card_lifted", "keep_on_board"),)
 #: Step -> the announced moments that supersede it (:attr:`StepContract.superseded_at`).
 SUPERSEDED_AT = {**dict.fromkeys(("extra.stop", "extra.return_on_top", "extra.burn_it"), ("flop_drawn_early",)),
                  "short_deal.count": ("deal_shown_complete",)}
@@ -314,12 +336,68 @@ ANSWERED_IN_BOOK = {
     "duplicate.hole_card_again": ("hole_card_again_confirmed",),
     "unknown.call_floor": ("unknown_is_foreign",), "unknown.floor_confirms": ("unknown_is_foreign",),
 }
+#: Answer (``seen_by``) -> the reader or button whose report ends the step, for the table's ``ended_by``.
+ANSWER_READERS = {
+    "card_drawn": "the shoe reader", "other_card_drawn": "the shoe reader", "deal_drawn": "the shoe reader",
+    "deal_complete": "the shoe reader", "closed_deal_done": "the shoe reader",
+    "card_off_board": "the board reader", "cards_off_board": "the board reader",
+    "one_card_off_board": "the board reader", "card_back_on_board": "the board reader",
+    "street_complete": "the board reader", "replacement_laid": "the board reader",
+    "round_done_into": "ROUND DONE", "acked": "ACK", "acked_or_round_done": "ACK or ROUND DONE",
+    "acked_or_card_drawn": "ACK, or the shoe reader", "deal_counted": "ACK, the shoe reader or the board reader",
+}
+#: Step -> the board state that ends it, for each step that moves a card the board reader sees
+#: (:attr:`StepContract.board_state`).
+BOARD_STATES = {
+    "joker.show_and_burn": "the joker off the board (if it was ever laid there)",
+    "boxed.show_and_burn": "the boxed card off the board (if it was ever laid there)",
+    "missed_burn.take_off": "the card off the board",
+    "four_flop.scramble_pick": "exactly one of the four cards off the board",
+    "redeal.cards_back": "every card of the street off the board, back in the stub",
+    "premature.cards_back": "every premature card off the board, back in the stub",
+    "premature.set_aside": "the premature card off the board, set aside",
+    "wrong.keep_on_board": "the card back on the board",
+    "joker.replace_next": "the street's cards all on the board, the replacement among them",
+    "boxed.replace_next": "the street's cards all on the board, the replacement among them",
+}
+#: Steps the box cannot see done but for the board: ACK, or a later step seen done, ticks them only
+#: once the step's card is off the board (RULES.md: a joker still on the board is not put with the burns).
+OFF_BOARD_FIRST = frozenset({"joker.show_and_burn", "boxed.show_and_burn"})
+#: Moment -> what it means, for the rendered book: while the step is still to be done, the moment is
+#: ``WRONG_CORRECTION`` amber, and the panel shows the step again until it is done.
+AGAIN = {
+    "other_button": "ACK or RESHUFFLED pressed and the step does not take it (a button answers only the "
+                    "step that names it, at that step; it never counts for a later one)",
+    "card_drawn_first": "a card drawn before the button the step waits for",
+    "card_laid_over": "another card laid on the board over the card the step takes off, where no missed read "
+                      "can explain the step (a mouth sensor counts every card)",
+}
+#: Step -> its again moments (:attr:`StepContract.again_at`): every step the dealer must do takes
+#: ``other_button``; the steps a button answers take ``card_drawn_first`` too.
+AGAIN_AT = {"missed_burn.take_off": ("other_button", "card_laid_over"),
+            **dict.fromkeys(PRESSED, ("other_button", "card_drawn_first"))}
+def _ended_by(key: str, c: StepContract) -> str:
+    if c.pressed is not None:
+        return f"{c.pressed.upper()} pressed at this step"
+    if c.seen_by is not None:
+        return ANSWER_READERS.get(c.seen_by, c.seen_by)
+    if key in OFF_BOARD_FIRST:
+        return "the board reader (the card off the board); ACK, or a later step seen done, once it is off"
+    return "ACK, or a later step seen done (no reader can see it)"
+
+
 STEP_CONTRACTS = {key: replace(c, moves=key in MOVES_A_CARD, follows=key in FOLLOW_ON,
                                buttons=ANSWER_BUTTONS.get(key, ()), waits=WAITS.get(key, ()),
                                seen_by=SEEN_BY.get(key), pressed=PRESSED.get(key), then=THEN.get(key),
                                wrong_at=WRONG_AT.get(key, ()), superseded_at=SUPERSEDED_AT.get(key, ()),
-                               answered_in_book=ANSWERED_IN_BOOK.get(key, ()))
+                               answered_in_book=ANSWERED_IN_BOOK.get(key, ()),
+                               board_state=BOARD_STATES.get(key),
+                               again_at=AGAIN_AT.get(key, ("other_button",)))
                   for key, c in STEP_CONTRACTS.items()}
+STEP_CONTRACTS = {key: replace(c, ended_by=_ended_by(key, c)) for key, c in STEP_CONTRACTS.items()}
+#: The steps no reader can see: ACK ticks them, or a later step seen done counts them done.
+UNSEEN_STEPS = frozenset(key for key, c in STEP_CONTRACTS.items()
+                         if c.seen_by is None and c.pressed is None and key not in OFF_BOARD_FIRST)
 
 
 def must_be_done(corr) -> bool:
@@ -372,7 +450,7 @@ def missing_answers() -> list[str]:
     return sorted(answers | effects)
 
 
-__all__ = ["ANNOUNCED", "ANSWERED_IN_BOOK", "ANSWER_BUTTONS", "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "PRESSED",
-           "RULINGS", "SEEN_BY", "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
+__all__ = ["AGAIN", "AGAIN_AT", "ANNOUNCED", "ANSWERED_IN_BOOK", "ANSWER_BUTTONS", "ANSWER_READERS", "BOARD_STATES",
+           "FOLLOW_ON", "MOMENTS", "MOVES_A_CARD", "OFF_BOARD_FIRST", "PRESSED", "RULINGS", "UNSEEN_STEPS", "SEEN_BY", "STEP_CONTRACTS", "SUPERSEDED_AT", "THEN", "WAITS", "WRONG_AT", "StepContract", "contract_of",
            "answers_an_open_step", "missing_answers", "missing_contracts", "must_be_done", "steps_answered_by",
            "wrong_case"]

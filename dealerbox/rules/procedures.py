@@ -177,7 +177,8 @@ def show_and_replace(eng, rid, cards, *, key: str, seat: int | None = None):
     else:
         replace = Step("boxed.replace", (("seat", seat),)) if seat else Step("boxed.replace_next")
         first = Step("boxed.show_and_burn", _card(cards[0]))
-    return eng.open_correction(rid, cards, [Todo(first), Todo(replace, about=key)])
+    # The first step is about the card itself: done only once it is off the board (open_steps.OFF_BOARD_FIRST).
+    return eng.open_correction(rid, cards, [Todo(first, about=key), Todo(replace, about=key)])
 
 
 @procedure("return_as_first_burn")
@@ -229,7 +230,14 @@ def return_second_burn(eng, rid, cards, *, street: Street):
 # ---------------------------------------------------------------- too many board cards
 @procedure("scramble_pick_burn")
 def scramble_pick_burn(eng, rid, cards, *, street: Street):
-    """TDA 002 r39: scramble the four, the floor picks the next burn, the rest is the flop."""
+    """TDA 002 r39: scramble the four, the floor picks the next burn, the rest is the flop; a card too
+    many on the turn or the river: the floor decides which one plays (the dealer does not choose)."""
+    if street.name != "flop":
+        corr = eng.open_correction(rid, cards, [Todo(Step("extra_board.floor_decides", (("cards", tuple(cards)),))),
+                                                Todo(Step("floor.decides"))])
+        # The one the floor takes off the board is out of play, back with the stub.
+        corr.off_board.update(dict.fromkeys(cards, "stub"))
+        return corr
     street.complete = True
     eng.hand.streets[NEXT_STREET[street.name]].burn_due = False
     corr = eng.open_correction(rid, cards, [
@@ -246,8 +254,11 @@ def scramble_pick_burn(eng, rid, cards, *, street: Street):
 def redeal_street(eng, rid, cards, *, street: Street):
     """C40: the street's cards go back, reshuffle without the burns, deal the street again."""
     for c in cards:
-        street.board.remove(c)
-        street.drawn.remove(c)
+        # A card laid for the street that the box had placed elsewhere (a later street drawn early, a card
+        # dealt aside) goes back all the same: it is on the board now.
+        for placed in (street.board, street.drawn):
+            if c in placed:
+                placed.remove(c)
     street.complete = False
     street.burn_due = False
     corr = eng.open_correction(rid, cards, [
@@ -277,9 +288,22 @@ _PUT_RIGHT = {
 _FLOOR_CASES = {"reshuffled_in", "burn_not_due", "missed_burn_bet_on", "step_overtaken"}
 
 
+#: Moment (open_steps.AGAIN) -> the step that says why the step is shown again.
+_AGAIN_STEPS = {"other_button": "wrong.button_not_the_answer", "card_drawn_first": "wrong.drawn_before_button",
+                "card_laid_over": "wrong.laid_over"}
+
+
 @procedure("put_right")
-def put_right(eng, rid, cards, *, case: str):
-    """Tell the dealer how to put the correction right; the floor when it cannot be."""
+def put_right(eng, rid, cards, *, case: str, again=None, moment: str = ""):
+    """Tell the dealer how to put the correction right; the floor when it cannot be. ``step_again``:
+    the step *again* names (a correction and its step) is shown again, after why (*moment*)."""
+    if case == "step_again":
+        corr, todo = again
+        why = Todo(Step(_AGAIN_STEPS[moment]), done=True)
+        wrong = eng.open_correction(rid, cards, [why, Todo(todo.step, about=todo.about)])
+        wrong.again = (corr, todo)
+        wrong.street = corr.street
+        return wrong
     corr = eng.open_correction(rid, cards, _PUT_RIGHT[case](cards),
                                verdict="floor" if case in _FLOOR_CASES else None)
     if case == "keep_on_board":

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dealerbox.rules.board import street_progress
 from dealerbox.rules.buttons import next_round
-from dealerbox.rules.corrections import ANSWERS, EFFECTS
-from dealerbox.rules.open_steps import MOVES_A_CARD, contract_of, must_be_done, wrong_case
+from dealerbox.rules.corrections import ANSWERS, EFFECTS, on_panel
+from dealerbox.rules.open_steps import MOVES_A_CARD, OFF_BOARD_FIRST, contract_of, must_be_done, wrong_case
 from dealerbox.rules.procedures import correct
-from dealerbox.rules.tracker import STREETS, Seen
+from dealerbox.rules.tracker import STREETS, UNREAD_PREFIX, Seen
 
 #: Ruling -> the put-right case of ``WRONG_CORRECTION`` it opens (:mod:`.procedures`).
 _CASES = {"floor": "step_overtaken", "floor_bet_on": "missed_burn_bet_on"}
@@ -73,34 +73,68 @@ def _second_irregularity(eng) -> None:
 _ROUND_ORDER = {"flop": 1, "turn": 2, "river": 3, "showdown": 4}
 
 
+def _card_lies_on_board(eng, todo) -> bool:
+    """The card of a step that must take it off the board (:data:`~.open_steps.OFF_BOARD_FIRST`) is
+    still there: a reader sees the step undone."""
+    if todo.step.key not in OFF_BOARD_FIRST:
+        return False
+    card = todo.about if todo.about is not None else todo.step.param("card")
+    return eng.hand.where.get(card) == "board"
+
+
+def _unseen(eng, todo) -> bool:
+    """*todo* is a step no reader sees, and nothing a reader sees says it is undone: ACK ticks it, and
+    a later step seen done counts it done (dealers forget buttons)."""
+    contract = contract_of(todo)
+    return contract.seen_by is None and contract.pressed is None and not _card_lies_on_board(eng, todo)
+
+
+def _hit(eng, event, i: int, todo, corr) -> bool:
+    contract = contract_of(todo)
+    if contract.seen_by is not None:
+        return ANSWERS[contract.seen_by](eng, event, todo, corr)
+    if contract.pressed is not None:
+        # A button answers its own step only at that step: every step before it done, or one no
+        # reader sees (RULES.md: it never counts for a later step, nor a later step for it).
+        return (event.ev == "button" and event.name == contract.pressed
+                and all(prev.done or _unseen(eng, prev) for prev in corr.todos[:i]))
+    # A step about a card on the board is done when the board reader sees the card leave.
+    return todo.step.key in OFF_BOARD_FIRST and event.ev == "board_off" and not _card_lies_on_board(eng, todo)
+
+
 def answer(eng, event) -> None:
     """Tick off the open steps *event* answers, by the table: a step's ``seen_by`` answer observed,
-    or its ``pressed`` button; the steps before it that the box cannot see count done with it
-    (dealers forget buttons). ACK ticks the newest correction's step the box can neither see nor
-    have pressed. Finished corrections leave the panel."""
+    its ``pressed`` button at that step, or a card it must take off the board seen leaving; the steps
+    before it that no reader sees count done with it (dealers forget buttons). ACK ticks the step the
+    panel shows when no reader can see it done. Finished corrections leave the panel; a step shown
+    again (``again``) leaves with the step it shows."""
     for corr in list(eng.corrections):
-        if corr.born == eng.seq:
+        if corr.born == eng.seq or corr.again is not None:
             continue
         for i, todo in enumerate(corr.todos):
-            if todo.done:
-                continue
-            contract = contract_of(todo)
-            if contract.seen_by is not None:
-                hit = ANSWERS[contract.seen_by](eng, event, todo, corr)
-            else:
-                hit = contract.pressed is not None and event.ev == "button" and event.name == contract.pressed
-            if hit:
+            if not todo.done and _hit(eng, event, i, todo, corr):
                 for prev in corr.todos[:i]:
-                    if not prev.done and contract_of(prev).seen_by is None:
+                    if not prev.done and _unseen(eng, prev):
                         _done(eng, event, prev, corr)
                 _done(eng, event, todo, corr)
-    if event.ev == "button" and event.name == "ack" and eng.corrections:
-        top = eng.corrections[-1]
+    top = on_panel(eng.corrections)
+    if event.ev == "button" and event.name == "ack" and top is not None and top.born != eng.seq:
+        if top.again is not None:
+            top = top.again[0]
         cur = top.current
-        if top.born != eng.seq and cur < len(top.todos):
-            contract = contract_of(top.todos[cur])
-            if contract.seen_by is None and contract.pressed is None:
-                _done(eng, event, top.todos[cur], top)
+        if cur < len(top.todos) and _unseen(eng, top.todos[cur]):
+            _done(eng, event, top.todos[cur], top)
+    _again_settled(eng)
+
+
+def _again_settled(eng) -> None:
+    """A step shown again leaves the panel once that step is done, or its correction has left."""
+    for corr in eng.corrections:
+        if corr.again is not None:
+            target, todo = corr.again
+            if todo.done or target not in eng.corrections:
+                for t in corr.todos:
+                    t.done = True
     eng.corrections = [c for c in eng.corrections if not c.finished]
 
 
@@ -142,6 +176,10 @@ def _moments(eng, event, key: str, corr) -> set[str]:
             found.add("round_done_card_on_board")
         if corr.keep_on_board is not None and hand.where.get(corr.keep_on_board) != "board":
             found.add("round_done_card_off_board")
+        st = hand.streets.get(corr.street or "")
+        if st is not None and not st.complete and eng.phase != corr.street:
+            # The round of the street was played with a card of it missing (a replacement never laid).
+            found.add("round_done_street_short")
         return found
     if event.ev != "board_on" or corr.street not in STREETS or hand.where.get(key) != "board":
         return set()
@@ -152,7 +190,53 @@ def _moments(eng, event, key: str, corr) -> set[str]:
     return set()
 
 
-def judge(eng, event, key: str = "") -> None:
+def snapshot(eng) -> tuple:
+    """What the open steps are now, to tell whether an event answered any (:func:`judge`)."""
+    return tuple((id(c), tuple(t.done for t in c.todos)) for c in eng.corrections)
+
+
+def _shown_again(eng, event, key: str, before) -> None:
+    """The step the panel shows, still to be done, met one of its ``again_at`` moments: a button it
+    does not take (the event answered no step at all), a card drawn before the button it waits for, a
+    card laid over the card it takes off where no missed read explains the step. WRONG_CORRECTION,
+    amber, the step shown again until it is done (RULES.md: never consumed by a later step, never
+    silent). A fact about a card this event raised (a joker, a duplicate) is judged as its own."""
+    top = on_panel(eng.corrections)
+    if top is None or top.halting or top.verdict != "correct" or top.born == eng.seq:
+        return
+    corr, todo = top.again if top.again is not None else (top, None)
+    if corr.current >= len(corr.todos):
+        return
+    todo = todo if todo is not None else corr.todos[corr.current]
+    contract = contract_of(todo)
+    if todo.done or not (must_be_done(corr) or contract.follows):
+        return
+    moments = set()
+    # A step that says how the hand goes on takes an ACK as read; RESHUFFLED there is a later step's.
+    buttons = ("ack", "reshuffled") if must_be_done(corr) else ("reshuffled",)
+    if event.ev == "button" and event.name in buttons and snapshot(eng) == before:
+        moments.add("other_button")
+    if event.ev == "shoe" and contract.pressed is not None and not any(c.born == eng.seq for c in eng.corrections):
+        moments.add("card_drawn_first")
+    card = todo.about if todo.about is not None else todo.step.param("card")
+    hand = eng.hand
+    if (event.ev == "board_on" and hand.mouth_sensor and key and card and key != card
+            and hand.where.get(card) == "board" and hand.where.get(key) == "board" and not _unread_burn(hand, card)):
+        moments.add("card_laid_over")
+    moment = next((m for m in contract.again_at if m in moments), None)
+    if moment is None or top.again is not None:
+        return      # nothing new, or the step is shown again already
+    correct(eng, "WRONG_CORRECTION", corr.cards[:1], case="step_again", again=(corr, todo), moment=moment)
+
+
+def _unread_burn(hand, card: str) -> bool:
+    """A card of *card*'s street left the stub counted with no read and never reached the board: the
+    burn, its count reported after the first card's read (a missed read explains the step)."""
+    st = hand.street_of(card)
+    return st is not None and any(k.startswith(UNREAD_PREFIX) and hand.where.get(k) == "hand" for k in st.drawn)
+
+
+def judge(eng, event, key: str = "", before: tuple = ()) -> None:
     """Judge every open step by *event* (naming card *key*, if any), from the table: its answers
     first (the steps the event shows done are ticked off, finished corrections leave), then its
     wrong corrections (the moments past which it can no longer be done: the ruling of its
@@ -163,22 +247,39 @@ def judge(eng, event, key: str = "") -> None:
     _answered_by_button(eng, event)
     _announced_wrong(eng)
     _second_irregularity(eng)
+    _shown_again(eng, event, key, before)
     for corr in list(eng.corrections):
-        if corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.current >= len(corr.todos):
+        if (corr.halting or corr.irregularity is None or corr.born == eng.seq or corr.again is not None
+                or corr.current >= len(corr.todos)):
             continue
-        contract = contract_of(corr.todos[corr.current])
-        if not contract.past or corr not in eng.corrections:
+        past = _past_of_shown(corr)
+        if not past or corr not in eng.corrections:
             continue
         moments = _moments(eng, event, key, corr)
-        ruling = next((r for m, r in contract.past if m in moments), None)
+        ruling = next((r for m, r in past if m in moments), None)
         if ruling is None:
             continue
-        moment = next(m for m, r in contract.past if m in moments)
+        moment = next(m for m, r in past if m in moments)
         eng.corrections.remove(corr)
         _as_it_lies(eng, corr)
         if moment == "round_done_in_deal":
             _deal_as_it_lies(eng, event)
         correct(eng, "WRONG_CORRECTION", corr.cards[:1], case=_CASES[ruling])
+
+
+def _past_of_shown(corr) -> tuple:
+    """The moments past which the step shown can no longer be done: its own, and those of the steps
+    after it up to the first a reader sees, which wait behind it (a replacement never laid while "put the
+    joker with the burns", which no reader sees, is shown)."""
+    past = []
+    for todo in corr.todos[corr.current:]:
+        if todo.done:
+            continue
+        contract = contract_of(todo)
+        past += contract.past
+        if contract.seen_by is not None or contract.pressed is not None:
+            break
+    return tuple(past)
 
 
 def _as_it_lies(eng, corr) -> None:
@@ -231,4 +332,4 @@ def _deal_as_it_lies(eng, event) -> None:
     next_round(eng, Seen(event))
 
 
-__all__ = ["answer", "judge"]
+__all__ = ["answer", "judge", "snapshot"]

@@ -129,6 +129,8 @@ class HandTracker:
         self.held: dict[str, tuple[float, str]] = {}
         #: A double burn judged only once a spread street's last card had time to land: (street, deadline).
         self.double_burn_wait: tuple[str, float] | None = None
+        #: The floor was called because the stub cannot give what the hand still needs.
+        self.stub_short_called = False
         #: Unread cards the box has since learned: placeholder -> the card it turned out to be.
         self.learned: dict[str, str] = {}
 
@@ -159,6 +161,33 @@ class HandTracker:
     def known_as(self, key: str) -> str:
         """*key*, or the card an unread placeholder turned out to be."""
         return self.learned.get(key, key)
+
+    def cards_left(self) -> int:
+        """The cards the box knows are still in the stub: the deck's, less those out of it (a card that
+        left unread is one of them, its face unknown), with the cards sent back counted in."""
+        left = sum(1 for c in DECK_52 if self.where.get(c) == "stub" or c in self.returning)
+        return left - sum(1 for k, p in self.where.items() if k.startswith(UNREAD_PREFIX) and p != "stub")
+
+    def cards_needed(self) -> int:
+        """The cards the hand still needs from the stub: the hole cards owed, and each street's burn and
+        cards not yet out (a card drawn and not yet placed counts as out)."""
+        need = self.cards_owed()
+        for st in self.streets.values():
+            if st.complete or st.from_aside:
+                continue
+            pending = sum(1 for c in st.drawn if self.where.get(c) == "hand")
+            need += max(0, st.n + int(st.burn_due) - len(self.on_board(st.board)) - len(st.burns) - pending)
+        return need
+
+    def cards_deciding(self) -> tuple[str, ...]:
+        """The cards whose judgment waits for a grace period to end (the cards drawn after the deal, a
+        spread street's second burn), or () when none does. A board card waiting for its late read is
+        a sensing matter, not one of them."""
+        if self.extra_deadline is not None:
+            return tuple(self.streets["flop"].drawn)
+        if self.double_burn_wait is not None:
+            return tuple(self.streets[self.double_burn_wait[0]].burns)
+        return ()
 
     def deadline(self) -> float | None:
         """The earliest time at which a waiting judgment is due, or None."""
