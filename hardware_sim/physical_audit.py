@@ -284,8 +284,8 @@ def _checks(h: _Hand, report: AuditReport, add) -> None:
         if not act.demand:
             continue
         before = [d for i, d in h.decisions if i < act.begins]
-        if before and before[-1].verdict != "correct":
-            continue                               # the floor is called already (or the hand stopped)
+        if before and (before[-1].verdict != "correct" or before[-1].irregularity == "WRONG_CORRECTION"):
+            continue                               # the floor is called already, or a wrong answer is shown
         shown = before[-1].irregularity if before else None
         end = _window_end(events, act.begins, act.presses)
         seen = [d for i, d in h.decisions if act.begins <= i < end]

@@ -64,9 +64,10 @@ TAKE_OFF = {"missed_burn.take_off": "burn", "joker.show_and_burn": "shown", "pre
 NO_BURN = {"exposed.flop_no_burn": "flop", "four_flop.turn_no_burn": "turn"}
 #: Steps a panel button other than the step's own answers nothing at: where ``reshuffled_other_step``
 #: and ``other_button`` press one.
+#: (Not "the burn stays": the reshuffle is its next step, and a RESHUFFLED there may be that step's.)
 FOLLOW_STEPS = ("premature.finish_round", "premature.burn_and_turn", "premature.new_street",
-                "premature.new_street_no_burn", "redeal.deal_again", "missed_burn.next_card", "skipped.ask",
-                "premature.burn_stays", "exposed.flop_no_burn", "four_flop.turn_no_burn")
+                "premature.new_street_no_burn", "redeal.deal_again", "missed_burn.next_card",
+                "exposed.flop_no_burn", "four_flop.turn_no_burn")
 #: Steps that ask for the cards the dealer is dealing now: the street goes on under them.
 GO_ON_STEPS = frozenset({
     "missed_burn.next_card", "joker.replace_next", "joker.replace_seat", "boxed.replace_next", "boxed.replace",
@@ -136,7 +137,8 @@ class Dealer:
         self.order: list[int] = []            # physical seats in deal order (deal position p -> order[p - 1])
         self.burn_due = dict.fromkeys(STREET_ORDER, True)
         self.aside_for: dict[str, Card] = {}  # C40: a later street's card dealt face down aside
-        self.acted: set = set()
+        self.acted: set = set()               # the panel's step acted on, since the panel last changed
+        self.shown_key = None
         self.ignored_steps: set = set()       # steps the dealer left undone on purpose (a wrong answer)
         self.wrong_done = False
         self.press_after_draw: str | None = None
@@ -184,6 +186,13 @@ class Dealer:
         return k in self.ignored_steps or k in GO_ON_STEPS or k.startswith(("unread.", "reader."))
 
     def draw(self) -> Card:
+        if self.deferred is not None:
+            # A wrong answer that shows with the next card out of the shoe (the card asked for is not
+            # on top; the street comes from a stub whose RESHUFFLED was not pressed yet).
+            self.deferred.begins = self.ev
+            self.deferred.street = self.street_now
+            self.log.wrong.append(self.deferred)
+            self.deferred = None
         card = self.table.draw()
         if self.press_after_draw:
             name, self.press_after_draw = self.press_after_draw, None
@@ -261,7 +270,7 @@ class Dealer:
                 self.deal_street(nxt, premature=True)
                 if self.halted():
                     return self._after_halt()
-            self.betting(r)
+            self.betting(r, by_mistake=nxt is not None and p.kind == "premature_button" and p.street == nxt)
             if self.halted():
                 return self._after_halt()
             if nxt is not None and p.kind == "premature_button" and p.street == nxt and self.rounds_over == r + 1:
@@ -441,11 +450,6 @@ class Dealer:
 
     def burn(self, street: str) -> None:
         t = self.table
-        if self.deferred is not None:
-            # The card the box asked for is not on top: the burn drawn now is another.
-            self.deferred.begins, self.deferred.street = self.ev, street
-            self.log.wrong.append(self.deferred)
-            self.deferred = None
         for _ in range(3):
             card = self.draw()
             t.to_burns(card, street)
@@ -455,7 +459,7 @@ class Dealer:
             # A joker came out as the burn: shown and set aside; the next card is the burn.
 
     # ------------------------------------------------------------------ betting
-    def betting(self, r: int) -> None:
+    def betting(self, r: int, by_mistake: bool = False) -> None:
         """Round *r*'s betting (0: before the flop); then ROUND DONE, unless it is over already."""
         self.follow()
         if self.rounds_over > r or self.halted():
@@ -464,10 +468,9 @@ class Dealer:
         self.follow()
         if self.rounds_over > r or self.halted():
             return
-        p = self.plan
         self.press("round_done")
-        if p.kind == "premature_button" and p.street == (STREET_ORDER[r] if r < 3 else None):
-            return
+        if by_mistake:
+            return                                 # the street is dealt at once, then PREMATURE
         self.follow()
         # A correction that is the round's own (C40's skipped player acted) may lay more now.
         self.follow()
@@ -484,6 +487,9 @@ class Dealer:
                 return
             step = d.steps[d.step]
             key = (d.irregularity, tuple(d.cards), tuple(s.key for s in d.steps), d.step)
+            if key != self.shown_key:
+                # The panel changed: a step shown again (after a wrong answer was ruled) is done anew.
+                self.shown_key, self.acted = key, set()
             if key in self.acted:
                 return
             self.acted.add(key)
@@ -517,7 +523,7 @@ class Dealer:
             self._wrong("other_button")
             self.press("ack")
             return True
-        if k in FOLLOW_STEPS and k != "skipped.ask" and self._wants("reshuffled_other_step"):
+        if k in FOLLOW_STEPS and self._wants("reshuffled_other_step"):
             self._wrong("reshuffled_other_step")
             self.press("reshuffled")
             return True
@@ -535,7 +541,7 @@ class Dealer:
                     self.press_after_draw = "reshuffled"
                 self.ignored_steps.add(k)
                 self.burn_due[self._next_street()] = False
-                return self._wrong(way, presses=2)
+                return self._wrong(way, presses=2, deferred=True)
             self.press("reshuffled")
             if self._wants("reshuffled_twice"):
                 self._wrong("reshuffled_twice")
@@ -616,7 +622,8 @@ class Dealer:
                  "premature.burn_and_turn", "premature.new_street", "boxed.replace", "boxed.replace_next",
                  "joker.replace_seat", "joker.replace_next", "extra.burn_it", "double_burn.burn_it",
                  "double_burn.river_recorded"):
-            if k in ("premature.burn_stays", "four_flop.rest_is_flop") and self.rng.random() < 0.5:
+            # The burn stays: the reshuffle the next step asks for is not shown before this ACK.
+            if k == "premature.burn_stays" or k == "four_flop.rest_is_flop" and self.rng.random() < 0.5:
                 self.press("ack")
                 return True
             return False                           # the hand going on does it
