@@ -37,7 +37,7 @@ run: $(STAMP)
 	$(VENV)/bin/dealerbox run --demo $(RUN_ARGS)
 
 # A live room on this machine: a broker, the collector, the web view and three
-# simulated tables (docs/FLOOR.md, "A live room in one command").
+# simulated tables (docs/floor/install.md, "A live room in one command").
 floor: $(STAMP) system-deps
 	$(PY) -m dealerbox.floor.operating.demo_room $(FLOOR_ARGS)
 

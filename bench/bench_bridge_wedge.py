@@ -9,7 +9,7 @@ ignores it, which is why install-floor.sh's drop-in has systemd kill it 10 s lat
 
 The same windows with the bridge over plain MQTT to a plain group listener (what a local
 TLS tunnel in front of the bridge would give mosquitto) show where the fault lies: in the
-bridge's TLS connect (docs/GROUP.md, Bridge outages). Keys, per kind of bridge:
+bridge's TLS connect (docs/floor/group.md, Bridge outages). Keys, per kind of bridge:
 
 - ``bridge_tls_wedged`` / ``bridge_plain_wedged``: windows that wedged the broker, of
   ``bridge_windows``.

@@ -268,7 +268,7 @@ def _floor_config(parser, what: str) -> None:
 
 def _add_floor_commands(sub) -> None:
     """``floor ...``: the collector, the web view, its users, the reports; a table's publisher."""
-    sp = sub.add_parser("floor", help="floor reporting over MQTT v5 (docs/FLOOR.md)")
+    sp = sub.add_parser("floor", help="floor reporting over MQTT v5 (docs/floor/README.md)")
     fsub = sp.add_subparsers(dest="floor_command", required=True)
     fp = fsub.add_parser("collect", help="the floor's collector: commit every table's journal")
     _floor_config(fp, "the collector's floor.toml")
@@ -406,7 +406,7 @@ def _add_floor_commands(sub) -> None:
                     help="only say which schema revision the store is at and which is the newest "
                          "(exit 1 if it is behind)")
     fp.set_defaults(func=cmd_floor)
-    fp = fsub.add_parser("protect", help="game protection: the shuffle check's references (docs/FLOOR.md)")
+    fp = fsub.add_parser("protect", help="game protection: the shuffle check's references (docs/floor/surveillance.md)")
     psub = fp.add_subparsers(dest="protect_command", required=True)
     pp = psub.add_parser("fit", help="compute and store the references under the declared [protect] shuffle, "
                                      "or from the house's recorded fair hands (--house FROM TO)")
@@ -421,8 +421,8 @@ def _add_floor_commands(sub) -> None:
 
 
 def _add_bridge_commands(fsub) -> None:
-    """``floor bridge add|remove|list`` and ``floor broker-check`` (docs/GROUP.md, Bridges)."""
-    fp = fsub.add_parser("bridge", help="a property's bridge to the group broker, on either side (docs/GROUP.md)")
+    """``floor bridge add|remove|list`` and ``floor broker-check`` (docs/floor/group.md, Bridges)."""
+    fp = fsub.add_parser("bridge", help="a property's bridge to the group broker, on either side (docs/floor/group.md)")
     bsub = fp.add_subparsers(dest="bridge_command", required=True)
     for action, what in (("add", "give a property's bridge its rights (group side) or write it (property side)"),
                          ("remove", "take a property's bridge away (its rights, or its conf.d file)"),
@@ -462,7 +462,7 @@ def _add_bridge_commands(fsub) -> None:
                          "the only ones watched (default: %(default)s)")
     fp.add_argument("--result", type=Path, default=None,
                     help="keep the result in this file, which the floor view's /metrics reads "
-                         "(docs/FLOOR.md, Metrics)")
+                         "(docs/floor/metrics.md)")
     fp.set_defaults(func=cmd_floor)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up the floor server on Debian (bookworm or later): mosquitto with the
 # floor's conf.d snippet, the casino CA, the collector and the web view as
-# services. docs/FLOOR.md is the guide; --help lists the options.
+# services. docs/floor/install.md is the guide; --help lists the options.
 #
 # Safe to run again: every step checks before it changes anything, a second run
 # with the same arguments changes no file, and the CA, the certificates and
@@ -67,7 +67,7 @@ Usage: install-floor.sh --broker-name NAME [options]   the first time
                      for a broker and a CA elsewhere: no mosquitto, no CA here;
                      /etc/dealerbox/floor.toml, floor/ca.crt and each NAME's
                      certificate and key copied from the CA's machine first
-                     (docs/GROUP.md, "Several collectors")
+                     (docs/floor/group.md, "Several collectors")
   --web-name NAME    the web view's TLS certificate naming NAME (and every
                      --web-ip), floor-web.crt and floor-web.key in
                      /etc/dealerbox/floor/, readable by the view; made once
@@ -220,7 +220,7 @@ else
         --shell /usr/sbin/nologin "$SERVICE_USER"
 fi
 
-# The floor's commands as FLOOR.md writes them (dealerbox-floor user list), run as the
+# The floor's commands as docs/floor/ writes them (dealerbox-floor user list), run as the
 # service user so the store stays its own: from a root shell (runuser) or with sudo.
 cat >"$SCRATCH/dealerbox-floor" <<'EOF'
 #!/bin/sh
@@ -258,7 +258,7 @@ make_ca() { run sh "$FLOOR_FILES/make-ca.sh" "$CA_DIR" "$@"; }
 ensure_dir "$CA_DIR" "root:$BROKER_USER" 0750
 [[ -f $CA_DIR/ca.key ]] || make_ca init
 if [[ -f $CA_DIR/broker.crt ]]; then
-    [[ -n $BROKER_NAME ]] && say "$CA_DIR/broker.crt exists: kept (docs/FLOOR.md says how to reissue it)"
+    [[ -n $BROKER_NAME ]] && say "$CA_DIR/broker.crt exists: kept (docs/floor/security.md says how to reissue it)"
 else
     [[ -n $BROKER_NAME ]] || die "--broker-name NAME: the name the tables reach this server by (there is no broker certificate yet)"
     make_ca broker "$BROKER_NAME" 127.0.0.1 "${BROKER_IPS[@]}"
@@ -318,7 +318,7 @@ if ((COLLECTORS_ONLY)); then
     for file in "${needed[@]}"; do
         [[ -f $file ]] || ((DRY_RUN)) ||
             die "--collectors-only: no $file: copy floor.toml, floor/ca.crt and each collector's .crt and .key" \
-                "from the CA's machine first (docs/GROUP.md, Several collectors)"
+                "from the CA's machine first (docs/floor/group.md, Several collectors)"
     done
 elif [[ -f $CA_DIR/ca.key ]] || ((!DRY_RUN)); then
     install_file "$CA_DIR/ca.crt" "$IDENTITY_DIR/ca.crt" 0644 || true
@@ -393,7 +393,7 @@ for unit in "${UNITS[@]}"; do
     install_file "$REPO/systemd/$unit" "$UNIT_DIR/$unit" 0644 && UNITS_CHANGED=1
 done
 # The broker's health check (a CONNACK within 5 s, or mosquitto is restarted) where the
-# broker runs: docs/GROUP.md, "Bridge outages".
+# broker runs: docs/floor/group.md, "Bridge outages".
 # A wedged 2.0.11 ignores the SIGTERM of that restart: the drop-in bounds its wait.
 if ((!COLLECTORS_ONLY)); then
     for unit in "${BROKER_CHECK_UNITS[@]}"; do
@@ -433,4 +433,4 @@ else
     say "done; the collector and the web view start at boot (or now: systemctl start ${UNITS[*]})"
 fi
 say "next: a certificate per table (dealerbox-floor-ca client T01) and a first web user"
-say "  (dealerbox-floor user add NAME --role admin --config /etc/dealerbox/floor.toml: docs/FLOOR.md)"
+say "  (dealerbox-floor user add NAME --role admin --config /etc/dealerbox/floor.toml: docs/floor/security.md)"

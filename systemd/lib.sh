@@ -127,7 +127,8 @@ switch_venv() {
 install_docs() {
     local doc
     install_file "$REPO/README.md" "$PREFIX/README.md" 0644 || true
-    for doc in "$REPO"/docs/*.md; do
-        if [[ -f $doc ]]; then install_file "$doc" "$PREFIX/docs/$(basename "$doc")" 0644 || true; fi
+    # docs/floor/ too: the floor's manual, whose pages the floor's units name as Documentation=.
+    for doc in "$REPO"/docs/*.md "$REPO"/docs/floor/*.md; do
+        if [[ -f $doc ]]; then install_file "$doc" "$PREFIX/docs/${doc#"$REPO"/docs/}" 0644 || true; fi
     done
 }

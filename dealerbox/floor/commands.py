@@ -26,7 +26,7 @@ def collect(config: Path, *, ready=None) -> int:
     from dealerbox.floor.operating.security_log import install as install_security_log
     from dealerbox.floor.store import Store
 
-    install_security_log()  # a hostile table refused: in the journal (FLOOR.md)
+    install_security_log()  # a hostile table refused: in the journal (docs/floor/security.md)
     settings = load_collector(config)
     settings.identity.check()
     with Store(settings.store) as store:
@@ -64,7 +64,7 @@ def web(config: Path) -> int:
             _readable(settings.config, f"web.{what}", path)
     setup_logging()
     from dealerbox.floor.operating.security_log import install as install_security_log
-    install_security_log()  # sign-ins, clears, user changes: in the journal (FLOOR.md)
+    install_security_log()  # sign-ins, clears, user changes: in the journal (docs/floor/security.md)
     store = _shown(settings.store)
     return serve(settings, ready=lambda url: print(f"floor web: store {store}, view {url}",
                                                    file=sys.stderr, flush=True))
@@ -125,7 +125,7 @@ def user(config: Path, action: str, name: str | None = None, role: str | None = 
     from dealerbox.floor.store import Store
 
     settings = load_web(config)
-    install_security_log()  # a user added, removed or given a new password: in the journal (FLOOR.md)
+    install_security_log()  # a user added, removed or given a new password: in the journal (docs/floor/security.md)
     by = f"{command_line_user()} (command line)"
     with Store(settings.store) as store:
         accounts = Accounts(store)
@@ -352,7 +352,7 @@ def bridge(action: str, property_name: str | None = None, *, side: str = "group"
            conf_dir: Path | None = None) -> int:
     """``floor bridge add|remove|list``: a property's bridge on the group broker (``--side group``:
     its identity and rights, in the dynamic security plugin's file) or on the property's own
-    (``--side property``: its conf.d file). docs/GROUP.md, Bridges."""
+    (``--side property``: its conf.d file). docs/floor/group.md, Bridges."""
     from dealerbox.floor.operating import bridges as B
     pki = pki or B.PKI_DIR
     conf_dir = conf_dir or B.CONF_DIR
@@ -447,7 +447,7 @@ def deck(config: Path, action: str, name: str | None = None, *, back: str | None
          hands: int | None = None, day: str | None = None, html: Path | None = None, csv: Path | None = None,
          pdf: Path | None = None, base_url: str | None = None, table: str | None = None) -> int:
     """``floor deck list|receive|add|issue|retire|destroy|limit|log``: the room's decks, kept on the
-    floor and sent to every table (docs/FLOOR.md, "The room's registry"); every change is
+    floor and sent to every table (docs/floor/registry.md); every change is
     audited with the login name of who ran it."""
     from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store

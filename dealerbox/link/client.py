@@ -75,7 +75,7 @@ def connect_problem(exc: BaseException, host: str, port: int) -> str:
                 "signed by the casino CA (the ca file) and name the host we connect to")
     if isinstance(exc, ssl.SSLError):
         return (f"floor: {where} ended the TLS handshake ({exc.reason or exc}): it refused our certificate "
-                "(revoked, expired, not from the casino CA), or its own CRL expired (docs/FLOOR.md, "
+                "(revoked, expired, not from the casino CA), or its own CRL expired (docs/floor/metrics.md, "
                 "Troubleshooting)")
     return f"floor: cannot reach {where}: {exc}"
 

@@ -1,4 +1,4 @@
-"""Topics and payloads of floor reporting, schema version 1 (docs/FLOOR.md).
+"""Topics and payloads of floor reporting, schema version 1 (docs/floor/reporting.md).
 
 Every payload is one JSON object with ``"v": 1``. A reader ignores keys it
 does not know and refuses a ``v`` it does not know, so fields may be added
@@ -245,7 +245,7 @@ def _cut(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-# -- the room's registry: floor -> table (docs/FLOOR.md, "The room's registry")
+# -- the room's registry: floor -> table (docs/floor/registry.md, "Topics and payloads")
 
 REGISTRY_KIND = "registry"
 #: Every table's registry topic, for the floor's own roles (a table reads its own only).

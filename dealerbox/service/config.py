@@ -334,7 +334,7 @@ register_section("presence", PresenceSection)
 register_section("mouth_sensor", MouthSensorSection)
 register_section("lcd", LcdConfig, required=True)
 register_section("panel", PanelConfig, required=True)
-register_section("floor", FloorSettings)  # floor reporting: docs/FLOOR.md
+register_section("floor", FloorSettings)  # floor reporting: docs/floor/install.md
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,6 +1,6 @@
 """The room's registry at the table: the floor's decks and badges beside the table's own files.
 
-The floor publishes each table the room's registry (docs/FLOOR.md, "The room's
+The floor publishes each table the room's registry (docs/floor/registry.md, "The room's
 registry"; the wire is :mod:`dealerbox.link.protocol`). The box judges cards with its
 own deck registry file and the room's decks together, less the tags the floor retired,
 and badges with its own badge file and the room's badges, less the revoked ones. The deck

@@ -94,7 +94,7 @@ MQTT_MISSING = ("paho-mqtt installed, which reporting to the floor needs: instal
 
 @dataclass(frozen=True, kw_only=True)
 class FloorSettings:
-    """[floor]: the table's journal streamed to the floor over MQTT v5 (docs/FLOOR.md); off when left out."""
+    """[floor]: the table's journal streamed to the floor over MQTT v5 (docs/floor/install.md); off when left out."""
 
     enabled: bool = option(Flag(doc="report to the floor"), False)
     table: str = option(Text(doc="the table id: the CN of its certificate", max_len=64,
@@ -617,10 +617,10 @@ class Publisher:
             self._refusals.say(f"floor: the broker at {self.settings.host}:{self.settings.port} closed the "
                                f"connection before accepting {self.table} ({reason_code}): most often it "
                                "refused the certificate (revoked, expired, not from the casino CA), or its CRL "
-                               "expired (docs/FLOOR.md, Troubleshooting)")
+                               "expired (docs/floor/metrics.md, Troubleshooting)")
         elif getattr(reason_code, "value", None) == 152:  # MQTT v5: administrative action
             log.warning("floor: the broker ended %s's session (administrative action): a revoked table "
-                        "is kicked so (docs/FLOOR.md, Revoking a table)", self.table)
+                        "is kicked so (docs/floor/security.md, Revoking a table)", self.table)
         else:
             log.info("floor: %s disconnected: %s", self.table, reason_code)
 

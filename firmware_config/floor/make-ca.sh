@@ -24,7 +24,7 @@
 # A CN has one valid certificate at a time: a second one would be a second
 # device speaking as that table, which "revoke CN" might then miss.
 #
-# Revoking, and replacing, is done in three steps, in this order (docs/FLOOR.md):
+# Revoking, and replacing, is done in three steps, in this order (docs/floor/security.md):
 # "revoke CN" (or "client --replace CN"); reload mosquitto (SIGHUP: new
 # connections are checked against the new ca.crl); "kick CN" (the session that
 # is open now ends, and the device cannot come back with the revoked
@@ -156,7 +156,7 @@ broker|web)
     echo "made $dir/$file.crt and $dir/$file.key for ${san}" >&2
     if [ "$command" = web ]; then
         echo "the view runs as dealerbox-floor: install-floor.sh --web-name $name puts them in" \
-             "/etc/dealerbox/floor/ where it can read them (docs/FLOOR.md, TLS)" >&2
+             "/etc/dealerbox/floor/ where it can read them (docs/floor/install.md, [web] in floor.toml)" >&2
     fi
     ;;
 client)
@@ -186,7 +186,7 @@ client)
     if [ "$revoked" -gt 0 ]; then
         FLOOR_SAN=DNS:unused write_crl
         echo "revoked $revoked certificate(s) of $*; now reload mosquitto, then kick each CN" \
-             "(docs/FLOOR.md, Revoking a table)" >&2
+             "(docs/floor/security.md, Revoking a table)" >&2
     fi
     ;;
 revoke)
@@ -197,7 +197,7 @@ revoke)
     [ "$revoked" -gt 0 ] || die "$1 has no valid certificate to revoke"
     FLOOR_SAN=DNS:unused write_crl
     echo "revoked $revoked certificate(s) of $1; now reload mosquitto, then kick $1" \
-         "(docs/FLOOR.md, Revoking a table)" >&2
+         "(docs/floor/security.md, Revoking a table)" >&2
     ;;
 kick)
     [ $# -eq 1 ] || usage

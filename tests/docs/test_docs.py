@@ -58,6 +58,9 @@ def dead_links(md: Path) -> list[str]:
 def test_there_are_documents_to_check():
     names = {p.relative_to(ROOT).as_posix() for p in shipped_markdown()}
     assert {"README.md", "docs/RULES.md", "docs/CONTRACT.md", "docs/INSTALL.md", "systemd/README.md"} <= names
+    # The floor's manual, a folder of pages: the link check reads each of them too.
+    assert {f"docs/floor/{p.name}" for p in (ROOT / "docs" / "floor").glob("*.md")} <= names
+    assert {"docs/floor/README.md", "docs/floor/install.md", "docs/floor/group.md"} <= names
 
 
 @pytest.mark.parametrize("md", shipped_markdown(), ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -74,6 +77,24 @@ def test_the_checker_sees_a_dead_link(tmp_path, monkeypatch):
     assert dead_links(doc) == ["../shared/design/RULES.md (outside the repository)", "gone.md (no such file)",
                                "here.md#nope (no such heading)"]
 
+
+
+#: A page of the floor's manual is read by one reader for one concept; past this, split it.
+FLOOR_PAGE_LINES = 500
+
+
+@pytest.mark.parametrize("md", sorted((ROOT / "docs" / "floor").glob("*.md")), ids=lambda p: p.name)
+def test_no_page_of_the_floors_manual_is_over_500_lines(md):
+    assert len(md.read_text(encoding="utf-8").splitlines()) <= FLOOR_PAGE_LINES
+
+
+def test_the_floors_index_names_every_page_and_its_reader():
+    """docs/floor/README.md links each page of the folder from a row of its table, with a reader."""
+    index = (ROOT / "docs" / "floor" / "README.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| \[[^\]]+\]\((\w+\.md)\) \| ([^|]+) \|", index, re.M)}
+    pages = {p.name for p in (ROOT / "docs" / "floor").glob("*.md")} - {"README.md"}
+    assert set(rows) == pages
+    assert all(reader.strip() for reader in rows.values())
 
 def test_the_rule_catalog_covers_every_profile_id():
     """docs/RULES.md names every irregularity id the shipped profiles configure."""

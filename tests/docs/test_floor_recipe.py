@@ -1,4 +1,4 @@
-"""FLOOR.md's recipe "A simulated table reporting to your floor server", its lines taken
+"""docs/floor/install.md's recipe "A simulated table reporting to your floor server", its lines taken
 from the page and run as written against a broker with the shipped configuration and a
 collector. What the test changes: ``dealerbox-floor-ca`` is make-ca.sh on the test's CA,
 the ``scp`` from the floor server copies from that CA's folder, the venv is this
@@ -22,8 +22,8 @@ TITLE = "### A simulated table reporting to your floor server"
 
 
 def recipe() -> tuple[list[str], list[str]]:
-    """The floor server's lines and the other machine's, as FLOOR.md has them."""
-    text = (ROOT / "docs" / "FLOOR.md").read_text(encoding="utf-8")
+    """The floor server's lines and the other machine's, as install.md has them."""
+    text = (ROOT / "docs" / "floor" / "install.md").read_text(encoding="utf-8")
     part = text[text.index(TITLE):]
     part = part[:part.index("\n## ", 1) if "\n## " in part else len(part)]
     part = part[:part.index("\n### ", 1)] if "\n### " in part[1:] else part

@@ -1,4 +1,4 @@
-"""docs/GROUP.md's part for the database team says what the code does: the SQL it gives
+"""docs/floor/postgresql.md, the database team's page, says what the code does: the SQL it gives
 runs as written and leaves a role the floor migrates with, its URLs load, and the
 figures it reads from the code are the code's."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GROUP = ROOT / "docs" / "GROUP.md"
+GROUP = ROOT / "docs" / "floor" / "postgresql.md"
 
 
 def text() -> str:
@@ -57,7 +57,7 @@ def test_the_pool_figures_are_the_codes():
     from dealerbox.floor.store import engine
     source = Path(engine.__file__).read_text(encoding="utf-8")
     pool = re.search(r"pool_size=(\d+), max_overflow=(\d+)", source)
-    assert pool, "store_engine's pool settings moved: check GROUP.md's connection figures"
+    assert pool, "store_engine's pool settings moved: check postgresql.md's connection figures"
     part = section("Connections, for `max_connections`", "###")
     assert f"pool_size={pool.group(1)}, max_overflow={pool.group(2)}" in part
     per_web = 2 + int(pool.group(1)) + int(pool.group(2))  # the store, the live watcher, the figures' pool

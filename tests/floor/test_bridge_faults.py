@@ -9,7 +9,7 @@ broker throughout (a fresh TLS client got its CONNACK within seconds all along: 
 shipped bridge.conf of before, on 2.0.11, left the broker spinning and refusing them);
 the group floor showed the property blind while it was, and raised its alert. The
 time from the link's healing to the floor seeing the bridge again is printed (-s) and
-quoted in docs/GROUP.md, Bridge outages.
+quoted in docs/floor/group.md, Bridge outages.
 
 The property's health check runs beside it as dealerbox-broker-check.timer runs it
 (``check_broker`` every few seconds, mosquitto restarted when it fails), with a shorter

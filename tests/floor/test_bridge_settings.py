@@ -1,6 +1,6 @@
 """Why the shipped bridge.conf keeps its session and a 10 s keepalive: the same outages
 met by the bridge settings shipped before (``cleansession true``, mosquitto's default
-keepalive of 60 s) and by today's, on Debian's mosquitto (docs/GROUP.md, Bridge outages).
+keepalive of 60 s) and by today's, on Debian's mosquitto (docs/floor/group.md, Bridge outages).
 
 - The link dropped, and back a second later, while a table publishes on the property's
   broker: with the session kept, every message published while the bridge was down
@@ -18,7 +18,7 @@ shipped, 10 of 10 and seen, every time.
 A longer outage is not what this compares: a reconnect that fails can wedge 2.0.11 (its
 bridge retries a TLS connect that failed, at full CPU, and answers nobody, SIGTERM
 included), and the SIGKILL that heals it loses what the broker held in memory, with
-either setting (docs/GROUP.md, Bridge outages).
+either setting (docs/floor/group.md, Bridge outages).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The floor's metrics (issue 41): ``/metrics`` in Prometheus's text format, behind a bearer
 token. Debian's own ``prometheus`` scrapes the web view over TLS with the scrape config the
-project ships (firmware_config/floor/prometheus.yml, shown in docs/FLOOR.md) and loads the
+project ships (firmware_config/floor/prometheus.yml, shown in docs/floor/metrics.md) and loads the
 shipped alerting rules; the series read back through Prometheus's HTTP API equal what the
 store holds, counted here with SQL of the test's own, and what the real broker health check,
 run against the tests' mosquitto, kept in its result file."""
@@ -37,7 +37,7 @@ from tests.floor.web.test_app import WebProcess, add_users, call, sign_in, web_c
 ROOT = Path(__file__).resolve().parents[2]
 SCRAPE_CONFIG = ROOT / "firmware_config" / "floor" / "prometheus.yml"
 RULES = ROOT / "firmware_config" / "floor" / "prometheus-rules.yml"
-FLOOR_MD = ROOT / "docs" / "FLOOR.md"
+METRICS_MD = ROOT / "docs" / "floor" / "metrics.md"
 TOKEN = "metrics-token-" + "7" * 40
 #: The broker health check's result file the served view reads (``[web] broker_check_result``).
 CHECK_RESULT = "broker-check-result.json"
@@ -209,11 +209,11 @@ def query(port: int, expr: str) -> list[dict]:
     return answer["data"]["result"]
 
 
-def test_the_documented_scrape_config_is_shipped_and_shown_in_floor_md():
-    doc = FLOOR_MD.read_text()
+def test_the_documented_scrape_config_is_shipped_and_shown_in_the_metrics_page():
+    doc = METRICS_MD.read_text()
     for shipped in (SCRAPE_CONFIG, RULES):
         text = shipped.read_text()
-        assert text.strip() in doc, f"docs/FLOOR.md must show {shipped.name} as shipped"
+        assert text.strip() in doc, f"docs/floor/metrics.md must show {shipped.name} as shipped"
 
 
 def test_debian_prometheus_scrapes_the_floor_and_reads_back_the_stores_figures(

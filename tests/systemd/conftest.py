@@ -17,7 +17,7 @@ from dealerbox import __version__
 
 @pytest.fixture(scope="session")
 def house():
-    """A wheelhouse with dealerbox's floor extra (what FLOOR.md's install command installs)."""
+    """A wheelhouse with dealerbox's floor extra (what docs/floor/install.md's install command installs)."""
     if subprocess.run([SYSTEM_PYTHON, "-c", "import ensurepip, venv"], capture_output=True).returncode != 0:
         missing(f"{SYSTEM_PYTHON} cannot make venvs (Debian packages python3, python3-venv)")
     top = Path(tempfile.mkdtemp(prefix="dealerbox-floor-docs-"))

@@ -1,7 +1,7 @@
 """An upgrade keeps a property's bridge working on the group's floor server.
 
 systemd/install-floor.sh replaces the shipped ACL file whenever it differs (and reloads
-mosquitto): the bridge's rights written there, as GROUP.md once said, were gone after the
+mosquitto): the bridge's rights written there, as the group's page once said, were gone after the
 next run. ``dealerbox floor bridge add`` puts them in the dynamic security plugin's file,
 which the installer makes once and leaves alone. Here, in a fake root as
 tests/systemd/test_install_floor.py sets up a floor server: install, add a bridge with the

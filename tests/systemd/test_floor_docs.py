@@ -1,5 +1,5 @@
-"""FLOOR.md's and GROUP.md's install commands, taken from the docs as written (so the
-docs and this test cannot drift), run on a root shell in a fake root
+"""The install commands of docs/floor/ (install.md, security.md, group.md), taken from
+the docs as written (so the docs and this test cannot drift), run on a root shell in a fake root
 (tests/systemd/doc_shell.py says what the shell changes, and only that).
 
 Then the three collectors are started from the installed units as systemd would (each
@@ -48,8 +48,8 @@ def _follow_the_docs(shell: Shell) -> None:
     made_user = subprocess.run(["getent", "passwd", SERVICE_USER], capture_output=True).returncode != 0
     procs: list[subprocess.Popen] = []
     try:
-        # FLOOR.md, step 1, as written.
-        (install,) = sh_blocks("FLOOR.md", "1. The server")[:1]
+        # install.md, step 1, as written.
+        (install,) = sh_blocks("floor/install.md", "1. The server")[:1]
         assert any("systemd/install-floor.sh" in line and "--web-name" in line for line in install)
         for line in install:
             shell.run(line)
@@ -62,8 +62,8 @@ def _follow_the_docs(shell: Shell) -> None:
         ident = root / "etc/dealerbox/floor"
         assert owner_mode(ident / "floor-web.key") == ("root", SERVICE_USER, "0o640")
 
-        # GROUP.md: three collectors on one machine, as written.
-        (group,) = sh_blocks("GROUP.md", "Several collectors")[:1]
+        # group.md: three collectors on one machine, as written.
+        (group,) = sh_blocks("floor/group.md", "Several collectors")[:1]
         for line in group:
             shell.run(line)
         ran = shell.ran()
@@ -75,10 +75,10 @@ def _follow_the_docs(shell: Shell) -> None:
             config = (root / f"etc/dealerbox/{name}.toml").read_text()
             assert f'cert = "floor/{name}.crt"' in config and f'key = "floor/{name}.key"' in config
 
-        # GROUP.md: a collector on a machine of its own, as written (floor-collector-4 for -2,
+        # group.md: a collector on a machine of its own, as written (floor-collector-4 for -2,
         # which this broker's machine runs already; collector-2's ssh and scp reach a second fake root).
         other = Shell(shell.top, shell.wheels, "collector-2")
-        _, issue, install = (block for block in sh_blocks("GROUP.md", "Several collectors"))
+        _, issue, install = (block for block in sh_blocks("floor/group.md", "Several collectors"))
         for line in issue:
             line = line.replace("floor-collector-2", "floor-collector-4")
             if line.startswith("ssh root@collector-2 "):
@@ -99,14 +99,14 @@ def _follow_the_docs(shell: Shell) -> None:
         assert not (other.root / "etc/systemd/system/dealerbox-floor.service").exists()
         assert (other.root / "etc/systemd/system/dealerbox-floor-collector@.service").exists()
 
-        # FLOOR.md's web users, as written, through the installed dealerbox-floor (as the service user).
+        # security.md's web users, as written, through the installed dealerbox-floor (as the service user).
         state = root / "var/lib/dealerbox-floor"
         assert owner_mode(state) == (SERVICE_USER, SERVICE_USER, "0o750")   # the installer made it
         port = free_port()
         configs = [root / "etc/dealerbox/floor.toml", *(root / f"etc/dealerbox/{n}.toml" for n in instances)]
         for config in configs:   # the store under the fake root, the broker on a free port
             config.write_text(moved(root, config.read_text()).replace("port = 8883", f"port = {port}"))
-        (users,) = sh_blocks("FLOOR.md", "Signing in")
+        (users,) = sh_blocks("floor/security.md", "Signing in")
         password = "correct horse battery staple\n"
         for line in users:
             out = shell.run(line, stdin=password * 2)
@@ -129,8 +129,8 @@ def _follow_the_docs(shell: Shell) -> None:
             procs.append(proc)
             collectors.append((proc, log))
 
-        # A table's certificate from the installed tool, as FLOOR.md's step 2 says.
-        (issue,) = sh_blocks("FLOOR.md", "2. A certificate for each table")[:1]
+        # A table's certificate from the installed tool, as install.md's step 2 says.
+        (issue,) = sh_blocks("floor/install.md", "2. A certificate for each table")[:1]
         assert issue == ["dealerbox-floor-ca client T07"]
         made = shell.run(issue[0])
         assert "T07.crt" in made.stderr and "T07.key" in made.stderr
@@ -155,8 +155,8 @@ def _follow_the_docs(shell: Shell) -> None:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == 0, log.read_text()
         verify = re.search(r"`(dealerbox-floor verify --store\s+[^`\s]+)`",
-                           section("FLOOR.md", "4. Check").replace("\n  ", " "))
-        assert verify, "FLOOR.md's step 4 names no dealerbox-floor verify"
+                           section("floor/install.md", "4. Check").replace("\n  ", " "))
+        assert verify, "install.md's step 4 names no dealerbox-floor verify"
         out = shell.run(verify.group(1))
         assert out.stdout == "T07: 60 lines, chain ok\n", out.stdout + out.stderr
     finally:
@@ -167,9 +167,9 @@ def _follow_the_docs(shell: Shell) -> None:
 
 
 def test_the_three_machine_steps_name_what_the_installer_takes():
-    """GROUP.md's collectors-only steps: the installer's options as it parses them, and the
+    """group.md's collectors-only steps: the installer's options as it parses them, and the
     files it asks for are the files the steps copy."""
-    blocks = sh_blocks("GROUP.md", "Several collectors")
+    blocks = sh_blocks("floor/group.md", "Several collectors")
     assert len(blocks) == 3
     copy, install = blocks[1], blocks[2]
     script = (ROOT / "systemd/install-floor.sh").read_text()

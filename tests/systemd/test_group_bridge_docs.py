@@ -1,5 +1,5 @@
-"""GROUP.md's bridge, set up by its steps as written (so the steps and this test cannot
-drift), between two floor servers installed as FLOOR.md says: the group's, and the
+"""docs/floor/group.md's bridge, set up by its steps as written (so the steps and this test cannot
+drift), between two floor servers installed as docs/floor/install.md says: the group's, and the
 property ``north``'s, each a fake root with its own CA (tests/systemd/doc_shell.py says
 what the shell changes in a line).
 
@@ -16,7 +16,7 @@ What this test changes besides:
 Then a table of the property, its certificate from the property's own CA, publishes to
 the property's broker, and the group's collector (``dealerbox-floor.service``'s
 ExecStart, as its user) files every line through the bridge; the group floor saw the
-property connected. GROUP.md's steps to take the bridge away leave no rights and no file.
+property connected. group.md's steps to take the bridge away leave no rights and no file.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def _follow_the_steps(group: Shell, north: Shell) -> None:
         return re.sub(r"(?<![\w/.-])/root/", f"{north.root}/root/", line)
 
     try:
-        # Both servers as FLOOR.md's step 1 installs one, each with its own CA.
-        (install,) = sh_blocks("FLOOR.md", "1. The server")[:1]
+        # Both servers as install.md's step 1 installs one, each with its own CA.
+        (install,) = sh_blocks("floor/install.md", "1. The server")[:1]
         for shell in (group, north):
             for line in install:
                 shell.run(line)
@@ -90,7 +90,7 @@ def _follow_the_steps(group: Shell, north: Shell) -> None:
             (north.root / "etc/mosquitto/dealerbox/ca.crt").read_bytes()
         (north.root / "root").mkdir()
 
-        issue, place, grant, start, take_away_group, take_away_north = sh_blocks("GROUP.md", STEPS)
+        issue, place, grant, start, take_away_group, take_away_north = sh_blocks("floor/group.md", STEPS)
 
         # 1. On the group's server: the bridge's certificate, and the group CA's, sent to north.
         for line in issue:
@@ -136,8 +136,8 @@ def _follow_the_steps(group: Shell, north: Shell) -> None:
         procs.append(start_debian_broker(north.root, ports[north], north.top / "north-mosquitto.out"))
         assert north.run(options(north, list_north)).stdout == f"north\t127.0.0.1:{ports[group]}\n"
 
-        # A table of north's, its certificate from north's CA (FLOOR.md's step 2), filed on the group floor.
-        (make_cert,) = sh_blocks("FLOOR.md", "2. A certificate for each table")[0]
+        # A table of north's, its certificate from north's CA (install.md's step 2), filed on the group floor.
+        (make_cert,) = sh_blocks("floor/install.md", "2. A certificate for each table")[0]
         north.run(make_cert.replace("T07", "T01"))
         table = north.top / "table-T01"
         table.mkdir()
@@ -160,7 +160,7 @@ def _follow_the_steps(group: Shell, north: Shell) -> None:
             assert store.verify("T01") == []
             assert store.bridge("north")["connected"]
 
-        # Taken away, as GROUP.md says: the rights on the group's side, the file on north's.
+        # Taken away, as group.md says: the rights on the group's side, the file on north's.
         for line in take_away_group:
             group.run(options(group, line))
         assert group.run(options(group, grant[1])).stdout == ""
@@ -180,7 +180,7 @@ def _follow_the_steps(group: Shell, north: Shell) -> None:
 def test_the_bridge_steps_say_where_each_block_runs():
     """Each block of the steps follows the words naming its server: a copied block run on the
     wrong one is the mistake an operator makes."""
-    steps = section("GROUP.md", STEPS)
+    steps = section("floor/group.md", STEPS)
     parts = re.split(r"^ *```sh\n.*?^ *```", steps, flags=re.S | re.M)
     servers = ["group's", "property's", "group's", "property's", "group's", "property's"]
     assert len(parts) == len(servers) + 1

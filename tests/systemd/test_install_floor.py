@@ -1,4 +1,4 @@
-"""Setting up the floor as docs/FLOOR.md says, the Debian way, and a table that
+"""Setting up the floor as docs/floor/install.md says, the Debian way, and a table that
 reports to it.
 
 - systemd/install-floor.sh, run as root in a fake root (``--root``) with apt-get
@@ -9,7 +9,7 @@ reports to it.
   dpkg recorded for it, its directives unchanged: only the path prefixes are
   moved under the fake root) with the installed snippet, started as the
   Debian unit starts it: as root, dropping to the user mosquitto. A table with
-  a certificate from the installed tool, put where FLOOR.md says, connects,
+  a certificate from the installed tool, put where install.md says, connects,
   and the installed collector, run as its service user, stores its lines;
   then the table is revoked, the broker reloaded and the table kicked.
 - systemd/install.sh adds the mqtt extra to a table whose config enables the
@@ -285,7 +285,7 @@ def _bare_debian_floor_server(kit, root, top, calls, env, stock):
         mosquitto_uid = pwd.getpwnam("mosquitto").pw_uid
         assert _uids(broker.pid) == {mosquitto_uid}, "mosquitto did not drop to its own user"
 
-        # The table's certificate, from the installed tool, where FLOOR.md puts it on the table.
+        # The table's certificate, from the installed tool, where install.md puts it on the table.
         make_ca = root / "opt/dealerbox/floor/make-ca.sh"
         sh("sh", make_ca, ca, "client", "T01")
         table = top / "table"
@@ -322,7 +322,7 @@ def _bare_debian_floor_server(kit, root, top, calls, env, stock):
             wait_for(lambda: pub.acked == 20 or collector.poll() is not None, "T01's 20 lines acknowledged")
             assert collector.poll() is None, collector_out.read_text()
 
-            # Revoked as FLOOR.md says: revoke, reload (the unit's ExecReload: SIGHUP), kick.
+            # Revoked as security.md says: revoke, reload (the unit's ExecReload: SIGHUP), kick.
             sh("sh", make_ca, ca, "revoke", "T01")
             (reload,) = _unit_lines("ExecReload")
             assert reload == "/bin/kill -HUP $MAINPID"
@@ -421,13 +421,13 @@ def test_check_config_refuses_the_floor_without_paho_in_one_line(tmp_path):
     assert off.returncode == 0, off.stderr
 
 
-def test_the_table_floor_example_in_floor_md_is_whole_and_valid():
-    text = (ROOT / "docs/FLOOR.md").read_text()
+def test_the_table_floor_example_in_the_install_page_is_whole_and_valid():
+    text = (ROOT / "docs/floor/install.md").read_text()
     block = re.search(r"```toml\n(\[floor\]\n.*?)```", text, re.S)
-    assert block, "FLOOR.md has no ```toml [floor] example"
+    assert block, "docs/floor/install.md has no ```toml [floor] example"
     import tomllib
     data = tomllib.loads(block.group(1))["floor"]
-    settings = floor_settings(Path("FLOOR.md"), data)
+    settings = floor_settings(Path("install.md"), data)
     assert settings.enabled and settings.table
     from dealerbox.options import options_of
     from dealerbox.service.uplink import FloorSettings

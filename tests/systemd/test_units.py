@@ -276,3 +276,19 @@ def test_a_tool_of_this_machine_is_hidden_from_the_installers(tmp_path):
     first, second = path.split(":")
     assert first == str(tmp_path / "none")
     assert sorted(p.name for p in Path(second).iterdir()) == ["awk"]
+
+
+def test_every_units_documentation_is_a_page_the_installers_put_there(tmp_path):
+    """Each unit's Documentation= names a file that install_docs (lib.sh, run by both
+    installers) puts under /opt/dealerbox: the floor's manual is a folder, docs/floor/."""
+    prefix = tmp_path / "opt-dealerbox"
+    subprocess.run(["bash", "-c", 'source "$1"; DRY_RUN=0 REPO="$2" PREFIX="$3"; install_docs', "_",
+                    str(LIB), str(ROOT), str(prefix)], check=True, capture_output=True, timeout=TIMEOUT)
+    units = sorted((ROOT / "systemd").glob("*.service")) + sorted((ROOT / "systemd").glob("*.timer"))
+    named = [(unit.name, url) for unit in units for line in unit.read_text().splitlines()
+             if line.startswith("Documentation=") for url in line.split("=", 1)[1].split()]
+    assert {name for name, _ in named} >= {"dealerbox.service", "dealerbox-floor.service", "dealerbox-floor-web.service"}
+    for name, url in named:
+        assert url.startswith("file:///opt/dealerbox/"), (name, url)
+        assert (prefix / url.removeprefix("file:///opt/dealerbox/")).is_file(), (name, url)
+    assert (prefix / "docs/floor/install.md").is_file() and (prefix / "docs/INSTALL.md").is_file()

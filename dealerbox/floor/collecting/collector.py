@@ -689,7 +689,7 @@ class Collector:
                     if self.registry_publisher.version != self._registry_too_big:
                         self._registry_too_big = self.registry_publisher.version
                         log.error("floor: the room's registry takes %d bytes, more than the %d the broker "
-                                  "takes: not sent (retired decks' tags add up; see FLOOR.md)",
+                                  "takes: not sent (retired decks' tags add up; see docs/floor/registry.md)",
                                   len(payload), self.registry_max_bytes)
                     return
                 if client.publish(topic, payload, qos=1, retain=True).rc != 0:

@@ -33,7 +33,7 @@ __all__ = ["RegistryPass", "REGISTRY_EVENTS"]
 
 log = logging.getLogger(__name__)
 
-#: The journal events the pass files into the registry (REGISTRY_WIRE, docs/FLOOR.md).
+#: The journal events the pass files into the registry (REGISTRY_WIRE, docs/floor/registry.md).
 REGISTRY_EVENTS = frozenset({"deck_registered", "deck_checked", "badge_registered", "registry_applied"})
 #: Lines read and filed per transaction.
 CHUNK = 2000

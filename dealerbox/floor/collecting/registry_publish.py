@@ -1,4 +1,4 @@
-"""Publishing the room's registry to every table (docs/FLOOR.md, "The room's registry").
+"""Publishing the room's registry to every table (docs/floor/registry.md).
 
 Each table the floor knows is sent the registry on its own topic
 (:func:`dealerbox.link.protocol.registry_topic`), retained and at QoS 1, so that a table

@@ -1,5 +1,5 @@
 """Who may use the floor's web view: local users with roles, their passwords
-and their sessions (docs/FLOOR.md, "The floor view").
+and their sessions (docs/floor/security.md, "Signing in").
 
 - Roles are data: :data:`ROLES` lists them from least to most trusted, and
   each permission names the least role that has it (an admin may do what a
@@ -47,7 +47,7 @@ PERMISSIONS = {
     "clear": "supervisor",       # clear an alert, with a note
     "see_names": "supervisor",   # dealers' names beside their ids (tables know ids only)
     "manage_users": "admin",     # add, remove users, set passwords
-    # The room's registry (issue 40; docs/FLOOR.md, "Who may change the registry"): a
+    # The room's registry (issue 40; docs/floor/registry.md, "Who may change the registry"): a
     # supervisor takes a sealed deck in and pulls a suspect deck out of play at once;
     # a deck's tags, its limit, its destruction and the dealers' badges are the admin's.
     "deck_custody": "supervisor",    # receive a sealed deck, retire a deck

@@ -1,4 +1,4 @@
-"""The properties' bridges to the group broker, both sides (docs/GROUP.md, Bridges):
+"""The properties' bridges to the group broker, both sides (docs/floor/group.md, Bridges):
 ``dealerbox floor bridge add|remove|list``.
 
 - On the property's floor server, the bridge is a ``conf.d`` file of mosquitto's,

@@ -18,7 +18,7 @@ since the retained state carries no time.
 
 Each check's result is kept too (``--result``, :meth:`BrokerHealth.save`): whether it passed,
 its reason in one word, when it ran, how long the CONNACK took and the bridges it watched. The
-floor view reads that file at every scrape of its ``/metrics`` (docs/FLOOR.md, "Metrics"), so
+floor view reads that file at every scrape of its ``/metrics`` (docs/floor/metrics.md), so
 IT sees the check without an exporter of its own.
 """
 

@@ -1,4 +1,4 @@
-"""The broker health check's last result for Prometheus (docs/FLOOR.md, "Metrics"): a
+"""The broker health check's last result for Prometheus (docs/floor/metrics.md): a
 ``prometheus_client`` collector the floor view's ``/metrics`` registers, reading the result file
 the check keeps (``floor broker-check --result``, :meth:`BrokerHealth.save`) at every scrape.
 

@@ -1,6 +1,6 @@
 """A live room on one machine: ``make floor`` (``python -m dealerbox.floor.operating.demo_room``).
 
-It sets up, in one folder (``state/floor-demo`` by default), what FLOOR.md has an
+It sets up, in one folder (``state/floor-demo`` by default), what docs/floor/install.md has an
 operator set up by hand: a casino CA and certificates (``make-ca.sh``), Debian's
 mosquitto with the shipped configuration, the collector, the web view, a demo
 supervisor with a fresh password, and three simulated tables (each a real

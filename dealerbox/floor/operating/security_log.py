@@ -4,7 +4,7 @@ Sign-ins (and the failed and refused ones), sign-outs, alerts cleared, users add
 removed or given a new password, and a table whose messages the collector refused are
 each one journal entry under ``SYSLOG_IDENTIFIER=dealerbox-floor-security``, with its
 kind in ``DEALERBOX_EVENT``, a ``MESSAGE_ID`` per kind and the details in ``DEALERBOX_*``
-fields (docs/FLOOR.md, "Security events in the journal", lists them).
+fields (docs/floor/security.md, "Security events in the journal", lists them).
 
 The code says what happened with :func:`security_event`, a record on the logger
 :data:`LOGGER`; a process that serves the floor installs :class:`SecurityJournal`

@@ -1,4 +1,4 @@
-"""Reading the floor server's TOML file, ``floor.toml`` (see firmware_config/floor/ and docs/FLOOR.md).
+"""Reading the floor server's TOML file, ``floor.toml`` (see firmware_config/floor/ and docs/floor/install.md).
 
 Every bad value gets one :class:`ConfigError` naming the file, the key and
 what was expected.
@@ -61,7 +61,7 @@ class WebSettings:
     language: str = "en"
     #: When each shift starts, local time: the figures' "this shift" and "last shift".
     shift_starts: tuple = DEFAULT_SHIFT_STARTS
-    #: A file holding the bearer token a scraper shows for ``/metrics`` (docs/FLOOR.md, Metrics);
+    #: A file holding the bearer token a scraper shows for ``/metrics`` (docs/floor/metrics.md);
     #: without it the floor serves no metrics.
     metrics_token_file: Path | None = None
     #: The broker health check's result file (``floor broker-check --result``), read at each
@@ -174,7 +174,7 @@ def load_registry(path) -> DeckLimits:
 
 def _registry(s: _Section) -> DeckLimits:
     """``[registry]``: ``deck_hours`` (hours a deck may be in play) and ``deck_hands`` (hands it
-    may deal); a deck past either raises one alert (docs/FLOOR.md, "The room's registry")."""
+    may deal); a deck past either raises one alert (docs/floor/registry.md)."""
     s.unknown(("deck_hours", "deck_hands", "publish"))
     return DeckLimits(s.get("deck_hours", float, None, check=lambda v: 0 < v <= 100_000,
                             expected="hours in play, a number above 0 (at most 100000)"),
@@ -184,7 +184,7 @@ def _registry(s: _Section) -> DeckLimits:
 
 def _registry_publish(s: _Section, *, bridged: bool = False) -> bool:
     """``[registry] publish``: false on a group's floor, so that its collectors never send a
-    property's tables a registry (docs/FLOOR.md, "The room's registry"). Unsaid, it is false
+    property's tables a registry (docs/floor/registry.md). Unsaid, it is false
     where floor.toml has a ``[bridges]`` section (*bridged*: the floor of a group, whose
     floor/ topics the properties' bridges carry to their tables), true elsewhere."""
     return s.get("publish", bool, not bridged, expected="true or false")
@@ -192,7 +192,7 @@ def _registry_publish(s: _Section, *, bridged: bool = False) -> bool:
 
 def _bridge_blind_s(s: _Section) -> float:
     """``[bridges]``: how long a property's bridge may be down before the floor raises an
-    alert (docs/GROUP.md, Bridge outages). A bridge that heals comes back within about
+    alert (docs/floor/group.md, Bridge outages). A bridge that heals comes back within about
     15 s of the link (keepalive 10 s): the default leaves room for a few of those."""
     s.unknown(("blind_alert_s",))
     return s.get("blind_alert_s", float, CollectorSettings.bridge_blind_s,
@@ -224,7 +224,7 @@ def _store_path(path: Path, data: dict) -> Path | str:
         if isinstance(url, str) and _hosts_with_ports(url):
             raise ConfigError(path, "store.url", "several servers with their ports as query parameters: "
                                                  "postgresql://USER@/DATABASE?host=db1:5432&host=db2:5432"
-                                                 "&target_session_attrs=read-write (docs/GROUP.md)", shown)
+                                                 "&target_session_attrs=read-write (docs/floor/postgresql.md)", shown)
         if not isinstance(url, str) or not _postgres_url(url):
             raise ConfigError(path, "store.url", "a PostgreSQL URL: postgresql://USER@HOST:PORT/DATABASE "
                                                  "(the password from the service user's ~/.pgpass, or "
@@ -329,7 +329,7 @@ def _shift_starts(starts: list) -> bool:
 
 
 def _limits(c: _Section):
-    """``[collector]``: what bounds the collector (docs/FLOOR.md)."""
+    """``[collector]``: what bounds the collector (docs/floor/install.md)."""
     c.unknown(("max_message_bytes", "alerts_shown", "broker_lost_s", "share_group"))
     d = CollectorLimits()
     return CollectorLimits(
@@ -349,7 +349,7 @@ _HOLDEM_CLASS = re.compile(r"([2-9TJQKA])\1|(A[2-9TJQK]|K[2-9TJQ]|Q[2-9TJ]|J[2-9
 
 
 def _protect(p: _Section) -> ProtectConfig:
-    """``[protect]``: the declared shuffle, the gathering model, the checks' thresholds (docs/FLOOR.md)."""
+    """``[protect]``: the declared shuffle, the gathering model, the checks' thresholds (docs/floor/surveillance.md)."""
     p.unknown(("shuffle", "gathering", "threshold", "memory", "procedure_block", "procedure_threshold",
                "window_hours", "seat_alpha", "seats", "tables", "windows", "strong", "omaha_pairs", "room_rate", "chart_shift",
                "chart_arl", "players", "hole_cards", "reference_hands", "auto_fit", "hands_per_hour",

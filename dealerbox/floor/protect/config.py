@@ -1,5 +1,5 @@
 """What a house declares for game protection: ``[protect]`` of ``floor.toml``
-(read by :func:`dealerbox.floor.operating.settings.load_protect`; docs/FLOOR.md, "Surveillance").
+(read by :func:`dealerbox.floor.operating.settings.load_protect`; docs/floor/surveillance.md).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class ProtectConfig:
 
     #: The house's shuffle: ``machine``, or its procedure (``riffle riffle strip riffle cut``).
     shuffle: Shuffle = Shuffle(("machine",))
-    #: How dealers gather the cards (only matters for a hand shuffle; docs/FLOOR.md).
+    #: How dealers gather the cards (only matters for a hand shuffle; docs/floor/surveillance.md).
     gathering: Gathering = Gathering()
     #: A hand is a shuffle alert when its p-value under the declared shuffle is below this.
     #: The false-alarm goal of 1 per 10,000 fair hands is shared among the checks so that a

@@ -19,7 +19,7 @@ place. A fed seat scored by deal position spreads over all of them and vanishes.
   (a table closed overnight and opened again with as many players, who need not sit where
   the last ones sat), and when the caller says the rotation broke (:meth:`SeatTracker.restart`).
 
-What recovery cannot see (FLOOR.md, "Which seat"): a player leaving and another
+What recovery cannot see (docs/floor/surveillance.md, "Which seat"): a player leaving and another
 joining between the same two hands (the count stays, the slots no longer match the
 seats), a dead button or a button moved by hand, a hand that was dealt but never
 recorded. Each mixes a fed seat with its neighbours, which lowers the power to find

@@ -1,4 +1,4 @@
-"""What the floor's metrics read from the store at scrape time (issue 41; docs/FLOOR.md,
+"""What the floor's metrics read from the store at scrape time (issue 41; docs/floor/metrics.md,
 "Metrics"): every figure here is a statement over the store's own rows, so a scrape shows
 what the store holds, whichever collector or process wrote it.
 

@@ -1,7 +1,7 @@
 """The room's registry (issue 40): every deck and badge of the room, registered once on the
 floor and published to every table, and each deck's life from delivery to destruction.
 
-A deck's states, in order (docs/FLOOR.md, "The room's registry"):
+A deck's states, in order (docs/floor/registry.md, "A deck's life"):
 
 - ``received``: delivered sealed, with the count of decks in the seal's box or of cards;
 - ``registered``: its tags known (UID -> card), by the floor's admin or a technician at a

@@ -15,7 +15,7 @@ Everything is SQLAlchemy Core 2.x, so the same tables and queries run on SQLite
 (the store file) and PostgreSQL (psycopg 3), on an engine from
 :func:`~dealerbox.floor.store.store_engine`.
 
-Definitions (docs/FLOOR.md, "Figures", is the reference for API users):
+Definitions (docs/floor/pages.md, "Figures", is the reference for API users):
 
 - A hand belongs to a time range by its start (the wall time of its ``new_hand``
   line); only closed hands count (the hand in play counts once it is over).
@@ -291,7 +291,7 @@ class Ledger:
 
 # ------------------------------------------------------------------ the queries
 
-#: How the figures are rounded (docs/FLOOR.md, "Figures"): rates and means of counts to
+#: How the figures are rounded (docs/floor/pages.md, "Figures"): rates and means of counts to
 #: this many decimals, seconds to :data:`SECONDS_DECIMALS`.
 RATE_DECIMALS = 4
 SECONDS_DECIMALS = 3

@@ -1,4 +1,4 @@
-"""The floor's figures as JSON (docs/FLOOR.md, "Figures"): hands per hour, irregularity
+"""The floor's figures as JSON (docs/floor/pages.md, "Figures"): hands per hour, irregularity
 rates, alert clearing and sensing faults, for any time range, for the casino's own
 reporting tools and the floor's pages.
 

@@ -1,4 +1,4 @@
-"""The floor's metrics for IT's monitoring (issue 41; docs/FLOOR.md, "Metrics"): ``/metrics`` in
+"""The floor's metrics for IT's monitoring (issue 41; docs/floor/metrics.md): ``/metrics`` in
 Prometheus's text format, written by the ``prometheus_client`` library.
 
 Only a scraper showing the bearer token of ``[web] metrics_token_file`` gets an answer (401

@@ -1,5 +1,5 @@
-"""The Surveillance page: game protection's figures for the pit boss (issue 33; docs/FLOOR.md,
-"Surveillance").
+"""The Surveillance page: game protection's figures for the pit boss (issue 33; docs/floor/surveillance.md,
+"The Surveillance page").
 
 ``/surveillance`` shows, over a range (the current shift unless the query names another, as
 every figures page takes it: :func:`~dealerbox.floor.web.params.page_range`):

@@ -1,4 +1,4 @@
-"""The room's registry in the floor view (issue 40; docs/FLOOR.md, "The room's registry").
+"""The room's registry in the floor view (issue 40; docs/floor/registry.md).
 
 - ``/registry``: every deck (its state, where it is, how much it dealt) and every badge; an
   admin receives, registers and (on a deck's page) retires and destroys decks, and registers

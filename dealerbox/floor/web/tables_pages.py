@@ -1,4 +1,4 @@
-"""The technicians' tables page (issue 41; docs/FLOOR.md, "The tables page").
+"""The technicians' tables page (issue 41; docs/floor/pages.md, "The tables page").
 
 ``/tables`` shows every table's software version, config fingerprint and rule profile, the
 room registry it judges cards with, each reader's health and error rate, its clock's offset

@@ -24,7 +24,7 @@ def test_the_default_room_expects_about_four_false_alerts_a_week():
     assert week["dealer_chart"] == pytest.approx(100_800 / 48_000)        # 2.1
     assert budget["total"]["per_week"] == pytest.approx(sum(week.values()))
     per = {r["check"]: r["per_10000_hands"] for r in budget["rows"]}
-    # The defaults' shares, as FLOOR.md states them: shuffle 0.2, chart 0.21, procedure 0.02 per 10,000.
+    # The defaults' shares, as docs/floor/surveillance.md states them: shuffle 0.2, chart 0.21, procedure 0.02 per 10,000.
     assert per["shuffle"] == pytest.approx(0.2) and per["procedure"] == pytest.approx(0.02)
     assert per["dealer_chart"] == pytest.approx(10_000 / 48_000) and round(per["dealer_chart"], 2) == 0.21
     assert budget["total"]["per_10000_hands"] < 1
@@ -50,9 +50,9 @@ def test_the_budget_prints_a_line_per_check_and_small_counts_keep_two_figures():
         "2.02", "0.20", "0.00019", "0.000019", "12.3", "0")
 
 
-def test_floor_md_states_the_defaults_and_the_budget_the_code_has(tmp_path):
-    text = (Path(__file__).parents[3] / "docs/FLOOR.md").read_text(encoding="utf-8")
-    section = text.split("## Surveillance: game protection from the card record")[1]
+def test_the_surveillance_page_states_the_defaults_and_the_budget_the_code_has(tmp_path):
+    text = (Path(__file__).parents[3] / "docs/floor/surveillance.md").read_text(encoding="utf-8")
+    section = text.split("# Surveillance: game protection from the card record")[1]
     block = section.split("```toml\n")[1].split("```")[0]
     (tmp_path / "floor.toml").write_text(block)
     # The documented [protect] is the defaults but for its example hand shuffle.
