@@ -1,6 +1,6 @@
 """Green is never wrong: hands on a physical table, the LED judged by the cards (issue 46).
 
-The physical table of :mod:`hardware_sim.physical_audit` deals seeded tables of hands (both
+The physical table of :mod:`bench.physical_audit` deals seeded tables of hands (both
 profiles, hold'em and Omaha, 2-10 players, with and without a mouth sensor, the button moving,
 most hands ending before the river), a quarter with no mistake, the rest with one mistake of
 RULES.md answered rightly, wrongly or not at all. ``rules_green_wrong_per_10000_hands`` (goal 0,
@@ -16,7 +16,7 @@ import time
 
 from bench import show_goals
 from bench.bench_protect import poisson_upper95
-from hardware_sim.physical_audit import run_hands
+from bench.physical_audit import run_hands
 
 HANDS = 20_000
 SEED = 4646

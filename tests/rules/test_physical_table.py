@@ -5,7 +5,7 @@ the seats, the burns, the board as its antenna sees it, perfect reads at the sho
 dealer (:mod:`hardware_sim.physical_dealer`) who makes every mistake RULES.md names and then puts
 it right as the box's step says, puts it right wrongly, or ignores it and deals on. The engine is
 fed the table's events and its panel is what the dealer reads. Judged from the cards alone
-(:mod:`hardware_sim.physical_audit`), never from the engine's own model:
+(:mod:`bench.physical_audit`), never from the engine's own model:
 
 - at each ROUND DONE where the LED is green, the board holds exactly what the street requires (its
   count, no joker, no card of another deck, no two cards of one face, each street after a burn of
@@ -19,7 +19,7 @@ fed the table's events and its panel is what the dealer reads. Judged from the c
 The hands and mistakes dealt per kind are printed (``pytest -s``) and put in the test report.
 """
 
-from hardware_sim.physical_audit import describe_finding, run_hands
+from bench.physical_audit import describe_finding, run_hands
 from hardware_sim.physical_dealer import KINDS
 
 HANDS = 4000

@@ -1,5 +1,8 @@
 """Hands on the physical table, judged by the cards: is the box ever green over a wrong table?
 
+The judge that tests/rules/test_physical_table.py and bench_rules_green.py share (it drives the
+engine and reads the LED, which the simulator in hardware_sim/ may not import).
+
 :func:`run_hands` deals seeded tables of hands (:func:`plan_table`: both profiles, hold'em
 and Omaha, 2-10 players, with and without a mouth sensor, the button moving, most hands
 ending before the river) through a :class:`~dealerbox.rules.engine.HandEngine`, the
