@@ -229,6 +229,10 @@ def lifted_during_step(eng, seen) -> None:
     reader saw it go, so no missed read explains it (RULES.md); the table rules it."""
     eng.announce("board_card_lifted", [seen.key])
     eng.hand.where[seen.key] = "hand"
+    for corr in eng.corrections:
+        if corr.asks == "burn_unread":
+            # The dealer took a card off for the missed burn: the burn was missed, not read late.
+            corr.asks = None
 
 
 @outcome("must_stay_out")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dealerbox.rules import engine  # noqa: F401  (loads every outcome into the book)
 from dealerbox.rules.book import ANSWERS_OPEN_STEP, ANY, GUARD_DOCS, OUTCOMES, PLAYING, RULE_BOOK
 from dealerbox.rules.corrections import ANSWERS, EFFECTS
-from dealerbox.rules.open_steps import ANNOUNCED, MOMENTS, RULINGS, STEP_CONTRACTS, steps_answered_by
+from dealerbox.rules.open_steps import (AGAIN, ANNOUNCED, MOMENTS, RULINGS, STEP_CONTRACTS, UNSEEN_STEPS,
+                                        steps_answered_by)
 from dealerbox.rules.procedures import BUILDERS
 from dealerbox.rules.profiles import ANY_IRREGULARITY, OWN_PROCEDURES_ONLY, PROCEDURES, load_profile
 
@@ -82,8 +83,16 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
             "through\" leaves it shown, still to be done (its answer comes after it), and never overtakes it.",
             "\"Seen by\" names what the box observes to count the step done (a step it sees holds back ACK",
             "from ticking the steps after it), \"pressed\" the panel button that is its own answer, and",
-            "\"then\" what the step does to the tracking once done. A step with neither is ticked by ACK, or",
-            "counts done once a later step is seen done.", "", "What the box observes:", ""]
+            "\"then\" what the step does to the tracking once done. \"Ended by\" names the reader or the button",
+            "whose report ends each step: a step that moves a card the board reader sees names the board state",
+            "that ends it (RULES.md: done only when the card has left the board), and a button answers only the",
+            "step that names it, at that step. Only the steps no reader can see are ticked by ACK, or count done",
+            "once a later step is seen done; they are:", "",
+            ", ".join(f"`{k}`" for k in sorted(UNSEEN_STEPS)) + ".", "",
+            "A step still to be done is shown again, `WRONG_CORRECTION` amber, at its \"again at\" moments",
+            "(it ends when the step is done; it never counts for a later step):", ""]
+    out += [f"- `{m}`: {what}" for m, what in AGAIN.items()]
+    out += ["", "What the box observes:", ""]
     used_answers = sorted({c.seen_by for c in STEP_CONTRACTS.values()} - {None})
     out += [f"- `{a}`: {_first_paragraph(ANSWERS[a])}" for a in used_answers]
     out += ["", "What a step does once done:", ""]
@@ -97,9 +106,10 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
     out += [f"- `{m}`: {what}" for m, what in MOMENTS.items()]
     out += ["", "The rulings:", ""]
     out += [f"- `{r}`: {what}" for r, what in RULINGS.items()]
-    out += ["", "| step | answers | wrong correction | ends | past it | the table's data: seen by, pressed, then, "
-                "wrong at, superseded at, answered in the book, moves, follows, buttons, waits |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    out += ["", "| step | answers | wrong correction | ends | ended by; the board state that ends it | past it | "
+                "the table's data: seen by, pressed, then, wrong at, again at, superseded at, answered in the book, "
+                "moves, follows, buttons, waits |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     for key in sorted(STEP_CONTRACTS):
         c = STEP_CONTRACTS[key]
         past = ", ".join(f"`{m}`: {r}" for m, r in c.past) or "-"
@@ -107,6 +117,7 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
         flags += [f"pressed {c.pressed.upper()}"] if c.pressed else []
         flags += [f"then `{c.then}`"] if c.then else []
         flags += [f"wrong at `{m}`: {case}" for m, case in c.wrong_at]
+        flags += [f"again at {', '.join(f'`{m}`' for m in c.again_at)}"] if c.again_at else []
         flags += [f"superseded at `{m}`" for m in c.superseded_at]
         flags += [f"answered in the book by {', '.join(f'`{o}`' for o in c.answered_in_book)}"] * bool(
             c.answered_in_book)
@@ -114,7 +125,8 @@ def render_markdown(profiles=("tda-2019", "cz-c40")) -> str:
         flags += [f"answered by {', '.join(b.upper().replace('_', ' ') for b in c.buttons)}"] if c.buttons else []
         flags += [f"waits through {', '.join(a.upper().replace('_', ' ') for a in c.waits)}"] if c.waits else []
         flags = ", ".join(flags) or "-"
-        out.append(f"| `{key}` | {c.answers} | {c.wrong} | {c.ends} | {past} | {flags} |")
+        ended = c.ended_by + (f"; {c.board_state}" if c.board_state else "")
+        out.append(f"| `{key}` | {c.answers} | {c.wrong} | {c.ends} | {ended} | {past} | {flags} |")
     anyone = ", ".join(f"`{p}`" for p in ANY_IRREGULARITY)
     own_only = ", ".join(f"`{rid}`" for rid in PROCEDURES if rid in OWN_PROCEDURES_ONLY)
     head = " | ".join(f"{p.name}: verdict, procedure" for p in loaded)

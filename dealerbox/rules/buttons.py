@@ -121,6 +121,9 @@ def boxed_hole_card(eng, seen) -> None:
     seat = hand.seat_of(key)
     del hand.deal_cards[idx]
     hand.where[key] = "burn"
+    if len(hand.deal_cards) >= hand.deal_target:
+        # The boxed card was a seat's replacement (after an exposed card): that seat is owed one again.
+        hand.owed.insert(0, seat)
     if eng.phase == "preflop":
         eng.reopen_deal()
     for j in range(idx, len(hand.deal_cards)):
@@ -132,9 +135,14 @@ def boxed_hole_card(eng, seen) -> None:
 def boxed_street_card(eng, seen) -> None:
     """A face-up card met while dealing a street: set with the burns, the next card plays its role."""
     hand, key = eng.hand, seen.key
-    hand.street_of(key).drawn.remove(key)
+    st = hand.street_of(key)
+    for drawn in (st.drawn, st.voided):
+        if key in drawn:
+            drawn.remove(key)
     hand.where[key] = "burn"
-    correct(eng, "BOXED_CARD", [seen.shown], key=key)
+    corr = correct(eng, "BOXED_CARD", [seen.shown], key=key)
+    if corr is not None:
+        corr.street = st.name      # the replacement is a card laid on that street
 
 
 @outcome("take_round_back")

@@ -70,6 +70,8 @@ class Correction:
     todos: list[Todo]
     halting: bool = False
     born: int = 0
+    #: The time of the event that opened it.
+    opened_t: float = 0.0
     #: The street the correction is about (its procedure's), or None.
     street: str | None = None
     #: Where a card taken off the board goes, for the cards this correction moves.

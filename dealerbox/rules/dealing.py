@@ -143,7 +143,7 @@ def deal_card(eng, seen) -> None:
     """The next hole card goes to the next seat in deal order (or a seat owed one)."""
     hand, key = eng.hand, seen.key
     seat = hand.next_deal_seat()
-    if len(hand.deal_cards) >= hand.deal_target:
+    if len(hand.deal_cards) >= hand.deal_target and hand.owed:
         hand.owed.pop(0)
     hand.deal_cards.append(key)
     hand.where[key] = f"seat{seat}"

@@ -86,6 +86,8 @@ class HandEngine:
         self.seq = 0
         #: The time of the event being applied.
         self.t = 0.0
+        #: The event (``seq``) that last ticked a step done: an ACK right after it confirms that step.
+        self.step_done_at = 0
         #: The last panel button pressed.
         self.last_button: str | None = None
         self.corrections: list[Correction] = []
@@ -259,7 +261,8 @@ class HandEngine:
         verdict = verdict or choice.verdict
         halting = verdict in ("misdeal", "void") if halting is None else halting
         corr = Correction(rid, verdict, tuple(cards), rule or choice.sources,
-                          todos or [Todo(Step(f"halt.{verdict}"))], halting=halting, born=self.seq)
+                          todos or [Todo(Step(f"halt.{verdict}"))], halting=halting, born=self.seq,
+                          opened_t=self.t)
         if halting:
             self.stop(corr)
         else:

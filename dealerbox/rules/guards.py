@@ -47,6 +47,23 @@ def acted_answer_untouched(eng):
     return None
 
 
+def _burn_question(eng):
+    """The MISSED_BURN correction whose question "did a burn go unread?" is open, and its street; or None."""
+    for c in eng.corrections:
+        if c.asks == "burn_unread" and not c.todos[0].done:
+            st = eng.hand.street_of(c.cards[0]) or eng.hand.streets.get(c.street or "")
+            if st is not None:
+                return c, st
+    return None
+
+
+def _street_laid_with_it(eng, corr, st) -> bool:
+    """The street of MISSED_BURN's card has all its cards on the board, that card counted among them."""
+    hand = eng.hand
+    lying = len(hand.on_board(st.board)) + (hand.where.get(corr.cards[0]) == "board" and corr.cards[0] not in st.board)
+    return lying >= st.n
+
+
 def _correction_shown(eng) -> bool:
     """A correction the dealer must follow is shown: amber or floor, not finished, not a stop."""
     return any(not c.halting and c.verdict in ("correct", "floor") and not c.finished for c in eng.corrections)
@@ -54,6 +71,10 @@ def _correction_shown(eng) -> bool:
 
 def _place(eng, seen):
     return eng.hand.where.get(seen.key)
+
+
+def _place_of(eng, key):
+    return eng.hand.where.get(key)
 
 
 _SIMPLE_GUARDS = (
@@ -142,8 +163,14 @@ _SIMPLE_GUARDS = (
     ("correction_moves_it", "an open correction says where this card goes off the board",
      lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
     ("lifting_is_wrong", "a step still to be done rules a board card it does not move, taken off the board, "
-     "wrong (the open-steps table's `wrong_at`: no missed read explains a card the board reader saw leave)",
-     lambda eng, seen: wrong_case(eng, "board_card_lifted") is not None),
+     "wrong (the open-steps table's `wrong_at`), and both readers saw the card: no missed read explains it",
+     lambda eng, seen: seen.key in eng.hand.drawn_t and wrong_case(eng, "board_card_lifted") is not None),
+    ("burn_question_open", "MISSED_BURN still asks whether a burn went unread: no board card was lifted for "
+     "it meanwhile (a dealer who takes a card off for the step says the burn was missed)",
+     lambda eng, seen: _burn_question(eng) is not None),
+    ("burn_question_bet_on", "MISSED_BURN still asks whether a burn went unread, and its street lies complete on "
+     "the board: the round was played on it (a round called done on a short street answers nothing)",
+     lambda eng, seen: _burn_question(eng) is not None and _street_laid_with_it(eng, *_burn_question(eng))),
     ("late_misdeal_asked", "MISDEAL was pressed after the first round and the floor is asked (002 r36): a "
      "press now is the floor's misdeal",
      lambda eng, seen: any(c.asks == "late_misdeal" for c in eng.corrections)),
@@ -222,9 +249,10 @@ def _early_flop_passed_over(eng, seen) -> bool:
 
 @guard("last_draw_dealt")
 def _last_draw_dealt(eng, seen) -> bool:
-    """The last card out of the shoe was dealt as a hole card."""
+    """The last card out of the shoe was dealt as a hole card, and lies at its seat still (not laid on
+    the board since)."""
     key = eng.hand.last_shoe
-    return key is not None and key in eng.hand.deal_cards
+    return key is not None and key in eng.hand.deal_cards and (_place_of(eng, key) or "").startswith("seat")
 
 
 @guard("last_draw_out")
@@ -295,7 +323,7 @@ def _drawn_for_a_street(eng, seen) -> bool:
 
 @guard("last_draw_on_board")
 def _last_draw_on_board(eng, seen) -> bool:
-    """The last card out was counted as a board card of its street."""
+    """The last card out was counted as a board card of its street, or lies on the board."""
     key = eng.hand.last_shoe
-    return key in eng.hand.street_of(key).board
+    return key in eng.hand.street_of(key).board or _place_of(eng, key) == "board"
 

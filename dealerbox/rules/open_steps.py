@@ -193,6 +193,8 @@ STEP_CONTRACTS: dict[str, StepContract] = {
                         "another card drawn (WRONG_CORRECTION: put it back, draw the card)"),
     "short_deal.count": _c("ACK (every seat has its cards); the short seat's card drawn; a card to the board "
                            "(the deal was complete)"),
+    "short_deal.deal_seat": _c("the short seat's card drawn (the next card out of the shoe goes to it)",
+                               "a card to the board first"),
     "duplicate.hole_card_again": _c("ACK (it was put back); MISDEAL (two cards carry the tag: void)"),
     "duplicate.returned_burn": _c("ACK (put back as a second burn); MISDEAL is not an answer: play goes on"),
     # -- burns
@@ -210,6 +212,13 @@ STEP_CONTRACTS: dict[str, StepContract] = {
     # -- too many board cards
     "four_flop.scramble_pick": _c("exactly one of the cards off the board"),
     "extra_board.floor_decides": _FLOOR,
+    # What the box says before a step it shows again (WRONG_CORRECTION, amber): done as it is said.
+    "wrong.button_not_the_answer": _SAID_FIRST, "wrong.drawn_before_button": _SAID_FIRST,
+    "wrong.laid_over": _SAID_FIRST,
+    # The panel through a grace period (no correction's step: the cards decide when it ends).
+    "grace.cards_decide": _c("the grace period's end: a card on the board, or none (the cards decide)",
+                             ends="the grace period's end"),
+    "floor.cannot_place": _FLOOR, "stub.runs_out": _FLOOR,
     "four_flop.rest_is_flop": _c("ACK, or the next step seen done"),
     "four_flop.turn_no_burn": _c("the turn laid with no burn drawn", "a burn drawn (WRONG_CORRECTION, floor)"),
     "redeal.cards_back": _c("the cards off the board", "a card off the board that must stay out (put it back)",
@@ -219,8 +228,12 @@ STEP_CONTRACTS: dict[str, StepContract] = {
                         "put it back); a burn or board card reshuffled in (WRONG_CORRECTION, floor, once drawn)",
                         **_PREMATURE_PAST),
     # -- premature streets
-    "premature.cards_back": _c("the cards off the board", ends="the cards off the board", **_PREMATURE_PAST),
-    "premature.set_aside": _c("the card off the board", ends="the card off the board", **_PREMATURE_PAST),
+    "premature.cards_back": _c("the cards off the board", "ROUND DONE of their own street with them still on the "
+                               "board (WRONG_CORRECTION, floor: bet on)", ends="the cards off the board",
+                               **_PREMATURE_PAST, **_BET_ON_PAST),
+    "premature.set_aside": _c("the card off the board", "ROUND DONE of its own street with it still on the board "
+                              "(WRONG_CORRECTION, floor: bet on)", ends="the card off the board",
+                              **_PREMATURE_PAST, **_BET_ON_PAST),
     "premature.burn_stays": _c("ACK, or the next step seen done", **_PREMATURE_PAST),
     "premature.finish_round": _c("ROUND DONE", **_PREMATURE_PAST),
     "premature.burn_and_turn": _c("a burn and the turn laid"),
@@ -274,7 +287,11 @@ ANSWER_BUTTONS = {"extra.stop": ("round_done",), "extra.return_on_top": ("round_
 #: still overtakes them.
 WAITS = {key: ("round_done",) for key in (
     "extra.burn_it", "double_burn.return_on_top", "double_burn.burn_it", "wrong.expected_card",
-    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "boxed.show_and_burn", "short_deal.count", "premature.cards_back", "premature.set_aside",
+    "wrong.expected_card_or_unread", "wrong.put_back_and_draw", "joker.show_and_burn", "boxed.show_and_burn",
+    # A replacement still to be laid on a street that shows nothing: the round was called done ahead.
+    "joker.replace_next", "boxed.replace_next",
+    # ROUND DONE again while the short seat waits for its card: a repeat of the press that asked.
+    "short_deal.deal_seat", "short_deal.count", "premature.cards_back", "premature.set_aside",
     # ROUND DONE before the river shows a card is a round called ahead: the reshuffle still comes first.
     "premature.reshuffle_with",
     # The same on a street being dealt again (C40): its cards back, it shows nothing, and a round called
@@ -296,7 +313,7 @@ SEEN_BY = {
     "premature.new_street": "street_complete", "premature.new_street_no_burn": "street_complete",
     "skipped.ask": "acked_or_round_done", "skipped.deal_closed": "closed_deal_done",
     "wrong.keep_on_board": "card_back_on_board",
-    "short_deal.count": "deal_counted", "unread.street_card_there": "acked",
+    "short_deal.count": "deal_counted", "short_deal.deal_seat": "deal_complete", "unread.street_card_there": "acked",
     "duplicate.hole_card_again": "acked", "exposed.second_or_later": "acked", "duplicate.returned_burn": "acked",
     "wrong.expected_card_or_unread": "acked_or_card_drawn",
 }
@@ -306,7 +323,7 @@ PRESSED = {"reshuffle.now": "reshuffled", "premature.reshuffle_with": "reshuffle
 THEN = {
     "extra.return_on_top": "card_may_return", "reshuffle.now": "stub_reshuffled",
     "premature.reshuffle_with": "aside_reshuffled_in", "four_flop.scramble_pick": "picked_is_burn",
-    "skipped.ask": "skipped_answered", "short_deal.count": "deal_count_settled",
+    "skipped.ask": "skipped_answered", "short_deal.count": "deal_count_settled", "short_deal.deal_seat": "short_seat_dealt",
     "unread.street_card_there": "street_card_there", "duplicate.hole_card_again": "question_answered",
     "exposed.second_or_later": "question_answered", "duplicate.returned_burn": "question_answered",
     "wrong.expected_card_or_unread": "question_answered",

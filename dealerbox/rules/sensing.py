@@ -158,10 +158,19 @@ def unread_hole_card_at_seat(eng, seen) -> None:
 
 # ---------------------------------------------------------------- buttons
 @procedure("count_hole_cards")
-def count_hole_cards(eng, rid, cards):
-    """No mouth sensor and the deal a few cards short: the dealer counts the hole cards (002 r37)."""
+def count_hole_cards(eng, rid, cards, seat: int | None = None):
+    """The deal a few cards short at ROUND DONE: without a mouth sensor the dealer counts the hole cards;
+    with one the box knows the count, and the short *seat* gets the next card, before any burn (002 r37)."""
+    if seat is not None:
+        return eng.open_correction(rid, cards, [Todo(Step("short_deal.deal_seat", (("seat", seat),)))])
     return eng.open_correction(rid, cards, [
         Todo(Step("short_deal.count"))])
+
+
+@when_done("short_seat_dealt")
+def short_seat_dealt(eng, e, todo, corr) -> None:
+    """The short seat got its card: the round the dealer called done is done."""
+    next_round(eng, None)
 
 
 @seen_done("deal_counted")
@@ -253,6 +262,13 @@ def short_deal(eng, seen) -> None:
     """round_done with the deal a few cards short and no mouth sensor: reads were missed, or seats are short."""
     eng.hand.short_deal_from = len(eng.hand.deal_cards)
     correct(eng, "SHORT_DEAL", [])
+
+
+@outcome("seat_short")
+def seat_short(eng, seen) -> None:
+    """ROUND DONE with the deal a few cards short, and a mouth sensor: no read was missed, a seat was
+    forgotten. Green would be a lie about the cards: the seat gets the next card, before any burn."""
+    correct(eng, "SHORT_DEAL", [], seat=eng.hand.next_deal_seat())
 
 
 def _missed_burn_open(eng):

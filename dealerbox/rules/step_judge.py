@@ -139,6 +139,8 @@ def _again_settled(eng) -> None:
 
 
 def _done(eng, event, todo, corr) -> None:
+    if corr.current < len(corr.todos) and corr.todos[corr.current] is todo:
+        eng.step_done_at = eng.seq       # the step shown was seen done: an ACK next confirms it
     todo.done = True
     then = contract_of(todo).then
     if then is not None:
@@ -212,16 +214,24 @@ def _shown_again(eng, event, key: str, before) -> None:
     if todo.done or not (must_be_done(corr) or contract.follows):
         return
     moments = set()
-    # A step that says how the hand goes on takes an ACK as read; RESHUFFLED there is a later step's.
-    buttons = ("ack", "reshuffled") if must_be_done(corr) else ("reshuffled",)
-    if event.ev == "button" and event.name in buttons and snapshot(eng) == before:
+    # A step that says how the hand goes on by the cards takes an ACK as read; one a button answers (ROUND
+    # DONE finishing the round) does not, and RESHUFFLED anywhere but its own step is a later step's.
+    by_button = contract.pressed is not None or contract.seen_by == "round_done_into"
+    buttons = ("ack", "reshuffled") if must_be_done(corr) or by_button else ("reshuffled",)
+    # An ACK right after a reader saw a step done confirms that step: the dealer did what was shown. Not
+    # where the step shown now waits for a button (RESHUFFLED, ROUND DONE): ACK there is no answer.
+    confirms = event.name == "ack" and eng.step_done_at == eng.seq - 1 and not by_button
+    if event.ev == "button" and event.name in buttons and snapshot(eng) == before and not confirms:
         moments.add("other_button")
     if event.ev == "shoe" and contract.pressed is not None and not any(c.born == eng.seq for c in eng.corrections):
         moments.add("card_drawn_first")
     card = todo.about if todo.about is not None else todo.step.param("card")
     hand = eng.hand
+    # Laid over it: a card drawn after the step was shown (one already in the dealer's hand, a spread
+    # flop's, was drawn before the box spoke).
     if (event.ev == "board_on" and hand.mouth_sensor and key and card and key != card
-            and hand.where.get(card) == "board" and hand.where.get(key) == "board" and not _unread_burn(hand, card)):
+            and hand.where.get(card) == "board" and hand.where.get(key) == "board"
+            and hand.drawn_t.get(key, corr.opened_t) > corr.opened_t and not _unread_burn(hand, card)):
         moments.add("card_laid_over")
     moment = next((m for m in contract.again_at if m in moments), None)
     if moment is None or top.again is not None:

@@ -169,7 +169,7 @@ def test_same_events_same_decisions(profile):
     assert a == b and a
 
 
-def test_a_stray_ack_changes_nothing():
+def test_a_stray_ack_changes_nothing_and_one_a_step_does_not_take_is_a_wrong_correction():
     engine = HandEngine()
     s = HandScript(seed=4)
     s.new_hand(3).deal().button("ack")
@@ -183,9 +183,15 @@ def test_a_stray_ack_changes_nothing():
     engine.feed(Event.from_dict(s2.events[-1]))
     out = engine.feed(Event.from_dict(s2.on(first).events[-1]))
     assert out[-1].irregularity == "MISSED_BURN" and out[-1].step == 0
-    # The step waits for the card to come off the board: ACK cannot skip it.
-    assert engine.feed(Event.from_dict(s2.button("ack").events[-1])) == []
-    assert engine.decision.step == 0
+    # The step waits for the card to come off the board: ACK cannot skip it. RULES.md: a button the step
+    # does not take is WRONG_CORRECTION, amber, with the step shown again.
+    out = engine.feed(Event.from_dict(s2.button("ack").events[-1]))
+    assert [(d.verdict, d.irregularity) for d in out] == [("correct", "WRONG_CORRECTION")]
+    assert engine.decision.steps[engine.decision.step].key == "missed_burn.take_off"
+    # Taking the card off is the step: the wrong correction leaves with it.
+    engine.feed(Event.from_dict(s2.off(first).events[-1]))
+    assert engine.decision.irregularity == "MISSED_BURN"
+    assert engine.decision.steps[engine.decision.step].key == "missed_burn.next_card"
 
 
 def test_two_tags_of_one_card_are_a_duplicate():
@@ -271,9 +277,17 @@ def _corrected_hand(kind, seed, players, spread, pos):
             _rest(s, after[1:], spread)
         return s, {"DOUBLE_BURN"}
     if kind == "missed_burn":
-        cards = s.street(n, burn=False, spread=spread and n == 3)
-        first = cards[0]
-        s.off(first)
+        if spread and n == 3:
+            # Drawn as three and spread before the box spoke: the first comes off once all lie there.
+            first = s.street(n, burn=False, spread=True)[0]
+            s.off(first)
+        else:
+            # Laid one at a time: the dealer takes it off as the box says, before laying the rest
+            # (RULES.md: the rest laid over it is WRONG_CORRECTION where no missed read explains it).
+            first = s.draw()
+            s.on(first).off(first)
+            for _ in range(n - 1):
+                s.on(s.draw())
         nxt = s.draw()
         s.on(nxt)
         _rest(s, after, spread)
@@ -475,3 +489,20 @@ def test_round_done_before_the_board_reports_the_street_is_that_streets_round(pr
     engine = HandEngine(profile)
     assert _not_ok(engine, s) == []
     assert engine.phase == "over"
+
+
+def test_the_stub_s_end_calls_the_floor_at_once():
+    """RULES.md, the stub is finite: ten-handed Omaha deals 40 of 52 cards. Cards drawn for the flop and
+    never laid leave the stub short of the board still to come (the turn and river, with their burns);
+    the box calls the floor the moment the stub holds fewer cards than the hand needs, not before."""
+    engine = HandEngine()
+    s = HandScript(seed=5)
+    s.new_hand(10, hole=4).deal().round_done()
+    feed(engine, s)
+    assert engine.hand.cards_left() == 12 and engine.hand.cards_needed() == 8
+    for _ in range(8):                            # 8 cards in the dealer's hand, none laid yet
+        engine.feed(Event.from_dict(s.take().events[-1]))
+    assert engine.hand.cards_left() == 4 and engine.hand.cards_needed() == 4
+    assert engine.decision.steps == () or engine.decision.steps[0].key != "stub.runs_out"
+    engine.feed(Event.from_dict(s.take().events[-1]))
+    assert engine.decision.verdict == "floor" and engine.decision.steps[0].key == "stub.runs_out"

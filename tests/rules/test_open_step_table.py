@@ -59,6 +59,13 @@ UNREACHABLE = {
     "reader.misses_reads",
     # A house's floor call for an id that has a correction of its own: no shipped profile makes one.
     "floor.house_rule",
+    # Why a step is shown again (WRONG_CORRECTION amber): done as it is said, never the step shown.
+    "wrong.button_not_the_answer", "wrong.drawn_before_button", "wrong.laid_over",
+    # The panel through a grace period: no correction's step, the cards decide when it ends.
+    "grace.cards_decide",
+    # The engine could not place an event (tests/rules/test_fuzz.py holds that it never happens on the
+    # hands it deals), and the stub's end (ten-handed Omaha with corrections: test_engine's own test).
+    "floor.cannot_place", "stub.runs_out",
 }
 #: step key -> how many times it was open when an action came; (step, action) pairs.
 GENERATED: Counter = Counter()

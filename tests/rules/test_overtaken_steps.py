@@ -169,8 +169,9 @@ def _turn_card_taken_off_with_a_premature_river(mouth_sensor):
     t.press("round_done")
     t.shoe("6s")                                  # the turn's burn
     t.shoe("4d")
-    t.shoe("Qd")
     t.board("4d")
+    t.shoe("8h")                                  # the river's burn, before the turn's round is done
+    t.shoe("Qd")
     t.board("Qd")
     assert t.now.irregularity == "PREMATURE_RIVER", t.now
     t.off("4d")
