@@ -70,6 +70,7 @@ class AuditReport:
     findings: dict = field(default_factory=dict)     # family -> [count, smallest Finding]
     unknown_steps: Counter = field(default_factory=Counter)
     stub_ran_out: int = 0
+    seat_misnamed: int = 0
     #: Hands with at least one finding of a check (``green_wrong``...), and hands by response.
     hands_with: Counter = field(default_factory=Counter)
     hands_by_response: Counter = field(default_factory=Counter)
@@ -112,6 +113,9 @@ class AuditReport:
         if self.unknown_steps:
             lines.append("  steps the dealer had no handler for (it pressed ACK): "
                          + ", ".join(f"{k} {n}" for k, n in sorted(self.unknown_steps.items())))
+        if self.seat_misnamed:
+            lines.append(f"  SHORT_DEAL named a seat that was not the short one (the dealer dealt the short "
+                         f"seat): {self.seat_misnamed}")
         if self.stub_ran_out:
             lines.append(f"  hands whose stub ran out: {self.stub_ran_out}")
         return "\n".join(lines)
@@ -320,6 +324,7 @@ def run_hands(hands: int, seed: int = 46) -> AuditReport:
             report.c40 += plan.profile == "cz-c40"
             report.unknown_steps.update(h.dealer.log.unknown_steps)
             report.stub_ran_out += h.dealer.log.stub_ran_out
+            report.seat_misnamed += h.dealer.log.seat_misnamed
             if not h.dealer.log.stub_ran_out:
                 _judge(h, report)
             if h.raised is not None:

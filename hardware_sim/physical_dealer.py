@@ -125,6 +125,9 @@ class DealerLog:
     floor_owned_from: int | None = None
     halted: bool = False
     stub_ran_out: bool = False
+    #: SHORT_DEAL named a seat that is not the short one (the box's count cannot know which seat the
+    #: dealer skipped): the dealer gave the card to the seat that was short.
+    seat_misnamed: int = 0
 
 
 class Dealer:
@@ -672,6 +675,16 @@ class Dealer:
                 street = self.street_now if self.street_now in STREET_ORDER else "flop"
                 c = t.pull(want)
                 t.to_burns(c, street)
+            return True
+        if k == "short_deal.deal_seat":
+            # The box counted the deal (a mouth sensor) and names the seat its count says is short. A
+            # dealer who skipped another seat sees which one is short and gives it the card.
+            named = self.order[(step.param("seat") or 1) - 1]
+            short = self._short_seat()
+            if short is not None and short != named:
+                self.log.seat_misnamed += 1
+            card = self.draw()
+            t.to_seat(card, short if short is not None else named)
             return True
         if k == "short_deal.count":
             seat = self._short_seat()
