@@ -12,6 +12,11 @@ how the dealer meets the box's correction:
   at another step...), then reads the panel again and puts right what it then says;
 - ``ignore``: never answers the panel and deals on.
 
+The stub's end is not among the mistakes: with 52 cards no correction RULES.md names runs the
+stub out (ten-handed Omaha leaves four spare, and the corrections that use up a card, a boxed
+card and a missed burn's open burn, take at most one each); a hand whose stub runs out all the
+same (after a wrong answer) is counted and not judged.
+
 The dealer reports what it did to a :class:`DealerLog`: each mistake and wrong answer with
 the event it began at, and each ROUND DONE with the betting rounds physically over. It
 reads the panel through a callable that returns the box's latest decision (anything with
@@ -25,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from dealerbox.domain.cards import DECK_52, JOKER
-from hardware_sim.physical_table import (BOARD_AFTER_ROUND, FOREIGN_DECK, STREET_CARDS, STREET_ORDER, Card,
+from hardware_sim.physical_table import (BOARD_AFTER_ROUND, FOREIGN_DECK, STREET_ORDER, Card,
                                          PhysicalTable, StubEmpty)
 
 #: The mistakes of RULES.md the dealer makes, as this model names them.
@@ -712,10 +717,6 @@ class Dealer:
         """The first street the board does not hold yet (by the dealer's count)."""
         n = self._board_count()
         return "flop" if n < 3 else "turn" if n < 4 else "river"
-
-    def _deal_unfinished(self) -> bool:
-        held = sum(len(s) for s in self.table.seats.values())
-        return held < self.plan.players * self.plan.hole
 
     def _short_seat(self) -> int | None:
         for seat in self.order:
