@@ -249,8 +249,7 @@ def _early_flop_passed_over(eng, seen) -> bool:
 
 @guard("last_draw_dealt")
 def _last_draw_dealt(eng, seen) -> bool:
-    """The last card out of the shoe was dealt as a hole card, and lies at its seat still (not laid on
-    the board since)."""
+    """The last card out of the shoe was dealt as a hole card and is still at its seat."""
     key = eng.hand.last_shoe
     return key is not None and key in eng.hand.deal_cards and (_place_of(eng, key) or "").startswith("seat")
 

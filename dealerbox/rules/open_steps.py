@@ -19,6 +19,14 @@ procedures (:mod:`.procedures`, :mod:`.premature_streets`, :mod:`.sensing`), ren
   still on a street not yet dealt. RULES.md: the LED is never amber through a street on which the
   step can no longer be done; where it still can, the step stays shown.
 
+- ``ended_by``: the reader or button whose report ends the step (RULES.md: a step is done when what
+  the readers see says so); ``board_state``: for a step that moves a card the board reader sees, the
+  board state that ends it (the card gone from the board, the flop back in the stub). Only the steps
+  no reader can see (:data:`UNSEEN_STEPS`) count done once a later step is seen done;
+- ``again_at``: the moments at which the step, still to be done, is ``WRONG_CORRECTION`` amber with
+  the step shown again (:data:`AGAIN`): a button it does not take (a button answers only the step
+  that names it, at that step), its cards drawn before its button, a card laid over the card it takes off;
+
 - ``seen_by``, ``pressed``, ``then``: how the box sees the step done (an answer of
   :data:`~dealerbox.rules.corrections.ANSWERS`), its own panel button, and what it does to the
   tracking once done (an effect of :data:`~dealerbox.rules.corrections.EFFECTS`). A procedure

@@ -5,8 +5,8 @@ announced the event to be (:meth:`~dealerbox.rules.engine.HandEngine.announce`) 
 step to rest on a reading the cards explained otherwise (``superseded_at``). Then the event is
 checked against the step's answers (:func:`answer`: the table's ``seen_by`` answer observed, or its
 ``pressed`` button), then against its wrong corrections (an announced action it names in
-``wrong_at``, the moments of its ``past``, and a second irregularity that would move a card while
-the step must still be done), then against its ends (a finished correction leaves the panel; HAND
+``wrong_at``, a second irregularity that would move a card while the step must still be done, its
+``again_at`` moments, which show it again, and the moments of its ``past``), then against its ends (a finished correction leaves the panel; HAND
 OVER puts one left open on record). No other code judges a step the hand has moved past.
 """
 

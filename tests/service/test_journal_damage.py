@@ -48,8 +48,9 @@ _DEAL = [Event(0.0, "new_hand", players=3)] + [Event(1.0 + i, "shoe", card=c)
                                                 for i, c in enumerate(["Ah", "Kd", "7c", "2s", "9h"])]
 #: The journal ends in two event lines: the last-but-one is replayed if it is kept.
 ENDS_IN_EVENTS = _DEAL
-#: The journal ends in a decision line (the exposed card's correction) and the dealer's ack.
-ENDS_IN_DECISION = _DEAL + [Event(7.0, "button", name="exposed"), Event(8.0, "button", name="ack")]
+#: The journal ends in a decision line (the exposed card's correction) and a tick that decides nothing
+#: (an ACK there would be a decision of its own: "finish the deal" is no step ACK answers).
+ENDS_IN_DECISION = _DEAL + [Event(7.0, "button", name="exposed"), Event(8.0, "tick")]
 
 
 def build(directory: Path, events: list[Event]) -> None:
