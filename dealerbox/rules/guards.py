@@ -164,7 +164,8 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: any(c.off_board.get(seen.key) for c in eng.corrections)),
     ("lifting_is_wrong", "a step still to be done rules a board card it does not move, taken off the board, "
      "wrong (the open-steps table's `wrong_at`), and both readers saw the card: no missed read explains it",
-     lambda eng, seen: seen.key in eng.hand.drawn_t and wrong_case(eng, "board_card_lifted") is not None),
+     lambda eng, seen: seen.key in eng.hand.drawn_t and wrong_case(eng, "board_card_lifted", shown_before=True)
+     is not None),
     ("burn_question_open", "MISSED_BURN still asks whether a burn went unread: no board card was lifted for "
      "it meanwhile (a dealer who takes a card off for the step says the burn was missed)",
      lambda eng, seen: _burn_question(eng) is not None),

@@ -342,9 +342,12 @@ WRONG_AT = {
                     (("other_card_drawn", "expected_card"),)),
     **dict.fromkeys(("reshuffle.now", "premature.reshuffle_with"), (("kept_out_card_off_board", "keep_on_board"),)),
 }
-#: A board card no step moves, lifted while a step that moves cards or must take its card off the board is
-#: shown: put it back (the put-right case ``keep_on_board``).
-for _key in sorted(MOVES_A_CARD - {"wrong.keep_on_board"}) + ["joker.show_and_burn", "boxed.show_and_burn"]:
+#: A board card no step moves, lifted while a step that moves board cards or must take its card off the
+#: board is shown: put it back (the put-right case ``keep_on_board``). Steps about the stub (a card back
+#: on top) leave the board alone.
+BOARD_STEPS = ("missed_burn.take_off", "four_flop.scramble_pick", "redeal.cards_back", "premature.cards_back",
+               "premature.set_aside", "joker.show_and_burn", "boxed.show_and_burn")
+for _key in BOARD_STEPS:
     WRONG_AT[_key] = WRONG_AT.get(_key, ()) + (("board_card_lifted", "keep_on_board"),)
 #: Step -> the announced moments that supersede it (:attr:`StepContract.superseded_at`).
 SUPERSEDED_AT = {**dict.fromkeys(("extra.stop", "extra.return_on_top", "extra.burn_it"), ("flop_drawn_early",)),
@@ -455,11 +458,13 @@ def answers_an_open_step(steps: frozenset[str]):
     return gate
 
 
-def wrong_case(eng, moment: str) -> str | None:
+def wrong_case(eng, moment: str, shown_before: bool = False) -> str | None:
     """The put-right case a step still to be done names for the announced *moment* (``wrong_at``), in
-    any open correction, one this very event opened too (a grace period's); None if no step names it."""
-    return next((case for c in eng.corrections if not c.halting for todo in c.todos if not todo.done
-                 for m, case in contract_of(todo).wrong_at if m == moment), None)
+    any open correction, one this very event opened too (a grace period's) unless *shown_before* asks
+    for a step the dealer could have read before the event; None if no step names it."""
+    return next((case for c in eng.corrections if not c.halting and not (shown_before and c.born == eng.seq)
+                 for todo in c.todos if not todo.done for m, case in contract_of(todo).wrong_at if m == moment),
+                None)
 
 
 def missing_contracts(keys) -> list[str]:

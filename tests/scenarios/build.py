@@ -1422,6 +1422,7 @@ def _(s):
     turn = s.draw()
     s.on(turn).expect(verdict="correct", irregularity="MISSED_BURN", step_key="missed_burn.take_off")
     s.off(flop[0]).expect(verdict="correct", irregularity="WRONG_CORRECTION", step_key="wrong.keep_on_board")
+    s.tick(1.0)      # the time the board reader takes to report a card gone, before the press
     s.round_done().expect(verdict="floor", irregularity="WRONG_CORRECTION")
 
 
