@@ -438,11 +438,16 @@ def poisson_upper95(k: int) -> float:
     """The exact one-sided 95 % upper bound of a Poisson mean after *k* events: the mean whose
     P(X <= k) is 0.05 (bisection on the cumulative sum)."""
     def cdf(mean):
-        term = total = math.exp(-mean)
+        # Summed in logs: exp(-mean) alone underflows to 0 past a mean of about 745 (k in the hundreds).
+        if mean <= 0:
+            return 1.0
+        log_term = -mean
+        log_terms = [log_term]
         for i in range(1, k + 1):
-            term *= mean / i
-            total += term
-        return total
+            log_term += math.log(mean / i)
+            log_terms.append(log_term)
+        top = max(log_terms)
+        return math.exp(top) * sum(math.exp(x - top) for x in log_terms)
     low, high = 0.0, 10.0 + 5 * k
     for _ in range(100):
         mid = (low + high) / 2
