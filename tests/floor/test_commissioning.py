@@ -57,6 +57,35 @@ def test_a_tables_commissioned_line_is_one_record_with_every_figure_filed_once(s
     assert len(store.commissionings("T01")) == 2 and store.alerts() == []
 
 
+def test_the_record_carries_the_floors_measure_of_the_tables_clock_when_it_was_filed(store):
+    """A table cannot measure its own offset from the floor: the record is filed with the
+    floor's last measure (from the table's live health), or none when there was none yet."""
+    t01, t02 = TableJournal("T01"), TableJournal("T02")
+    t01.add(NOW - DAY, "commissioned", **record(NOW - DAY))
+    t02.add(NOW - DAY, "commissioned", **record(NOW - DAY))
+    file_journal(store, t01)
+    file_journal(store, t02)
+    store.update_table("T01", clock_offset=0.345, clock_offset_at=NOW - 100)
+    assert RegistryPass(store).catch_up() == []
+    store.update_table("T01", clock_offset=-30.0, clock_offset_at=NOW)   # later measures change no record
+    t01_run, t02_run = store.commissionings("T01")[0], store.commissionings("T02")[0]
+    assert (t01_run["clock_offset"], t01_run["clock_offset_at"]) == (0.345, pytest.approx(NOW - 100))
+    assert (t02_run["clock_offset"], t02_run["clock_offset_at"]) == (None, None)
+    clock = FloorClock("Europe/Prague")
+    cells = {row[0]["text"]: row[1] for row in C.record_sections(t01_run, clock)[0]["rows"]}
+    measured = cells["the table's clock, as the floor measured it before filing the run"]
+    assert measured["text"].startswith("0.3 s ahead of the floor's (measured ") and not measured["flag"]
+    cells = {row[0]["text"]: row[1] for row in C.record_sections(t02_run, clock)[0]["rows"]}
+    assert cells["the table's clock, as the floor measured it before filing the run"]["none"]
+    rows = list(csv.DictReader(io.StringIO(C.record_csv(t01_run))))
+    assert {r["floor_clock_offset_s"] for r in rows} == {"0.345"}
+    assert {r["floor_clock_offset_measured_utc"] for r in rows} == {C.R.iso(t01_run["clock_offset_at"])}
+    assert {r["floor_clock_offset_s"] for r in csv.DictReader(io.StringIO(C.record_csv(t02_run)))} == {""}
+    far = {**t01_run, "clock_offset": -4.0}
+    cells = {row[0]["text"]: row[1] for row in C.record_sections(far, clock)[0]["rows"]}
+    assert cells["the table's clock, as the floor measured it before filing the run"]["flag"]
+
+
 def test_a_commissioning_read_again_after_a_restart_is_filed_once(store):
     # A hand still open when the pass stopped is read again from its first line by the next
     # pass, with the commissioning that came inside it.
@@ -211,7 +240,7 @@ def test_the_record_as_csv_has_stable_columns_a_line_per_figure_and_iso_times():
     rows = list(csv.DictReader(io.StringIO(C.record_csv(r))))
     assert tuple(rows[0]) == C.CSV_HEADER == (
         "table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
-        "run_ok",
+        "run_ok", "floor_clock_offset_s", "floor_clock_offset_measured_utc",
         "device", "verdict", "advice", "figure", "value", "unit", "bound", "figure_ok")
     figures = sum(max(1, len(d["figures"])) for d in r["devices"])
     assert len(rows) == figures

@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from dealerbox.domain.events import Event
 from dealerbox.errors import EventError, FloorError, RegistryError
 from dealerbox.floor.store.connection import Connection
-from dealerbox.floor.store.schema import commissionings_table, storable
+from dealerbox.floor.store.schema import commissionings_table, storable, tables_table
 
 __all__ = ["CommissioningRecords", "CommissioningRefused", "check_commissioning", "COMMISSIONED"]
 
@@ -85,11 +85,15 @@ class CommissioningRecords(Connection):
             log.warning("commissioning: %s seq %s refused: %s", table, seq, refused)
             return self.raise_alert(table, "protocol",
                                     f"commissioning record refused (seq {seq}): {storable(str(refused))}", seq, at)
+        t = tables_table.c
+        measured = self._rows(select(t.clock_offset, t.clock_offset_at).where(t.table_id == table))
+        offset = measured[0] if measured else {"clock_offset": None, "clock_offset_at": None}
         self._execute(self._insert(commissionings_table).values(
             table_id=table, seq=seq, at=record["at"], at_text=record["at_text"], zone=record["zone"],
             technician=storable(record["technician"]), version=storable(record["version"]),
             config=record["config"], ok=int(record["ok"]),
-            devices=json.dumps(record["devices"], sort_keys=True), filed=time.time())
+            devices=json.dumps(record["devices"], sort_keys=True), filed=time.time(),
+            clock_offset=offset["clock_offset"], clock_offset_at=offset["clock_offset_at"])
             .on_conflict_do_nothing(index_elements=[commissionings_table.c.table_id, commissionings_table.c.seq]))
         return None
 

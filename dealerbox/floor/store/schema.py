@@ -259,6 +259,11 @@ commissionings_table = Table(
     Column("devices", Text, nullable=False),
     #: When the floor filed it.
     Column("filed", Float64, nullable=False),
+    #: The table's clock minus the floor's as the floor last measured it before filing the run
+    #: (tables.clock_offset, and when it was measured), NULL when the table sent no live health:
+    #: a table cannot measure its own offset from the floor, so the record carries the floor's.
+    Column("clock_offset", Float64),
+    Column("clock_offset_at", Float64),
 )
 Index("commissionings_last", commissionings_table.c.table_id, commissionings_table.c.at)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling import report_pdf as PDF
-from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, FloorClock, offset_words
 from dealerbox.floor.telling.figure_text import NOTHING, count, duration, one_decimal
 
 __all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sections", "record_title",
@@ -37,7 +37,7 @@ DEVICE_WORDS = {"lcd": "LCD", "leds": "LEDs and buzzer", "buttons": "Buttons", "
 VERDICT_WORDS = {"pass": "passed", "fail": "failed", "skipped": "skipped"}
 #: The CSV's columns: one line per figure (a device without figures: one line, its figure cells empty).
 CSV_HEADER = ("table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
-              "run_ok",
+              "run_ok", "floor_clock_offset_s", "floor_clock_offset_measured_utc",
               "device", "verdict", "advice", "figure", "value", "unit", "bound", "figure_ok")
 
 
@@ -113,6 +113,23 @@ def record_title(record: dict, clock: FloorClock) -> str:
     return f"Commissioning of table {record['table']}, {clock.at(record['at']):%a %d %b %Y, %H:%M %Z}: {verdict}"
 
 
+def clock_offset_text(record: dict, clock: FloorClock) -> tuple[str, bool]:
+    """The floor's measure of the table's clock filed with the run, in words, and whether it is
+    past the tables page's bound (:data:`CLOCK_LIMIT_S`): a table cannot measure its own offset
+    from the floor, so the record carries the floor's last measure before the run was filed."""
+    offset = record.get("clock_offset")
+    if offset is None:
+        return "not measured: the table had sent the floor no live health yet", False
+    words = "on the floor's clock" if round(abs(offset), 1) == 0 else offset_words(offset)
+    return (f"{words} (measured {clock.full(record['clock_offset_at'])}; bound "
+            f"{one_decimal(CLOCK_LIMIT_S)} s)"), abs(offset) > CLOCK_LIMIT_S
+
+
+def _offset_cell(record: dict, clock: FloorClock) -> dict:
+    text, off = clock_offset_text(record, clock)
+    return _cell(text, none=record.get("clock_offset") is None, flag=off)
+
+
 def _cell(text, href: str | None = None, *, none: bool = False, flag: bool = False) -> dict:
     """A cell as the report's sections hold them; ``flag``: what failed, shown so."""
     return {"text": str(text), "href": href, "none": none, "flag": flag}
@@ -129,6 +146,8 @@ def record_sections(record: dict, clock: FloorClock) -> list[dict]:
         "rows": [[cell("ended"), cell(clock.full(record["at"]))],
                  [cell("as the table's clock wrote it"), cell(f"{record['at_text']} ({zone})")],
                  [cell("reached the floor"), cell(clock.full(record["filed"]))],
+                 [cell("the table's clock, as the floor measured it before filing the run"),
+                  _offset_cell(record, clock)],
                  [cell("technician"), cell(record["technician"])],
                  [cell("software version"), cell(f"dealerbox {record['version']}")],
                  [cell("config (SHA-256 of the table's config file)"), cell(record["config"])],
@@ -166,7 +185,9 @@ def record_csv(record: dict) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     run = (record["table"], record["seq"], R.iso(record["at"]), record["at_text"], record["zone"],
-           R.iso(record["filed"]), record["technician"], record["version"], record["config"], "true" if record["ok"] else "false")
+           R.iso(record["filed"]), record["technician"], record["version"], record["config"], "true" if record["ok"] else "false",
+           "" if record.get("clock_offset") is None else record["clock_offset"],
+           "" if record.get("clock_offset_at") is None else R.iso(record["clock_offset_at"]))
     for d in record["devices"]:
         device = (d["device"], d["verdict"], d["advice"])
         for f in d["figures"] or [None]:

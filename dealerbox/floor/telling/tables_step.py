@@ -31,12 +31,11 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
+from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, offset_words
 from dealerbox.floor.telling.commissioning import CommissionCheck
 
 __all__ = ["CLOCK_LIMIT_S", "ReaderCheck", "TableCheck", "Room", "room_tables", "version_key"]
 
-#: A table's clock further than this from the floor's is out of step (its hands' times mislead).
-CLOCK_LIMIT_S = 1.0
 #: A reader failing more than this share of its tries needs a look.
 READER_ERROR_LIMIT = 0.01
 
@@ -164,17 +163,13 @@ def room_of(checks: list[TableCheck], floor_version: str | None, floor_registry:
                 floor_registry, floor_version)
 
 
-def _offset_words(offset: float) -> str:
-    return f"{abs(offset):.1f} s {'ahead of' if offset > 0 else 'behind'} the floor's"
-
-
 def _mark(check: TableCheck, room: Room, profiles: Counter) -> None:
     marks, attention = [], 0
     if not check.online:
         marks.append("offline: the floor does not hear this table")
         attention += 8
     if check.clock_offset is not None and abs(check.clock_offset) > CLOCK_LIMIT_S:
-        marks.append(f"its clock is {_offset_words(check.clock_offset)}")
+        marks.append(f"its clock is {offset_words(check.clock_offset)}")
         attention += 4
     if check.clock_problem:
         marks.append(f"its clock cannot be trusted: {check.clock_problem}")

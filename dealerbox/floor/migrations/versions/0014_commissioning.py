@@ -4,7 +4,7 @@ verdict, advice and figures), filed once by the registry pass, shown on the tabl
 on each table's commissioning page.
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 """
 import sqlalchemy as sa
 from alembic import op
@@ -32,6 +32,8 @@ def upgrade() -> None:
         sa.Column("ok", Int64, nullable=False),
         sa.Column("devices", sa.Text, nullable=False),
         sa.Column("filed", Float64, nullable=False),
+        sa.Column("clock_offset", Float64),
+        sa.Column("clock_offset_at", Float64),
     )
     op.create_index("commissionings_last", "commissionings", ["table_id", "at"])
 
