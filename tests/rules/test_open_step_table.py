@@ -306,9 +306,23 @@ def judge_action(kind, profile, events, cut, action) -> list[str]:
         if d.irregularity == "DOUBLE_BURN":
             idx = [max((j for j, e in enumerate(played) if e.get("card") == c and e["ev"] == "shoe"), default=None)
                    for c in d.cards]
-            if None not in idx and any(e.get("name") == "round_done" for e in played[min(idx):max(idx)]):
+            if None not in idx and any(_ends_a_street(played, j) for j in range(min(idx), max(idx))):
                 problems.append("DOUBLE_BURN of burns of two streets")
     return problems
+
+
+def _ends_a_street(played: list[dict], j: int) -> bool:
+    """``played[j]`` is a ROUND DONE that ends a street: not a repeat of the one before it with no card
+    laid on the board between them (ROUND DONE again while a short deal's count waits is the same press,
+    RULES.md; open_steps.WAITS), so burns drawn on either side of a repeat may be one street's."""
+    if played[j].get("name") != "round_done":
+        return False
+    for e in reversed(played[:j]):
+        if e["ev"] == "board_on":
+            return True
+        if e.get("name") == "round_done":
+            return False
+    return True
 
 
 @settings(max_examples=500, deadline=None, derandomize=True,
