@@ -423,15 +423,19 @@ class FloorApp:
         extra = sorted(set(data) - {"note"})
         if extra:
             raise Refused(400, f"unknown key {extra[0]!r}: only 'note' (the audit names who is signed in)")
-        note = data.get("note")
+        alert_id = row_id_of("open alert", request.path_params["alert_id"])
+        return JSONResponse(await self.clear_alert(alert_id, session.user, data.get("note")))
+
+    async def clear_alert(self, alert_id: int, user: str, note) -> dict:
+        """Clear the open alert *alert_id* as *user* with *note* (1 to NOTE_MAX characters): the
+        audit trail and the security journal name the user. Every page's clear comes here (the
+        floor map's API, the Surveillance page's form); refused with 400 or 404."""
         if not isinstance(note, str) or not note.strip() or len(note) > NOTE_MAX:
             raise Refused(400, f"a note of 1 to {NOTE_MAX} characters says why the alert is cleared")
-        alert_id = row_id_of("open alert", request.path_params["alert_id"])
-        alert = await run_in_threadpool(self._clear, alert_id, session.user,
-                                        note.strip())
+        alert = await run_in_threadpool(self._clear, alert_id, user, note.strip())
         if alert is None:
             raise Refused(404, "no such open alert")
-        return JSONResponse(alert)
+        return alert
 
     def _clear(self, alert_id: int, user: str, note: str) -> dict | None:
         alert = self.store.clear_alert(alert_id, user, note)
