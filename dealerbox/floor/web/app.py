@@ -32,6 +32,7 @@ from dealerbox.floor.telling import figure_text as FT
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling import audit_files as AF
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.commissioning import commission_check
 from dealerbox.floor.operating.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.operating.security_log import security_event
@@ -47,7 +48,7 @@ from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
 from dealerbox.floor.web.registry_pages import RegistryPages
-from dealerbox.floor.web.tables_pages import TablesPages
+from dealerbox.floor.web.tables_pages import TablesPages, commission_shown
 from dealerbox.floor.web.commission_pages import CommissionPages
 from dealerbox.floor.web.metrics import FloorMetrics
 from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
@@ -290,10 +291,19 @@ class FloorApp:
                                        title=f"Irregularities per 100 hands, {who} and the room", who=who)]
         dealer_chart = (await self.protect.dealer_chart_html(ident, start, end, nonce, who)
                         if kind == "dealer" else None)
+        commission = (await run_in_threadpool(self._last_commission, ident, time.time())
+                      if kind == "table" else None)
         return self.render(request, "pit.html", session=session, kind=kind, ident=ident, who=who,
                            start=start, end=end, charts=charts, pick=range_controls(self.clock, shown),
                            fig=FT.one_decimal, nothing=FT.NOTHING, no_hands=FT.NO_HANDS,
-                           nothing_legend=FT.NOTHING_LEGEND, dealer_chart=dealer_chart, **data)
+                           nothing_legend=FT.NOTHING_LEGEND, dealer_chart=dealer_chart,
+                           commission=commission, commission_days=self.settings.commission.max_age_days, **data)
+
+    def _last_commission(self, table: str, now: float) -> dict:
+        """The table's last commissioning in the tables page's words (its line on the table's page)."""
+        runs = self.store.commissionings(table)
+        return commission_shown(self.clock, table,
+                                commission_check(runs[0] if runs else None, now, self.settings.commission))
 
     async def table_page(self, request, client, session):
         return await self._pit_answer(request, session, "table", table_id_of(request.path_params["table_id"]))
