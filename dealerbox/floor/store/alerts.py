@@ -14,8 +14,9 @@ from sqlalchemy import func, insert, select, update
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import alerts_table, audit_table, storable, tables_table
 
-__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in", "clear_alerts_in", "REFERENCE_KIND", "SURVEILLANCE_KINDS",
-           "SIGNIN_ACTIONS", "SIGNIN_VIAS", "SIGNIN_NAME_MAX", "WRONG_PASSWORD", "PROXY_USER_UNKNOWN"]
+__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in", "clear_alerts_in", "REFERENCE_KIND",
+           "SURVEILLANCE_KINDS", "SIGNIN_ACTIONS", "SIGNIN_VIAS", "SIGNIN_NAME_MAX", "WRONG_PASSWORD",
+           "PROXY_USER_UNKNOWN"]
 
 #: Alert texts are cut to this many characters (parts of them come from the tables).
 ALERT_TEXT_MAX = 300

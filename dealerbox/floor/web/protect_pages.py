@@ -46,11 +46,11 @@ from dealerbox.floor.protect.fitted import CURRENT, MISSING, get_fitted, referen
 from dealerbox.floor.protect.control_chart import OwnBaselineCharts
 from dealerbox.floor.protect.floor_pass import (FAILED_KEY, FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
                                                 dealer_chart_design, dealer_charts, room_budget, room_rate)
+from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.web import charts as C
-from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.web.auth import Refused, form
 from dealerbox.floor.web.params import PageRange, page_range, row_id_of
 from dealerbox.floor.web.range_form import range_controls
