@@ -67,7 +67,7 @@ from dealerbox.floor.protect.seats import SeatKey, SeatTracker
 from dealerbox.floor.protect.shuffle_check import ProcedureCheck, ShuffleCheck, ShuffleFinding
 from dealerbox.floor.protect.tables import (protect_dealers, protect_decks, protect_evidence, protect_fitted,
                                             protect_hands, protect_progress)
-from dealerbox.floor.store.alerts import REFERENCE_KIND, raise_alert_in
+from dealerbox.floor.store.alerts import REFERENCE_KIND, clear_alerts_in, raise_alert_in
 from dealerbox.floor.store.schema import lines_table, tables_table
 from dealerbox.domain.cards import DECK_52
 
@@ -79,6 +79,9 @@ log = logging.getLogger(__name__)
 
 #: The alert kinds the pass files on what it saw in the hands (each counted apart).
 ALERT_KINDS = ("shuffle", "procedure", "seat_luck", "dealer_chart")
+#: Who the audit trail names for the ``protect_reference`` alerts the pass clears itself.
+PASS_NAME = "protection pass"
+
 #: Every kind the Surveillance page lists: the kinds above, and REFERENCE_KIND (a game's hands
 #: not checked for a shuffle: about the floor's own setup, not the hands, so counted apart).
 PAGE_KINDS = ALERT_KINDS + (REFERENCE_KIND,)
@@ -257,7 +260,30 @@ class Protection:
             if (self._status.get(game, (MISSING, None))[0] != CURRENT
                     and record["fingerprint"] == self.config.fingerprint(*game)):
                 self._reference_alert(conn, game, record, now)
+        self._clear_stored(conn, now)
         return references
+
+    def _clear_stored(self, conn, now: float) -> None:
+        """Clear the ``protect_reference`` alert of each game whose reference is now stored, as
+        :data:`PASS_NAME`, the note saying which reference: its cause is gone, and nobody has to
+        clear it by hand. An alert another game of the same table still keeps open waits for it
+        (a table's alerts of one kind are one alert)."""
+        waiting = {r.get("table") for g, r in self._told.items()
+                   if r.get("alerted") is not None and self._status.get(g, (MISSING, None))[0] != CURRENT}
+        for game, record in sorted(self._told.items()):
+            if (record.get("alerted") is None or record.get("cleared") is not None
+                    or self._status.get(game, (MISSING, None))[0] != CURRENT):
+                continue
+            table = record.get("table")
+            if table in waiting:
+                continue
+            note = (f"the reference for {game_words(*game)} fitted from the declared model is stored; "
+                    "its hands are checked from now on")
+            cleared = clear_alerts_in(conn, table, REFERENCE_KIND, PASS_NAME, note, now)
+            record["cleared"] = now
+            put_fitted(conn, f"unscored/{game[0]}/{game[1]}", record)
+            if cleared:
+                log.info("protect: cleared alert %s of table %s: %s", ", ".join(map(str, cleared)), table, note)
 
     def _keep_failed(self, conn) -> None:
         """The games whose background fit failed (this collector's, and those the store keeps of

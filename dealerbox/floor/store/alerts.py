@@ -14,8 +14,9 @@ from sqlalchemy import func, insert, select, update
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import alerts_table, audit_table, storable, tables_table
 
-__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in", "REFERENCE_KIND", "SURVEILLANCE_KINDS",
-           "SIGNIN_ACTIONS", "SIGNIN_VIAS", "SIGNIN_NAME_MAX", "WRONG_PASSWORD", "PROXY_USER_UNKNOWN"]
+__all__ = ["AlertsAndAudit", "ALERT_TEXT_MAX", "raise_alert_in", "clear_alerts_in", "REFERENCE_KIND",
+           "SURVEILLANCE_KINDS", "SIGNIN_ACTIONS", "SIGNIN_VIAS", "SIGNIN_NAME_MAX", "WRONG_PASSWORD",
+           "PROXY_USER_UNKNOWN"]
 
 #: Alert texts are cut to this many characters (parts of them come from the tables).
 ALERT_TEXT_MAX = 300
@@ -198,6 +199,22 @@ def raise_alert_in(conn, table_id: str, kind: str, text: str, seq: int | None, n
     conn.execute(update(alerts_table).where(a.id == open_id).values(
         count=a.count + 1, last_seq=seq, last_text=text, last_raised=now))
     return open_id
+
+
+def clear_alerts_in(conn, table_id: str, kind: str, who: str, note: str, now: float) -> list[int]:
+    """Clear the open alert of *table_id* and *kind* inside the caller's transaction (a pass that
+    clears what it raised once its cause is gone), as :meth:`AlertsAndAudit.clear_alert` does:
+    *who* and *note* on the alert and on the audit trail. Returns the ids cleared (none if none
+    was open)."""
+    a = alerts_table.c
+    note = _cut(note, 500)
+    ids = list(conn.execute(select(a.id).where(a.table_id == table_id, a.kind == kind, a.cleared_at.is_(None))
+                            .with_for_update()).scalars())
+    for alert_id in ids:
+        conn.execute(update(alerts_table).where(a.id == alert_id, a.cleared_at.is_(None))
+                     .values(cleared_by=who, cleared_at=now, note=note))
+        conn.execute(insert(audit_table).values(at=now, who=who, action="clear", alert_id=alert_id, detail=note))
+    return ids
 
 
 def _alert(row) -> dict:

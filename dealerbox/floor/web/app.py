@@ -32,6 +32,7 @@ from dealerbox.floor.telling import figure_text as FT
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling import audit_files as AF
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.commissioning import commission_check
 from dealerbox.floor.operating.accounts import PASSWORD_MAX, ROLES, AccountError, Accounts, Session, Sessions, SigninLimiter, may
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.operating.security_log import security_event
@@ -48,7 +49,7 @@ from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
 from dealerbox.floor.web.protect_pages import ProtectPages
 from dealerbox.floor.web.registry_pages import RegistryPages
-from dealerbox.floor.web.tables_pages import TablesPages
+from dealerbox.floor.web.tables_pages import TablesPages, commission_shown
 from dealerbox.floor.web.commission_pages import CommissionPages
 from dealerbox.floor.web.metrics import FloorMetrics
 from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
@@ -301,10 +302,19 @@ class FloorApp:
                                        title=f"Irregularities per 100 hands, {who} and the room", who=who)]
         dealer_chart = (await self.protect.dealer_chart_html(ident, start, end, nonce, who)
                         if kind == "dealer" else None)
+        commission = (await run_in_threadpool(self._last_commission, ident, time.time())
+                      if kind == "table" else None)
         return self.render(request, "pit.html", session=session, kind=kind, ident=ident, who=who,
                            start=start, end=end, charts=charts, pick=range_controls(self.clock, shown),
                            fig=FT.one_decimal, nothing=FT.NOTHING, no_hands=FT.NO_HANDS,
-                           nothing_legend=FT.NOTHING_LEGEND, dealer_chart=dealer_chart, **data)
+                           nothing_legend=FT.NOTHING_LEGEND, dealer_chart=dealer_chart,
+                           commission=commission, commission_days=self.settings.commission.max_age_days, **data)
+
+    def _last_commission(self, table: str, now: float) -> dict:
+        """The table's last commissioning in the tables page's words (its line on the table's page)."""
+        runs = self.store.commissionings(table)
+        return commission_shown(self.clock, table,
+                                commission_check(runs[0] if runs else None, now, self.settings.commission))
 
     async def table_page(self, request, client, session):
         return await self._pit_answer(request, session, "table", table_id_of(request.path_params["table_id"]))
@@ -438,15 +448,19 @@ class FloorApp:
         extra = sorted(set(data) - {"note"})
         if extra:
             raise Refused(400, f"unknown key {extra[0]!r}: only 'note' (the audit names who is signed in)")
-        note = data.get("note")
+        alert_id = row_id_of("open alert", request.path_params["alert_id"])
+        return JSONResponse(await self.clear_alert(alert_id, session.user, data.get("note")))
+
+    async def clear_alert(self, alert_id: int, user: str, note) -> dict:
+        """Clear the open alert *alert_id* as *user* with *note* (1 to NOTE_MAX characters): the
+        audit trail and the security journal name the user. Every page's clear comes here (the
+        floor map's API, the Surveillance page's form); refused with 400 or 404."""
         if not isinstance(note, str) or not note.strip() or len(note) > NOTE_MAX:
             raise Refused(400, f"a note of 1 to {NOTE_MAX} characters says why the alert is cleared")
-        alert_id = row_id_of("open alert", request.path_params["alert_id"])
-        alert = await run_in_threadpool(self._clear, alert_id, session.user,
-                                        note.strip())
+        alert = await run_in_threadpool(self._clear, alert_id, user, note.strip())
         if alert is None:
             raise Refused(404, "no such open alert")
-        return JSONResponse(alert)
+        return alert
 
     def _clear(self, alert_id: int, user: str, note: str) -> dict | None:
         alert = self.store.clear_alert(alert_id, user, note)

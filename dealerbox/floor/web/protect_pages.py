@@ -35,7 +35,7 @@ import time
 import pygal
 from pygal.style import DarkStyle
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from dealerbox.floor.protect import figures as PF
 from dealerbox.floor.protect.budget import few
@@ -46,12 +46,13 @@ from dealerbox.floor.protect.fitted import CURRENT, MISSING, get_fitted, referen
 from dealerbox.floor.protect.control_chart import OwnBaselineCharts
 from dealerbox.floor.protect.floor_pass import (FAILED_KEY, FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
                                                 dealer_chart_design, dealer_charts, room_budget, room_rate)
+from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.web import charts as C
-from dealerbox.floor.web.auth import Refused
-from dealerbox.floor.web.params import PageRange, page_range
+from dealerbox.floor.web.auth import Refused, form
+from dealerbox.floor.web.params import PageRange, page_range, row_id_of
 from dealerbox.floor.web.range_form import range_controls
 
 __all__ = ["ProtectPages", "odds_words", "cusum_chart", "ALERT_TITLES", "RANGE_KEYS"]
@@ -180,11 +181,13 @@ class ProtectPages:
         self.config = load_protect(config) if config is not None else ProtectConfig()
 
     def routes(self) -> list[tuple]:
-        """The routes, as :meth:`FloorApp.routes` lists them: every one needs "view"."""
+        """The routes, as :meth:`FloorApp.routes` lists them: the page, its JSON and PDF need
+        "view"; clearing one of its alerts with a note needs "clear", as the floor map's does."""
         return [
             ("/surveillance", "GET", self.page, "view", None),
             ("/api/surveillance", "GET", self.json, "view", None),
             ("/surveillance.pdf", "GET", self.pdf, "view", None),
+            ("/surveillance/alerts/{alert_id:int}/clear", "POST", self.clear_form, "clear", "form"),
         ]
 
     # -- the range
@@ -415,7 +418,23 @@ class ProtectPages:
         return self.app.render(
             request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
             pick=range_controls(self.app.clock, shown), config=self.config, data=data, status_words=STATUS_WORDS,
+            can_clear=may(session.role, "clear"),
             **self._shown(data, own, alerts, names, request.state.nonce))
+
+    async def clear_form(self, request, client, session):
+        """Clear one of the page's alerts with the form's note (the floor map's clear:
+        :meth:`~dealerbox.floor.web.app.FloorApp.clear_alert`, so the audit names the user), then
+        back to the page at the range it showed (the form's ``back``)."""
+        fields = await form(request, self.app.settings.request_timeout_s)
+        alert_id = row_id_of("open alert", request.path_params["alert_id"])
+        alert = await run_in_threadpool(self.app.store.alert, alert_id)
+        if alert is None or alert["kind"] not in PAGE_KINDS or alert["cleared_at"] is not None:
+            raise Refused(404, "no such open alert on the Surveillance page")
+        await self.app.clear_alert(alert_id, session.user, fields.get("note"))
+        back = fields.get("back", "")
+        # Only the page's own query goes back: never an address the form was given.
+        query = back if back and all(c.isalnum() or c in "=&-_.%+~" for c in back) else ""
+        return RedirectResponse(f"/surveillance?{query}#alerts-title" if query else "/surveillance#alerts-title", 303)
 
     async def json(self, request, client, session):
         shown = self.window(request)

@@ -25,7 +25,7 @@ from dealerbox.floor.telling import figure_text as FT
 from dealerbox.floor.telling.commissioning import CommissionCheck, age_words, commission_check, record_path
 from dealerbox.floor.telling.tables_step import CLOCK_LIMIT_S, TableCheck, room_tables
 
-__all__ = ["TablesPages", "offset_words", "rate_words"]
+__all__ = ["TablesPages", "commission_shown", "offset_words", "rate_words"]
 
 #: How many hex digits of a fingerprint the page shows: enough to tell configs apart by eye.
 FINGERPRINT_SHOWN = 12
@@ -45,6 +45,17 @@ def rate_words(rate: float | None) -> str:
     if rate is None:
         return "no read tried yet"
     return f"{100 * rate:.1f}% of reads failed"
+
+
+def commission_shown(clock, table: str, c: CommissionCheck | None) -> dict:
+    """A table's last commissioning in words, as ``_commission.html`` shows it on the tables page
+    and the table's own page: when (local time, zone, by *clock*), by whom, the verdict."""
+    if c is None or c.state == "never":
+        return {"state": "never", "words": "never commissioned", "path": None}
+    return {"state": c.state, "words": "failed" if c.state == "failed" else "passed",
+            "when": clock.full(c.at),
+            "ago": age_words(c.age_days), "by": c.technician, "path": record_path(table),
+            "outdated": c.state == "outdated"}
 
 
 class TablesPages:
@@ -70,13 +81,7 @@ class TablesPages:
                            commissionings=commissionings)
 
     def _commission_shown(self, table: str, c: CommissionCheck | None) -> dict:
-        """A table's last commissioning in words: when (local time, zone), by whom, the verdict."""
-        if c is None or c.state == "never":
-            return {"state": "never", "words": "never commissioned", "path": None}
-        return {"state": c.state, "words": "failed" if c.state == "failed" else "passed",
-                "when": self.app.clock.full(c.at),
-                "ago": age_words(c.age_days), "by": c.technician, "path": record_path(table),
-                "outdated": c.state == "outdated"}
+        return commission_shown(self.app.clock, table, c)
 
     def _shown(self, check: TableCheck, now: float) -> dict:
         """One table's card: every figure already in words."""

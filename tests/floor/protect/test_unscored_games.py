@@ -15,7 +15,7 @@ from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.evidence import evidence_lines
 from dealerbox.floor.protect.fit import fit_game
 from dealerbox.floor.protect.fitted import CURRENT, STALE, get_fitted, put_fitted, reference_status
-from dealerbox.floor.protect.floor_pass import (FITTING_KEY, REFERENCE_KIND, Protection, alert_evidence,
+from dealerbox.floor.protect.floor_pass import (FITTING_KEY, PASS_NAME, REFERENCE_KIND, Protection, alert_evidence,
                                                 save_reference)
 from dealerbox.floor.protect.shuffle_check import Reference
 from dealerbox.floor.protect.shuffles import Shuffle
@@ -241,13 +241,25 @@ def test_a_reference_still_fitting_past_the_bound_is_an_alert_for_surveillance(t
         assert evidence_lines(REFERENCE_KIND, "T1", e)["summary"].endswith(
             "Still not stored 15.0 minutes after the first hand left unchecked ([protect] "
             "reference_wait_minutes = 15); see the Surveillance page.")
-        # Once stored, the hands are scored; the alert is not raised again.
+        # Once stored, the hands are scored; the alert is not raised again, and the pass has
+        # cleared it itself, saying why, on the alert and on the audit trail.
         now[0] = T0 + 1000
         file_lines(store, "T1", unshuffled(7, 2, w).lines)
         ledger.catch_up(engine)
         rows, alerts, _ = hands_and_alerts(store, engine)
         assert [a["kind"] for a in alerts].count(REFERENCE_KIND) == 1 and alerts[0]["count"] == 1
         assert rows[-1].p_value is not None
+        cleared = alerts[0]
+        assert cleared["cleared_by"] == PASS_NAME and cleared["cleared_at"] == T0 + 1000
+        assert cleared["note"] == ("the reference for hold'em at 7 players fitted from the declared model is stored; "
+                                   "its hands are checked from now on")
+        audit, _ = store.audit_range(T0, T0 + 2000)
+        assert [(r["who"], r["action"], r["alert"]) for r in audit if r["action"] == "clear"] == [
+            (PASS_NAME, "clear", cleared["id"])]
+        # Cleared once: later passes leave the trail alone.
+        ledger.catch_up(engine)
+        assert [r for r in store.audit_range(T0, T0 + 2000)[0] if r["action"] == "clear"] == [
+            r for r in audit if r["action"] == "clear"]
         engine.dispose()
 
 

@@ -161,3 +161,39 @@ def test_the_pages_have_no_serious_or_critical_violation_at_desktop_and_tablet_s
                   "time to first read, slowest card", "212 ms", "at most 150 ms", "replace those two",
                   "Mouth sensor: skipped", "State directory: passed", "page 1/"):
         assert words in text, words
+
+
+def test_a_tables_own_page_says_its_last_commissioning_in_one_line_linked_to_the_record(served, tmp_path):
+    """The page a supervisor opens for a table (``/tables/{id}``) says when it was last
+    commissioned, by whom, passed or failed (or never, or past the house's limit), and links the
+    record; in the browser at both sizes with axe, the link followed to the record."""
+    web, _path = served
+    cookie = sign_in(web, "sam")[0]
+    lines = {}
+    for table in ("T01", "T02", "T03", "T04"):
+        status, _h, body = call(web, "GET", f"/tables/{table}", cookie=cookie)
+        assert status == 200, body
+        line = body[body.index(f'id="tables-{table}-commission"'):]
+        lines[table] = line[:line.index("</p>")]
+    assert "<strong>passed</strong>" in lines["T01"] and "by tomas" in lines["T01"]
+    assert 'href="/tables/T01/commissioning"' in lines["T01"]
+    assert "never commissioned" in lines["T02"] and "href=" not in lines["T02"]
+    assert "older than the house's 30 days" in lines["T03"] and "by jana" in lines["T03"]
+    assert "<strong>failed</strong>" in lines["T04"] and "by tomas" in lines["T04"]
+    zone = FloorClock(ZONE).at(time.time()).strftime("%Z")
+    assert f" {zone} (" in lines["T01"]                          # local time with the zone
+    # A dealer's page has no such line.
+    assert 'class="commission' not in call(web, "GET", "/dealers/D1", cookie=cookie)[2]
+    base = web.url.rstrip("/")
+    failures = []
+    with chromium() as browser:
+        for size in SIZES:
+            with signed_in_page(browser, size, web.url, cookie) as page:
+                page.goto(base + "/tables/T04", wait_until="load")
+                assert "failed" in page.inner_text("#tables-T04-commission")
+                print(f"screenshot: {shoot(page, Path(shot_path(tmp_path, f'{size}-commission-pit-T04.png')))}")
+                failures += serious_violations(page, f"sam {size} table T04's page")
+                page.get_by_role("link", name="The record of table T04's commissioning").click()
+                page.wait_for_url(base + "/tables/T04/commissioning")
+                assert "Failed: Shoe reader" in page.inner_text("#commission-verdict")
+    assert not failures, "\n".join(failures)

@@ -9,6 +9,7 @@ import io
 import math
 import random
 import re
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -436,3 +437,65 @@ def test_a_reference_being_fitted_is_a_status_here_and_no_alert_on_the_floor_map
     assert "A game whose hands are not checked for a shuffle: table T9" not in body
     assert status == 200 and floor["alerts"] == []
     assert "Shuffle not checked" not in floor_page and "being fitted" not in floor_page
+
+
+# -- clearing surveillance's alerts from its own page (the floor map leaves them out)
+
+
+def test_a_supervisor_clears_a_surveillance_alert_here_with_a_note_and_a_viewer_cannot(tmp_path):
+    """T4's ``protect_reference`` alert (7-handed hold'em with no reference) is on no floor map:
+    sam, a supervisor, clears it from this page with a note, in the browser at both sizes (axe
+    on the page with its form); the alert and the audit trail name him. vera, a viewer, gets no
+    form, and the route refuses her; no note, or no CSRF token, is refused too."""
+    path, _journals = room(tmp_path)
+    web = WebProcess(tmp_path, path)
+    with open(web.config, "a") as config:
+        config.write('[protect]\nshuffle = "machine"\nthreshold = 0.01\nroom_rate = 0.02\nplayers = [6, 7, 9]\n'
+                     'hole_cards = [2]\n')
+    with Store(path) as store:
+        (t4,) = [a for a in store.alerts() if a["table"] == "T4" and a["kind"] == "protect_reference"]
+    route = f"/surveillance/alerts/{t4['id']}/clear"
+    form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+    failures = []
+    with web:
+        vera, vera_csrf = sign_in(web, "vera")
+        viewer_page = page(web, "vera")
+        assert f'action="{route}"' not in viewer_page and "a supervisor clears alerts" in viewer_page
+        status, _h, _body = call(web, "POST", route, raw=f"csrf={vera_csrf}&note=seen".encode(),
+                                 headers=form_type, cookie=vera)
+        assert status == 403
+        sam, sam_csrf = sign_in(web, "sam")
+        assert call(web, "POST", route, raw=b"note=seen", headers=form_type, cookie=sam)[0] == 403
+        assert call(web, "POST", route, raw=f"csrf={sam_csrf}&note=+".encode(), headers=form_type,
+                    cookie=sam)[0] == 400
+        with Store(path) as store:
+            assert store.alert(t4["id"])["cleared_at"] is None
+        with chromium() as browser:
+            for size, (width, _height) in SIZES.items():
+                with signed_in_page(browser, size, web.url, sam) as tab:
+                    tab.goto(web.url.rstrip("/") + "/surveillance?" + RANGE, wait_until="load")
+                    failures += serious_violations(tab, f"sam {size} with the clear form")
+                    assert tab.evaluate("document.documentElement.scrollWidth") <= width, size
+                    shoot(tab, Path(shot_path(tmp_path, f"sam-{size}-surveillance-clear.png")))
+            with signed_in_page(browser, "tablet", web.url, sam) as tab:
+                tab.goto(web.url.rstrip("/") + "/surveillance?" + RANGE, wait_until="load")
+                alert = tab.locator(f"#protect-alert-{t4['id']}")
+                alert.get_by_label("Why it is cleared").fill("7-handed reference fitted by hand; hands rechecked")
+                alert.get_by_role("button", name="Clear").click()
+                tab.wait_for_url(re.compile(r"/surveillance\?from=[0-9.]+&to=[0-9.]+#alerts-title$"))
+                alert = tab.locator(f"#protect-alert-{t4['id']}")
+                assert "cleared" in alert.inner_text() and "by sam" in alert.inner_text()
+                assert alert.locator("form.clear").count() == 0
+                failures += serious_violations(tab, "sam tablet after the clear")
+                shoot(tab, Path(shot_path(tmp_path, "sam-tablet-surveillance-cleared.png")))
+        # Cleared once: the same form again finds no open alert.
+        assert call(web, "POST", route, raw=f"csrf={sam_csrf}&note=again".encode(), headers=form_type,
+                    cookie=sam)[0] == 404
+    with Store(path) as store:
+        cleared = store.alert(t4["id"])
+        audit, _alerts = store.audit_range(0, time.time() + 60)
+    assert cleared["cleared_by"] == "sam" and cleared["note"] == "7-handed reference fitted by hand; hands rechecked"
+    assert [(r["who"], r["alert"], r["detail"]) for r in audit if r["action"] == "clear"] == [
+        ("sam", t4["id"], "7-handed reference fitted by hand; hands rechecked")]
+    print(f"screenshots in {shot_path(tmp_path, '')}")
+    assert not failures, "\n".join(failures)
