@@ -746,7 +746,11 @@ class Dealer:
                 self.log.exempt.add(self.street_now)
             self.ignored_steps.add(k)
             return False
-        if self._wants("ack_instead") and not no_read_explains:
+        # Under C40, ACK at a premature street's "cards back" after the skipped player acted is
+        # the same button the rules take as that player's fold (RULES.md: ROUND DONE and ACK in
+        # either order), so no box can tell it from a wrong answer: it is not dealt as one.
+        fold_answer = self.plan.profile == "cz-c40" and k in ("premature.cards_back", "redeal.cards_back")
+        if self._wants("ack_instead") and not no_read_explains and not fold_answer:
             self._wrong("ack_instead")
             self.ignored_steps.add(k)
             self.press("ack")
