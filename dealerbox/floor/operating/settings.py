@@ -17,7 +17,7 @@ from sqlalchemy.exc import ArgumentError
 from dealerbox.domain.messages import LANGUAGES
 from dealerbox.errors import ConfigError
 from dealerbox.floor.telling.clock import DEFAULT_SHIFT_STARTS, parse_shift_start, zone_named
-from dealerbox.floor.telling.commissioning import MAX_AGE_DAYS_MOST, CommissionLimit
+from dealerbox.floor.telling.commission_limit import MAX_AGE_DAYS_MOST, CommissionLimit
 from dealerbox.floor.collecting.limits import CollectorLimits
 from dealerbox.floor.operating.broker_check import SHIPPED_RESULT
 from dealerbox.floor.protect.config import ProtectConfig

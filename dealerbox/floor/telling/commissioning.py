@@ -16,6 +16,7 @@ import io
 from dataclasses import dataclass, field
 
 from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling.commission_limit import DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS_MOST, CommissionLimit
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, FloorClock, offset_words
 from dealerbox.floor.telling.figure_text import NOTHING, count, duration, one_decimal
@@ -24,11 +25,6 @@ __all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sec
            "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "DEVICE_WORDS",
            "VERDICT_WORDS", "CSV_HEADER", "DEFAULT_MAX_AGE_DAYS", "MAX_AGE_DAYS_MOST"]
 
-#: A table's last commissioning older than this many days is marked (a quarter: a room re-checks
-#: its tables each season, and after every repair, which is a new run anyway).
-DEFAULT_MAX_AGE_DAYS = 90
-#: The longest limit floor.toml may set: ten years.
-MAX_AGE_DAYS_MOST = 3650
 _DAY = 86400.0
 
 #: The devices as the pages name them.
@@ -39,14 +35,6 @@ VERDICT_WORDS = {"pass": "passed", "fail": "failed", "skipped": "skipped"}
 CSV_HEADER = ("table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
               "run_ok", "floor_clock_offset_s", "floor_clock_offset_measured_utc",
               "device", "verdict", "advice", "figure", "value", "unit", "bound", "figure_ok")
-
-
-@dataclass(frozen=True)
-class CommissionLimit:
-    """``[commission]`` of floor.toml: a table whose last commissioning is older than
-    ``max_age_days`` is marked on the tables page."""
-
-    max_age_days: int = DEFAULT_MAX_AGE_DAYS
 
 
 @dataclass
