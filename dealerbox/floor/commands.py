@@ -190,6 +190,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store, store_engine
     from dealerbox.floor.telling.floor_words import FloorWords
+    from dealerbox.floor.telling.language import Language
 
     def moment(name: str, text: str) -> float:
         try:
@@ -213,20 +214,26 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
     finally:
         engine.dispose()
     room = shift["room"]
-    print(f"shift {R.stamp(begin, clock)} to {R.stamp(stop, clock)}: {len(shift['tables'])} tables, "
-          f"{sum(1 for d in shift['dealers'] if d['dealer'] is not None)} dealers, {room['hands']} hands, "
-          f"{room['irregularities_per_100_hands']} irregularities per 100 hands; alerts: "
-          f"{len(shift['alerts_open'])} open, {len(shift['alerts_cleared'])} cleared")
-    words = FloorWords(language or settings.language, clock).first_headline
+    # The summary and the files in the language of whoever asked for them (--language), else the room's.
+    reader = Language(language or settings.language, clock)
+    forms, _ = reader.forms, reader.gettext
+    rate = room["irregularities_per_100_hands"]
+    print(_("shift %(start)s to %(end)s: %(tables)s tables, %(dealers)s dealers, %(hands)s hands, "
+            "%(rate)s irregularities per 100 hands; alerts: %(open)s open, %(cleared)s cleared") % {
+        "start": forms.stamp(begin), "end": forms.stamp(stop), "tables": forms.integer(len(shift["tables"])),
+        "dealers": forms.integer(sum(1 for d in shift["dealers"] if d["dealer"] is not None)),
+        "hands": forms.integer(room["hands"]), "rate": "–" if rate is None else forms.decimal(rate),
+        "open": forms.integer(len(shift["alerts_open"])), "cleared": forms.integer(len(shift["alerts_cleared"]))})
+    words = FloorWords(reader).first_headline
     base = base_url.rstrip("/") if base_url else None
-    for path, text in ((html, lambda: R.report_html(shift, names, clock, base, words)),
+    for path, text in ((html, lambda: R.report_html(shift, names, clock, base, words, reader)),
                        (csv, lambda: R.report_csv(shift))):
         if path is not None:
             path.write_text(text(), encoding="utf-8")
-            print(f"wrote {path}")
+            print(_("wrote %(path)s") % {"path": path})
     if pdf is not None:
-        pdf.write_bytes(R.report_pdf(shift, names, clock, base, words))
-        print(f"wrote {pdf}")
+        pdf.write_bytes(R.report_pdf(shift, names, clock, base, words, reader))
+        print(_("wrote %(path)s") % {"path": pdf})
     return 0
 
 

@@ -53,12 +53,13 @@ import re
 from sqlalchemy import func, select
 
 from dealerbox.domain.messages import text_card
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.deck_names import registry_decks
 from dealerbox.floor.telling.figures import fig_hands, fig_progress, store_lines
 from dealerbox.floor.telling.hands import wall_seconds
 
 __all__ = ["tell", "hand_lines", "hand_place", "registry_cards", "shown_card", "HAND_LINES_MAX", "UNREAD",
-           "STREETS"]
+           "STREETS", "VERDICT_WORDS"]
 
 #: A hand is never longer than this many journal lines; a search for its first
 #: or last line stops there (a table that never pressed NEW HAND).
@@ -66,7 +67,14 @@ HAND_LINES_MAX = 2000
 #: How a card the box never read is written: its place, never a face.
 UNREAD = "unread"
 #: The board's streets: name and how many of the board's cards each holds.
-STREETS = (("flop", 3), ("turn", 1), ("river", 1))
+STREETS = ((N_("flop"), 3), (N_("turn"), 1), (N_("river"), 1))
+#: Where burns and cards beyond the board's five go: a street's name too, as the page shows it.
+AFTER_THE_BOARD, BEYOND_THE_RIVER = N_("after the board"), N_("beyond the river")
+#: A decision's verdict as the story writes it (in capitals, as the box's own record).
+VERDICT_WORDS = {"ok": N_("OK"), "correct": N_("CORRECT"), "misdeal": N_("MISDEAL"), "void": N_("VOID"),
+                 "floor": N_("FLOOR")}
+#: The table's zones other than seats (CONTRACT.md: ``burn``, ``muck``, ``seat1`` .. ``seat10``).
+ZONE_WORDS = {"burn": N_("the burn cards"), "muck": N_("the muck")}
 _DECK_TAIL = re.compile(r"^(\S+)( \(deck \w+\))$")
 _SEAT_ZONE = re.compile(r"^seat(10|[1-9])$")
 
@@ -183,34 +191,67 @@ def registry_cards(*registries):
     return card_of_uid
 
 
-def _event_text(ev: dict, card_of_uid=None) -> str:
+def _zone_words(zone, _) -> str:
+    seat = _SEAT_ZONE.match(str(zone))
+    if seat:
+        return _("seat %(number)s") % {"number": seat.group(1)}
+    return _(ZONE_WORDS[zone]) if zone in ZONE_WORDS else str(zone)
+
+
+def _event_text(ev: dict, card_of_uid, _, ngettext) -> str:
+    """One event of the table in words (*_* and *ngettext*: the reader's language's)."""
     kind = ev.get("ev")
     card = shown_card(_card_of(ev, card_of_uid)) if kind in ("shoe", "board_on", "board_off", "zone_on",
                                                               "zone_off") else ""
+    if card == UNREAD:
+        card = _("unread")
     if kind == "new_hand":
-        return f"NEW HAND, {ev.get('players')} players"
+        players = ev.get("players")
+        if isinstance(players, int) and not isinstance(players, bool):
+            return ngettext("NEW HAND, %(num)d player", "NEW HAND, %(num)d players", players) % {"num": players}
+        return _("NEW HAND, players not recorded")
     if kind == "shoe":
-        return f"out of the shoe: {card}"
-    if kind in ("board_on", "board_off"):
-        return f"{card} {'onto' if kind == 'board_on' else 'off'} the board"
-    if kind in ("zone_on", "zone_off"):
-        return f"{card} {'into' if kind == 'zone_on' else 'out of'} {ev.get('zone')}"
+        return _("out of the shoe: %(card)s") % {"card": card}
+    if kind == "board_on":
+        return _("%(card)s onto the board") % {"card": card}
+    if kind == "board_off":
+        return _("%(card)s off the board") % {"card": card}
+    if kind == "zone_on":
+        return _("%(card)s into %(zone)s") % {"card": card, "zone": _zone_words(ev.get("zone"), _)}
+    if kind == "zone_off":
+        return _("%(card)s out of %(zone)s") % {"card": card, "zone": _zone_words(ev.get("zone"), _)}
     if kind == "button":
-        return f"button {str(ev.get('name', '?')).upper().replace('_', ' ')}"
-    if kind in ("reader_fault", "reader_ok"):
-        return f"reader {ev.get('reader')} {'fault' if kind == 'reader_fault' else 'back'}"
+        # The panel's buttons are labelled in English on every table: their names stay so.
+        return _("button %(name)s") % {"name": str(ev.get("name", "?")).upper().replace("_", " ")}
+    if kind == "reader_fault":
+        return _("reader %(reader)s fault") % {"reader": ev.get("reader")}
+    if kind == "reader_ok":
+        return _("reader %(reader)s back") % {"reader": ev.get("reader")}
     if kind == "dealer":
-        return f"dealer {ev.get('dealer')} signs in" if ev.get("dealer") else "the dealer signs out"
+        return (_("dealer %(badge)s signs in") % {"badge": ev.get("dealer")} if ev.get("dealer")
+                else _("the dealer signs out"))
     return str(kind)
 
 
-def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -> dict:
+def _as_written(message: str) -> str:
+    return message
+
+
+def _as_written_n(one: str, many: str, n: int) -> str:
+    return one if n == 1 else many
+
+
+def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None, language=None) -> dict:
     """The story of one hand from its journal lines (the first a ``new_hand``, or the
     oldest line kept). *dealer*: who dealt, when known from before the hand.
-    *card_of_uid* names the cards the table journaled by their tag (:func:`registry_cards`)."""
+    *card_of_uid* names the cards the table journaled by their tag (:func:`registry_cards`).
+    *language* (a :class:`~dealerbox.floor.telling.language.Language`) words the timeline for
+    its reader; without one, in the messages as written (English)."""
+    _ = language.gettext if language is not None else _as_written
+    ngettext = language.ngettext if language is not None else _as_written_n
     story = {"table": table_id, "dealer": dealer, "players": None, "hole_cards": 2, "seat_order": None,
              "start_seq": None, "end_seq": None, "started": None, "ended": None, "ended_by": "open",
-             "shoe": [], "board": [], "decisions": [], "timeline": []}
+             "shoe": [], "board": [], "decisions": [], "timeline": [], "round_done": None}
     decisions = story["decisions"]
     laid: list[dict] = []          # board cards in the order they first landed
     moves: list[tuple] = []        # (seq, wall, kind, code, over): every board_on/board_off
@@ -244,15 +285,17 @@ def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -
                     laid.append(_card(code, seq))
             elif kind == "zone_on" and isinstance(event.get("zone"), str):
                 zones[code] = event["zone"]
+            elif kind == "button" and str(event.get("name")).upper() == "ROUND_DONE" and story["round_done"] is None:
+                story["round_done"] = seq
             elif kind == "button" and event.get("name") in ("hand_over", "misdeal"):
                 story["ended_by"] = event["name"]
                 over = True
                 if event["name"] == "hand_over" and closed is None:
                     closed = seq
             if kind != "tick":
-                what = _event_text(event, card_of_uid)
+                what = _event_text(event, card_of_uid, _, ngettext)
                 if kind == "board_off" and over:
-                    what += " (the board gathered after the hand)"
+                    what = _("%(what)s (the board gathered after the hand)") % {"what": what}
                 story["timeline"].append({"seq": seq, "wall": wall, "what": what})
         elif isinstance(decision, dict):
             steps = decision.get("steps") if isinstance(decision.get("steps"), list) else []
@@ -268,17 +311,18 @@ def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -
                 if story["ended_by"] == "open":
                     story["ended_by"] = entry["verdict"]
                 over = True
-            what = entry["irregularity"] or "ok"
-            story["timeline"].append({"seq": seq, "wall": wall,
-                                      "what": f"decision {str(entry['verdict']).upper()} {what}"})
+            verdict = entry["verdict"]
+            verdict = _(VERDICT_WORDS[verdict]) if verdict in VERDICT_WORDS else str(verdict).upper()
+            what = (_("decision %(verdict)s %(what)s") % {"verdict": verdict, "what": entry["irregularity"]}
+                    if entry["irregularity"] else _("decision %(verdict)s") % {"verdict": verdict})
+            story["timeline"].append({"seq": seq, "wall": wall, "what": what})
     taken_off = _taken_off(moves)
     board = [c for c in laid if c["code"] not in taken_off]
     story["board"] = [c["code"] for c in board]
     story["board_text"] = [c["text"] for c in board]
     story["board_cards"] = board
     story["taken_off"] = [c for c in laid if c["code"] in taken_off]
-    story["board_moves"] = [{"seq": s, "wall": w, "what": f"{shown_card(c)} {'onto' if k == 'board_on' else 'off'}"
-                             f" the board{' (clearing it)' if k == 'board_off' and c not in taken_off else ''}"}
+    story["board_moves"] = [{"seq": s, "wall": w, "what": _board_move(k, shown_card(c), c not in taken_off, _)}
                             for s, w, k, c, _o in moves]
     _mark_seen_done(decisions)
     story["seats"], story["extra_deal"], deal = _seats(story, zones)
@@ -290,6 +334,14 @@ def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None) -
         for step in entry["steps"]:
             step["by"] = said.get(step["cause"]) if step["cause"] is not None else None
     return story
+
+
+def _board_move(kind: str, card: str, kept: bool, _) -> str:
+    if kind == "board_on":
+        return _("%(card)s onto the board") % {"card": card}
+    if kept:
+        return _("%(card)s off the board (clearing it)") % {"card": card}
+    return _("%(card)s off the board") % {"card": card}
 
 
 def _taken_off(moves: list[tuple]) -> set[str]:
@@ -312,25 +364,26 @@ def _seats(story: dict, zones: dict[str, str]) -> tuple[list[dict], list[dict], 
     hole = story["hole_cards"] if story["hole_cards"] in (2, 4) else 2
     order = story["seat_order"] if story["seat_order"] and len(story["seat_order"]) == players else None
     # Without the table's seats, numbered in deal order: as the decisions' steps number them.
-    names = [f"seat {s}" for s in order or range(1, players + 1)]
-    seats = {name: [] for name in names}
+    numbers = [int(s) for s in order or range(1, players + 1)]
+    seats: dict[int, list] = {number: [] for number in numbers}
     deal = min(len(story["shoe"]), players * hole)
     for i, card in enumerate(story["shoe"][:deal]):
         zone = _SEAT_ZONE.match(zones.get(card["code"], ""))
-        name = f"seat {zone.group(1)}" if zone and card["code"] != UNREAD else names[i % players]
-        seats.setdefault(name, []).append(card)
+        number = int(zone.group(1)) if zone and card["code"] != UNREAD else numbers[i % players]
+        seats.setdefault(number, []).append(card)
     for card in story["shoe"][deal:]:  # a seat reader saw a later card go to a seat
         zone = _SEAT_ZONE.match(zones.get(card["code"], ""))
         if zone and card["code"] != UNREAD:
-            seats.setdefault(f"seat {zone.group(1)}", []).append(card)
+            seats.setdefault(int(zone.group(1)), []).append(card)
     extra = [c for c in story["shoe"][deal:] if c["code"] not in story["board"]
              and not _SEAT_ZONE.match(zones.get(c["code"], "")) and _before_board(c, story)]
-    return [{"seat": name, "cards": cards} for name, cards in seats.items()], extra, deal
+    # ``seat`` for machines (the JSON), ``number`` for the page to word in its reader's language.
+    return [{"seat": f"seat {n}", "number": n, "cards": cards} for n, cards in seats.items()], extra, deal
 
 
 def _before_board(card: dict, story: dict) -> bool:
     """A card drawn before the first ROUND DONE: the deal, not a burn."""
-    done = next((e["seq"] for e in story["timeline"] if e["what"] == "button ROUND DONE"), None)
+    done = story["round_done"]
     return done is not None and card["seq"] < done
 
 
@@ -344,7 +397,7 @@ def _streets(after_deal: list[dict], board: list[dict], taken_off: list[dict], z
         start += count
     streets = [{"street": name, "burns": [], "cards": board[lo:hi], "taken_off": []} for name, lo, hi in bounds]
     if len(board) > start:
-        streets.append({"street": "beyond the river", "burns": [], "cards": board[start:], "taken_off": []})
+        streets.append({"street": BEYOND_THE_RIVER, "burns": [], "cards": board[start:], "taken_off": []})
 
     def street_of(index: int) -> int:
         return next((k for k, (_n, lo, hi) in enumerate(bounds) if lo <= index < hi), len(streets) - 1)
@@ -361,7 +414,7 @@ def _streets(after_deal: list[dict], board: list[dict], taken_off: list[dict], z
         elif not _SEAT_ZONE.match(zones.get(card["code"], "")):
             pending.append(card)
     if pending:  # drawn after the last board card: burns with no card after them
-        streets.append({"street": "after the board", "burns": pending, "cards": [], "taken_off": []})
+        streets.append({"street": AFTER_THE_BOARD, "burns": pending, "cards": [], "taken_off": []})
     for card in taken_off:  # laid but never seen leave the shoe
         if not any(card["code"] == c["code"] for s in streets for c in s["taken_off"]):
             streets[0]["taken_off"].append(card)

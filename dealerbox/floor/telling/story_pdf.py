@@ -19,6 +19,7 @@ from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 from dealerbox.errors import FloorError
+from dealerbox.floor.telling.story import VERDICT_WORDS
 
 __all__ = ["story_pdf", "find_font", "FontMissing", "FONT_DIRS", "FONT_FILES"]
 
@@ -44,14 +45,19 @@ def find_font(dirs=FONT_DIRS) -> tuple[Path, Path]:
                       f"fonts-dejavu-core (looked in {', '.join(str(d) for d in dirs)})")
 
 
-def _cards(cards: list[dict]) -> str:
-    return " ".join("[unread]" if c["unread"] else c["text"] for c in cards) or "none"
+def _as_written(message: str) -> str:
+    return message
+
+
+def _as_written_n(one: str, many: str, n: int) -> str:
+    return one if n == 1 else many
 
 
 class _Doc(FPDF):
-    def __init__(self, footer: str, fonts: tuple[Path, Path]):
+    def __init__(self, footer: str, fonts: tuple[Path, Path], page_words: str):
         super().__init__(orientation="P", unit="mm", format="A4")
         self.footer_text = footer
+        self.page_words = page_words
         self.add_font(_FAMILY, "", str(fonts[0]))
         self.add_font(_FAMILY, "B", str(fonts[1]))
         self.set_auto_page_break(True, margin=15)
@@ -61,7 +67,8 @@ class _Doc(FPDF):
     def footer(self):
         self.set_y(-12)
         self.set_font(_FAMILY, "", 8)
-        self.cell(0, 5, f"{self.footer_text}, page {self.page_no()}/{{nb}}", align="C")
+        self.cell(0, 5, self.page_words % {"footer": self.footer_text, "page": self.page_no(), "pages": "{nb}"},
+                  align="C")
 
     def heading(self, text: str, size: int = 12) -> None:
         self.ln(2)
@@ -75,76 +82,106 @@ class _Doc(FPDF):
 
     def row(self, label: str, text: str) -> None:
         self.set_font(_FAMILY, "B", 10)
-        self.cell(42, 5.5, label)
+        # A label longer than its column (German's) wraps within it, never over the text.
+        top = self.get_y()
+        self.multi_cell(42, 5.5, label, new_x=XPos.RIGHT, new_y=YPos.TOP)
+        label_bottom = top + 5.5 * len(self.multi_cell(42, 5.5, label, dry_run=True, output="LINES"))
         self.set_font(_FAMILY, "", 10)
         self.multi_cell(0, 5.5, text, **_NEXT)
+        self.set_y(max(self.get_y(), label_bottom))
 
 
 def story_pdf(story: dict, *, heading: str, when, dealer: str, ended_by: str, permalink: str,
-              fonts: tuple[Path, Path] | None = None) -> bytes:
+              fonts: tuple[Path, Path] | None = None, language=None) -> bytes:
     """The story as PDF bytes. *heading* is the page's title, *when* turns an epoch second
     into the floor's local time with its zone, *dealer* and *ended_by* are the page's
-    words for them, *permalink* the page's own address."""
-    doc = _Doc(heading, fonts or find_font())
+    words for them, *permalink* the page's own address; *language* (a
+    :class:`~dealerbox.floor.telling.language.Language`) words the rest as the page does
+    (without one: English, as written)."""
+    _ = language.gettext if language is not None else _as_written
+    ngettext = language.ngettext if language is not None else _as_written_n
+    messages = language.messages if language is not None else None
+
+    def cards(listed: list[dict]) -> str:
+        return " ".join("[" + _("unread") + "]" if c["unread"] else c["text"] for c in listed) or _("none")
+
+    def verdicts(listed: list[str]) -> str:
+        return _(", then ").join(_(VERDICT_WORDS[v]) if v in VERDICT_WORDS else v.upper() for v in listed)
+
+    doc = _Doc(heading, fonts or find_font(), _("%(footer)s, page %(page)s/%(pages)s"))
     doc.add_page()
     doc.heading(heading, 15)
     doc.para(permalink, 9)
     doc.ln(2)
-    doc.row("Dealer", dealer)
-    players = story["players"] if story["players"] is not None else "not recorded"
-    doc.row("Players", f"{players} ({story['hole_cards']} hole cards each)")
-    doc.row("Started", when(story["started"]))
-    doc.row("Last line", when(story["ended"]))
-    doc.row("Ended by", ended_by)
-    doc.row("Journal lines", f"{story['start_seq']} to {story['end_seq']}")
+    doc.row(_("Dealer"), dealer)
+    hole = ngettext("%(count)s hole card each", "%(count)s hole cards each", story["hole_cards"]) % {
+        "count": story["hole_cards"]}
+    players = story["players"] if story["players"] is not None else _("not recorded")
+    doc.row(_("Players"), f"{players} ({hole})")
+    doc.row(_("Started"), when(story["started"]))
+    doc.row(_("Last line"), when(story["ended"]))
+    doc.row(_("Ended by"), ended_by)
+    doc.row(_("Journal lines"), _("%(first)s to %(last)s") % {"first": story["start_seq"], "last": story["end_seq"]})
 
-    doc.heading("Seats")
+    doc.heading(_("Seats"))
     for seat in story["seats"]:
-        doc.row(seat["seat"], _cards(seat["cards"]))
+        doc.row(_("seat %(number)s") % {"number": seat["number"]}, cards(seat["cards"]))
     if story["extra_deal"]:
-        doc.row("beyond the deal", _cards(story["extra_deal"]))
+        doc.row(_("drawn beyond the deal"), cards(story["extra_deal"]))
 
-    doc.heading("The board as laid")
+    doc.heading(_("The board as laid"))
     for street in story["streets"]:
-        text = f"burned {_cards(street['burns'])}; laid {_cards(street['cards'])}"
+        text = _("burned %(burned)s; laid %(laid)s") % {"burned": cards(street["burns"]), "laid": cards(street["cards"])}
         if street["taken_off"]:
-            text += f"; taken off the board {_cards(street['taken_off'])}"
-        doc.row(street["street"], text)
-    doc.row("Board", _cards(story["board_cards"]) if story["board_cards"] else "no card was laid on the board")
+            text = _("%(street)s; taken off the board %(cards)s") % {"street": text, "cards": cards(street["taken_off"])}
+        doc.row(_(street["street"]), text)
+    doc.row(_("Board"), cards(story["board_cards"]) if story["board_cards"] else _("No card was laid on the board."))
 
-    doc.heading("Irregularities")
+    doc.heading(_("Irregularities"))
     if not story["irregularities"]:
-        doc.para("No irregularity: the box decided nothing in this hand beyond play on.")
+        doc.para(_("No irregularity: the box decided nothing in this hand beyond play on."))
     for n, e in enumerate(story["irregularities"], 1):
         doc.set_font(_FAMILY, "B", 10)
-        doc.multi_cell(0, 5.5, f"{n}. {e['irregularity']}: {', then '.join(e['verdicts']).upper()}", **_NEXT)
-        meta = f"Seen {when(e['wall'])} (line {e['seq']}), {e['phase'] or 'phase not recorded'}"
+        title = f"{n}. {e['irregularity']}: {verdicts(e['verdicts'])}"
+        if messages is not None:
+            name = messages.irregularity_name(e["irregularity"], e["verdict"])
+            title = f"{n}. {name[:1].upper()}{name[1:]} ({e['irregularity']}: {verdicts(e['verdicts'])})"
+        doc.multi_cell(0, 5.5, title, **_NEXT)
+        phase = (messages.phase_name(e["phase"]) if messages is not None else e["phase"]) if e["phase"] else \
+            _("phase not recorded")
+        meta = _("Seen %(when)s (line %(line)s)") % {"when": when(e["wall"]), "line": e["seq"]} + f", {phase}"
         if e["cards"]:
-            meta += f"; cards {' '.join(e['cards'])}"
+            meta += "; " + _("cards %(cards)s") % {"cards": " ".join(e["cards"])}
         if e["rule"]:
-            meta += f"; rule {e['rule']}"
+            meta += "; " + _("rule %(rule)s") % {"rule": e["rule"]}
         doc.para(meta, 9)
         for k, step in enumerate(e["steps"], 1):
-            by = f", on {step['by']} (line {step['cause']})" if step.get("by") else f" (line {step['seq']})"
-            seen = (f"Seen done {when(step['wall'])}{by}." if step["done"] else
-                    "No correction asked: the box said play on." if step["done"] is None else "NOT SEEN DONE.")
+            if step["done"] is None:
+                seen = _("No correction asked: the box said play on.")
+            elif not step["done"]:
+                seen = _("Not seen done.").upper()
+            elif step.get("by"):
+                seen = _("Seen done %(when)s, on %(what)s (line %(line)s).") % {
+                    "when": when(step["wall"]), "what": step["by"], "line": step["cause"]}
+            else:
+                seen = _("Seen done %(when)s (line %(line)s).") % {"when": when(step["wall"]), "line": step["seq"]}
             doc.set_x(doc.l_margin + 5)
             doc.multi_cell(0, 5, f"{k}. {step['text']} {seen}", **_NEXT)
         if e["record"]:
-            doc.para(f"At HAND OVER, {when(e['record']['wall'])} (line {e['record']['seq']}): "
-                     f"{e['record']['text']}", 9)
+            doc.para(_("At HAND OVER, %(when)s (line %(line)s): %(text)s") % {
+                "when": when(e["record"]["wall"]), "line": e["record"]["seq"], "text": e["record"]["text"]}, 9)
         doc.ln(1)
     if story["after_hand"]:
-        doc.heading("Recorded after HAND OVER")
+        doc.heading(_("Recorded after HAND OVER"))
         for e in story["after_hand"]:
-            cards = f", cards {' '.join(e['cards'])}" if e["cards"] else ""
-            doc.para(f"{e['irregularity']} ({when(e['wall'])}, line {e['seq']}){cards}: "
-                     + " ".join(s["text"] for s in e["steps"]))
+            told = _("%(when)s, line %(line)s") % {"when": when(e["wall"]), "line": e["seq"]}
+            listed = ", " + _("cards %(cards)s") % {"cards": " ".join(e["cards"])} if e["cards"] else ""
+            doc.para(f"{e['irregularity']} ({told}){listed}: " + " ".join(s["text"] for s in e["steps"]))
 
-    doc.heading("Cards in the order they left the shoe")
-    doc.para(_cards(story["shoe"]))
+    doc.heading(_("Cards in the order they left the shoe"))
+    doc.para(cards(story["shoe"]))
 
-    doc.heading("Everything the table recorded")
+    doc.heading(_("Everything the table recorded"))
     doc.set_font(_FAMILY, "", 8)
     for e in story["timeline"]:
         doc.multi_cell(0, 4, f"{e['seq']:>8}  {when(e['wall'])}  {e['what']}", **_NEXT)

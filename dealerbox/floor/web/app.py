@@ -88,8 +88,8 @@ class FloorApp:
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
             autoescape=jinja2.select_autoescape(["html"]))
-        self.stories = StoryPages(self.figures, self.clock, self._names)
         self.language.install(self.templates)
+        self.stories = StoryPages(self.figures, self.language, self._names)
         self.templates.filters.update(age=_age, iso=R.iso,
                                       irregularity=self.floor.words.messages.irregularity_name)
         # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
@@ -261,14 +261,17 @@ class FloorApp:
 
     async def hand_page(self, request, client, session):
         p = request.path_params
+        language = self.language.of(request, session)
         try:
-            story, place = await run_in_threadpool(self.stories.story, p["table_id"], p["seq"])
+            story, place = await run_in_threadpool(self.stories.story, p["table_id"], p["seq"], language)
         except Refused as refused:
+            error = (language.gettext("The floor holds no line %(seq)s of table %(table)s.")
+                     % {"seq": p["seq"], "table": p["table_id"]} if refused.status == 404 else refused.reason)
             return self.render(request, "story.html", refused.status, session=session, story=None,
-                               error=refused.reason)
+                               language=language, error=error)
         names = await self._names(session)
         return self.render(request, "story.html", session=session, story=story, error="", names=names,
-                           **self.stories.words(request, story, place, names))
+                           language=language, **self.stories.words(request, story, place, names, language))
 
     async def _names(self, session) -> dict[str, str]:
         """Dealers' names for a role that may see them, else none (ids only)."""
@@ -334,10 +337,13 @@ class FloorApp:
         shown = page_range(request, self.clock)
         report = await run_in_threadpool(self._report, shown.start, shown.end)
         names = await self._names(session)
-        words = self.language.floor_words(self.language.of(request, session)).first_headline
+        language = self.language.of(request, session)
+        words = self.language.floor_words(language).first_headline
         return self.render(request, "report.html", session=session, report=report, names=names,
-                           title=R.report_title(report, self.clock), pick=range_controls(self.clock, shown),
-                           sections=R.report_sections(report, self.clock, names, "", words))
+                           language=language, title=R.report_title(report, language=language),
+                           pick=range_controls(self.clock, shown, language),
+                           sections=R.report_sections(report, names=names, base_url="", alert_words=words,
+                                                      language=language))
 
     async def report_json(self, request, client, session):
         shown = page_range(request, self.clock)
@@ -357,8 +363,9 @@ class FloorApp:
         base = str(request.base_url).rstrip("/")
         try:
             # In the language of whoever asks for it, as their pages are.
-            words = self.language.floor_words(self.language.of(request, session)).first_headline
-            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, words)
+            language = self.language.of(request, session)
+            words = self.language.floor_words(language).first_headline
+            pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, words, language)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         name = self._report_file_name(report, "pdf")

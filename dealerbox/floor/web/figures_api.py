@@ -41,9 +41,9 @@ class FiguresApi:
             ("/api/hands/{table_id}/{seq:int}", "GET", self.hand_json, "view", None),
         ]
 
-    def story(self, table_id: str, seq: int) -> dict:
-        """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/telling/story.py);
-        a 404 when the floor has no such line."""
+    def story(self, table_id: str, seq: int, language=None) -> dict:
+        """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/telling/story.py),
+        its timeline in *language* (a Language; none: English); a 404 when the floor has no such line."""
         table_id = table_id_of(table_id)
         seq = row_id_of("journal line", seq)
         self.ledger.catch_up(self.engine)
@@ -52,7 +52,7 @@ class FiguresApi:
         if found is None:
             raise Refused(404, f"the floor has no line {seq} of table {table_id}")
         lines, dealer = found
-        return S.tell(table_id, lines, dealer=dealer, card_of_uid=self.card_of_uid)
+        return S.tell(table_id, lines, dealer=dealer, card_of_uid=self.card_of_uid, language=language)
 
     async def hand_json(self, request, client, session):
         p = request.path_params
