@@ -12,7 +12,9 @@ control log's are (:mod:`dealerbox.floor.telling.card_log`).
 from __future__ import annotations
 
 import csv
+import functools
 import io
+import re
 from dataclasses import dataclass, field
 
 from dealerbox.floor.telling import report as R
@@ -24,10 +26,15 @@ from dealerbox.floor.telling.figure_text import NOTHING, count_in, decimal_in, d
 from dealerbox.floor.telling.language import Language
 
 __all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sections", "record_title",
-           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "devices_in", "DEVICE_WORDS",
+           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "devices_in", "moment_in", "DEVICE_WORDS",
            "VERDICT_WORDS", "CSV_HEADER", "DEFAULT_MAX_AGE_DAYS", "MAX_AGE_DAYS_MOST"]
 
 _DAY = 86400.0
+#: The language the box's commissioning tool words a run's figures, bounds and advice in: the
+#: record keeps them as the table filed them, and a page marks them so (``lang``).
+RECORD_LANGUAGE = "en"
+#: A unit that is a word of the box's (``cards``, ``reads``), not a symbol (``ms``, ``GiB``).
+_WORDY_UNIT = re.compile(r"[a-z]{3,}")
 
 #: The devices as the pages name them (in English: each reader reads them in their language).
 DEVICE_WORDS = {"lcd": N_("LCD"), "leds": N_("LEDs and buzzer"), "buttons": N_("Buttons"),
@@ -121,6 +128,13 @@ def figure_value(f: dict, language: Language | None = None) -> str:
     return f"{text} {f['unit']}".strip()
 
 
+def moment_in(language: Language, ts) -> str:
+    """A moment in a line of words: English in full (``Wed 02 Dec 2026, 14:05:03 CET``), the
+    others without the weekday (``2. 12. 2026 14:05 SEČ``): Czech's short weekdays ("po", "st")
+    read as prepositions in the middle of a sentence."""
+    return language.forms.full(ts) if language.code == SOURCE_LANGUAGE else language.forms.stamp(ts)
+
+
 def _when(language: Language, ts: float) -> str:
     # English keeps the title's form from before (``Wed 02 Dec 2026, 14:05 CET``).
     if language.code == SOURCE_LANGUAGE:
@@ -148,7 +162,7 @@ def clock_offset_text(record: dict, clock: FloorClock, language: Language | None
         return _("not measured: the table had sent the floor no live health yet"), False
     words = _("on the floor's clock") if round(abs(offset), 1) == 0 else offset_in(language, offset)
     return (_("%(offset)s (measured %(when)s; bound %(bound)s s)") % {
-        "offset": words, "when": language.forms.full(record["clock_offset_at"]),
+        "offset": words, "when": moment_in(language, record["clock_offset_at"]),
         "bound": decimal_in(language, CLOCK_LIMIT_S)}), abs(offset) > CLOCK_LIMIT_S
 
 
@@ -157,9 +171,11 @@ def _offset_cell(record: dict, language: Language) -> dict:
     return _cell(text, none=record.get("clock_offset") is None, flag=off)
 
 
-def _cell(text, href: str | None = None, *, none: bool = False, flag: bool = False) -> dict:
-    """A cell as the report's sections hold them; ``flag``: what failed, shown so."""
-    return {"text": str(text), "href": href, "none": none, "flag": flag}
+def _cell(text, href: str | None = None, *, none: bool = False, flag: bool = False, lang: str | None = None) -> dict:
+    """A cell as the report's sections hold them; ``flag``: what failed, shown so; ``lang``: the
+    language of the table's own words in it (:data:`RECORD_LANGUAGE`), for the page's readers
+    and screen readers, when it is not the page's."""
+    return {"text": str(text), "href": href, "none": none, "flag": flag, "lang": lang}
 
 
 def record_sections(record: dict, clock: FloorClock, language: Language | None = None) -> list[dict]:
@@ -169,8 +185,10 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
     verdict and advice, then each device's figures. The figures' names, units, bounds and the
     advice are the table's own words, as its commissioning tool recorded them."""
     language = _reader(clock, language)
-    _, full = language.gettext, language.forms.full
+    _ = language.gettext
+    full = functools.partial(moment_in, language)
     cell = _cell
+    said = None if language.code == RECORD_LANGUAGE else RECORD_LANGUAGE
     zone = record["zone"] or _("no zone said")
     failed = [d["device"] for d in record["devices"] if d["verdict"] == "fail"]
     sections = [{
@@ -195,7 +213,7 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
                      cell(_(VERDICT_WORDS[d["verdict"]]), flag=d["verdict"] == "fail"),
                      cell(_("%(within)s of %(all)s") % {"within": within, "all": len(d["figures"])}
                           if d["figures"] else NOTHING, none=not d["figures"]),
-                     cell(d["advice"] or NOTHING, none=not d["advice"])])
+                     cell(d["advice"] or NOTHING, none=not d["advice"], lang=said if d["advice"] else None)])
     sections.append({"id": "devices", "heading": _("Devices, in the order they were checked"),
                      "columns": [_("device"), _("verdict"), _("figures within their bounds"), _("advice")],
                      "rows": rows, "empty": _("No device in the record."),
@@ -204,13 +222,16 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
     for d in record["devices"]:
         empty = _("No figure measured.")
         if d["verdict"] == "skipped" and d["advice"]:
-            empty += " " + _("Why: %(advice)s") % {"advice": d["advice"]}
+            # The advice is the table's words: the devices' table above holds it, marked so.
+            empty = _("No figure measured: the device was skipped (the devices above say why).")
         sections.append({
             "id": f"figures-{d['device']}",
             "heading": f"{_(DEVICE_WORDS[d['device']])}: {_(VERDICT_WORDS[d['verdict']])}",
             "columns": [_("figure"), _("measured"), _("bound"), _("within the bound")],
-            "rows": [[cell(f["name"]), cell(figure_value(f, language)),
-                      cell(f["bound"] or NOTHING, none=not f["bound"]),
+            "rows": [[cell(f["name"], lang=said),
+                      # The number in the reader's form; a unit that is a word ("cards") is the box's.
+                      cell(figure_value(f, language), lang=said if _WORDY_UNIT.search(f["unit"] or "") else None),
+                      cell(f["bound"] or NOTHING, none=not f["bound"], lang=said if f["bound"] else None),
                       cell(_("yes") if f["ok"] else _("no"), flag=not f["ok"])] for f in d["figures"]],
             "empty": empty, "notes": []})
     return sections

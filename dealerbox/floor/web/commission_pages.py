@@ -70,10 +70,11 @@ class CommissionPages:
                                    title=_("Commissioning of table %(table)s") % {"table": table})
         clock = self.app.clock
         path = C.record_path(record["table"], record["seq"])
-        earlier = [{"when": language.forms.full(r["at"]), "by": r["technician"], "ok": r["ok"],
+        earlier = [{"when": C.moment_in(language, r["at"]), "by": r["technician"], "ok": r["ok"],
                     "path": C.record_path(r["table"], r["seq"]), "shown": r["seq"] == record["seq"]} for r in runs]
         return self.app.render(request, "commission.html", session=session, record=record, table=record["table"],
                                error="", last=record["seq"] == runs[0]["seq"], language=language,
+                               ended=C.moment_in(language, record["at"]),
                                title=C.record_title(record, clock, language), path=path, runs=earlier,
                                sections=C.record_sections(record, clock, language),
                                failed=C.devices_in(language, [d["device"] for d in record["devices"]

@@ -22,7 +22,8 @@ from starlette.responses import JSONResponse
 
 from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.telling import figure_text as FT
-from dealerbox.floor.telling.commissioning import CommissionCheck, age_words, commission_check, record_path
+from dealerbox.floor.telling.commissioning import (CommissionCheck, age_words, commission_check, moment_in,
+                                                   record_path)
 from dealerbox.floor.telling.catalogs import SOURCE_LANGUAGE
 from dealerbox.floor.telling.figure_text import english
 from dealerbox.floor.telling.language import Language
@@ -64,7 +65,7 @@ def commission_shown(clock, table: str, c: CommissionCheck | None, language: Lan
     if c is None or c.state == "never":
         return {"state": "never", "words": _("never commissioned"), "path": None}
     return {"state": c.state, "words": _("failed") if c.state == "failed" else _("passed"),
-            "when": language.forms.full(c.at),
+            "when": moment_in(language, c.at),
             "ago": age_words(c.age_days, language), "by": c.technician, "path": record_path(table),
             "outdated": c.state == "outdated"}
 
@@ -105,7 +106,8 @@ class TablesPages:
         not_said = _("not said")
         return {
             "id": check.table_id, "online": check.online, "marks": check.marks,
-            "version": check.version or _("not said (an older box)"),
+            "version": (_("version %(version)s") % {"version": check.version} if check.version
+                        else _("not said (an older box)")),
             "config": fingerprint[:FINGERPRINT_SHOWN] if fingerprint else not_said,
             "config_full": fingerprint or "", "profile": check.profile or not_said,
             "registry": registry,
@@ -119,7 +121,7 @@ class TablesPages:
             "backlog": not_said if check.backlog is None else
                        language.ngettext("%(count)s line", "%(count)s lines", check.backlog)
                        % {"count": forms.integer(check.backlog)},
-            "last_heard": forms.full(check.last_heard) if check.last_heard else _("never"),
+            "last_heard": moment_in(language, check.last_heard) if check.last_heard else _("never"),
             "last_heard_ago": FT.duration(now - check.last_heard) if check.last_heard else "",
             "uptime": FT.duration(check.uptime_s) if check.uptime_s is not None else not_said,
             "restarts": not_said if check.restarts is None else forms.integer(check.restarts),
@@ -131,7 +133,7 @@ class TablesPages:
         language = self.app.language.of(request, session)
         checks, room = await run_in_threadpool(self._checks, now, language)
         return self.app.render(
-            request, "tables.html", session=session, room=room, now=language.forms.full(now), language=language,
+            request, "tables.html", session=session, room=room, now=moment_in(language, now), language=language,
             limit=FT.decimal_in(language, CLOCK_LIMIT_S), tables=[self._shown(c, now, language) for c in checks],
             attention=sum(1 for c in checks if c.needs_attention),
             commission_days=self.app.settings.commission.max_age_days)
