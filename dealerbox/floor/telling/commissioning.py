@@ -270,4 +270,5 @@ def record_pdf(record: dict, clock: FloorClock, language: Language | None = None
     language = _reader(clock, language)
     title = record_title(record, clock, language)
     footer = language.gettext("dealerbox floor, %(title)s") % {"title": title}
-    return PDF.sections_pdf(title, record_sections(record, clock, language), footer=footer)
+    return PDF.sections_pdf(title, record_sections(record, clock, language), footer=footer,
+                            page_words=language.gettext("%(footer)s, page %(page)s/%(pages)s"))

@@ -139,9 +139,14 @@ def test_the_commissioning_pdf_in_czech_carries_its_diacritics_and_the_csv_stays
         last = store.commissionings("T07")[0]
     status, headers, pdf = _get_bytes(served, cookie, last["seq"], "pdf")
     assert status == 200 and headers["Content-Type"] == "application/pdf"
-    text = "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages)
+    reader = PdfReader(io.BytesIO(pdf))
+    text = "\n".join(p.extract_text() for p in reader.pages)
+    # Drawn in an embedded Unicode font (DejaVu Sans), never a core font without Czech letters.
+    fonts = {str(f["/BaseFont"]) for p in reader.pages for f in p["/Resources"]["/Font"].values()}
+    assert fonts and all("DejaVuSans" in f for f in fonts), fonts
     for words in ("Uvedení stolu T07 do provozu", "nevyhovuje: Čtečka shoe", "Zařízení v pořadí, v jakém byla zkontrolována",
-                  "hodiny stolu, jak je sál změřil před uložením běhu", "technik", "tomáš", "Tlačítka"):
+                  "hodiny stolu, jak je sál změřil před uložením běhu", "technik", "tomáš", "Tlačítka",
+                  "strana 1/"):
         assert words in text, (words, text[:2000])
     assert re.search(CZECH_MOMENT, text) and not ENGLISH_MOMENT.search(text), text[:2000]
     assert not re.search(r"\b(passed|failed|Devices|technician)\b", text), text[:2000]
