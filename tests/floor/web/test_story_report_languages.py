@@ -1,5 +1,6 @@
-"""A hand's story and the shift report as a Czech, a Slovak and a German pit boss read them, and
-the floor map in Slovak and German (tests/floor/web/test_floor_map_czech.py reads it in Czech),
+"""A hand's story and the shift report as a Czech, a Slovak and a German pit boss read them (the
+pages, and in Czech their PDFs, every letter drawn by the embedded font), and the floor map in
+Slovak and German (tests/floor/web/test_floor_map_czech.py reads it in Czech),
 in Debian's chromium driven by Playwright at desktop and tablet sizes.
 
 Each reader has their own language (the room's is English): sam reads Czech, vera Slovak, ada
@@ -13,20 +14,24 @@ own words (a step's text, a rule's reference) is told as recorded: these tables 
 from __future__ import annotations
 
 import functools
+import io
 import re
 import time
 
 import pytest
 from babel.messages.pofile import read_po
+from fontTools.ttLib import TTFont
+from pypdf import PdfReader
 from sqlalchemy import select
 
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.telling.figures import store_lines
 from dealerbox.floor.telling.language import Language
+from dealerbox.floor.telling.story_pdf import find_font
 
 from tests.floor.web.browser import SIZES, serious_violations, shot_path
 from tests.floor.web.browser import chromium as launched_chromium
-from tests.floor.web.test_app import sign_in
+from tests.floor.web.test_app import connection, sign_in
 from tests.floor.web.test_floor_map import ZONE, open_floor
 from tests.floor.web.test_floor_map import room  # noqa: F401 (the room the floor map's tests deal)
 from tests.floor.web.test_floor_map_czech import LOCALE, english_in, english_page_words
@@ -217,3 +222,49 @@ def test_a_tiles_moment_stays_inside_its_tile_at_tablet_size(readers_room, chrom
         page.locator("#table-T04").screenshot(path=shot_path(tmp_path, f"tile-T04-{lang}-tablet.png"))
     finally:
         context.close()
+
+
+def _pdf_text(web, path: str, user: str) -> str:
+    status, headers, body = call_raw(web, path, sign_in(web, user)[0])
+    assert status == 200 and headers["Content-Type"] == "application/pdf", body[:200]
+    reader = PdfReader(io.BytesIO(body))
+    return re.sub(r"\s+", " ", " ".join(page.extract_text() for page in reader.pages))
+
+
+def call_raw(web, path: str, cookie: str):
+    conn = connection(web)
+    try:
+        conn.request("GET", path, headers={"Cookie": cookie})
+        resp = conn.getresponse()
+        return resp.status, resp.headers, resp.read()
+    finally:
+        conn.close()
+
+
+def _every_letter_has_a_glyph(text: str) -> None:
+    """Each character of *text* is in the font the PDFs embed: none is drawn as a blank box."""
+    cmaps = [TTFont(str(face)).getBestCmap() for face in find_font()]
+    missing = sorted({ch for ch in text if not ch.isspace() and any(ord(ch) not in cmap for cmap in cmaps)})
+    assert not missing, missing
+
+
+def test_the_story_and_the_shift_report_pdfs_in_czech_keep_every_diacritic(readers_room):
+    story = _pdf_text(readers_room, f"/hands/T02/{readers_room.hand}.pdf", "sam")
+    assert re.search(r"Stůl T02, hra č\. 1, " + WEEKDAY["cs"] + " " + MOMENT["cs"], story), story[:200]
+    for words in ("Místa", "místo 1", "Board, jak byl vykládán", "Nesrovnalosti", "Flop o čtyřech kartách",
+                  "Karty v pořadí, v jakém vyšly ze shoe", "Vše, co stůl zaznamenal", "Řádky deníku",
+                  "Začátek", "2077 (Věra Ďurďová)", "stisknuto HAND OVER", "Provedení zjištěno",
+                  "VOLÁNÍ FLOORMANA", "strana 1/"):
+        assert words in story, words
+    assert re.search(r"Začátek " + CLOCK["cs"], story)
+    _every_letter_has_a_glyph(story)
+    now = time.time()
+    report = _pdf_text(readers_room, f"/report.pdf?from={now - 2 * 3600:.0f}&to={now + 60:.0f}", "sam")
+    assert re.search(r"Zpráva o směně: " + WEEKDAY["cs"] + r" \d{1,2}\. \d{1,2}\. \d{4}, ", report), report[:200]
+    for words in ("Stoly", "Krupiéři", "1042 Jiří Šťastný", "3001 Ondřej Růžička", "nikdo nepřihlášen",
+                  "celý sál", "Vyřízená upozornění podle inspektora", "Chyby snímání",
+                  "Volání floormana u T02: flop o čtyřech kartách", "stále otevřené", "0,0 je skutečná nula",
+                  "strana 1/"):
+        assert words in report, words
+    assert re.search(r"\b\d+,\d\b", report) and not re.search(r"\b\d+\.\d\b", report)
+    _every_letter_has_a_glyph(report)
