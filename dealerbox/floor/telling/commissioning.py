@@ -18,19 +18,22 @@ from dataclasses import dataclass, field
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling.commission_limit import DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS_MOST, CommissionLimit
 from dealerbox.floor.telling import report_pdf as PDF
-from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, FloorClock, offset_words
-from dealerbox.floor.telling.figure_text import NOTHING, count, duration, one_decimal
+from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE
+from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, FloorClock
+from dealerbox.floor.telling.figure_text import NOTHING, count_in, decimal_in, duration, english, offset_in
+from dealerbox.floor.telling.language import Language
 
 __all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sections", "record_title",
-           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "DEVICE_WORDS",
+           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "devices_in", "DEVICE_WORDS",
            "VERDICT_WORDS", "CSV_HEADER", "DEFAULT_MAX_AGE_DAYS", "MAX_AGE_DAYS_MOST"]
 
 _DAY = 86400.0
 
-#: The devices as the pages name them.
-DEVICE_WORDS = {"lcd": "LCD", "leds": "LEDs and buzzer", "buttons": "Buttons", "mouth": "Mouth sensor",
-                "shoe": "Shoe reader", "board": "Board antenna", "clock": "Clock", "state": "State directory"}
-VERDICT_WORDS = {"pass": "passed", "fail": "failed", "skipped": "skipped"}
+#: The devices as the pages name them (in English: each reader reads them in their language).
+DEVICE_WORDS = {"lcd": N_("LCD"), "leds": N_("LEDs and buzzer"), "buttons": N_("Buttons"),
+                "mouth": N_("Mouth sensor"), "shoe": N_("Shoe reader"), "board": N_("Board antenna"),
+                "clock": N_("Clock"), "state": N_("State directory")}
+VERDICT_WORDS = {"pass": N_("passed"), "fail": N_("failed"), "skipped": N_("skipped")}
 #: The CSV's columns: one line per figure (a device without figures: one line, its figure cells empty).
 CSV_HEADER = ("table", "seq", "run_end_utc", "run_end_local", "zone", "filed_utc", "technician", "version", "config",
               "run_ok", "floor_clock_offset_s", "floor_clock_offset_measured_utc",
@@ -53,31 +56,47 @@ class CommissionCheck:
     attention: int = 0
 
 
-def commission_check(last: dict | None, now: float, limit: CommissionLimit) -> CommissionCheck:
+def devices_in(language: Language, devices) -> str:
+    """The devices *devices* (their ids) named in *language*, joined: ``Shoe reader, Clock``."""
+    return ", ".join(language.gettext(DEVICE_WORDS[d]) for d in devices)
+
+
+def commission_check(last: dict | None, now: float, limit: CommissionLimit,
+                     language: Language | None = None) -> CommissionCheck:
     """Table's commissioning from its *last* record (the store's row; None: none reached the
-    floor) at *now*. A failed run is marked whatever its age; a passed one older than the limit
-    is ``outdated``. A run the table dates after *now* (its clock ahead) is 0 days old."""
+    floor) at *now*, its mark in *language* (the reader's; none: English). A failed run is
+    marked whatever its age; a passed one older than the limit is ``outdated``. A run the
+    table dates after *now* (its clock ahead) is 0 days old."""
+    language = language if language is not None else english()
+    _ = language.gettext
     if last is None:
-        return CommissionCheck("never", mark="never commissioned: no commissioning record has reached the floor",
+        return CommissionCheck("never", mark=_("never commissioned: no commissioning record has reached the floor"),
                                attention=2)
     age = max(0.0, now - last["at"]) / _DAY
     failed = [d["device"] for d in last["devices"] if d["verdict"] == "fail"]
     found = CommissionCheck("passed", last["at"], last["technician"], last["seq"], age, failed)
     if not last["ok"]:
         found.state = "failed"
-        found.mark = "its last commissioning failed: " + ", ".join(DEVICE_WORDS[d] for d in failed)
+        found.mark = _("its last commissioning failed: %(devices)s") % {"devices": devices_in(language, failed)}
         found.attention = 6
     elif age > limit.max_age_days:
         found.state = "outdated"
-        found.mark = (f"last commissioned {age_words(age)} ago, longer than the house's limit of "
-                      f"{limit.max_age_days} days")
+        found.mark = language.ngettext(
+            "last commissioned %(age)s ago, longer than the house's limit of %(days)s day",
+            "last commissioned %(age)s ago, longer than the house's limit of %(days)s days",
+            limit.max_age_days) % {"age": age_words(age, language), "days": language.forms.integer(limit.max_age_days)}
         found.attention = 2
     return found
 
 
-def age_words(days: float) -> str:
-    """How long ago a run ended: ``3 h 20 min`` within two days, else ``45.0 days`` (one decimal)."""
-    return duration(days * _DAY) if days < 2 else f"{one_decimal(days)} days"
+def age_words(days: float, language: Language | None = None) -> str:
+    """How long ago a run ended: ``3 h 20 min`` within two days, else ``45.0 days`` (one
+    decimal; in *language*: ``45,0 dne``)."""
+    if days < 2:
+        return duration(days * _DAY)
+    language = language if language is not None else english()
+    # Always one decimal: a language names a decimal count of days in one form (Czech "45,0 dne").
+    return language.gettext("%(days)s days") % {"days": decimal_in(language, days)}
 
 
 def record_path(table: str, seq: int | None = None) -> str:
@@ -85,36 +104,56 @@ def record_path(table: str, seq: int | None = None) -> str:
     return f"/tables/{table}/commissioning" + (f"/{seq}" if seq is not None else "")
 
 
-def figure_value(f: dict) -> str:
-    """A figure as people read it: a whole number as one, else one decimal, with its unit;
-    a figure the run could not measure (``null``) says so."""
+def _reader(clock: FloorClock, language: Language | None) -> Language:
+    """Whoever reads the record: *language*, else English in *clock*'s zone."""
+    return language if language is not None else Language(SOURCE_LANGUAGE, clock)
+
+
+def figure_value(f: dict, language: Language | None = None) -> str:
+    """A figure as people read it (in *language*; none: English): a whole number as one, else
+    one decimal, with its unit; a figure the run could not measure (``null``) says so."""
+    language = language if language is not None else english()
     value = f["value"]
     if value is None:
-        return "not measured"
-    text = count(value) if isinstance(value, int) or float(value).is_integer() else one_decimal(value)
+        return language.gettext("not measured")
+    text = (count_in(language, value) if isinstance(value, int) or float(value).is_integer()
+            else decimal_in(language, value))
     return f"{text} {f['unit']}".strip()
 
 
-def record_title(record: dict, clock: FloorClock) -> str:
-    """``Commissioning of table T01, Wed 02 Dec 2026, 14:05 CET: passed``."""
-    verdict = "passed" if record["ok"] else "failed"
-    return f"Commissioning of table {record['table']}, {clock.at(record['at']):%a %d %b %Y, %H:%M %Z}: {verdict}"
+def _when(language: Language, ts: float) -> str:
+    # English keeps the title's form from before (``Wed 02 Dec 2026, 14:05 CET``).
+    if language.code == SOURCE_LANGUAGE:
+        return f"{language.clock.at(ts):%a %d %b %Y, %H:%M %Z}"
+    return f"{language.forms.weekday(ts)} {language.forms.stamp(ts)}"
 
 
-def clock_offset_text(record: dict, clock: FloorClock) -> tuple[str, bool]:
+def record_title(record: dict, clock: FloorClock, language: Language | None = None) -> str:
+    """``Commissioning of table T01, Wed 02 Dec 2026, 14:05 CET: passed`` (in *language*)."""
+    language = _reader(clock, language)
+    _ = language.gettext
+    return _("Commissioning of table %(table)s, %(when)s: %(verdict)s") % {
+        "table": record["table"], "when": _when(language, record["at"]),
+        "verdict": _("passed") if record["ok"] else _("failed")}
+
+
+def clock_offset_text(record: dict, clock: FloorClock, language: Language | None = None) -> tuple[str, bool]:
     """The floor's measure of the table's clock filed with the run, in words, and whether it is
     past the tables page's bound (:data:`CLOCK_LIMIT_S`): a table cannot measure its own offset
     from the floor, so the record carries the floor's last measure before the run was filed."""
+    language = _reader(clock, language)
+    _ = language.gettext
     offset = record.get("clock_offset")
     if offset is None:
-        return "not measured: the table had sent the floor no live health yet", False
-    words = "on the floor's clock" if round(abs(offset), 1) == 0 else offset_words(offset)
-    return (f"{words} (measured {clock.full(record['clock_offset_at'])}; bound "
-            f"{one_decimal(CLOCK_LIMIT_S)} s)"), abs(offset) > CLOCK_LIMIT_S
+        return _("not measured: the table had sent the floor no live health yet"), False
+    words = _("on the floor's clock") if round(abs(offset), 1) == 0 else offset_in(language, offset)
+    return (_("%(offset)s (measured %(when)s; bound %(bound)s s)") % {
+        "offset": words, "when": language.forms.full(record["clock_offset_at"]),
+        "bound": decimal_in(language, CLOCK_LIMIT_S)}), abs(offset) > CLOCK_LIMIT_S
 
 
-def _offset_cell(record: dict, clock: FloorClock) -> dict:
-    text, off = clock_offset_text(record, clock)
+def _offset_cell(record: dict, language: Language) -> dict:
+    text, off = clock_offset_text(record, language.clock, language)
     return _cell(text, none=record.get("clock_offset") is None, flag=off)
 
 
@@ -123,46 +162,57 @@ def _cell(text, href: str | None = None, *, none: bool = False, flag: bool = Fal
     return {"text": str(text), "href": href, "none": none, "flag": flag}
 
 
-def record_sections(record: dict, clock: FloorClock) -> list[dict]:
-    """The run as a regulator reads it, as sections (``id``, ``heading``, ``columns``, ``rows``
-    of cells, ``empty``, ``notes``; :func:`dealerbox.floor.telling.report.report_sections`'s
-    shape): the run, its devices with verdict and advice, then each device's figures."""
+def record_sections(record: dict, clock: FloorClock, language: Language | None = None) -> list[dict]:
+    """The run as a regulator reads it (in *language*; none: English), as sections (``id``,
+    ``heading``, ``columns``, ``rows`` of cells, ``empty``, ``notes``;
+    :func:`dealerbox.floor.telling.report.report_sections`'s shape): the run, its devices with
+    verdict and advice, then each device's figures. The figures' names, units, bounds and the
+    advice are the table's own words, as its commissioning tool recorded them."""
+    language = _reader(clock, language)
+    _, full = language.gettext, language.forms.full
     cell = _cell
-    zone = record["zone"] or "no zone said"
+    zone = record["zone"] or _("no zone said")
+    failed = [d["device"] for d in record["devices"] if d["verdict"] == "fail"]
     sections = [{
-        "id": "run", "heading": "The run", "columns": ["what", "recorded"],
-        "rows": [[cell("ended"), cell(clock.full(record["at"]))],
-                 [cell("as the table's clock wrote it"), cell(f"{record['at_text']} ({zone})")],
-                 [cell("reached the floor"), cell(clock.full(record["filed"]))],
-                 [cell("the table's clock, as the floor measured it before filing the run"),
-                  _offset_cell(record, clock)],
-                 [cell("technician"), cell(record["technician"])],
-                 [cell("software version"), cell(f"dealerbox {record['version']}")],
-                 [cell("config (SHA-256 of the table's config file)"), cell(record["config"])],
-                 [cell("result"), cell("passed: no device failed" if record["ok"] else
-                                       "failed: " + ", ".join(DEVICE_WORDS[d["device"]] for d in record["devices"]
-                                                              if d["verdict"] == "fail"), flag=not record["ok"])]],
-        "empty": "", "notes": ["The run's end in the floor's zone, then as the table's own clock wrote it: with "
-                               "its UTC offset and the zone the table named."]}]
+        "id": "run", "heading": _("The run"), "columns": [_("what"), _("recorded")],
+        "rows": [[cell(_("ended")), cell(full(record["at"]))],
+                 [cell(_("as the table's clock wrote it")), cell(f"{record['at_text']} ({zone})")],
+                 [cell(_("reached the floor")), cell(full(record["filed"]))],
+                 [cell(_("the table's clock, as the floor measured it before filing the run")),
+                  _offset_cell(record, language)],
+                 [cell(_("technician")), cell(record["technician"])],
+                 [cell(_("software version")), cell(f"dealerbox {record['version']}")],
+                 [cell(_("config (SHA-256 of the table's config file)")), cell(record["config"])],
+                 [cell(_("result")), cell(_("passed: no device failed") if record["ok"] else
+                                          _("failed: %(devices)s") % {"devices": devices_in(language, failed)},
+                                          flag=not record["ok"])]],
+        "empty": "", "notes": [_("The run's end in the floor's zone, then as the table's own clock wrote it: with "
+                                 "its UTC offset and the zone the table named.")]}]
     rows = []
     for d in record["devices"]:
         within = sum(1 for f in d["figures"] if f["ok"])
-        rows.append([cell(DEVICE_WORDS[d["device"]]), cell(VERDICT_WORDS[d["verdict"]], flag=d["verdict"] == "fail"),
-                     cell(f"{within} of {len(d['figures'])}" if d["figures"] else NOTHING, none=not d["figures"]),
+        rows.append([cell(_(DEVICE_WORDS[d["device"]])),
+                     cell(_(VERDICT_WORDS[d["verdict"]]), flag=d["verdict"] == "fail"),
+                     cell(_("%(within)s of %(all)s") % {"within": within, "all": len(d["figures"])}
+                          if d["figures"] else NOTHING, none=not d["figures"]),
                      cell(d["advice"] or NOTHING, none=not d["advice"])])
-    sections.append({"id": "devices", "heading": "Devices, in the order they were checked",
-                     "columns": ["device", "verdict", "figures within their bounds", "advice"],
-                     "rows": rows, "empty": "No device in the record.",
-                     "notes": [f"{NOTHING}: nothing measured, or no advice (the device passed)."]})
+    sections.append({"id": "devices", "heading": _("Devices, in the order they were checked"),
+                     "columns": [_("device"), _("verdict"), _("figures within their bounds"), _("advice")],
+                     "rows": rows, "empty": _("No device in the record."),
+                     "notes": [_("%(nothing)s: nothing measured, or no advice (the device passed).")
+                               % {"nothing": NOTHING}]})
     for d in record["devices"]:
+        empty = _("No figure measured.")
+        if d["verdict"] == "skipped" and d["advice"]:
+            empty += " " + _("Why: %(advice)s") % {"advice": d["advice"]}
         sections.append({
-            "id": f"figures-{d['device']}", "heading": f"{DEVICE_WORDS[d['device']]}: {VERDICT_WORDS[d['verdict']]}",
-            "columns": ["figure", "measured", "bound", "within the bound"],
-            "rows": [[cell(f["name"]), cell(figure_value(f)), cell(f["bound"] or NOTHING, none=not f["bound"]),
-                      cell("yes" if f["ok"] else "no", flag=not f["ok"])] for f in d["figures"]],
-            "empty": "No figure measured." + (f" Why: {d['advice']}" if d["verdict"] == "skipped" and d["advice"]
-                                              else ""),
-            "notes": []})
+            "id": f"figures-{d['device']}",
+            "heading": f"{_(DEVICE_WORDS[d['device']])}: {_(VERDICT_WORDS[d['verdict']])}",
+            "columns": [_("figure"), _("measured"), _("bound"), _("within the bound")],
+            "rows": [[cell(f["name"]), cell(figure_value(f, language)),
+                      cell(f["bound"] or NOTHING, none=not f["bound"]),
+                      cell(_("yes") if f["ok"] else _("no"), flag=not f["ok"])] for f in d["figures"]],
+            "empty": empty, "notes": []})
     return sections
 
 
@@ -193,7 +243,10 @@ def file_name(record: dict, clock: FloorClock, ext: str) -> str:
     return f"commissioning-{safe}-{clock.at(record['at']):%Y-%m-%d-%H%M}.{ext}"
 
 
-def record_pdf(record: dict, clock: FloorClock) -> bytes:
-    """The run as a PDF (the shift report's machinery: :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
-    title = record_title(record, clock)
-    return PDF.sections_pdf(title, record_sections(record, clock), footer=f"dealerbox floor, {title}")
+def record_pdf(record: dict, clock: FloorClock, language: Language | None = None) -> bytes:
+    """The run as a PDF in *language*, the reader's (none: English; the shift report's
+    machinery: :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
+    language = _reader(clock, language)
+    title = record_title(record, clock, language)
+    footer = language.gettext("dealerbox floor, %(title)s") % {"title": title}
+    return PDF.sections_pdf(title, record_sections(record, clock, language), footer=footer)

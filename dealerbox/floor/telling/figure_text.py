@@ -9,11 +9,15 @@ never a blank.
 
 from __future__ import annotations
 
+import functools
 import math
 
+from dealerbox.floor.telling.catalogs import SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.language import Language
 
-__all__ = ["NOTHING", "NOTHING_LEGEND", "NO_HANDS", "one_decimal", "count", "duration", "span"]
+__all__ = ["NOTHING", "NOTHING_LEGEND", "NO_HANDS", "one_decimal", "count", "duration", "span", "english",
+           "decimal_in", "count_in", "offset_in", "nothing_legend"]
 
 #: What a cell holds when there is nothing to count (no hands; no corrections).
 NOTHING = "–"
@@ -61,3 +65,42 @@ def span(clock: FloorClock, start: float, end: float) -> str:
     if a.date() == b.date() and a.strftime("%Z") == b.strftime("%Z"):
         return f"{a:%a %d %b %Y}, {a:%H:%M} to {b:%H:%M %Z}"
     return f"{a:%a %d %b %Y, %H:%M %Z} to {b:%a %d %b %Y, %H:%M %Z}"
+
+
+# -- in a reader's language (issue 45): the same figures in the forms of its readers
+
+@functools.cache
+def english() -> Language:
+    """English in the machine's zone: the words of a caller that names no reader (a file,
+    a test); numbers and words only, never a moment a person reads."""
+    return Language(SOURCE_LANGUAGE)
+
+
+def decimal_in(language: Language, value) -> str:
+    """:func:`one_decimal` in *language*'s form: ``329,5`` (cs), ``0,0``; nothing: :data:`NOTHING`."""
+    if value is None or isinstance(value, bool):
+        return NOTHING
+    value = float(value)
+    if not math.isfinite(value):
+        return NOTHING
+    return language.forms.decimal(0.0 if round(value, 1) == 0 else value, 1)
+
+
+def count_in(language: Language, value) -> str:
+    """A count in *language*'s grouping (``1 234`` in cs); ``None`` → :data:`NOTHING`."""
+    return NOTHING if value is None else language.forms.integer(int(value))
+
+
+def offset_in(language: Language, offset: float) -> str:
+    """A table clock's offset from the floor's, one decimal: ``2,3 s ahead of the floor's``."""
+    seconds = language.forms.decimal(abs(offset), 1)
+    if offset > 0:
+        return language.gettext("%(seconds)s s ahead of the floor's") % {"seconds": seconds}
+    return language.gettext("%(seconds)s s behind the floor's") % {"seconds": seconds}
+
+
+def nothing_legend(language: Language) -> str:
+    """:data:`NOTHING_LEGEND` in *language* (the shift report's words, one catalog entry)."""
+    return language.gettext("%(nothing)s nothing to count: no hands in the range (for wrong corrections: no "
+                            "corrections made); %(zero)s is a real zero.") % {
+        "nothing": NOTHING, "zero": language.forms.decimal(0.0, 1)}

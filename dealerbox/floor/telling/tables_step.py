@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, offset_words
+from dealerbox.floor.telling.clock import CLOCK_LIMIT_S
 from dealerbox.floor.telling.commissioning import CommissionCheck
+from dealerbox.floor.telling.figure_text import english, offset_in
+from dealerbox.floor.telling.language import Language
 
 __all__ = ["CLOCK_LIMIT_S", "ReaderCheck", "TableCheck", "Room", "room_tables", "version_key"]
 
@@ -163,74 +165,87 @@ def room_of(checks: list[TableCheck], floor_version: str | None, floor_registry:
                 floor_registry, floor_version)
 
 
-def _mark(check: TableCheck, room: Room, profiles: Counter) -> None:
+def _mark(check: TableCheck, room: Room, profiles: Counter, language: Language) -> None:
+    _, ngettext, percent = language.gettext, language.ngettext, language.forms.percent
     marks, attention = [], 0
     if not check.online:
-        marks.append("offline: the floor does not hear this table")
+        marks.append(_("offline: the floor does not hear this table"))
         attention += 8
     if check.clock_offset is not None and abs(check.clock_offset) > CLOCK_LIMIT_S:
-        marks.append(f"its clock is {offset_words(check.clock_offset)}")
+        marks.append(_("its clock is %(offset)s") % {"offset": offset_in(language, check.clock_offset)})
         attention += 4
     if check.clock_problem:
-        marks.append(f"its clock cannot be trusted: {check.clock_problem}")
+        # The table's own words for what is wrong with its clock: its message, as it sent it.
+        marks.append(_("its clock cannot be trusted: %(problem)s") % {"problem": check.clock_problem})
         attention += 4
     for reader in check.readers:
         if reader.faulted:
-            marks.append(f"reader {reader.name} is not working")
+            marks.append(_("reader %(name)s is not working") % {"name": reader.name})
             attention += 6
         elif reader.troubled:
-            marks.append(f"reader {reader.name} fails {100 * reader.error_rate:.1f}% of its reads")
+            marks.append(_("reader %(name)s fails %(share)s of its reads")
+                         % {"name": reader.name, "share": percent(reader.error_rate)})
             attention += 2
     own, floor_key = version_key(check.version), version_key(room.floor_version)
     if own is not None and floor_key is not None and own > floor_key:
-        marks.append(f"runs version {check.version}, newer than this floor's own {room.floor_version}: "
-                     "not a release the floor knows")
+        marks.append(_("runs version %(version)s, newer than this floor's own %(floor)s: not a release the floor "
+                       "knows") % {"version": check.version, "floor": room.floor_version})
         attention += 3
     elif room.version is not None:
         if check.version is None:
-            marks.append(f"does not say its version (most tables run {room.version})")
+            marks.append(_("does not say its version (most tables run %(usual)s)") % {"usual": room.version})
             attention += 3
         elif own is not None and own < version_key(room.version):
-            marks.append(f"runs version {check.version}, older than most tables' {room.version}")
+            marks.append(_("runs version %(version)s, older than most tables' %(usual)s")
+                         % {"version": check.version, "usual": room.version})
             attention += 3
     if room.usual_profile is not None and check.profile is not None and check.profile != room.usual_profile \
             and profiles[check.profile] < profiles[room.usual_profile]:
-        marks.append(f"deals by profile {check.profile}, while most tables deal by {room.usual_profile}")
+        marks.append(_("deals by profile %(profile)s, while most tables deal by %(usual)s")
+                     % {"profile": check.profile, "usual": room.usual_profile})
         attention += 3
     if check.registry_version is not None and check.registry_version > room.registry:
-        marks.append(f"says it judges cards with registry version {check.registry_version}, "
-                     + (f"newer than the floor's own {room.registry}: not one the floor sent" if room.registry
-                        else "but the floor has sent no registry"))
+        said = {"version": check.registry_version, "floor": room.registry}
+        marks.append(_("says it judges cards with registry version %(version)s, newer than the floor's own "
+                       "%(floor)s: not one the floor sent") % said if room.registry
+                     else _("says it judges cards with registry version %(version)s, but the floor has sent no "
+                            "registry") % said)
         attention += 3
     elif room.registry > 0:
         if check.registry_version is None:
-            marks.append(f"judges cards without the room's registry (the floor's is version {room.registry})")
+            marks.append(_("judges cards without the room's registry (the floor's is version %(floor)s)")
+                         % {"floor": room.registry})
             attention += 3
         elif check.registry_version < room.registry:
-            marks.append(f"judges cards with registry version {check.registry_version}, "
-                         f"older than the floor's {room.registry}")
+            marks.append(_("judges cards with registry version %(version)s, older than the floor's %(floor)s")
+                         % {"version": check.registry_version, "floor": room.registry})
             attention += 3
     if check.commissioning is not None and check.commissioning.mark:
         marks.append(check.commissioning.mark)
         attention += check.commissioning.attention
     if check.backlog:
-        marks.append(f"{check.backlog} journal line{'s' if check.backlog != 1 else ''} not yet on the floor")
+        marks.append(ngettext("%(count)s journal line not yet on the floor",
+                              "%(count)s journal lines not yet on the floor", check.backlog)
+                     % {"count": language.forms.integer(check.backlog)})
         attention += 1
     check.marks, check.attention = marks, attention
 
 
 def room_tables(rows: list[dict], *, floor_version: str | None, floor_registry: int,
-                commissionings: dict[str, CommissionCheck] | None = None) -> tuple[list[TableCheck], Room]:
+                commissionings: dict[str, CommissionCheck] | None = None,
+                language: Language | None = None) -> tuple[list[TableCheck], Room]:
     """Every table of *rows* checked against the room, most in need of attention first (then
     by id): *floor_version* is the floor's own software version, *floor_registry* the room
     registry version the floor sends (the store's :meth:`registry_version`), *commissionings*
-    each table's commissioning as judged (a table missing from it is not judged)."""
+    each table's commissioning as judged (a table missing from it is not judged); the marks
+    are in *language*, the reader's (none: English)."""
+    language = language if language is not None else english()
     checks = [_check(row) for row in rows]
     for check in checks:
         check.commissioning = (commissionings or {}).get(check.table_id)
     room = room_of(checks, floor_version, floor_registry)
     profiles = Counter(c.profile for c in checks if c.profile)
     for check in checks:
-        _mark(check, room, profiles)
+        _mark(check, room, profiles, language)
     checks.sort(key=lambda c: (-c.attention, c.table_id))
     return checks, room

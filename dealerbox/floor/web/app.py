@@ -294,30 +294,40 @@ class FloorApp:
     async def _pit_answer(self, request, session, kind: str, ident: str):
         shown = page_range(request, self.clock)
         start, end = shown.start, shown.end
+        language = self.language.of(request, session)
+        _ = language.gettext
         data = await run_in_threadpool(self.figures.answer, self._pit_page, kind, ident, start, end)
         nonce = request.state.nonce
         names = await self._names(session)
-        who = f"table {ident}" if kind == "table" else f"dealer {ident}"
+        who = (_("table %(table)s") % {"table": ident} if kind == "table"
+               else _("dealer %(badge)s") % {"badge": ident})
         if kind == "dealer" and ident in names:
             who += f" ({names[ident]})"
-        charts = [C.hands_per_hour_chart(data["hours"], nonce, self.clock, title=f"Hands per hour, {who}"),
-                  C.irregularity_chart(data["hours"], data["room_hours"], nonce, self.clock,
-                                       title=f"Irregularities per 100 hands, {who} and the room", who=who)]
-        dealer_chart = (await self.protect.dealer_chart_html(ident, start, end, nonce, who)
-                        if kind == "dealer" else None)
-        commission = (await run_in_threadpool(self._last_commission, ident, time.time())
+        charts = [C.hands_per_hour_chart(data["hours"], nonce, self.clock, language=language,
+                                         title=_("Hands per hour, %(who)s") % {"who": who}),
+                  C.irregularity_chart(data["hours"], data["room_hours"], nonce, self.clock, who=who,
+                                       language=language,
+                                       title=_("Irregularities per 100 hands, %(who)s and the room") % {"who": who})]
+        part = (await self.protect.dealer_chart_context(ident, start, end, nonce, who)
+                if kind == "dealer" else None)
+        # Rendered here, in the reader's language (the Surveillance page renders its own).
+        dealer_chart = (self.templates.get_template("_dealer_chart.html").render(chart=part, language=language)
+                        if part is not None else None)
+        commission = (await run_in_threadpool(self._last_commission, ident, time.time(), language)
                       if kind == "table" else None)
         return self.render(request, "pit.html", session=session, kind=kind, ident=ident, who=who,
-                           start=start, end=end, charts=charts, pick=range_controls(self.clock, shown),
-                           fig=FT.one_decimal, nothing=FT.NOTHING, no_hands=FT.NO_HANDS,
-                           nothing_legend=FT.NOTHING_LEGEND, dealer_chart=dealer_chart,
+                           language=language, start=start, end=end, charts=charts,
+                           pick=range_controls(self.clock, shown, language),
+                           fig=lambda value: FT.decimal_in(language, value), whole=language.forms.integer,
+                           nothing=FT.NOTHING, nothing_legend=FT.nothing_legend(language), dealer_chart=dealer_chart,
                            commission=commission, commission_days=self.settings.commission.max_age_days, **data)
 
-    def _last_commission(self, table: str, now: float) -> dict:
+    def _last_commission(self, table: str, now: float, language) -> dict:
         """The table's last commissioning in the tables page's words (its line on the table's page)."""
         runs = self.store.commissionings(table)
         return commission_shown(self.clock, table,
-                                commission_check(runs[0] if runs else None, now, self.settings.commission))
+                                commission_check(runs[0] if runs else None, now, self.settings.commission, language),
+                                language)
 
     async def table_page(self, request, client, session):
         return await self._pit_answer(request, session, "table", table_id_of(request.path_params["table_id"]))

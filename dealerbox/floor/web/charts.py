@@ -16,11 +16,15 @@ import re
 import sys
 
 import pygal
+from babel.dates import format_skeleton
 from markupsafe import escape
 from pygal.style import DarkStyle
 
+from dealerbox.floor.telling.catalogs import SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import FloorClock
-from dealerbox.floor.telling.figure_text import one_decimal
+from dealerbox.floor.telling.figure_text import decimal_in
+from dealerbox.floor.telling.language import Language
+from dealerbox.floor.telling.moment_words import zone as zone_in
 
 # pygal puts an import hook on sys.meta_path for its map plugins (pygal.maps.*), one with
 # no find_spec: every later import that misses (fpdf2's optional uharfbuzz) then warns
@@ -44,17 +48,31 @@ _STYLE = DarkStyle(colors=COLOURS, background="#111", plot_background="#181818",
                    major_label_font_size=12, value_font_size=12)
 
 
-def buckets(hours: list[dict], clock: FloorClock) -> tuple[list[dict], str]:
+def _reader(clock: FloorClock, language: Language | None) -> Language:
+    """Whoever reads the chart: *language*, else English in *clock*'s zone."""
+    return language if language is not None else Language(SOURCE_LANGUAGE, clock)
+
+
+def _day_label(language: Language, moment) -> str:
+    # English keeps ``Fri 27 Nov``; the others the locale's short day (``pá 27. 11.``, ``Fr., 27. Nov.``).
+    if language.code == SOURCE_LANGUAGE:
+        return f"{moment:%a %d %b}"
+    return format_skeleton("MMMEd", moment, locale=language.forms.locale)
+
+
+def buckets(hours: list[dict], clock: FloorClock, language: Language | None = None) -> tuple[list[dict], str]:
     """*hours* (``figures.hourly``) as the chart's bars: per hour, or per local day when
-    they span more than :data:`HOURLY_UP_TO_S`; each with its label in the floor's zone,
-    its hands and its rates recomputed from its sums. Also the axis' name (``hour (CET)``)."""
+    they span more than :data:`HOURLY_UP_TO_S`; each with its label in the floor's zone
+    (in *language*, the reader's; none: English), its hands and its rates recomputed from its
+    sums. Also the axis' name (``hour (CET)``, ``hodina (SEČ)``)."""
+    language = _reader(clock, language)
     if not hours:
         return [], ""
     daily = hours[-1]["hour"] - hours[0]["hour"] >= HOURLY_UP_TO_S
     groups: dict[str, dict] = {}
     for h in hours:
         moment = clock.at(h["hour"])
-        label = f"{moment:%a %d %b}" if daily else f"{moment:%H:%M}"
+        label = _day_label(language, moment) if daily else f"{moment:%H:%M}"
         key = f"{moment:%Y-%m-%d}" if daily else str(h["hour"])
         group = groups.setdefault(key, {"start": h["hour"], "label": label, "hands": 0,
                                         "dealing_seconds": 0.0, "irregularities": 0})
@@ -65,8 +83,9 @@ def buckets(hours: list[dict], clock: FloorClock) -> tuple[list[dict], str]:
     for g in out:
         g["hands_per_hour"] = g["hands"] * 3600.0 / g["dealing_seconds"] if g["dealing_seconds"] > 0 else None
         g["irregularities_per_100_hands"] = g["irregularities"] * 100.0 / g["hands"] if g["hands"] else None
-    zone = clock.at(hours[0]["hour"]).strftime("%Z")
-    return out, (f"day ({zone})" if daily else f"hour ({zone})")
+    zone = zone_in(language, hours[0]["hour"])
+    _ = language.gettext
+    return out, (_("day (%(zone)s)") if daily else _("hour (%(zone)s)")) % {"zone": zone}
 
 
 def y_labels(values) -> list[float]:
@@ -83,10 +102,20 @@ def y_labels(values) -> list[float]:
     return [round(i * step, 6) for i in range(round(top / step) + 1)]
 
 
-def _chart(title: str, bars: list[dict], axis: str, y_title: str, values) -> pygal.Bar:
+def _tick_words(language: Language, ticks: list[float]):
+    """The y labels' formatter in *language* (``0,5``): as many decimals as the step needs;
+    English keeps pygal's own (``0``, ``0.5``)."""
+    if language.code == SOURCE_LANGUAGE:
+        return {}
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    digits = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+    return {"value_formatter": lambda v: language.forms.decimal(v, digits)}
+
+
+def _chart(title: str, bars: list[dict], axis: str, y_title: str, values, language: Language) -> pygal.Bar:
     every = max(1, math.ceil(len(bars) / MAX_LABELS))
     ticks = y_labels(values)
-    return pygal.Bar(
+    return pygal.Bar(**_tick_words(language, ticks),
         title=title, x_labels=[b["label"] for b in bars], x_title=axis, y_title=y_title,
         range=(0, ticks[-1]), y_labels=ticks, include_x_axis=True, x_labels_major_every=every,
         show_minor_x_labels=every == 1, truncate_legend=-1, truncate_label=-1, js=[],
@@ -112,56 +141,76 @@ def _with_hands(bars: list[dict]) -> list[dict]:
     return [b for b in bars if b["hands"]]
 
 
-def _sparse(title: str, bars: list[dict], axis: str, say) -> tuple[str | None, str]:
+def _sparse(title: str, bars: list[dict], daily: bool, zone: str, say, language: Language) -> tuple[str | None, str]:
     """``(sentence instead of the chart, note under it)``: a sentence alone when no bar has
     hands; a note with the chart when only one has (a lone bar reads as a trend otherwise)."""
+    _ = language.gettext
     dealt = _with_hands(bars)
     if not dealt:
-        return _sentence(title, "no hands in this range, so nothing to chart."), ""
+        return _sentence(title, _("no hands in this range, so nothing to chart.")), ""
     if len(dealt) == 1:
-        unit = axis.split(" ")[0]
-        zone = axis[len(unit) + 1:].strip("()")
-        return None, _sentence(title, f"only one {unit} of this range has hands, {dealt[0]['label']} {zone}: "
-                                      f"{say(dealt[0])}.")
+        only = (_("only one day of this range has hands, %(when)s: %(figures)s.") if daily
+                else _("only one hour of this range has hands, %(when)s: %(figures)s."))
+        return None, _sentence(title, only % {"when": f"{dealt[0]['label']} {zone}", "figures": say(dealt[0])})
     return None, ""
 
 
-def _legend_name(name: str, bars: list[dict]) -> str:
-    return name if _with_hands(bars) else f"{name} (no hands)"
+def _legend_name(name: str, bars: list[dict], language: Language) -> str:
+    return name if _with_hands(bars) else language.gettext("%(name)s (no hands)") % {"name": name}
 
 
-def hands_per_hour_chart(hours: list[dict], nonce: str, clock: FloorClock, *, title: str) -> str:
+def _shape(hours: list[dict], clock: FloorClock, language: Language) -> tuple[bool, str]:
+    """Whether the bars are days, and the zone their labels are in."""
+    if not hours:
+        return False, ""
+    return (hours[-1]["hour"] - hours[0]["hour"] >= HOURLY_UP_TO_S,
+            zone_in(language, hours[0]["hour"]))
+
+
+def hands_per_hour_chart(hours: list[dict], nonce: str, clock: FloorClock, *, title: str,
+                         language: Language | None = None) -> str:
     """Bars of hands per hour, one per clock hour (or day) of the range (``figures.hourly``);
-    a sentence instead when no hour has hands, and under the chart when only one has."""
-    bars, axis = buckets(hours, clock)
-    sentence, note = _sparse(title, bars, axis, lambda b: f"{one_decimal(b['hands_per_hour'])} hands per hour "
-                                                          f"({b['hands']} hands)")
+    a sentence instead when no hour has hands, and under the chart when only one has. In
+    *language*, the reader's (none: English): its words, its numbers' and its days' forms."""
+    language = _reader(clock, language)
+    _ = language.gettext
+    bars, axis = buckets(hours, clock, language)
+    daily, zone = _shape(hours, clock, language)
+    sentence, note = _sparse(title, bars, daily, zone, lambda b: language.ngettext(
+        "%(rate)s hands per hour (%(count)s hand)", "%(rate)s hands per hour (%(count)s hands)", b["hands"]) % {
+        "rate": decimal_in(language, b["hands_per_hour"]), "count": language.forms.integer(b["hands"])}, language)
     if sentence is not None:
         return sentence
     values = [b["hands_per_hour"] for b in bars]
-    chart = _chart(title, bars, axis, "hands per hour", values)
-    chart.add("hands per hour", values)
+    chart = _chart(title, bars, axis, _("hands per hour"), values, language)
+    chart.add(_("hands per hour"), values)
     return svg(chart, nonce) + note
 
 
 def irregularity_chart(hours: list[dict], room_hours: list[dict], nonce: str, clock: FloorClock, *,
-                       title: str, who: str) -> str:
+                       title: str, who: str, language: Language | None = None) -> str:
     """Irregularities per 100 hands per clock hour (or day): *who*'s bars beside the room's;
-    a sentence instead when *who* has no hands, and under the chart when hands in one hour only."""
-    bars, axis = buckets(hours, clock)
-    room_bars, _ = buckets(room_hours, clock)
+    a sentence instead when *who* has no hands, and under the chart when hands in one hour only.
+    In *language*, the reader's (none: English)."""
+    language = _reader(clock, language)
+    _ = language.gettext
+    bars, axis = buckets(hours, clock, language)
+    daily, zone = _shape(hours, clock, language)
+    room_bars, _axis = buckets(room_hours, clock, language)
     room_at = {b["label"]: b for b in room_bars}
 
     def say(b):
         room = room_at.get(b["label"])
-        room_text = one_decimal(room["irregularities_per_100_hands"]) if room else one_decimal(None)
-        return f"{who} {one_decimal(b['irregularities_per_100_hands'])}, the room {room_text}"
-    sentence, note = _sparse(title, bars, axis, say)
+        return _("%(who)s %(mine)s, the room %(room)s") % {
+            "who": who, "mine": decimal_in(language, b["irregularities_per_100_hands"]),
+            "room": decimal_in(language, room["irregularities_per_100_hands"] if room else None)}
+    sentence, note = _sparse(title, bars, daily, zone, say, language)
     if sentence is not None:
         return sentence
     mine = [b["irregularities_per_100_hands"] for b in bars]
     room = [room_at[b["label"]]["irregularities_per_100_hands"] if b["label"] in room_at else None for b in bars]
-    chart = _chart(title, bars, axis, "per 100 hands", mine + room)
-    chart.add(_legend_name(who, bars), mine)
-    chart.add(_legend_name("the room", [room_at[b["label"]] for b in bars if b["label"] in room_at]), room)
+    chart = _chart(title, bars, axis, _("per 100 hands"), mine + room, language)
+    chart.add(_legend_name(who, bars, language), mine)
+    chart.add(_legend_name(_("the room"), [room_at[b["label"]] for b in bars if b["label"] in room_at], language),
+              room)
     return svg(chart, nonce) + note

@@ -55,21 +55,29 @@ class CommissionPages:
     async def page(self, request, client, session):
         """The run the path names, with every run of its table listed."""
         table = table_id_of(request.path_params["table_id"])   # a bad id: 400, as every page's
+        language = self.app.language.of(request, session)
+        _ = language.gettext
         try:
             record, runs = await self._record(request)
         except Refused as refused:
+            seq = request.path_params.get("seq")
+            error = (_("no commissioning of table %(table)s has reached the floor") % {"table": table}
+                     if seq is None else
+                     _("no commissioning of table %(table)s at journal line %(seq)s") % {"table": table, "seq": seq})
             return self.app.render(request, "commission.html", refused.status, session=session, record=None,
-                                   table=table, error=refused.reason, title=f"Commissioning of table {table}")
+                                   table=table, error=error if refused.status == 404 else refused.reason,
+                                   language=language,
+                                   title=_("Commissioning of table %(table)s") % {"table": table})
         clock = self.app.clock
         path = C.record_path(record["table"], record["seq"])
-        earlier = [{"when": clock.full(r["at"]), "by": r["technician"], "ok": r["ok"],
+        earlier = [{"when": language.forms.full(r["at"]), "by": r["technician"], "ok": r["ok"],
                     "path": C.record_path(r["table"], r["seq"]), "shown": r["seq"] == record["seq"]} for r in runs]
         return self.app.render(request, "commission.html", session=session, record=record, table=record["table"],
-                               error="", last=record["seq"] == runs[0]["seq"],
-                               title=C.record_title(record, clock), path=path, runs=earlier,
-                               sections=C.record_sections(record, clock),
-                               failed=[C.DEVICE_WORDS[d["device"]] for d in record["devices"]
-                                       if d["verdict"] == "fail"])
+                               error="", last=record["seq"] == runs[0]["seq"], language=language,
+                               title=C.record_title(record, clock, language), path=path, runs=earlier,
+                               sections=C.record_sections(record, clock, language),
+                               failed=C.devices_in(language, [d["device"] for d in record["devices"]
+                                                              if d["verdict"] == "fail"]))
 
     async def run_csv(self, request, client, session):
         record, _runs = await self._record(request)
@@ -78,7 +86,9 @@ class CommissionPages:
     async def run_pdf(self, request, client, session):
         record, _runs = await self._record(request)
         try:
-            pdf = await run_in_threadpool(C.record_pdf, record, self.app.clock)
+            # In the language of whoever asks for it, as their pages are.
+            language = self.app.language.of(request, session)
+            pdf = await run_in_threadpool(C.record_pdf, record, self.app.clock, language)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         return _file(pdf, "application/pdf", C.file_name(record, self.app.clock, "pdf"))

@@ -23,6 +23,9 @@ from starlette.responses import JSONResponse
 from dealerbox import __version__ as FLOOR_VERSION
 from dealerbox.floor.telling import figure_text as FT
 from dealerbox.floor.telling.commissioning import CommissionCheck, age_words, commission_check, record_path
+from dealerbox.floor.telling.catalogs import SOURCE_LANGUAGE
+from dealerbox.floor.telling.figure_text import english
+from dealerbox.floor.telling.language import Language
 from dealerbox.floor.telling.tables_step import CLOCK_LIMIT_S, TableCheck, room_tables
 
 __all__ = ["TablesPages", "commission_shown", "offset_words", "rate_words"]
@@ -31,30 +34,38 @@ __all__ = ["TablesPages", "commission_shown", "offset_words", "rate_words"]
 FINGERPRINT_SHOWN = 12
 
 
-def offset_words(offset: float | None) -> str:
-    """A clock's offset from the floor's in words, one decimal: ``0.0 s``, ``2.3 s ahead``."""
+def offset_words(offset: float | None, language: Language | None = None) -> str:
+    """A clock's offset from the floor's in words, one decimal (in *language*; none: English):
+    ``0.0 s (in step)``, ``2.3 s ahead``."""
+    language = language if language is not None else english()
+    _ = language.gettext
     if offset is None:
-        return "not measured yet"
+        return _("not measured yet")
+    seconds = FT.decimal_in(language, abs(offset))
     if round(abs(offset), 1) == 0:
-        return "0.0 s (in step)"
-    return f"{abs(offset):.1f} s {'ahead' if offset > 0 else 'behind'}"
+        return _("%(seconds)s s (in step)") % {"seconds": seconds}
+    return (_("%(seconds)s s ahead") if offset > 0 else _("%(seconds)s s behind")) % {"seconds": seconds}
 
 
-def rate_words(rate: float | None) -> str:
+def rate_words(rate: float | None, language: Language | None = None) -> str:
     """A reader's error rate: ``0.0% of reads failed``; before any read, that none was tried."""
+    language = language if language is not None else english()
     if rate is None:
-        return "no read tried yet"
-    return f"{100 * rate:.1f}% of reads failed"
+        return language.gettext("no read tried yet")
+    return language.gettext("%(share)s of reads failed") % {"share": language.forms.percent(rate)}
 
 
-def commission_shown(clock, table: str, c: CommissionCheck | None) -> dict:
+def commission_shown(clock, table: str, c: CommissionCheck | None, language: Language | None = None) -> dict:
     """A table's last commissioning in words, as ``_commission.html`` shows it on the tables page
-    and the table's own page: when (local time, zone, by *clock*), by whom, the verdict."""
+    and the table's own page: when (local time, zone, by *clock*; in *language*, the reader's),
+    by whom, the verdict."""
+    language = language if language is not None else Language(SOURCE_LANGUAGE, clock)
+    _ = language.gettext
     if c is None or c.state == "never":
-        return {"state": "never", "words": "never commissioned", "path": None}
-    return {"state": c.state, "words": "failed" if c.state == "failed" else "passed",
-            "when": clock.full(c.at),
-            "ago": age_words(c.age_days), "by": c.technician, "path": record_path(table),
+        return {"state": "never", "words": _("never commissioned"), "path": None}
+    return {"state": c.state, "words": _("failed") if c.state == "failed" else _("passed"),
+            "when": language.forms.full(c.at),
+            "ago": age_words(c.age_days, language), "by": c.technician, "path": record_path(table),
             "outdated": c.state == "outdated"}
 
 
@@ -72,56 +83,63 @@ class TablesPages:
             ("/api/tables", "GET", self.json, "view", None),
         ]
 
-    def _checks(self, now: float):
+    def _checks(self, now: float, language: Language):
         # The bars are the floor's own version and registry, never what a table claims.
         store, limit = self.app.store, self.app.settings.commission
         rows, last = store.tables(), store.last_commissionings()
-        commissionings = {r["table_id"]: commission_check(last.get(r["table_id"]), now, limit) for r in rows}
+        commissionings = {r["table_id"]: commission_check(last.get(r["table_id"]), now, limit, language)
+                          for r in rows}
         return room_tables(rows, floor_version=FLOOR_VERSION, floor_registry=store.registry_version(),
-                           commissionings=commissionings)
+                           commissionings=commissionings, language=language)
 
-    def _commission_shown(self, table: str, c: CommissionCheck | None) -> dict:
-        return commission_shown(self.app.clock, table, c)
-
-    def _shown(self, check: TableCheck, now: float) -> dict:
-        """One table's card: every figure already in words."""
-        clock = self.app.clock
+    def _shown(self, check: TableCheck, now: float, language: Language) -> dict:
+        """One table's card: every figure already in words, in *language*."""
+        _, forms = language.gettext, language.forms
         fingerprint = check.config_fingerprint
-        registry = ("none: it judges with its own files only" if check.registry_version is None
-                    else f"version {check.registry_version}"
-                    + (f" ({check.registry_fingerprint[:FINGERPRINT_SHOWN]})" if check.registry_fingerprint else ""))
+        if check.registry_version is None:
+            registry = _("none: it judges with its own files only")
+        else:
+            registry = _("version %(version)s") % {"version": check.registry_version}
+            if check.registry_fingerprint:
+                registry += f" ({check.registry_fingerprint[:FINGERPRINT_SHOWN]})"
+        not_said = _("not said")
         return {
             "id": check.table_id, "online": check.online, "marks": check.marks,
-            "version": check.version or "not said (an older box)",
-            "config": fingerprint[:FINGERPRINT_SHOWN] if fingerprint else "not said",
-            "config_full": fingerprint or "", "profile": check.profile or "not said",
+            "version": check.version or _("not said (an older box)"),
+            "config": fingerprint[:FINGERPRINT_SHOWN] if fingerprint else not_said,
+            "config_full": fingerprint or "", "profile": check.profile or not_said,
             "registry": registry,
-            "readers": [{"name": r.name, "rate": rate_words(r.error_rate), "troubled": r.troubled,
-                         "state": "not working" if r.faulted else "working" if r.ok else "not known",
-                         "last_seen": "never" if r.last_seen_s is None else f"{r.last_seen_s:.1f} s ago"}
+            "readers": [{"name": r.name, "rate": rate_words(r.error_rate, language), "troubled": r.troubled,
+                         "state": _("not working") if r.faulted else _("working") if r.ok else _("not known"),
+                         "last_seen": _("never") if r.last_seen_s is None else
+                         _("%(seconds)s s ago") % {"seconds": FT.decimal_in(language, r.last_seen_s)}}
                         for r in check.readers],
-            "clock": offset_words(check.clock_offset),
+            "clock": offset_words(check.clock_offset, language),
             "clock_off": check.clock_offset is not None and abs(check.clock_offset) > CLOCK_LIMIT_S,
-            "backlog": "not said" if check.backlog is None else
-                       f"{check.backlog} line{'s' if check.backlog != 1 else ''}",
-            "last_heard": clock.full(check.last_heard) if check.last_heard else "never",
+            "backlog": not_said if check.backlog is None else
+                       language.ngettext("%(count)s line", "%(count)s lines", check.backlog)
+                       % {"count": forms.integer(check.backlog)},
+            "last_heard": forms.full(check.last_heard) if check.last_heard else _("never"),
             "last_heard_ago": FT.duration(now - check.last_heard) if check.last_heard else "",
-            "uptime": FT.duration(check.uptime_s) if check.uptime_s is not None else "not said",
-            "restarts": "not said" if check.restarts is None else str(check.restarts),
-            "commission": self._commission_shown(check.table_id, check.commissioning),
+            "uptime": FT.duration(check.uptime_s) if check.uptime_s is not None else not_said,
+            "restarts": not_said if check.restarts is None else forms.integer(check.restarts),
+            "commission": commission_shown(self.app.clock, check.table_id, check.commissioning, language),
         }
 
     async def page(self, request, client, session):
         now = time.time()
-        checks, room = await run_in_threadpool(self._checks, now)
+        language = self.app.language.of(request, session)
+        checks, room = await run_in_threadpool(self._checks, now, language)
         return self.app.render(
-            request, "tables.html", session=session, room=room, now=self.app.clock.full(now),
-            limit=f"{CLOCK_LIMIT_S:.1f}", tables=[self._shown(c, now) for c in checks],
+            request, "tables.html", session=session, room=room, now=language.forms.full(now), language=language,
+            limit=FT.decimal_in(language, CLOCK_LIMIT_S), tables=[self._shown(c, now, language) for c in checks],
             attention=sum(1 for c in checks if c.needs_attention),
             commission_days=self.app.settings.commission.max_age_days)
 
     async def json(self, request, client, session):
-        checks, room = await run_in_threadpool(self._checks, time.time())
+        # The marks are readable fields: in the reader's language, as the page's.
+        language = self.app.language.of(request, session)
+        checks, room = await run_in_threadpool(self._checks, time.time(), language)
         return JSONResponse({"room": dataclasses.asdict(room),
                              "tables": [{**dataclasses.asdict(c), "needs_attention": c.needs_attention}
                                         for c in checks]})
