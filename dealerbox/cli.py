@@ -88,7 +88,8 @@ def cmd_floor(args) -> int:
                              hours=getattr(args, "hours", None), hands=getattr(args, "hands", None),
                              day=getattr(args, "day", None), html=getattr(args, "html", None),
                              csv=getattr(args, "csv", None), pdf=getattr(args, "pdf", None),
-                             base_url=getattr(args, "base_url", None), table=getattr(args, "table", None))
+                             base_url=getattr(args, "base_url", None), table=getattr(args, "table", None),
+                             language=getattr(args, "language", None))
     if args.floor_command == "badge":
         return commands.badge(args.config, args.badge_command, getattr(args, "uid", None),
                               getattr(args, "dealer", None), why=getattr(args, "why", None))
@@ -380,6 +381,8 @@ def _add_floor_commands(sub) -> None:
         elif action == "limit":
             kp.add_argument("--hours", type=float, help="hours in play")
             kp.add_argument("--hands", type=int, help="hands dealt")
+        kp.add_argument("--language", choices=["en", "cs", "de", "sk"],
+                        help="what it says, and the log's files, in this language (default: the room's [web] language)")
         _floor_config(kp, "the floor's floor.toml (its [store])")
         kp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("badge", help="the room's badges, sent to every table: a dealer registered once signs in "

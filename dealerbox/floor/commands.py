@@ -454,95 +454,125 @@ def deck(config: Path, action: str, name: str | None = None, *, back: str | None
          count: int | None = None, source: Path | None = None, source_deck: str | None = None,
          why: str | None = None, witness: str | None = None, hours: float | None = None,
          hands: int | None = None, day: str | None = None, html: Path | None = None, csv: Path | None = None,
-         pdf: Path | None = None, base_url: str | None = None, table: str | None = None) -> int:
+         pdf: Path | None = None, base_url: str | None = None, table: str | None = None,
+         language: str | None = None) -> int:
     """``floor deck list|receive|add|issue|retire|destroy|limit|log``: the room's decks, kept on the
     floor and sent to every table (docs/floor/registry.md); every change is
-    audited with the login name of who ran it."""
+    audited with the login name of who ran it. What it says, and the log's files, are in
+    *language* (``--language``), else the room's (``[web] language``)."""
     from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store
     from dealerbox.floor.store.registry import RegistryRefused
+    from dealerbox.floor.telling.clock import FloorClock
+    from dealerbox.floor.telling.language import Language
 
     settings = load_web(config)
+    told = Language(language or settings.language, FloorClock(settings.time_zone, settings.shift_starts))
     try:
         with Store(settings.store) as store:
-            return _deck(store, settings, action, name, back=back, count=count, source=source,
+            return _deck(store, told, action, name, back=back, count=count, source=source,
                          source_deck=source_deck, why=why, witness=witness, hours=hours, hands=hands, day=day,
                          html=html, csv=csv, pdf=pdf, base_url=base_url, table=table)
     except RegistryRefused as exc:
-        raise FloorError(f"dealerbox floor deck {action}: {exc}") from None
+        raise FloorError(f"dealerbox floor deck {action}: {exc.told(told.gettext)}") from None
 
 
-def _deck(store, settings, action: str, name, *, back, count, source, source_deck, why, witness, hours, hands,
+def _deck_list(store, language) -> None:
+    """``floor deck list``: a line per deck, its columns apart by tabs, in *language*."""
+    from dealerbox.floor.telling import card_log as L
+
+    _, integer = language.gettext, language.forms.integer
+    issued = {deck: table for table, deck in store.issued_decks().items() if deck is not None}
+    for d in store.decks():
+        used = _("last at %(table)s") % {"table": d["last_table"]} if d["last_table"] else _("never dealt")
+        where = "\t" + _("issued to %(table)s") % {"table": issued[d["name"]]} if d["name"] in issued else ""
+        # English keeps the state's own word (in_play), as scripts reading the list know it.
+        columns = (d["name"], _(L.STATE_WORDS[d["state"]]) if language.code != "en" else d["state"],
+                   _("back %(back)s") % {"back": d["back"] or "-"},
+                   language.ngettext("%(count)s tag", "%(count)s tags", d["tags"]) % {"count": integer(d["tags"])},
+                   language.ngettext("%(count)s hand", "%(count)s hands", d["hands"]) % {"count": integer(d["hands"])},
+                   _("%(hours)s h in play") % {"hours": L.hours_words(d["play_s"], language)}, used)
+        print("\t".join(columns) + where)
+
+
+def _deck(store, language, action: str, name, *, back, count, source, source_deck, why, witness, hours, hands,
           day, html, csv, pdf, base_url, table=None) -> int:
     who = command_line_user()
+    _, limit = language.gettext, ""
     if action == "list":
-        issued = {deck: table for table, deck in store.issued_decks().items() if deck is not None}
-        for d in store.decks():
-            used = f"last at {d['last_table']}" if d["last_table"] else "never dealt"
-            where = f"\tissued to {issued[d['name']]}" if d["name"] in issued else ""
-            print(f"{d['name']}\t{d['state']}\tback {d['back'] or '-'}\t{d['tags']} tags\t{d['hands']} hands\t"
-                  f"{d['play_s'] / 3600:.1f} h in play\t{used}{where}")
+        _deck_list(store, language)
         return 0
     if action == "log":
-        return _card_log(store, settings, name, day, html=html, csv=csv, pdf=pdf, base_url=base_url)
+        return _card_log(store, language, name, day, html=html, csv=csv, pdf=pdf, base_url=base_url)
     if action == "receive":
         store.receive_deck(name, back or "", count, who)
-        print(f"deck {name} received sealed ({count}); register its tags with: dealerbox floor deck add",
-              file=sys.stderr)
+        said = _("deck %(deck)s received sealed (%(count)s); register its tags with: dealerbox floor deck add")
     elif action == "add":
         from dealerbox.domain.decks import DeckRegistry
         local = DeckRegistry.load(source)
         wanted = source_deck or name
         if not local.has_deck(wanted):
-            raise FloorError(f"dealerbox floor deck add: {source} has no deck {wanted!r} "
-                             f"(it has {', '.join(local.decks) or 'none'}); --deck names it")
+            raise FloorError("dealerbox floor deck add: " + _("%(file)s has no deck %(deck)s (it has %(decks)s); "
+                                                              "--deck names it") % {
+                "file": source, "deck": repr(wanted), "decks": ", ".join(local.decks) or _("none")})
         tags = {uid: tag.card for uid, tag in local.cards_of(wanted).items()}
         added = store.register_deck(name, back if back is not None else local.backs.get(wanted, ""), tags, who)
-        print(f"deck {added['name']}: {len(tags)} tags registered, sent to every table within seconds",
-              file=sys.stderr)
+        name, count = added["name"], len(tags)
+        said = language.ngettext("deck %(deck)s: %(count)s tag registered, sent to every table within seconds",
+                                 "deck %(deck)s: %(count)s tags registered, sent to every table within seconds",
+                                 count)
     elif action == "issue":
-        issued = store.issue_deck(name, table, who, witness)
-        print(f"deck {name} issued to {issued['issued_to']}: that table deals it from its next hand, "
-              "within seconds of its registry", file=sys.stderr)
+        table = store.issue_deck(name, table, who, witness)["issued_to"]
+        said = _("deck %(deck)s issued to %(table)s: that table deals it from its next hand, "
+                 "within seconds of its registry")
     elif action == "retire":
         store.retire_deck(name, who, why)
-        print(f"deck {name} retired: its cards are foreign at every table from the next registry",
-              file=sys.stderr)
+        said = _("deck %(deck)s retired: its cards are foreign at every table from the next registry")
     elif action == "destroy":
         store.destroy_deck(name, who, witness)
-        print(f"deck {name} destroyed by {who}, witnessed by {witness}", file=sys.stderr)
+        said = _("deck %(deck)s destroyed by %(who)s, witnessed by %(witness)s")
     elif action == "limit":
+        from dealerbox.floor.telling.card_log import limit_words
         store.set_deck_limit(name, hours, hands, who)
-        print(f"deck {name}: " + (f"its own limit ({hours} h, {hands} hands)" if hours or hands
-                                  else "the house's limit ([registry] of floor.toml)"), file=sys.stderr)
+        limit = limit_words(hours, hands, language)
+        said = (_("deck %(deck)s: its own limit, %(limit)s") if limit
+                else _("deck %(deck)s: the house's limit ([registry] of floor.toml)"))
+    else:
+        return 0
+    print(said % {"deck": name, "count": language.forms.integer(count) if isinstance(count, int) else count,
+                  "table": table, "who": who, "witness": witness, "limit": limit},
+          file=sys.stderr)
     return 0
 
 
-def _card_log(store, settings, name: str | None, day: str | None, *, html, csv, pdf, base_url) -> int:
-    """The card control log of deck *name*, or of local *day* (default today): to files, else CSV on stdout."""
+def _card_log(store, language, name: str | None, day: str | None, *, html, csv, pdf, base_url) -> int:
+    """The card control log of deck *name*, or of local *day* (default today), in *language*:
+    to files, else CSV on stdout."""
     from dealerbox.floor.telling import card_log as L
-    from dealerbox.floor.telling.clock import FloorClock
 
-    clock = FloorClock(settings.time_zone, settings.shift_starts)
+    _ = language.gettext
+    clock = language.clock
     if name:
         found = L.deck_log(store, name)
         if found is None:
-            raise FloorError(f"dealerbox floor deck log: no deck {name!r} in the registry")
+            raise FloorError("dealerbox floor deck log: " + _("no deck %(deck)s in the registry") % {"deck": repr(name)})
     else:
         try:
             when = L.log_day(day) if day else clock.at(time.time()).date()
-        except ValueError as exc:
-            raise FloorError(f"dealerbox floor deck log: --day {day!r}: {exc}") from None
+        except ValueError:
+            raise FloorError("dealerbox floor deck log: " + _("--day %(given)s: expected a day from %(first)s to "
+                                                              "%(last)s, YYYY-MM-DD") % {
+                "given": repr(day), "first": L.FIRST_DAY.isoformat(), "last": L.LAST_DAY.isoformat()}) from None
         found = L.day_log(store, clock, when)
     names = store.dealer_names()
     if html:
-        html.write_text(L.log_html(found, clock, names, base_url), encoding="utf-8")
+        html.write_text(L.log_html(found, language, names, base_url), encoding="utf-8")
     if csv:
-        csv.write_text(L.log_csv(found, clock, base_url or ""), encoding="utf-8")
+        csv.write_text(L.log_csv(found, language, base_url or ""), encoding="utf-8")
     if pdf:
-        pdf.write_bytes(L.log_pdf(found, clock, names, base_url))
+        pdf.write_bytes(L.log_pdf(found, language, names, base_url))
     if not (html or csv or pdf):
-        sys.stdout.write(L.log_csv(found, clock, base_url or ""))
+        sys.stdout.write(L.log_csv(found, language, base_url or ""))
     return 0
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from pypdf import PdfReader
 
@@ -149,3 +152,35 @@ def test_the_report_files_word_their_alerts_as_the_floor_map_and_link_with_a_bas
     assert czech(alerts[0]) != words(alerts[0])
     text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.read_bytes())).pages)
     assert czech(alerts[0]).split(":")[0] in text
+
+
+def test_floor_report_language_writes_the_summary_and_the_files_in_the_askers_language(tmp_path, room):
+    path = filled_store(tmp_path / "floor.sqlite", room)
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[broker]\nca = "ca.crt"\ncert = "c.crt"\nkey = "c.key"\n[store]\npath = "{path}"\n'
+                      '[web]\ntime_zone = "Europe/Prague"\nlanguage = "en"\n')
+    files = {kind: tmp_path / f"směna.{kind}" for kind in ("html", "csv", "pdf")}
+    proc = subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "report", "--config", str(config),
+                           "--from", str(START), "--to", str(END), "--language", "cs",
+                           *(a for kind, f in files.items() for a in (f"--{kind}", str(f)))],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    hands = recount_room(room, START, END)["room"]["hands"]
+    # The summary for whoever ran it: Czech words, a Czech moment with the zone, a decimal comma.
+    assert re.match(r"směna \d{1,2}\. \d{1,2}\. \d{4} \d{1,2}:\d\d SEL?Č až ", proc.stdout), proc.stdout
+    assert f"hry {hands}," in proc.stdout and re.search(r"nesrovnalostí na 100 her \d+,\d", proc.stdout)
+    assert f"zapsáno: {files['pdf']}" in proc.stdout
+    html = files["html"].read_text()
+    assert '<html lang="cs">' in html and "Zpráva o směně: " in html and "Krupiéři" in html
+    assert "Vyřízená upozornění podle inspektora" in html and "Alerts raised" not in html
+    # The CSV is for machines: its columns and values stay as the API's.
+    assert files["csv"].read_text().startswith("kind,id,hands,")
+    pdf = files["pdf"].read_bytes()
+    text = re.sub(r"\s+", " ", " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages))
+    for words in ("Zpráva o směně", "Stoly", "Krupiéři", "celý sál", "nesrovnalostí na 100 her", "Chyby snímání",
+                  "vyřídil", "strana 1/"):
+        assert words in text, words
+    assert not re.search(r"\b\d+\.\d\b", text)
+    shot_dir = os.environ.get("FLOOR_SCREENSHOTS")
+    if shot_dir:  # kept for people to look at, as the screenshots are
+        (Path(shot_dir) / "report-cs.pdf").write_bytes(pdf)

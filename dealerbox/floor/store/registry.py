@@ -67,9 +67,34 @@ WHY_MAX = 300
 PLAY_BREAK_S = 300.0
 
 
+def N_(message: str) -> str:
+    """Marks *message* for the floor's catalogs (Babel's default keyword), translated where it
+    is shown (:meth:`RegistryRefused.told`). The store's own: a collector alone runs this
+    module without Babel, so it cannot import :func:`dealerbox.floor.telling.catalogs.N_`."""
+    return message
+
+
+#: A deck's states in a refusal's words (the card control log's own: telling/card_log.py STATE_WORDS).
+_STATE_WORDS = {"received": N_("received, sealed"), "registered": N_("registered"), "in_play": N_("in play"),
+                "retired": N_("retired"), "destroyed": N_("destroyed")}
+
+
 class RegistryRefused(FloorError, ValueError):
     """A change of the room's registry that cannot be: the text says what is there already
-    or what was expected."""
+    or what was expected.
+
+    *message* is the English (a catalog's message, its placeholders filled from *said*);
+    :meth:`told` says it in a reader's language. The *said* values named in *words* are
+    words of the catalog too (``what``: "the witness"), translated with it."""
+
+    def __init__(self, message: str, *, words: tuple[str, ...] = (), **said):
+        self.message, self.said, self.words = message, said, words
+        super().__init__(message % said if said else message)
+
+    def told(self, gettext) -> str:
+        """The refusal in the language of *gettext* (a :class:`Language`'s)."""
+        said = {k: gettext(v) if k in self.words else v for k, v in self.said.items()}
+        return gettext(self.message) % said if said else gettext(self.message)
 
 
 @dataclass(frozen=True)
@@ -111,22 +136,25 @@ def check_person(what: str, name) -> str:
     """*name* stripped if it names a person (1 to :data:`PERSON_MAX` printable characters)."""
     text = name.strip() if isinstance(name, str) else ""
     if not text or len(text) > PERSON_MAX or not text.isprintable():
-        raise RegistryRefused(f"{what} is 1 to {PERSON_MAX} printable characters naming a person, not {name!r}")
+        raise RegistryRefused(N_("%(what)s is 1 to %(most)s printable characters naming a person, not %(given)s"),
+                              words=("what",), what=what, most=PERSON_MAX, given=repr(name))
     return text
 
 
 def _check_witness(witness, who: str, deed: str) -> str:
     """*witness* checked as a person other than *who*, who does *deed* ("issue of a deck")."""
-    witness = check_person("the witness", witness)
+    witness = check_person(N_("the witness"), witness)
     if witness.casefold() == who.casefold():
-        raise RegistryRefused(f"{who} cannot witness their own {deed}: name another person")
+        raise RegistryRefused(N_("%(who)s cannot witness their own %(deed)s: name another person"), words=("deed",),
+                              who=who, deed=deed)
     return witness
 
 
 def _why(what: str, text) -> str:
     text = text.strip() if isinstance(text, str) else ""
     if not text or len(text) > WHY_MAX or "\x00" in text:
-        raise RegistryRefused(f"{what} is 1 to {WHY_MAX} characters, not {text!r}")
+        raise RegistryRefused(N_("%(what)s is 1 to %(most)s characters, not %(given)s"), words=("what",), what=what,
+                              most=WHY_MAX, given=repr(text))
     return text
 
 
@@ -261,15 +289,16 @@ class RoomRegistry(Connection):
     def receive_deck(self, name: str, back: str, count: int, who: str, now: float | None = None) -> dict:
         """A deck delivered sealed: *count* is what the seal holds (cards, or decks of a box).
         Refused for a name the registry has already."""
-        name, who = check_deck_name(name), check_person("who received it", who)
-        back = _why("a back's colour", back)
+        name, who = check_deck_name(name), check_person(N_("who received it"), who)
+        back = _why(N_("a back's colour"), back)
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 10_000:
-            raise RegistryRefused(f"a sealed count is a whole number from 1 to 10000, not {count!r}")
+            raise RegistryRefused(N_("a sealed count is a whole number from 1 to 10000, not %(given)s"), given=repr(count))
         now = time.time() if now is None else now
         with self._unit():
             held = self._deck_row(name)
             if held is not None:
-                raise RegistryRefused(f"deck {name} is in the registry already ({held['state'].replace('_', ' ')})")
+                raise RegistryRefused(N_("deck %(deck)s is in the registry already (%(state)s)"), words=("state",),
+                                      deck=name, state=_STATE_WORDS[held["state"]])
             self._execute(insert(reg_decks_table).values(name=name, back=back, state="received", sealed_count=count,
                                                          received_at=now, received_by=who, changed=now))
             self._step("received", now, deck=name, person=who, detail={"sealed_count": count, "back": back})
@@ -293,34 +322,38 @@ class RoomRegistry(Connection):
         if refusal is not None:
             raise RegistryRefused(refusal)
         if not isinstance(tags, dict) or not tags:
-            raise RegistryRefused(f"deck {name}: expected its tags, UID -> card, not {tags!r}")
+            raise RegistryRefused(N_("deck %(deck)s: expected its tags, UID -> card, not %(given)s"), deck=name,
+                                  given=repr(tags))
         wanted: dict[str, str] = {}
         for raw, card in tags.items():
             uid = _uid(raw)
             if not isinstance(card, str) or not is_card(card):
-                raise RegistryRefused(f"deck {name}: tag {uid} = {card!r}: expected a card code (Ah, Td, joker)")
+                raise RegistryRefused(N_("deck %(deck)s: tag %(uid)s = %(card)s: expected a card code (Ah, Td, joker)"),
+                                      deck=name, uid=uid, card=repr(card))
             if uid in wanted:
-                raise RegistryRefused(f"deck {name}: tag {uid} is listed twice")
+                raise RegistryRefused(N_("deck %(deck)s: tag %(uid)s is listed twice"), deck=name, uid=uid)
             wanted[uid] = card
         t, b = reg_tags_table.c, reg_badges_table.c
         held = {uid: (deck, card) for uid, deck, card in self._execute(
             select(t.uid, t.deck, t.card).where(t.uid.in_(list(wanted))))}
         for uid, (deck, card) in sorted(held.items()):
             if deck != name:
-                raise RegistryRefused(f"tag {uid} is already registered as {card} of deck {deck}")
+                raise RegistryRefused(N_("tag %(uid)s is already registered as %(card)s of deck %(deck)s"), uid=uid,
+                                      card=card, deck=deck)
         badge = self._execute(select(b.uid, b.dealer).where(b.uid.in_(list(wanted)))).first()
         if badge is not None:
-            raise RegistryRefused(f"tag {badge[0]} is dealer {badge[1]}'s badge, not a card")
+            raise RegistryRefused(N_("tag %(uid)s is dealer %(dealer)s's badge, not a card"), uid=badge[0], dealer=badge[1])
         row = self._deck_row(name, lock=True)
         by = who if who is not None else f"a technician at {table}"
         if row is not None and row["state"] in ("retired", "destroyed"):
-            raise RegistryRefused(f"deck {name} is {row['state']}: a retired deck is never registered again")
+            raise RegistryRefused(N_("deck %(deck)s is %(state)s: a retired deck is never registered again"),
+                                  words=("state",), deck=name, state=_STATE_WORDS[row["state"]])
         if row is not None and row["state"] in LIVE_STATES:
             mine = dict(self._execute(select(t.uid, t.card).where(t.deck == name)).all())
             if mine == wanted:
                 return row   # registered already, as it is: nothing changes
-            raise RegistryRefused(f"deck {name} is registered already with {len(mine)} other tags "
-                                  f"(by {row['registered_by']}): first registration wins")
+            raise RegistryRefused(N_("deck %(deck)s is registered already with %(count)s other tags (by %(who)s): "
+                                     "first registration wins"), deck=name, count=len(mine), who=row["registered_by"])
         if row is None:
             self._execute(insert(reg_decks_table).values(name=name, back=back, state="registered",
                                                          registered_at=now, registered_by=by,
@@ -340,14 +373,15 @@ class RoomRegistry(Connection):
 
     def retire_deck(self, name: str, who: str, why: str, now: float | None = None) -> dict:
         """Take deck *name* out of play: its tags are foreign at every table from the next version."""
-        name, who, why = check_deck_name(name), check_person("who retires it", who), _why("why it is retired", why)
+        name, who, why = check_deck_name(name), check_person(N_("who retires it"), who), _why(N_("why it is retired"), why)
         now = time.time() if now is None else now
         with self._unit():
             row = self._deck_row(name, lock=True)
             if row is None:
-                raise RegistryRefused(f"no deck {name} in the registry")
+                raise RegistryRefused(N_("no deck %(deck)s in the registry"), deck=name)
             if row["state"] in ("retired", "destroyed"):
-                raise RegistryRefused(f"deck {name} is {row['state']} already")
+                raise RegistryRefused(N_("deck %(deck)s is %(state)s already"), words=("state",), deck=name,
+                                      state=_STATE_WORDS[row["state"]])
             self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
                 state="retired", retired_at=now, retired_by=who, retired_why=why, changed=now))
             self._step("retired", now, deck=name, person=who, detail={"why": why})
@@ -362,27 +396,30 @@ class RoomRegistry(Connection):
         issued to before loses it (its cards are foreign there from then). Refused for a deck
         that is not registered or in play (received, retired, destroyed) and for one issued
         there already."""
-        name, who = check_deck_name(name), check_person("who issues it", who)
+        name, who = check_deck_name(name), check_person(N_("who issues it"), who)
         table = table.strip() if isinstance(table, str) else ""
         if not P.valid_table_id(table):
-            raise RegistryRefused(f"a table's id is 1 to 64 letters, digits, '.', '_' or '-' (T07), not {table!r}")
+            raise RegistryRefused(N_("a table's id is 1 to 64 letters, digits, '.', '_' or '-' (T07), not %(given)s"),
+                                  given=repr(table))
         if witness is not None and not (witness.strip() if isinstance(witness, str) else witness):
             witness = None
         if witness is not None:
-            witness = _check_witness(witness, who, "issue of a deck")
+            witness = _check_witness(witness, who, N_("issue of a deck"))
         now = time.time() if now is None else now
         with self._unit():
             row = self._deck_row(name, lock=True)
             if row is None:
-                raise RegistryRefused(f"no deck {name} in the registry")
+                raise RegistryRefused(N_("no deck %(deck)s in the registry"), deck=name)
             if row["state"] == "received":
-                raise RegistryRefused(f"deck {name} is received, sealed: register its tags before it is issued")
+                raise RegistryRefused(N_("deck %(deck)s is received, sealed: register its tags before it is issued"),
+                                      deck=name)
             if row["state"] not in LIVE_STATES:
-                raise RegistryRefused(f"deck {name} is {row['state']}: a deck out of play is never issued")
+                raise RegistryRefused(N_("deck %(deck)s is %(state)s: a deck out of play is never issued"),
+                                      words=("state",), deck=name, state=_STATE_WORDS[row["state"]])
             held = self._issued({name: row["state"]})
             before = next((t for t, deck in held.items() if deck == name), None)
             if before == table:
-                raise RegistryRefused(f"deck {name} is issued to {table} already")
+                raise RegistryRefused(N_("deck %(deck)s is issued to %(table)s already"), deck=name, table=table)
             self._step("issued", now, deck=name, table=table, person=who, witness=witness, detail={"from": before})
             moved = f", moved from {before}" if before else ""
             self._audit(who, "deck_issue", f"deck {name} issued to {table}{moved}"
@@ -393,17 +430,18 @@ class RoomRegistry(Connection):
     def destroy_deck(self, name: str, who: str, witness: str, now: float | None = None) -> dict:
         """Deck *name*, retired, destroyed by *who* and witnessed by *witness* (another person)."""
         name = check_deck_name(name)
-        who = check_person("who destroys it", who)
-        witness = _check_witness(witness, who, "destruction of a deck")
+        who = check_person(N_("who destroys it"), who)
+        witness = _check_witness(witness, who, N_("destruction of a deck"))
         now = time.time() if now is None else now
         with self._unit():
             row = self._deck_row(name, lock=True)
             if row is None:
-                raise RegistryRefused(f"no deck {name} in the registry")
+                raise RegistryRefused(N_("no deck %(deck)s in the registry"), deck=name)
             if row["state"] == "destroyed":
-                raise RegistryRefused(f"deck {name} was destroyed already")
+                raise RegistryRefused(N_("deck %(deck)s was destroyed already"), deck=name)
             if row["state"] != "retired":
-                raise RegistryRefused(f"deck {name} is {row['state'].replace('_', ' ')}: retire it first")
+                raise RegistryRefused(N_("deck %(deck)s is %(state)s: retire it first"), words=("state",), deck=name,
+                                      state=_STATE_WORDS[row["state"]])
             self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
                 state="destroyed", destroyed_at=now, destroyed_by=who, destroyed_witness=witness, changed=now))
             self._step("destroyed", now, deck=name, person=who, witness=witness)
@@ -413,16 +451,16 @@ class RoomRegistry(Connection):
     def set_deck_limit(self, name: str, hours: float | None, hands: int | None, who: str,
                        now: float | None = None) -> dict:
         """Deck *name*'s own limit (None and None: the house's again)."""
-        name, who = check_deck_name(name), check_person("who sets it", who)
+        name, who = check_deck_name(name), check_person(N_("who sets it"), who)
         if hours is not None and (not isinstance(hours, (int, float)) or isinstance(hours, bool)
                                   or not 0 < hours <= 100_000):
-            raise RegistryRefused(f"hours in play is a number above 0, not {hours!r}")
+            raise RegistryRefused(N_("hours in play is a number above 0, not %(given)s"), given=repr(hours))
         if hands is not None and (not isinstance(hands, int) or isinstance(hands, bool) or not 0 < hands <= 10**9):
-            raise RegistryRefused(f"hands is a whole number above 0, not {hands!r}")
+            raise RegistryRefused(N_("hands is a whole number above 0, not %(given)s"), given=repr(hands))
         now = time.time() if now is None else now
         with self._unit():
             if self._deck_row(name, lock=True) is None:
-                raise RegistryRefused(f"no deck {name} in the registry")
+                raise RegistryRefused(N_("no deck %(deck)s in the registry"), deck=name)
             self._execute(update(reg_decks_table).where(reg_decks_table.c.name == name).values(
                 limit_hours=float(hours) if hours is not None else None, limit_hands=hands, changed=now,
                 # A new limit is watched afresh: a deck given more passes it again one day, and says so.
@@ -453,15 +491,17 @@ class RoomRegistry(Connection):
         b, t = reg_badges_table.c, reg_tags_table.c
         card = self._execute(select(t.deck, t.card).where(t.uid == uid)).first()
         if card is not None:
-            raise RegistryRefused(f"tag {uid} is already registered as {card[1]} of deck {card[0]}")
+            raise RegistryRefused(N_("tag %(uid)s is already registered as %(card)s of deck %(deck)s"), uid=uid,
+                                  card=card[1], deck=card[0])
         row = self._rows(select(reg_badges_table).where(b.uid == uid))
         if row:
             old = row[0]
             if old["revoked_at"] is not None:
-                raise RegistryRefused(f"badge {uid} was revoked by {old['revoked_by']}: a revoked badge "
-                                      "is never registered again")
+                raise RegistryRefused(N_("badge %(uid)s was revoked by %(who)s: a revoked badge is never registered "
+                                         "again"), uid=uid, who=old["revoked_by"])
             if old["dealer"] != dealer:
-                raise RegistryRefused(f"badge {uid} is registered to dealer {old['dealer']} already")
+                raise RegistryRefused(N_("badge %(uid)s is registered to dealer %(dealer)s already"), uid=uid,
+                                      dealer=old["dealer"])
             return old
         by = who if who is not None else f"a technician at {table}"
         self._execute(insert(reg_badges_table).values(uid=uid, dealer=dealer, registered_at=now, registered_by=by,
@@ -474,15 +514,15 @@ class RoomRegistry(Connection):
 
     def revoke_badge(self, uid: str, who: str, why: str, now: float | None = None) -> dict:
         """Badge *uid* signs in nowhere from the next version."""
-        uid, who, why = _uid(uid), check_person("who revokes it", who), _why("why it is revoked", why)
+        uid, who, why = _uid(uid), check_person(N_("who revokes it"), who), _why(N_("why it is revoked"), why)
         now = time.time() if now is None else now
         b = reg_badges_table.c
         with self._unit():
             row = self._rows(select(reg_badges_table).where(b.uid == uid))
             if not row:
-                raise RegistryRefused(f"no badge {uid} in the registry")
+                raise RegistryRefused(N_("no badge %(uid)s in the registry"), uid=uid)
             if row[0]["revoked_at"] is not None:
-                raise RegistryRefused(f"badge {uid} was revoked already")
+                raise RegistryRefused(N_("badge %(uid)s was revoked already"), uid=uid)
             self._execute(update(reg_badges_table).where(b.uid == uid).values(
                 revoked_at=now, revoked_by=who, revoked_why=why))
             self._step("badge_revoked", now, badge=uid, person=who, detail={"dealer": row[0]["dealer"], "why": why})

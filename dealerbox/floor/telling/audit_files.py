@@ -21,9 +21,11 @@ import json
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
 from dealerbox.floor.store.alerts import PROXY_USER_UNKNOWN, SIGNIN_ACTIONS, WRONG_PASSWORD
 from dealerbox.floor.telling import report_pdf as PDF
-from dealerbox.floor.telling.card_log import deck_path, limit_words
+from dealerbox.floor.telling.card_log import deck_path, limit_words, told_in
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.clock import FloorClock
-from dealerbox.floor.telling.figure_text import span
+from dealerbox.floor.telling.language import Language
+from dealerbox.floor.telling.moment_words import span
 from dealerbox.floor.telling.report import iso
 from dealerbox.link import protocol as P
 
@@ -32,19 +34,19 @@ __all__ = ["audit_trail", "audit_title", "audit_sections", "audit_csv", "audit_p
            "FAILURE_WORDS", "shown_name", "ACCOUNT_ACTIONS", "account_change_words"]
 
 #: What each action of the store's audit rows is called on the page.
-ACTION_WORDS = {"clear": "cleared"}
+ACTION_WORDS = {"clear": N_("cleared")}
 #: The CSV's columns: the raw values the API gives, then the same in words; ``deck`` and
 #: ``badge`` name what a change of the registry changed; ``via`` and ``address`` how and from
 #: where a sign-in came (``note``: why one failed).
 CSV_COLUMNS = ("at", "at_local", "who", "action", "alert", "table", "kind", "what", "seq", "hand",
                "raised", "raised_local", "count", "note", "deck", "badge", "via", "address")
 #: The sign-ins' actions (:data:`~dealerbox.floor.store.alerts.SIGNIN_ACTIONS`) in words.
-SIGNIN_WORDS = {"signin": "signed in", "signin_failed": "failed to sign in", "signout": "signed out"}
+SIGNIN_WORDS = {"signin": N_("signed in"), "signin_failed": N_("failed to sign in"), "signout": N_("signed out")}
 #: How a sign-in came, in words.
-VIA_WORDS = {"password": "with a password", "proxy": "through the proxy"}
+VIA_WORDS = {"password": N_("with a password"), "proxy": N_("through the proxy")}
 #: Why a sign-in failed, in plain words (the floor tells nobody which of name and password was wrong).
-FAILURE_WORDS = {WRONG_PASSWORD: "the password was wrong, or no user has that name",
-                 PROXY_USER_UNKNOWN: "the proxy named someone who is not a user of the floor"}
+FAILURE_WORDS = {WRONG_PASSWORD: N_("the password was wrong, or no user has that name"),
+                 PROXY_USER_UNKNOWN: N_("the proxy named someone who is not a user of the floor")}
 #: The characters of a name tried that the trail shows.
 NAME_SHOWN = 64
 #: The registry's audit actions (:mod:`dealerbox.floor.store.registry`), each with the step of
@@ -58,40 +60,72 @@ REGISTRY_STEPS = {"deck_receive": "received", "deck_register": "registered", "de
 ACCOUNT_ACTIONS = frozenset({"language"})
 
 
-def account_change_words(action: str, detail: str) -> str:
-    """A user's change of their own setting as an auditor reads it: ``language`` with
-    ``cs -> de`` is ``changed their language from cs to de`` (``room``: the room's)."""
+def account_change_words(action: str, detail: str, language: Language | None = None) -> str:
+    """A user's change of their own setting as an auditor reads it, in *language* (English:
+    none given): ``language`` with ``cs -> de`` is ``changed their language from cs to de``
+    (the languages named in the reader's words: ``čeština``; ``room``: the room's)."""
+    language = told_in(language)
+    _ = language.gettext
     before, _sep, after = detail.partition(" -> ")
     if action == "language" and after:
-        return f"changed their language from {before} to {after}"
+        if language.code == "en":
+            return _("changed their language from %(before)s to %(after)s") % {"before": before, "after": after}
+        return _("changed their language from %(before)s to %(after)s") % {
+            "before": _language_named(before, language), "after": _language_named(after, language)}
     return f"{action.replace('_', ' ')}: {detail}"
 
 
-def registry_change_words(action: str, step: dict | None, detail: str = "") -> str:
+def _language_named(code: str, language: Language) -> str:
+    """A language's code as the reader names it (``cs``: ``čeština``, ``room``: the room's)."""
+    if code == "room":
+        return language.gettext("the room's")
+    return language.forms.locale.languages.get(code, code)
+
+
+def registry_change_words(action: str, step: dict | None, detail: str = "", language: Language | None = None) -> str:
     """A change of the registry as an auditor reads it (``received deck B (sealed, 54 cards)``),
-    from its step of the card control log; without one, the audit row's own *detail*."""
+    from its step of the card control log, in *language* (English: none given); without a
+    step, the audit row's own *detail* (as the store wrote it)."""
     if step is None:
         return f"{action.replace('_', ' ')}: {detail}"
+    language = told_in(language)
+    _, n_, integer = language.gettext, language.ngettext, language.forms.integer
     d, deck, badge = step.get("detail") or {}, step.get("deck"), step.get("badge")
+    said = {"deck": deck, "badge": badge, "back": d.get("back"), "table": step.get("table_id"),
+            "from": d.get("from"), "witness": step.get("witness"), "why": d.get("why", ""),
+            "dealer": d.get("dealer")}
     if action == "deck_receive":
-        return f"received deck {deck} (sealed, {d.get('sealed_count')} cards, back {d.get('back')})"
+        count = d.get("sealed_count") if isinstance(d.get("sealed_count"), int) else 0
+        return n_("received deck %(deck)s (sealed, %(count)s card, back %(back)s)",
+                  "received deck %(deck)s (sealed, %(count)s cards, back %(back)s)", count) % {
+            **said, "count": integer(count) if count else d.get("sealed_count")}
     if action == "deck_register":
-        return f"registered deck {deck} ({d.get('tags')} tags" + (f", back {d['back']})" if d.get("back") else ")")
+        count = d.get("tags") if isinstance(d.get("tags"), int) else 0
+        said["count"] = integer(count) if count else d.get("tags")
+        if d.get("back"):
+            return n_("registered deck %(deck)s (%(count)s tag, back %(back)s)",
+                      "registered deck %(deck)s (%(count)s tags, back %(back)s)", count) % said
+        return n_("registered deck %(deck)s (%(count)s tag)", "registered deck %(deck)s (%(count)s tags)", count) % said
     if action == "deck_issue":
-        moved = f", moved from {d['from']}" if d.get("from") else ""
-        witnessed = f", witnessed by {step['witness']}" if step.get("witness") else ""
-        return f"issued deck {deck} to {step.get('table_id')}{moved}{witnessed}"
+        text = _("issued deck %(deck)s to %(table)s") % said
+        if d.get("from"):
+            text = _("%(issued)s, moved from %(from)s") % {**said, "issued": text}
+        if step.get("witness"):
+            text = _("%(issued)s, witnessed by %(witness)s") % {**said, "issued": text}
+        return text
     if action == "deck_retire":
-        return f"retired deck {deck}: {d.get('why', '')}"
+        return _("retired deck %(deck)s: %(why)s") % said
     if action == "deck_destroy":
-        return f"destroyed deck {deck}, witnessed by {step.get('witness')}"
+        return _("destroyed deck %(deck)s, witnessed by %(witness)s") % said
     if action == "deck_limit":
-        said = limit_words(d.get("hours"), d.get("hands"))
-        return f"set deck {deck}'s limit to {said}" if said else f"set deck {deck} back to the house's limit"
+        limit = limit_words(d.get("hours"), d.get("hands"), language)
+        if limit:
+            return _("set deck %(deck)s's limit to %(limit)s") % {**said, "limit": limit}
+        return _("set deck %(deck)s back to the house's limit") % said
     if action == "badge_register":
-        return f"registered badge {badge} to dealer {d.get('dealer')}"
+        return _("registered badge %(badge)s to dealer %(dealer)s") % said
     if action == "badge_revoke":
-        return f"revoked badge {badge} of dealer {d.get('dealer')}: {d.get('why', '')}"
+        return _("revoked badge %(badge)s of dealer %(dealer)s: %(why)s") % said
     return f"{action.replace('_', ' ')}: {detail}"
 
 
@@ -138,7 +172,7 @@ def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
     for row in audit:
         if row["action"] in REGISTRY_STEPS:
             step = by_moment.get((row["at"], REGISTRY_STEPS[row["action"]], row["who"]))
-            registry.append({"at": row["at"], "who": row["who"], "action": row["action"],
+            registry.append({"at": row["at"], "who": row["who"], "action": row["action"], "step": step,
                              "deck": step["deck"] if step else None, "badge": step["badge"] if step else None,
                              "words": registry_change_words(row["action"], step, row.get("detail") or ""),
                              "detail": row.get("detail") or ""})
@@ -150,9 +184,11 @@ def audit_trail(audit: list[dict], alerts: list[dict], start: float, end: float,
             "signins": [_signin(r) for r in audit if r["action"] in SIGNIN_ACTIONS]}
 
 
-def audit_title(trail: dict, clock: FloorClock) -> str:
-    """``Audit trail: Wed 25 Nov 2026, 22:00 CET to Thu 26 Nov 2026, 06:00 CET``."""
-    return f"Audit trail: {span(clock, trail['from'], trail['to'])}"
+def audit_title(trail: dict, language: Language | FloorClock) -> str:
+    """``Audit trail: Wed 25 Nov 2026, 22:00 CET to Thu 26 Nov 2026, 06:00 CET``, in *language*
+    (a bare clock: English)."""
+    language = told_in(language)
+    return language.gettext("Audit trail: %(range)s") % {"range": span(language, trail["from"], trail["to"])}
 
 
 def audit_file_name(trail: dict, clock: FloorClock, ext: str) -> str:
@@ -175,29 +211,33 @@ def _is_table(alert: dict | None) -> bool:
             and P.valid_table_id(alert["table"]))
 
 
-def _what(alert: dict | None, words, clock: FloorClock) -> str:
+def _what(alert: dict | None, words, language: Language) -> str:
     if alert is None:
-        return "an alert the store no longer has"
+        return language.gettext("an alert the store no longer has")
     text = words(alert) if words is not None else f"{alert['kind']}: {alert['text']}"
-    if (alert.get("count") or 1) > 1:
-        text += f" ({alert['count']} times, the last at {clock.full(alert['last_raised'])})"
+    count = alert.get("count") or 1
+    if count > 1:
+        text = language.ngettext("%(alert)s (%(count)s time, the last at %(when)s)",
+                                 "%(alert)s (%(count)s times, the last at %(when)s)", count) % {
+            "alert": text, "count": language.forms.integer(count), "when": language.forms.full(alert["last_raised"])}
     return text
 
 
-def _where(alert: dict | None) -> str:
+def _where(alert: dict | None, language: Language) -> str:
     """The table, or the property a bridge's alert is about (as the floor map names it)."""
     if alert is None:
         return "–"
     table = alert["table"]
     if alert["kind"] == BLIND_KIND and table.startswith(BRIDGE_PREFIX):
-        return f"property {table[len(BRIDGE_PREFIX):]}"
+        return language.gettext("property %(name)s") % {"name": table[len(BRIDGE_PREFIX):]}
     return table
 
 
-def _hand(alert: dict | None, base_url: str | None) -> dict:
+def _hand(alert: dict | None, base_url: str | None, language: Language) -> dict:
+    _ = language.gettext
     if not _is_table(alert) or not alert.get("seq"):
-        return _cell("no hand", none=True)
-    words = "the first hand" if (alert.get("count") or 1) > 1 else "the hand"
+        return _cell(_("no hand"), none=True)
+    words = _("the first hand") if (alert.get("count") or 1) > 1 else _("the hand")
     return _cell(words, _link(base_url, f"/hands/{alert['table']}/{alert['seq']}"))
 
 
@@ -211,94 +251,123 @@ def _rows(trail: dict):
             yield row, by_id.get(row["alert"])
 
 
-def _changed(change: dict, base_url: str | None) -> dict:
+def _changed(change: dict, base_url: str | None, language: Language) -> dict:
     """The deck (linked to its page) or the badge a change of the registry changed."""
+    _ = language.gettext
     if change["deck"] is not None:
-        return _cell(f"deck {change['deck']}", _link(base_url, deck_path(change["deck"])))
+        return _cell(_("deck %(deck)s") % {"deck": change["deck"]}, _link(base_url, deck_path(change["deck"])))
     if change["badge"] is not None:
-        return _cell(f"badge {change['badge']}", _link(base_url, "/registry"))
+        return _cell(_("badge %(badge)s") % {"badge": change["badge"]}, _link(base_url, "/registry"))
     return _cell("–", none=True)
 
 
-def audit_sections(trail: dict, clock: FloorClock, base_url: str | None = "", alert_words=None) -> list[dict]:
-    """The trail as people read it: one section (``id``, ``heading``, ``columns``, ``rows`` of
-    cells ``text``/``href``/``none``, ``empty``, ``notes``), a row per action, newest first.
-    Links are the floor's paths after *base_url* (``""``: the paths alone, as the page has
-    them; ``None``: no links). *alert_words* (an alert → its headline, as the floor map words
-    it: :meth:`FloorWords.first_headline`) replaces ``KIND: text``."""
+def _change_words(change: dict, language: Language) -> str:
+    return registry_change_words(change["action"], change.get("step"), change["detail"], language)
+
+
+def _signin_words(signin: dict, language: Language) -> tuple[str, str, str]:
+    """What a sign-in did, how, and why it failed, in *language*."""
+    _ = language.gettext
+    did, how, why = SIGNIN_WORDS.get(signin["action"]), VIA_WORDS.get(signin["via"]), FAILURE_WORDS.get(signin["why"])
+    return (_(did) if did else signin["action"], _(how) if how else signin["via"], _(why) if why else signin["why"])
+
+
+def audit_sections(trail: dict, language: Language | FloorClock, base_url: str | None = "",
+                   alert_words=None) -> list[dict]:
+    """The trail as people read it, in *language* (a bare clock: English): sections (``id``,
+    ``heading``, ``columns``, ``rows`` of cells ``text``/``href``/``none``, ``empty``,
+    ``notes``), a row per action, newest first. Links are the floor's paths after *base_url*
+    (``""``: the paths alone, as the page has them; ``None``: no links). *alert_words* (an
+    alert → its headline, as the floor map words it: :meth:`FloorWords.first_headline`, in
+    the same language) replaces ``KIND: text``."""
+    language = told_in(language)
+    _, full, integer = language.gettext, language.forms.full, language.forms.integer
     rows = []
     for row, alert in reversed(list(_rows(trail))):
-        table = _where(alert)
-        did = f"{ACTION_WORDS.get(row['action'], row['action'])} alert {row['alert']}"
+        table = _where(alert, language)
+        action = ACTION_WORDS.get(row["action"])
+        did = _("%(did)s alert %(alert)s") % {"did": _(action) if action else row["action"], "alert": row["alert"]}
         rows.append([
-            _cell(clock.full(row["at"])), _cell(row["who"]), _cell(did),
-            _cell(_what(alert, alert_words, clock)),
+            _cell(full(row["at"])), _cell(row["who"]), _cell(did),
+            _cell(_what(alert, alert_words, language)),
             (_cell(table, _link(base_url, f"/tables/{table}")) if _is_table(alert)
              else _cell(table, none=alert is None)),
-            _hand(alert, base_url),
-            _cell(clock.full(alert["raised"])) if alert is not None else _cell("–", none=True),
+            _hand(alert, base_url, language),
+            _cell(full(alert["raised"])) if alert is not None else _cell("–", none=True),
             _cell(row.get("detail") or "")])
-    count = len(rows)
-    accounts = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"])]
+    accounts = [[_cell(full(c["at"])), _cell(c["who"]), _cell(account_change_words(c["action"], c["detail"], language))]
                 for c in reversed(trail.get("accounts", []))]
-    changes = [[_cell(clock.full(c["at"])), _cell(c["who"]), _cell(c["words"]), _changed(c, base_url)]
+    changes = [[_cell(full(c["at"])), _cell(c["who"]), _cell(_change_words(c, language)),
+                _changed(c, base_url, language)]
                for c in reversed(trail.get("registry", []))]
-    return [{"id": "audit", "heading": f"Alerts cleared ({count})", "columns":
-             ["when", "who", "did", "what", "table", "hand", "raised", "note"], "rows": rows,
-             "empty": "Nobody cleared an alert in this range.",
-             "notes": ["Newest first. Each time is the floor's local time with its date and zone."]},
-            {"id": "registry-changes", "heading": f"Decks and badges changed ({len(changes)})",
-             "columns": ["when", "who", "did", "deck or badge"], "rows": changes,
-             "empty": "Nobody changed the room's decks or badges in this range.",
-             "notes": ["Newest first. Each deck's whole card control log is on its page."]},
-            {"id": "signins", "heading": f"Sign-ins and sign-outs ({len(trail.get('signins', []))})",
-             "columns": ["when", "who", "did", "how", "from", "why it failed"],
-             "rows": [[_cell(clock.full(r["at"])), _cell(r["name"]), _cell(r["did"]), _cell(r["how"]),
-                       _cell(r["address"] or "–", none=not r["address"]),
-                       _cell(r["why_words"] or "–", none=not r["why_words"])]
-                      for r in reversed(trail.get("signins", []))],
-             "empty": "Nobody signed in or out of the floor's pages in this range.",
-             "notes": ["Newest first. A failed sign-in names the name tried, as typed: a character that "
-                       "cannot be printed is shown as its escape, a long name is cut."]},
-            {"id": "account-changes", "heading": f"Users' own settings changed ({len(accounts)})",
-             "columns": ["when", "who", "did"], "rows": accounts,
-             "empty": "Nobody changed their own settings in this range.",
-             "notes": ["Newest first. A user changes only their own language, from the page header."]}]
+    signins = []
+    for r in reversed(trail.get("signins", [])):
+        did, how, why = _signin_words(r, language)
+        signins.append([_cell(full(r["at"])), _cell(r["name"]), _cell(did), _cell(how),
+                        _cell(r["address"] or "–", none=not r["address"]), _cell(why or "–", none=not why)])
+    return [{"id": "audit", "heading": _("Alerts cleared (%(count)s)") % {"count": integer(len(rows))}, "columns":
+             [_("when"), _("who"), _("did"), _("what"), _("table"), _("hand"), _("raised"), _("note")], "rows": rows,
+             "empty": _("Nobody cleared an alert in this range."),
+             "notes": [_("Newest first. Each time is the floor's local time with its date and zone.")]},
+            {"id": "registry-changes", "heading": _("Decks and badges changed (%(count)s)") % {
+                "count": integer(len(changes))},
+             "columns": [_("when"), _("who"), _("did"), _("deck or badge")], "rows": changes,
+             "empty": _("Nobody changed the room's decks or badges in this range."),
+             "notes": [_("Newest first. Each deck's whole card control log is on its page.")]},
+            {"id": "signins", "heading": _("Sign-ins and sign-outs (%(count)s)") % {"count": integer(len(signins))},
+             "columns": [_("when"), _("who"), _("did"), _("how"), _("from"), _("why it failed")],
+             "rows": signins,
+             "empty": _("Nobody signed in or out of the floor's pages in this range."),
+             "notes": [_("Newest first. A failed sign-in names the name tried, as typed: a character that "
+                         "cannot be printed is shown as its escape, a long name is cut.")]},
+            {"id": "account-changes", "heading": _("Users' own settings changed (%(count)s)") % {
+                "count": integer(len(accounts))},
+             "columns": [_("when"), _("who"), _("did")], "rows": accounts,
+             "empty": _("Nobody changed their own settings in this range."),
+             "notes": [_("Newest first. A user changes only their own language, from the page header.")]}]
 
 
-def audit_csv(trail: dict, clock: FloorClock, alert_words=None) -> str:
-    """One line per action, oldest first: :data:`CSV_COLUMNS`; times in UTC (ISO 8601) and
-    beside them in the floor's zone; ``hand`` is the hand's page on the floor."""
+def audit_csv(trail: dict, language: Language | FloorClock, alert_words=None) -> str:
+    """One line per action, oldest first: :data:`CSV_COLUMNS` (for machines: they stay
+    English); times in UTC (ISO 8601) and beside them in the floor's zone, as *language*
+    writes them, the words in it; ``hand`` is the hand's page on the floor."""
+    language = told_in(language)
+    full = language.forms.full
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     lines = []
     for row, alert in _rows(trail):
         a = alert or {}
-        hand = _hand(alert, "")["href"] or ""
-        lines.append((row["at"], (iso(row["at"]), clock.full(row["at"]), row["who"], row["action"], row["alert"],
-                      a.get("table", ""), a.get("kind", ""), _what(alert, alert_words, clock) if alert else "",
+        hand = _hand(alert, "", language)["href"] or ""
+        lines.append((row["at"], (iso(row["at"]), full(row["at"]), row["who"], row["action"], row["alert"],
+                      a.get("table", ""), a.get("kind", ""), _what(alert, alert_words, language) if alert else "",
                       a.get("seq") if a.get("seq") is not None else "", hand,
-                      iso(a["raised"]) if alert else "", clock.full(a["raised"]) if alert else "",
+                      iso(a["raised"]) if alert else "", full(a["raised"]) if alert else "",
                       a.get("count", ""), row.get("detail") or "", "", "", "", "")))
     for c in trail.get("registry", []):
-        lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
+        lines.append((c["at"], (iso(c["at"]), full(c["at"]), c["who"], c["action"], "", "", "",
+                                _change_words(c, language),
                                 "", "", "", "", "", c["detail"], c["deck"] or "", c["badge"] or "", "", "")))
     for r in trail.get("signins", []):
-        lines.append((r["at"], (iso(r["at"]), clock.full(r["at"]), r["name"], r["action"], "", "", "",
-                                f"{r['did']} {r['how']}".strip(), "", "", "", "", "", r["why_words"], "", "",
+        did, how, why = _signin_words(r, language)
+        lines.append((r["at"], (iso(r["at"]), full(r["at"]), r["name"], r["action"], "", "", "",
+                                f"{did} {how}".strip(), "", "", "", "", "", why, "", "",
                                 r["via"], r["address"])))
     for c in trail.get("accounts", []):
-        lines.append((c["at"], (iso(c["at"]), clock.full(c["at"]), c["who"], c["action"], "", "", "", c["words"],
+        lines.append((c["at"], (iso(c["at"]), full(c["at"]), c["who"], c["action"], "", "", "",
+                                account_change_words(c["action"], c["detail"], language),
                                 "", "", "", "", "", c["detail"], "", "", "", "")))
     # Oldest first, the clears and the changes as they happened (a stable sort keeps each's own order).
     writer.writerows(line for _at, line in sorted(lines, key=lambda x: x[0]))
     return out.getvalue()
 
 
-def audit_pdf(trail: dict, clock: FloorClock, base_url: str | None = None, alert_words=None) -> bytes:
-    """The trail as a landscape A4 PDF, the page's rows and columns; with *base_url*
-    (``https://floor.example``) its links open the floor's pages."""
-    title = audit_title(trail, clock)
-    return PDF.sections_pdf(title, audit_sections(trail, clock, base_url, alert_words),
-                            footer=f"dealerbox floor, {title}")
+def audit_pdf(trail: dict, language: Language | FloorClock, base_url: str | None = None,
+              alert_words=None) -> bytes:
+    """The trail as a landscape A4 PDF in *language* (a bare clock: English), the page's rows
+    and columns; with *base_url* (``https://floor.example``) its links open the floor's pages."""
+    language = told_in(language)
+    title = audit_title(trail, language)
+    return PDF.sections_pdf(title, audit_sections(trail, language, base_url, alert_words),
+                            footer=language.gettext("dealerbox floor, %(title)s") % {"title": title})

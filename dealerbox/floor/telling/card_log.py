@@ -15,22 +15,28 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import functools
 import io
+import math
+import re
 from urllib.parse import quote
 
 import jinja2
+from babel.dates import format_date, format_datetime
 
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import FloorClock
-from dealerbox.floor.telling.figure_text import NOTHING, one_decimal
+from dealerbox.floor.telling.figure_text import NOTHING
+from dealerbox.floor.telling.language import Language
 
 __all__ = ["deck_log", "day_log", "day_range", "log_sections", "log_title", "log_csv", "log_html", "log_pdf",
-           "step_words", "limit_words", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
+           "step_words", "limit_words", "hours_words", "told_in", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
 
-#: A deck's states as people read them.
-STATE_WORDS = {"received": "received, sealed", "registered": "registered", "in_play": "in play",
-               "retired": "retired", "destroyed": "destroyed"}
+#: A deck's states as people read them (in English: each page tells them in its reader's language).
+STATE_WORDS = {"received": N_("received, sealed"), "registered": N_("registered"), "in_play": N_("in play"),
+               "retired": N_("retired"), "destroyed": N_("destroyed")}
 #: The CSV's columns.
 CSV_HEADER = ("kind", "local_time", "utc_time", "deck", "what", "table", "person", "witness", "hand_seq", "link")
 
@@ -92,44 +98,107 @@ def _per_deck_and_table(hands: list[dict]) -> list[dict]:
     return sorted(out.values(), key=lambda r: (r["deck"], r["first"] or 0))
 
 
-def step_words(step: dict) -> str:
-    """What one step of the log says, in a pit boss's words."""
+#: The house limit's words a table's hand filed in a ``limit`` step (the store's, English):
+#: read back to be told in the reader's language.
+_PAST_HANDS = re.compile(r"^(?P<value>\d+) hands \(limit (?P<limit>\d+)\)$")
+_PAST_HOURS = re.compile(r"^(?P<value>\d+(\.\d+)?) hours in play \(limit (?P<limit>\d+(\.\d+)?)\)$")
+
+
+def told_in(language: Language | FloorClock | None) -> Language:
+    """*language* as it is; a bare :class:`FloorClock` (or None): English in that clock's zone,
+    as the log and the audit trail were told before they had a reader's language."""
+    if isinstance(language, Language):
+        return language
+    return _english(language if language is not None else FloorClock())
+
+
+@functools.lru_cache(maxsize=8)
+def _english(clock: FloorClock) -> Language:
+    return Language(SOURCE_LANGUAGE, clock)
+
+
+def _number(language: Language, value) -> str:
+    """A count as the reader writes it (``1 234``); anything not a whole number as it came."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return language.forms.integer(value)
+    return str(value)
+
+
+def _past(language: Language, said: str) -> str:
+    """One of the house limit's ``past`` words in the reader's language (unknown words as filed)."""
+    _ = language.gettext
+    hands, hours = _PAST_HANDS.match(said), _PAST_HOURS.match(said)
+    if hands:
+        return _("%(value)s hands (limit %(limit)s)") % {
+            "value": language.forms.integer(int(hands["value"])), "limit": language.forms.integer(int(hands["limit"]))}
+    if hours:
+        return _("%(value)s hours in play (limit %(limit)s)") % {
+            "value": language.forms.decimal(float(hours["value"])), "limit": _hours_limit(language, float(hours["limit"]))}
+    return said
+
+
+def _hours_limit(language: Language, hours: float) -> str:
+    """A limit's hours as it was set (``8``, ``0,05``): no decimals it did not have."""
+    text = f"{hours:g}"
+    digits = len(text.partition(".")[2]) if "e" not in text else 3
+    return language.forms.decimal(hours, digits)
+
+
+def step_words(step: dict, language: Language | None = None) -> str:
+    """What one step of the log says, in a pit boss's words, in *language* (English: none given)."""
+    language = told_in(language)
+    _, n_ = language.gettext, language.ngettext
     d, kind = step.get("detail") or {}, step["step"]
     if kind == "received":
-        return f"Received sealed: {d.get('sealed_count')} in the seal, back {d.get('back') or 'not named'}"
+        return _("Received sealed: %(count)s in the seal, back %(back)s") % {
+            "count": _number(language, d.get("sealed_count")), "back": d.get("back") or _("not named")}
     if kind == "registered":
-        return f"Registered: {d.get('tags')} tags" + (f", back {d['back']}" if d.get("back") else "")
+        count = d.get("tags") if isinstance(d.get("tags"), int) else 0
+        said = {"count": _number(language, d.get("tags")), "back": d.get("back")}
+        if d.get("back"):
+            return n_("Registered: %(count)s tag, back %(back)s", "Registered: %(count)s tags, back %(back)s",
+                      count) % said
+        return n_("Registered: %(count)s tag", "Registered: %(count)s tags", count) % said
     if kind == "in_play":
-        return "In play: its first hand"
+        return _("In play: its first hand")
     if kind == "issued":
-        moved = f", moved from {d['from']}" if d.get("from") else ""
-        return f"Issued to {step.get('table_id')}: the deck that table deals{moved}"
+        said = {"table": step.get("table_id"), "from": d.get("from")}
+        if d.get("from"):
+            return _("Issued to %(table)s: the deck that table deals, moved from %(from)s") % said
+        return _("Issued to %(table)s: the deck that table deals") % said
     if kind == "checked":
         if d.get("ok"):
-            return "Deck check: every card there, no damaged tag"
+            return _("Deck check: every card there, no damaged tag")
         parts = []
         if d.get("missing"):
-            parts.append(f"missing {', '.join(d['missing'])}")
+            parts.append(_("missing %(cards)s") % {"cards": ", ".join(d["missing"])})
         if d.get("damaged"):
-            parts.append(f"damaged tags {', '.join(d['damaged'])}")
-        return "Deck check: not fit for play" + (f" ({'; '.join(parts)})" if parts else "")
+            parts.append(_("damaged tags %(tags)s") % {"tags": ", ".join(d["damaged"])})
+        if parts:
+            return _("Deck check: not fit for play (%(why)s)") % {"why": "; ".join(parts)}
+        return _("Deck check: not fit for play")
     if kind == "retired":
-        return f"Retired: {d.get('why', '')}"
+        return _("Retired: %(why)s") % {"why": d.get("why", "")}
     if kind == "destroyed":
-        return "Destroyed"
+        return _("Destroyed")
     if kind == "limit":
-        return f"Past the house limit: {' and '.join(d.get('past', []))}"
+        return _("Past the house limit: %(past)s") % {
+            "past": _(" and ").join(_past(language, p) for p in d.get("past", []))}
     if kind == "limit_set":
-        said = limit_words(d.get("hours"), d.get("hands"))
-        return f"Its own limit: {said}" if said else "Its own limit removed: the house limit applies"
+        said = limit_words(d.get("hours"), d.get("hands"), language)
+        if said:
+            return _("Its own limit: %(limit)s") % {"limit": said}
+        return _("Its own limit removed: the house limit applies")
     if kind == "refused":
-        return f"Registration refused: {d.get('why', '')}"
+        return _("Registration refused: %(why)s") % {"why": d.get("why", "")}
     if kind == "badge_registered":
-        return f"Badge {step.get('badge')} registered to dealer {d.get('dealer')}"
+        return _("Badge %(badge)s registered to dealer %(dealer)s") % {
+            "badge": step.get("badge"), "dealer": d.get("dealer")}
     if kind == "badge_revoked":
-        return f"Badge {step.get('badge')} of dealer {d.get('dealer')} revoked: {d.get('why', '')}"
+        return _("Badge %(badge)s of dealer %(dealer)s revoked: %(why)s") % {
+            "badge": step.get("badge"), "dealer": d.get("dealer"), "why": d.get("why", "")}
     if kind == "applied":
-        return f"The table judges with registry version {d.get('version')}"
+        return _("The table judges with registry version %(version)s") % {"version": _number(language, d.get("version"))}
     return kind
 
 
@@ -143,110 +212,154 @@ def _cell(text, href: str | None = None, *, none: bool = False) -> dict:
     return {"text": str(text), "href": href, "none": none}
 
 
-def _dealer(dealer, names: dict[str, str]) -> str:
+def _dealer(dealer, names: dict[str, str], language: Language) -> str:
     if dealer is None:
-        return "nobody signed in"
+        return language.gettext("nobody signed in")
     return f"{dealer} {names[dealer]}" if names.get(dealer) else str(dealer)
 
 
-def limit_words(hours, hands) -> str:
-    """A deck's limit in words, ``8 hours in play or 400 hands``; empty for no limit."""
-    said = ([f"{hours:g} hours in play"] if hours is not None else []) + \
-        ([f"{hands} hands"] if hands is not None else [])
-    return " or ".join(said)
+def limit_words(hours, hands, language: Language | None = None) -> str:
+    """A deck's limit in words, ``8 hours in play or 400 hands``, in *language* (English:
+    none given); empty for no limit."""
+    language = told_in(language)
+    _ = language.gettext
+    said = ([_("%(hours)s hours in play") % {"hours": _hours_limit(language, float(hours))}]
+            if hours is not None else []) + \
+        ([language.ngettext("%(count)s hand", "%(count)s hands", int(hands)) % {"count": language.forms.integer(hands)}]
+         if hands is not None else [])
+    return _(" or ").join(said)
 
 
-def log_title(log: dict, clock: FloorClock) -> str:
-    """``Card control log: deck Red 7`` or ``Card control log: Sun 29 Nov 2026 (CET)``."""
+def log_title(log: dict, language: Language | FloorClock) -> str:
+    """``Card control log: deck Red 7`` or ``Card control log: Sun 29 Nov 2026 (CET)``
+    (Czech: ``Protokol kontroly karet: ne 29. 11. 2026 (SEČ)``)."""
+    language = told_in(language)
+    _ = language.gettext
     if log["kind"] == "deck":
-        return f"Card control log: deck {log['deck']['name']}"
-    day = clock.at(log["from"])
-    return f"Card control log: {day.strftime('%a %d %b %Y')} ({day.strftime('%Z')})"
+        return _("Card control log: deck %(deck)s") % {"deck": log["deck"]["name"]}
+    day = language.clock.at(log["from"])
+    if language.code == SOURCE_LANGUAGE:
+        said, zone = day.strftime("%a %d %b %Y"), day.strftime("%Z")
+    else:
+        locale = language.forms.locale
+        said = f"{format_date(day, 'EEE', locale=locale)} {format_date(day, 'medium', locale=locale)}"
+        zone = format_datetime(day, "zzz", locale=locale) if getattr(day.tzinfo, "key", None) else day.strftime("%Z")
+    return _("Card control log: %(day)s (%(zone)s)") % {"day": said, "zone": zone}
 
 
-def _hours(seconds) -> str:
-    return one_decimal(seconds / 3600) if seconds is not None else NOTHING
+def hours_words(seconds, language: Language | None = None) -> str:
+    """Seconds in play as hours with one decimal, as the reader writes them (``2,5``); a dash for none."""
+    language = told_in(language)
+    if seconds is None or not math.isfinite(float(seconds)):
+        return NOTHING
+    return language.forms.decimal(float(seconds) / 3600, 1)
 
 
-def log_sections(log: dict, clock: FloorClock, names: dict[str, str] | None = None,
+def log_sections(log: dict, language: Language | FloorClock, names: dict[str, str] | None = None,
                  base_url: str | None = "") -> list[dict]:
-    """The log as people read it: sections as :func:`dealerbox.floor.telling.report.report_sections`
-    makes them (``id``, ``heading``, ``columns``, ``rows`` of cells, ``empty``, ``notes``); links
-    after *base_url* (``""``: paths, as the page has them; None: none)."""
+    """The log as people read it, in *language* (a bare clock: English): sections as
+    :func:`dealerbox.floor.telling.report.report_sections` makes them (``id``, ``heading``,
+    ``columns``, ``rows`` of cells, ``empty``, ``notes``); links after *base_url* (``""``:
+    paths, as the page has them; None: none)."""
+    language = told_in(language)
+    _, stamp, integer = language.gettext, language.forms.stamp, language.forms.integer
     names = names or {}
     link = (lambda path: None) if base_url is None else (lambda path: base_url.rstrip("/") + path)
     cell = _cell
+    deck_kind = log["kind"] == "deck"
     sections = []
-    if log["kind"] == "deck":
+    if deck_kind:
         d = log["deck"]
-        limit = limit_words(d["limit_hours"], d["limit_hands"])
+        limit = limit_words(d["limit_hours"], d["limit_hands"], language)
         sections.append({
-            "id": "log-deck", "heading": f"Deck {d['name']}", "columns": ["deck", "back", "state", "tags",
-                                                                          "hands dealt", "hours in play", "own limit"],
-            "rows": [[cell(d["name"]), cell(d["back"] or NOTHING, none=not d["back"]), cell(STATE_WORDS[d["state"]]),
-                      cell(len(d["tags"])), cell(d["hands"]), cell(_hours(d["play_s"])),
-                      cell(limit or "the house's", none=not limit)]],
+            "id": "log-deck", "heading": _("Deck %(deck)s") % {"deck": d["name"]},
+            "columns": [_("deck"), _("back"), _("state"), _("tags"), _("hands dealt"), _("hours in play"),
+                        _("own limit")],
+            "rows": [[cell(d["name"]), cell(d["back"] or NOTHING, none=not d["back"]),
+                      cell(_(STATE_WORDS[d["state"]])), cell(integer(len(d["tags"]))), cell(integer(d["hands"])),
+                      cell(hours_words(d["play_s"], language)), cell(limit or _("the house's"), none=not limit)]],
             "empty": "", "notes": []})
-    steps = [[cell(clock.stamp(s["at"])),
-              *([] if log["kind"] == "deck" else
-                [cell(s["deck"] or (f"badge {s['badge']}" if s["badge"] else NOTHING),
+    steps = [[cell(stamp(s["at"])),
+              *([] if deck_kind else
+                [cell(s["deck"] or (_("badge %(badge)s") % {"badge": s["badge"]} if s["badge"] else NOTHING),
                       link(deck_path(s["deck"])) if s["deck"] else None, none=not (s["deck"] or s["badge"]))]),
-              cell(step_words(s)),
+              cell(step_words(s, language)),
               cell(s["table_id"], link(f"/tables/{s['table_id']}")) if s["table_id"] else cell(NOTHING, none=True),
               cell(s["person"]) if s["person"] else cell(NOTHING, none=True),
               cell(s["witness"]) if s["witness"] else cell(NOTHING, none=True)] for s in log["steps"]]
     sections.append({
-        "id": "log-steps", "heading": "Every step",
-        "columns": ["when", *([] if log["kind"] == "deck" else ["deck"]), "what", "table", "person", "witness"],
-        "rows": steps, "empty": "No step of the registry in this log.",
-        "notes": [f"{NOTHING}: none for this step. Times are the floor's local time, with the zone."]})
-    where = [[cell(r["table"], link(f"/tables/{r['table']}")) if log["kind"] == "deck" else
+        "id": "log-steps", "heading": _("Every step"),
+        "columns": [_("when"), *([] if deck_kind else [_("deck")]), _("what"), _("table"), _("person"), _("witness")],
+        "rows": steps, "empty": _("No step of the registry in this log."),
+        "notes": [_("%(dash)s: none for this step. Times are the floor's local time, with the zone.")
+                  % {"dash": NOTHING}]})
+    where = [[cell(r["table"], link(f"/tables/{r['table']}")) if deck_kind else
               cell(r["deck"], link(deck_path(r["deck"]))),
-              *([] if log["kind"] == "deck" else [cell(r["table"], link(f"/tables/{r['table']}"))]),
-              cell(clock.stamp(r["first"])), cell(clock.stamp(r["last"])), cell(r["hands"])] for r in log["tables"]]
+              *([] if deck_kind else [cell(r["table"], link(f"/tables/{r['table']}"))]),
+              cell(stamp(r["first"])), cell(stamp(r["last"])), cell(integer(r["hands"]))] for r in log["tables"]]
     sections.append({
-        "id": "log-tables", "heading": "Where it was used" if log["kind"] == "deck" else "Decks in play, by table",
-        "columns": [*(["table"] if log["kind"] == "deck" else ["deck", "table"]), "first hand", "last hand", "hands"],
-        "rows": where, "empty": "No hand dealt with it." if log["kind"] == "deck" else "No deck dealt a hand this day.",
+        "id": "log-tables", "heading": _("Where it was used") if deck_kind else _("Decks in play, by table"),
+        "columns": [*([_("table")] if deck_kind else [_("deck"), _("table")]), _("first hand"), _("last hand"),
+                    _("hands")],
+        "rows": where, "empty": _("No hand dealt with it.") if deck_kind else _("No deck dealt a hand this day."),
         "notes": []})
-    hands = [[cell(clock.stamp(h["started"])),
-              *([] if log["kind"] == "deck" else [cell(h["deck"], link(deck_path(h["deck"])))]),
+    hands = [[cell(stamp(h["started"])),
+              *([] if deck_kind else [cell(h["deck"], link(deck_path(h["deck"])))]),
               cell(h["table"], link(f"/tables/{h['table']}")),
-              cell(_dealer(h["dealer"], names)),
-              cell(f"hand {h['start_seq']}", link(f"/hands/{h['table']}/{h['start_seq']}"))] for h in log["hands"]]
+              cell(_dealer(h["dealer"], names, language)),
+              cell(_("hand %(seq)s") % {"seq": h["start_seq"]}, link(f"/hands/{h['table']}/{h['start_seq']}"))]
+             for h in log["hands"]]
     sections.append({
-        "id": "log-hands", "heading": f"Hands dealt ({len(log['hands'])})",
-        "columns": ["started", *([] if log["kind"] == "deck" else ["deck"]), "table", "dealer", "hand"],
-        "rows": hands, "empty": "No hand.", "notes": []})
+        "id": "log-hands", "heading": _("Hands dealt (%(count)s)") % {"count": integer(len(log["hands"]))},
+        "columns": [_("started"), *([] if deck_kind else [_("deck")]), _("table"), _("dealer"), _("hand")],
+        "rows": hands, "empty": _("No hand."), "notes": []})
     return sections
 
 
-def log_csv(log: dict, clock: FloorClock, base_url: str = "") -> str:
-    """One line per step, then one per hand (:data:`CSV_HEADER`): local time with its zone and
-    the time in UTC, the deck, what happened, the table, the person, the witness, and a hand's link."""
+def log_csv(log: dict, language: Language | FloorClock, base_url: str = "") -> str:
+    """One line per step, then one per hand (:data:`CSV_HEADER`, for machines: it stays
+    English): local time with its zone and the time in UTC, the deck, what happened (in
+    *language*, as the reader asked), the table, the person, the witness, and a hand's link."""
+    language = told_in(language)
+    stamp = language.forms.stamp
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     default = log["deck"]["name"] if log["kind"] == "deck" else ""
     for s in log["steps"]:
-        writer.writerow(("step", clock.stamp(s["at"]), R.iso(s["at"]), s["deck"] or default, step_words(s),
+        writer.writerow(("step", stamp(s["at"]), R.iso(s["at"]), s["deck"] or default, step_words(s, language),
                          s["table_id"] or "", s["person"] or "", s["witness"] or "", s["seq"] or "", ""))
     for h in log["hands"]:
-        writer.writerow(("hand", clock.stamp(h["started"]), R.iso(h["started"]), h["deck"], "hand dealt",
+        writer.writerow(("hand", stamp(h["started"]), R.iso(h["started"]), h["deck"], language.gettext("hand dealt"),
                          h["table"], h["dealer"] or "", "", h["start_seq"],
                          f"{base_url.rstrip('/')}/hands/{h['table']}/{h['start_seq']}"))
     return out.getvalue()
 
 
-def log_html(log: dict, clock: FloorClock, names: dict[str, str] | None = None, base_url: str | None = None) -> str:
+@functools.cache
+def _file_templates() -> jinja2.Environment:
+    """The standalone file's templates, told in the render's ``language`` (Jinja2's i18n)."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
+                             autoescape=jinja2.select_autoescape(["html"]), extensions=["jinja2.ext.i18n"])
+    env.install_gettext_callables(
+        jinja2.pass_context(lambda ctx, message: ctx["language"].gettext(message)),
+        jinja2.pass_context(lambda ctx, one, many, n: ctx["language"].ngettext(one, many, n)), newstyle=True)
+    return env
+
+
+def log_html(log: dict, language: Language | FloorClock, names: dict[str, str] | None = None,
+             base_url: str | None = None) -> str:
     """The log as one standalone HTML file that prints well (no script; the sections as the page has them)."""
-    templates = jinja2.Environment(loader=jinja2.PackageLoader("dealerbox.floor", "templates"),
-                                   autoescape=jinja2.select_autoescape(["html"]))
-    return templates.get_template("registry_log_file.html").render(
-        title=log_title(log, clock), sections=log_sections(log, clock, names, base_url))
+    language = told_in(language)
+    return _file_templates().get_template("registry_log_file.html").render(
+        language=language, title=log_title(log, language), sections=log_sections(log, language, names, base_url))
 
 
-def log_pdf(log: dict, clock: FloorClock, names: dict[str, str] | None = None, base_url: str | None = None) -> bytes:
-    """The log as a PDF (the shift report's machinery: :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
-    title = log_title(log, clock)
-    return PDF.sections_pdf(title, log_sections(log, clock, names, base_url), footer=f"dealerbox floor, {title}")
+def log_pdf(log: dict, language: Language | FloorClock, names: dict[str, str] | None = None,
+            base_url: str | None = None) -> bytes:
+    """The log as a PDF in *language* (the shift report's machinery:
+    :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
+    language = told_in(language)
+    title = log_title(log, language)
+    return PDF.sections_pdf(title, log_sections(log, language, names, base_url),
+                            footer=language.gettext("dealerbox floor, %(title)s") % {"title": title})

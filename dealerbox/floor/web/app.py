@@ -235,15 +235,19 @@ class FloorApp:
     async def audit_page(self, request, client, session):
         shown = page_range(request, self.clock)
         trail = await run_in_threadpool(self._audit, shown.start, shown.end)
-        return self.render(request, "audit.html", session=session, title=AF.audit_title(trail, self.clock),
-                           pick=range_controls(self.clock, shown),
-                           sections=AF.audit_sections(trail, self.clock, "", self.floor.words.first_headline))
+        # In the reader's language, the alerts worded as their floor map words them.
+        language = self.language.of(request, session)
+        words = self.language.floor_words(language).first_headline
+        return self.render(request, "audit.html", session=session, language=language,
+                           title=AF.audit_title(trail, language), pick=range_controls(self.clock, shown, language),
+                           sections=AF.audit_sections(trail, language, "", words))
 
     async def audit_csv(self, request, client, session):
         shown = page_range(request, self.clock)
         trail = await run_in_threadpool(self._audit, shown.start, shown.end)
         name = AF.audit_file_name(trail, self.clock, "csv")
-        return Response(AF.audit_csv(trail, self.clock, self.floor.words.first_headline),
+        language = self.language.of(request, session)
+        return Response(AF.audit_csv(trail, language, self.language.floor_words(language).first_headline),
                         media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -252,7 +256,9 @@ class FloorApp:
         trail = await run_in_threadpool(self._audit, shown.start, shown.end)
         base = str(request.base_url).rstrip("/")
         try:
-            pdf = await run_in_threadpool(AF.audit_pdf, trail, self.clock, base, self.floor.words.first_headline)
+            language = self.language.of(request, session)
+            pdf = await run_in_threadpool(AF.audit_pdf, trail, language, base,
+                                          self.language.floor_words(language).first_headline)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         name = AF.audit_file_name(trail, self.clock, "pdf")

@@ -27,7 +27,7 @@ from starlette.responses import RedirectResponse, Response
 from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.store.registry import RegistryRefused
 from dealerbox.floor.telling import card_log as L
-from dealerbox.floor.telling.figure_text import one_decimal
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.web.auth import Refused, form
 
@@ -49,18 +49,20 @@ def parse_tags(text: str) -> dict[str, str]:
     tags: dict[str, str] = {}
     lines = [line for line in (text or "").replace("\r", "").split("\n") if line.strip()]
     if len(lines) > TAGS_MAX:
-        raise RegistryRefused(f"at most {TAGS_MAX} tags, one a line, not {len(lines)}")
+        raise RegistryRefused(N_("at most %(most)s tags, one a line, not %(count)s"), most=TAGS_MAX, count=len(lines))
     for number, line in enumerate(lines, 1):
         words = line.replace(",", " ").replace("=", " ").split()
         if len(words) != 2:
-            raise RegistryRefused(f"line {number} of the tags, {line.strip()[:40]!r}: expected a UID and a card "
-                                  "(04A3C6CAE26180 Ah)")
+            raise RegistryRefused(N_("line %(number)s of the tags, %(line)s: expected a UID and a card "
+                                     "(04A3C6CAE26180 Ah)"), number=number, line=repr(line.strip()[:40]))
         tags[words[0]] = words[1]
     return tags
 
 
 class RegistryPages:
-    """The registry's pages of a :class:`~dealerbox.floor.web.app.FloorApp`."""
+    """The registry's pages of a :class:`~dealerbox.floor.web.app.FloorApp`, each told in its
+    reader's language (:meth:`LanguageChoice.of <dealerbox.floor.web.language.LanguageChoice.of>`):
+    the page, its refusals and the log's files."""
 
     def __init__(self, app):
         self.app = app
@@ -86,6 +88,9 @@ class RegistryPages:
             ("/registry/log.pdf", "GET", self.day_pdf, "view", None),
         ]
 
+    def _language(self, request, session):
+        return self.app.language.of(request, session)
+
     # -- the list
 
     def _listing(self) -> dict:
@@ -94,20 +99,23 @@ class RegistryPages:
     async def page(self, request, client, session, *, error: str = "", status: int = 200):
         data = await run_in_threadpool(self._listing)
         names = await self.app._names(session)
+        language = self._language(request, session)
         return self.app.render(request, "registry.html", status, session=session, error=error, names=names,
-                               may_change=may(session.role, CHANGE), may_custody=may(session.role, CUSTODY),
-                               states=L.STATE_WORDS, hours=_hours,
+                               language=language, may_change=may(session.role, CHANGE),
+                               may_custody=may(session.role, CUSTODY), states=L.STATE_WORDS,
+                               hours=lambda seconds: L.hours_words(seconds, language),
                                deck_path=L.deck_path, today=self.clock.at(time.time()).date().isoformat(), **data)
 
     async def _fields(self, request) -> dict[str, str]:
         return await form(request, self.app.settings.request_timeout_s)
 
     async def _change(self, request, session, change, done: str, *, on_error):
-        """Run *change* (in a thread); to *done* when it is made, else the page again with why not."""
+        """Run *change* (in a thread); to *done* when it is made, else the page again with why
+        not, in its reader's language."""
         try:
             await run_in_threadpool(change)
         except RegistryRefused as refused:
-            return await on_error(str(refused))
+            return await on_error(refused.told(self._language(request, session).gettext))
         return RedirectResponse(done, 303)
 
     async def deck_form(self, request, client, session):
@@ -115,21 +123,24 @@ class RegistryPages:
         name, back, action = f.get("name", ""), f.get("back", ""), f.get("action", "")
         user = session.user
         if action != "receive" and not may(session.role, CHANGE):
-            raise Refused(403, f"{user} ({session.role}) may receive a sealed deck, not register its tags")
+            _ = self._language(request, session).gettext
+            raise Refused(403, _("%(user)s (%(role)s) may receive a sealed deck, not register its tags")
+                          % {"user": user, "role": _(session.role)})
 
         def change():
             if action == "receive":
                 try:
                     count = int(f.get("count", ""))
                 except ValueError:
-                    raise RegistryRefused(f"a sealed count is a whole number, not {f.get('count', '')!r}") from None
+                    raise RegistryRefused(N_("a sealed count is a whole number, not %(given)s"),
+                                          given=repr(f.get("count", ""))) from None
                 self.store.receive_deck(name, back, count, user)
                 log.info("floor web: %s received deck %s", user, name)
             elif action == "register":
                 self.store.register_deck(name, back, parse_tags(f.get("tags", "")), user)
                 log.info("floor web: %s registered deck %s", user, name)
             else:
-                raise RegistryRefused("the form says neither receive nor register")
+                raise RegistryRefused(N_("the form says neither receive nor register"))
 
         async def again(why):
             return await self.page(request, client, session, error=why, status=400)
@@ -161,26 +172,29 @@ class RegistryPages:
 
     # -- one deck
 
-    def _deck(self, name: str) -> dict:
+    def _deck(self, name: str, language) -> dict:
         found = L.deck_log(self.store, name)
         if found is None:
-            raise Refused(404, f"no deck {name[:64]!r} in the registry")
+            raise Refused(404, language.gettext("no deck %(deck)s in the registry") % {"deck": repr(name[:64])})
         return found
 
     async def deck_page(self, request, client, session, *, error: str = "", status: int = 200):
         name = request.path_params["name"]
+        language = self._language(request, session)
         try:
-            deck_log = await run_in_threadpool(self._deck, name)
+            deck_log = await run_in_threadpool(self._deck, name, language)
         except Refused as refused:
             return await self.page(request, client, session, error=refused.reason, status=refused.status)
         names = await self.app._names(session)
         deck = deck_log["deck"]
         checks = [s for s in deck_log["steps"] if s["step"] == "checked"]
         return self.app.render(request, "registry_deck.html", status, session=session, error=error, deck=deck,
-                               title=L.log_title(deck_log, self.clock), states=L.STATE_WORDS, hours=_hours,
-                               checks=checks, words=L.step_words, path=L.deck_path(deck["name"]),
+                               language=language, title=L.log_title(deck_log, language), states=L.STATE_WORDS,
+                               hours=lambda seconds: L.hours_words(seconds, language),
+                               checks=checks, words=lambda step: L.step_words(step, language),
+                               path=L.deck_path(deck["name"]),
                                may_change=may(session.role, CHANGE), may_custody=may(session.role, CUSTODY),
-                               sections=L.log_sections(deck_log, self.clock, names, ""))
+                               sections=L.log_sections(deck_log, language, names, ""))
 
     async def _deck_change(self, request, client, session, change):
         name = request.path_params["name"]
@@ -212,50 +226,58 @@ class RegistryPages:
         def change(name, f):
             hours, hands = f.get("hours", "").strip(), f.get("hands", "").strip()
             try:
-                hours_value = float(hours) if hours else None
+                # A reader of a decimal comma may type one (2,5): it is the same number.
+                hours_value = float(hours.replace(",", ".")) if hours else None
                 hands_value = int(hands) if hands else None
             except ValueError:
-                raise RegistryRefused(f"a limit is a number of hours or of hands, not {hours or hands!r}") from None
+                raise RegistryRefused(N_("a limit is a number of hours or of hands, not %(given)s"),
+                                      given=repr(hours or hands)) from None
             self.store.set_deck_limit(name, hours_value, hands_value, session.user)
         return await self._deck_change(request, client, session, change)
 
     async def deck_csv(self, request, client, session):
-        deck_log = await run_in_threadpool(self._deck, request.path_params["name"])
-        return self._file(L.log_csv(deck_log, self.clock, str(request.base_url)), "text/csv; charset=utf-8",
+        language = self._language(request, session)
+        deck_log = await run_in_threadpool(self._deck, request.path_params["name"], language)
+        return self._file(L.log_csv(deck_log, language, str(request.base_url)), "text/csv; charset=utf-8",
                           _file_name(f"deck-{deck_log['deck']['name']}", "csv"))
 
     async def deck_pdf(self, request, client, session):
-        deck_log = await run_in_threadpool(self._deck, request.path_params["name"])
+        language = self._language(request, session)
+        deck_log = await run_in_threadpool(self._deck, request.path_params["name"], language)
         return await self._pdf(request, session, deck_log, _file_name(f"deck-{deck_log['deck']['name']}", "pdf"))
 
     # -- one day
 
-    def _day(self, request) -> _dt.date:
+    def _day(self, request, session) -> _dt.date:
         text = request.query_params.get("day", "").strip()
         if not text:
             return self.clock.at(time.time()).date()
         try:
             return L.log_day(text)
-        except ValueError as exc:
-            raise Refused(400, f"day={text[:20]!r}: {exc}") from None
+        except ValueError:
+            _ = self._language(request, session).gettext
+            raise Refused(400, _("day=%(given)s: expected a day from %(first)s to %(last)s, YYYY-MM-DD") % {
+                "given": repr(text[:20]), "first": L.FIRST_DAY.isoformat(), "last": L.LAST_DAY.isoformat()}) from None
 
     async def day_page(self, request, client, session):
-        day = self._day(request)
+        day = self._day(request, session)
         day_log = await run_in_threadpool(L.day_log, self.store, self.clock, day)
         names = await self.app._names(session)
-        return self.app.render(request, "registry_log.html", session=session, title=L.log_title(day_log, self.clock),
+        language = self._language(request, session)
+        return self.app.render(request, "registry_log.html", session=session, language=language,
+                               title=L.log_title(day_log, language),
                                day=day.isoformat(), previous=(day - _dt.timedelta(days=1)).isoformat(),
                                following=(day + _dt.timedelta(days=1)).isoformat(),
-                               sections=L.log_sections(day_log, self.clock, names, ""))
+                               sections=L.log_sections(day_log, language, names, ""))
 
     async def day_csv(self, request, client, session):
-        day = self._day(request)
+        day = self._day(request, session)
         day_log = await run_in_threadpool(L.day_log, self.store, self.clock, day)
-        return self._file(L.log_csv(day_log, self.clock, str(request.base_url)), "text/csv; charset=utf-8",
-                          _file_name(f"day-{day.isoformat()}", "csv"))
+        return self._file(L.log_csv(day_log, self._language(request, session), str(request.base_url)),
+                          "text/csv; charset=utf-8", _file_name(f"day-{day.isoformat()}", "csv"))
 
     async def day_pdf(self, request, client, session):
-        day = self._day(request)
+        day = self._day(request, session)
         day_log = await run_in_threadpool(L.day_log, self.store, self.clock, day)
         return await self._pdf(request, session, day_log, _file_name(f"day-{day.isoformat()}", "pdf"))
 
@@ -266,17 +288,15 @@ class RegistryPages:
         return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def _pdf(self, request, session, a_log: dict, name: str) -> Response:
+        """The log as a PDF in the language of whoever asks for it, as their pages are."""
         names = await self.app._names(session)
         base = str(request.base_url).rstrip("/")
+        language = self._language(request, session)
         try:
-            pdf = await run_in_threadpool(L.log_pdf, a_log, self.clock, names, base)
+            pdf = await run_in_threadpool(L.log_pdf, a_log, language, names, base)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         return self._file(pdf, "application/pdf", name)
-
-
-def _hours(seconds) -> str:
-    return one_decimal(seconds / 3600 if seconds is not None else None)
 
 
 def _file_name(what: str, ext: str) -> str:

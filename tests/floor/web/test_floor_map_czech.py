@@ -25,11 +25,11 @@ PLACEHOLDER = re.compile(r"%\(\w+\)s")
 CZECH_MOMENT = re.compile(r"\d{1,2}\. \d{1,2}\. \d{4} \d{1,2}:\d\d(:\d\d)? SEL?Č")
 
 
-def english_page_words() -> list[str]:
-    """The English catalog's words that Czech words differently: each message's literal
+def english_page_words(lang: str = "cs") -> list[str]:
+    """The English catalog's words that *lang* words differently: each message's literal
     parts (between its placeholders) that hold a word."""
-    with open(LOCALE / "cs" / "LC_MESSAGES" / "floor.po", "rb") as po:
-        catalog = read_po(po, locale="cs")
+    with open(LOCALE / lang / "LC_MESSAGES" / "floor.po", "rb") as po:
+        catalog = read_po(po, locale=lang)
     words = set()
     for m in catalog:
         if not m.id:
