@@ -27,13 +27,16 @@ _SIZE, _ROW = 8, 5.0
 #: A column is never narrower than this (mm), nor wider than this share of the page.
 _NARROWEST, _WIDEST_SHARE = 14.0, 0.4
 #: A cell of a column of figures: right-aligned, as on the page.
-_FIGURE = re.compile(r"^(-?\d+(\.\d+)?|–|no hands|\d+ (h|min|s)( \d+ (min|s))?)$")
+_FIGURE = re.compile(r"^(-?\d+([\u00a0\u202f ,.]\d{3})*([.,]\d+)?|–|no hands|\d+ (h|min|s)( \d+ (min|s))?)$")
+#: The footer's words: the report's, then its page of how many (a language's own, when given).
+PAGE_WORDS = "%(footer)s, page %(page)s/%(pages)s"
 
 
 def figure_columns(rows: list[list[dict]]) -> list[bool]:
     """Which columns hold figures only (every cell a number, a duration or a dash): they align right."""
     width = max((len(r) for r in rows), default=0)
-    return [i > 0 and all(_FIGURE.match(r[i]["text"]) for r in rows if i < len(r)) for i in range(width)]
+    return [i > 0 and all(r[i].get("figure") or _FIGURE.match(r[i]["text"]) for r in rows if i < len(r))
+            for i in range(width)]
 
 
 def column_widths(columns: list[str], rows: list[list[dict]], width: float, measure) -> list[float]:
@@ -51,8 +54,9 @@ def column_widths(columns: list[str], rows: list[list[dict]], width: float, meas
 
 
 class _Doc(FPDF):
-    def __init__(self, title: str, footer: str):
+    def __init__(self, title: str, footer: str, page_words: str = PAGE_WORDS):
         super().__init__(orientation="L", unit="mm", format="A4")
+        self.page_words = page_words
         regular, bold = find_font()
         self.add_font(_FAMILY, "", str(regular))
         self.add_font(_FAMILY, "B", str(bold))
@@ -65,7 +69,8 @@ class _Doc(FPDF):
     def footer(self):
         self.set_y(-10)
         self.set_font(_FAMILY, "", 7)
-        self.cell(0, 4, f"{self.footer_text}, page {self.page_no()}/{{nb}}", align="C")
+        self.cell(0, 4, self.page_words % {"footer": self.footer_text, "page": self.page_no(), "pages": "{nb}"},
+                  align="C")
 
     def _row(self, cells: list[dict], widths: list[float], right: list[bool], *, bold: bool = False) -> None:
         self.set_font(_FAMILY, "B" if bold else "", _SIZE)
@@ -103,10 +108,11 @@ class _Doc(FPDF):
         self._heads = []
 
 
-def sections_pdf(title: str, sections: list[dict], *, footer: str) -> bytes:
+def sections_pdf(title: str, sections: list[dict], *, footer: str, page_words: str = PAGE_WORDS) -> bytes:
     """A landscape A4 PDF: *title*, then each section (``heading``, ``columns``, ``rows`` of
-    cells ``text``/``href``, ``empty``, ``notes``) as a table with its notes."""
-    doc = _Doc(title, footer)
+    cells ``text``/``href``, ``figure``, ``empty``, ``notes``) as a table with its notes;
+    *page_words* the footer's (``%(footer)s, page %(page)s/%(pages)s``, in the reader's language)."""
+    doc = _Doc(title, footer, page_words)
     doc.add_page()
     doc.set_font(_FAMILY, "B", 15)
     doc.multi_cell(0, 8, title, **_NEXT)
