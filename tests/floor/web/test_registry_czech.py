@@ -187,6 +187,28 @@ def test_a_czech_auditor_reads_the_registry_a_deck_the_card_control_log_and_the_
     assert not failures, "\n".join(failures)
 
 
+def test_a_refused_change_is_said_in_czech_on_the_page(room, chromium, tmp_path):
+    cookie = sign_in(room, "ada")[0]
+    with signed_in_page(chromium, "tablet", room.url, cookie) as page:
+        page.goto(room.url.rstrip("/") + "/registry", wait_until="load")
+        page.fill("#receive-name", DECK)
+        page.fill("#receive-back", "červený")
+        page.fill("#receive-count", "54")
+        page.click("#receive")
+        page.wait_for_selector("#refused")
+        assert page.locator("#refused").inner_text() == f"Neprovedeno: balíček {DECK} už v registru je (ve hře)"
+        page.goto(room.url.rstrip("/") + "/registry", wait_until="load")
+        page.fill("#register-name", "Zelený 2")
+        page.fill("#register-tags", "04A3C6CAE26180")
+        page.click("#register")
+        page.wait_for_selector("#refused")
+        refused = page.locator("#refused").inner_text()
+        assert refused == ("Neprovedeno: řádek 1 štítků, '04A3C6CAE26180': očekáváno UID a karta "
+                           "(04A3C6CAE26180 Ah)"), refused
+        page.screenshot(path=shot_path(tmp_path, "registry-cs-refused-tablet.png"), full_page=True)
+        assert page.locator("html").get_attribute("lang") == "cs"
+
+
 @pytest.mark.parametrize("lang", ["sk", "de"])
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_slovak_and_a_german_reader_read_the_card_control_log_in_their_language(room, chromium, lang, size,
