@@ -89,23 +89,23 @@ def registry_change_words(action: str, step: dict | None, detail: str = "", lang
     if step is None:
         return f"{action.replace('_', ' ')}: {detail}"
     language = told_in(language)
-    _, n_, integer = language.gettext, language.ngettext, language.forms.integer
+    _, integer = language.gettext, language.forms.integer
     d, deck, badge = step.get("detail") or {}, step.get("deck"), step.get("badge")
     said = {"deck": deck, "badge": badge, "back": d.get("back"), "table": step.get("table_id"),
             "from": d.get("from"), "witness": step.get("witness"), "why": d.get("why", ""),
             "dealer": d.get("dealer")}
     if action == "deck_receive":
         count = d.get("sealed_count") if isinstance(d.get("sealed_count"), int) else 0
-        return n_("received deck %(deck)s (sealed, %(count)s card, back %(back)s)",
+        return language.ngettext("received deck %(deck)s (sealed, %(count)s card, back %(back)s)",
                   "received deck %(deck)s (sealed, %(count)s cards, back %(back)s)", count) % {
             **said, "count": integer(count) if count else d.get("sealed_count")}
     if action == "deck_register":
         count = d.get("tags") if isinstance(d.get("tags"), int) else 0
         said["count"] = integer(count) if count else d.get("tags")
         if d.get("back"):
-            return n_("registered deck %(deck)s (%(count)s tag, back %(back)s)",
+            return language.ngettext("registered deck %(deck)s (%(count)s tag, back %(back)s)",
                       "registered deck %(deck)s (%(count)s tags, back %(back)s)", count) % said
-        return n_("registered deck %(deck)s (%(count)s tag)", "registered deck %(deck)s (%(count)s tags)", count) % said
+        return language.ngettext("registered deck %(deck)s (%(count)s tag)", "registered deck %(deck)s (%(count)s tags)", count) % said
     if action == "deck_issue":
         text = _("issued deck %(deck)s to %(table)s") % said
         if d.get("from"):
@@ -369,5 +369,7 @@ def audit_pdf(trail: dict, language: Language | FloorClock, base_url: str | None
     and columns; with *base_url* (``https://floor.example``) its links open the floor's pages."""
     language = told_in(language)
     title = audit_title(trail, language)
+    _ = language.gettext
     return PDF.sections_pdf(title, audit_sections(trail, language, base_url, alert_words),
-                            footer=language.gettext("dealerbox floor, %(title)s") % {"title": title})
+                            footer=_("dealerbox floor, %(title)s") % {"title": title},
+                            page_words=_("%(footer)s, page %(page)s/%(pages)s"))

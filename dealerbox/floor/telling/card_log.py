@@ -32,7 +32,7 @@ from dealerbox.floor.telling.figure_text import NOTHING
 from dealerbox.floor.telling.language import Language
 
 __all__ = ["deck_log", "day_log", "day_range", "log_sections", "log_title", "log_csv", "log_html", "log_pdf",
-           "step_words", "limit_words", "hours_words", "told_in", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
+           "step_words", "person_words", "limit_words", "hours_words", "told_in", "deck_path", "log_day", "STATE_WORDS", "CSV_HEADER", "FIRST_DAY", "LAST_DAY"]
 
 #: A deck's states as people read them (in English: each page tells them in its reader's language).
 STATE_WORDS = {"received": N_("received, sealed"), "registered": N_("registered"), "in_play": N_("in play"),
@@ -101,6 +101,8 @@ def _per_deck_and_table(hands: list[dict]) -> list[dict]:
 #: The house limit's words a table's hand filed in a ``limit`` step (the store's, English):
 #: read back to be told in the reader's language.
 _PAST_HANDS = re.compile(r"^(?P<value>\d+) hands \(limit (?P<limit>\d+)\)$")
+#: Who a table's own step names (the store writes it so: no person signs in at a table's tools).
+_TECHNICIAN = re.compile(r"^a technician at (?P<table>\S+)$")
 _PAST_HOURS = re.compile(r"^(?P<value>\d+(\.\d+)?) hours in play \(limit (?P<limit>\d+(\.\d+)?)\)$")
 
 
@@ -137,6 +139,15 @@ def _past(language: Language, said: str) -> str:
     return said
 
 
+def person_words(person: str | None, language: Language | None = None) -> str | None:
+    """A step's person in *language*: a table's technician (as the store names them) in the
+    reader's words, anyone else by their own name."""
+    technician = _TECHNICIAN.match(person or "")
+    if technician:
+        return told_in(language).gettext("a technician at %(table)s") % {"table": technician["table"]}
+    return person
+
+
 def _hours_limit(language: Language, hours: float) -> str:
     """A limit's hours as it was set (``8``, ``0,05``): no decimals it did not have."""
     text = f"{hours:g}"
@@ -147,7 +158,7 @@ def _hours_limit(language: Language, hours: float) -> str:
 def step_words(step: dict, language: Language | None = None) -> str:
     """What one step of the log says, in a pit boss's words, in *language* (English: none given)."""
     language = told_in(language)
-    _, n_ = language.gettext, language.ngettext
+    _ = language.gettext
     d, kind = step.get("detail") or {}, step["step"]
     if kind == "received":
         return _("Received sealed: %(count)s in the seal, back %(back)s") % {
@@ -156,9 +167,9 @@ def step_words(step: dict, language: Language | None = None) -> str:
         count = d.get("tags") if isinstance(d.get("tags"), int) else 0
         said = {"count": _number(language, d.get("tags")), "back": d.get("back")}
         if d.get("back"):
-            return n_("Registered: %(count)s tag, back %(back)s", "Registered: %(count)s tags, back %(back)s",
+            return language.ngettext("Registered: %(count)s tag, back %(back)s", "Registered: %(count)s tags, back %(back)s",
                       count) % said
-        return n_("Registered: %(count)s tag", "Registered: %(count)s tags", count) % said
+        return language.ngettext("Registered: %(count)s tag", "Registered: %(count)s tags", count) % said
     if kind == "in_play":
         return _("In play: its first hand")
     if kind == "issued":
@@ -285,7 +296,7 @@ def log_sections(log: dict, language: Language | FloorClock, names: dict[str, st
                       link(deck_path(s["deck"])) if s["deck"] else None, none=not (s["deck"] or s["badge"]))]),
               cell(step_words(s, language)),
               cell(s["table_id"], link(f"/tables/{s['table_id']}")) if s["table_id"] else cell(NOTHING, none=True),
-              cell(s["person"]) if s["person"] else cell(NOTHING, none=True),
+              cell(person_words(s["person"], language)) if s["person"] else cell(NOTHING, none=True),
               cell(s["witness"]) if s["witness"] else cell(NOTHING, none=True)] for s in log["steps"]]
     sections.append({
         "id": "log-steps", "heading": _("Every step"),
@@ -361,5 +372,7 @@ def log_pdf(log: dict, language: Language | FloorClock, names: dict[str, str] | 
     :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
     language = told_in(language)
     title = log_title(log, language)
+    _ = language.gettext
     return PDF.sections_pdf(title, log_sections(log, language, names, base_url),
-                            footer=language.gettext("dealerbox floor, %(title)s") % {"title": title})
+                            footer=_("dealerbox floor, %(title)s") % {"title": title},
+                            page_words=_("%(footer)s, page %(page)s/%(pages)s"))

@@ -104,7 +104,7 @@ class RegistryPages:
                                language=language, may_change=may(session.role, CHANGE),
                                may_custody=may(session.role, CUSTODY), states=L.STATE_WORDS,
                                hours=lambda seconds: L.hours_words(seconds, language),
-                               deck_path=L.deck_path, today=self.clock.at(time.time()).date().isoformat(), **data)
+                               person=lambda who: L.person_words(who, language), deck_path=L.deck_path, today=self.clock.at(time.time()).date().isoformat(), **data)
 
     async def _fields(self, request) -> dict[str, str]:
         return await form(request, self.app.settings.request_timeout_s)

@@ -64,7 +64,8 @@ def test_a_user_reads_the_rooms_language_until_they_choose_their_own_and_the_cha
     status, _h, trail = call(web, "GET", "/api/audit", cookie=cookie)
     assert [(c["who"], c["words"]) for c in trail["accounts"]] == [("vera", "changed their language from room to cs")]
     status, audit_html = page(web, "/audit", cookie)
-    assert "changed their language from room to cs" in audit_html
+    # The page in the reader's own language: hers is Czech now, the room's (sk) and hers named in it.
+    assert "změnil(a) jazyk: jazyk herního sálu → čeština" in audit_html
     # Back to the room's: the menu's first entry.
     choose(web, "vera", {"language": "room"}, csrf=csrf, cookie=cookie)
     assert lang_of(page(web, "/", cookie)[1]) == "sk"
