@@ -1,10 +1,11 @@
 """Prometheus's text format (version 0.0.4) written from a ``prometheus_client`` registry, the
 same bytes as the library's own ``generate_latest`` for the floor's families (counters and
-gauges with plain names and labels), at a third of its cost.
+gauges with plain names and labels), for less CPU: 1.3 against 2.0 ms for a room of 50 tables
+(430 samples), measured on the development machine.
 
 ``generate_latest`` checks and escapes every metric and label name again for every sample; a
 scrape of the floor holds some ten samples per table, and at a load of 15 to 20 on the floor's
-two cores its CPU is what a scrape's time is made of (issue 47: 110 ms). The floor's names
+two cores a scrape's CPU, times ten, is what its time is made of (issue 47: 110 ms). The floor's names
 never change, so each is checked once (:func:`_plain_name`, cached) and only the label values,
 which come from the store, are escaped per sample. A name or a family type the fast path does
 not know (a histogram, a name to escape) is written by ``generate_latest`` itself.

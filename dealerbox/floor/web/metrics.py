@@ -1,5 +1,7 @@
 """The floor's metrics for IT's monitoring (issue 41; docs/floor/metrics.md): ``/metrics`` in
-Prometheus's text format, written by the ``prometheus_client`` library.
+Prometheus's text format: the families made with the ``prometheus_client`` library, written
+by the floor's own writer (:mod:`~dealerbox.floor.web.exposition`, the library's bytes for less
+CPU).
 
 Only a scraper showing the bearer token of ``[web] metrics_token_file`` gets an answer (401
 otherwise, and 404 when no token file is set: the floor then serves no metrics at all). The
