@@ -10,6 +10,7 @@ figures (:mod:`dealerbox.floor.telling.figures`) do; a hand belongs to a range b
 - :func:`dealer_chart`: one dealer's control chart, hand by hand, with its limit h;
 - :func:`seat_luck`: one table's seats over one range: hands, strong hands, the
   expected number, the p-value, and the strong hands' seqs (each a story);
+  :func:`room_seat_luck` the same for every table at once;
 - :func:`unscored`: the hands whose shuffle was not scored for want of a current reference.
 """
 
@@ -24,7 +25,7 @@ from dealerbox.floor.protect.floor_pass import load_references
 from dealerbox.floor.protect.seat_luck import binomial_tail, strong_probability
 from dealerbox.floor.protect.tables import protect_hands
 
-__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "unscored", "LOW_P"]
+__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "room_seat_luck", "room_dealer_points", "unscored", "LOW_P"]
 
 #: A hand "looks unshuffled" on the figures below this p-value (5% of fair hands do).
 LOW_P = 0.05
@@ -77,35 +78,61 @@ def shuffle_quality(conn, start: float, end: float) -> dict:
 def dealer_chart(conn, dealer: str, start: float, end: float, *, h: float | None = None) -> dict:
     """One dealer's CUSUM hand by hand: ``points`` (table, start_seq, started, error, value)
     and the limit ``h`` when given (the pass's :class:`~dealerbox.floor.protect.control_chart.Cusum`)."""
+    return {"dealer": dealer, "from": start, "to": end, "h": h,
+            "points": room_dealer_points(conn, start, end, [dealer]).get(dealer, [])}
+
+
+def room_dealer_points(conn, start: float, end: float, dealers: list[str]) -> dict[str, list[dict]]:
+    """The ``points`` of :func:`dealer_chart` of each of *dealers*, dealer -> points, in one
+    statement (the Surveillance page draws every dealer's chart of a shift: one read, not one
+    round trip per dealer)."""
     c = protect_hands.c
-    points = [{"table": t, "start_seq": s, "started": at, "error": bool(e), "value": v}
-              for t, s, at, e, v in conn.execute(
-                  select(c.table_id, c.start_seq, c.started, c.error, c.chart)
-                  .where(_in_range(start, end), c.dealer == dealer).order_by(c.started, c.start_seq))]
-    return {"dealer": dealer, "from": start, "to": end, "h": h, "points": points}
+    out: dict[str, list[dict]] = {d: [] for d in dealers}
+    for dealer, t, s, at, e, v in conn.execute(
+            select(c.dealer, c.table_id, c.start_seq, c.started, c.error, c.chart)
+            .where(_in_range(start, end), c.dealer.in_(dealers)).order_by(c.dealer, c.started, c.start_seq)):
+        out[dealer].append({"table": t, "start_seq": s, "started": at, "error": bool(e), "value": v})
+    return out
 
 
 def seat_luck(conn, table_id: str, start: float, end: float, config: ProtectConfig = ProtectConfig()) -> list[dict]:
     """Per seat (and game) of one table in ``[start, end)``: hands dealt, strong hands (as
     *config* defines them: the floor's ``[protect]``), the expected number, P(at least that
     many) by chance (uncorrected), and the strong hands' seqs."""
+    return room_seat_luck(conn, start, end, config, table_id).get(table_id, [])
+
+
+def room_seat_luck(conn, start: float, end: float, config: ProtectConfig = ProtectConfig(),
+                   table_id: str | None = None) -> dict[str, list[dict]]:
+    """:func:`seat_luck` of every table with hands in ``[start, end)`` (or of *table_id*
+    alone), table -> its seats, in one statement: a page of the room's seats is one read
+    through the index on ``started``, not one per table (a round trip each on PostgreSQL)."""
     c = protect_hands.c
+    stmt = select(c.table_id, c.start_seq, c.hole_cards, c.seats, c.strong).where(_in_range(start, end))
+    if table_id is not None:
+        stmt = stmt.where(c.table_id == table_id)
     counts: dict = {}
-    for start_seq, hole_cards, seats, strong in conn.execute(
-            select(c.start_seq, c.hole_cards, c.seats, c.strong)
-            .where(_in_range(start, end), c.table_id == table_id).order_by(c.start_seq)):
-        strong = set(json.loads(strong))
-        for seat in json.loads(seats):
-            n, ids = counts.get((seat, hole_cards), (0, []))
+    # A table's hands hold the same few seat lists again and again: each text is read once.
+    parsed: dict[str, list] = {}
+    for table, start_seq, hole_cards, seats, strong in conn.execute(stmt.order_by(c.table_id, c.start_seq)):
+        strong = parsed[strong] if strong in parsed else parsed.setdefault(strong, json.loads(strong))
+        mine = counts.setdefault(table, {})
+        for seat in parsed[seats] if seats in parsed else parsed.setdefault(seats, json.loads(seats)):
+            n, ids = mine.get((seat, hole_cards), (0, []))
             if seat in strong:
                 ids.append(start_seq)
-            counts[(seat, hole_cards)] = (n + 1, ids)
-    out = []
-    for (seat, hole_cards), (n, ids) in sorted(counts.items()):
-        p = float(strong_probability(hole_cards, config.holdem_strong, config.omaha_pairs))
-        out.append({"seat": seat, "hole_cards": hole_cards, "hands": n, "strong": len(ids),
-                    "expected": round(n * p, 3), "p_value": binomial_tail(len(ids), n, p),
-                    "strong_hands": ids})
+            mine[(seat, hole_cards)] = (n + 1, ids)
+    chances: dict[int, float] = {}
+    out = {}
+    for table, mine in sorted(counts.items()):
+        out[table] = []
+        for (seat, hole_cards), (n, ids) in sorted(mine.items()):
+            if hole_cards not in chances:
+                chances[hole_cards] = float(strong_probability(hole_cards, config.holdem_strong, config.omaha_pairs))
+            p = chances[hole_cards]
+            out[table].append({"seat": seat, "hole_cards": hole_cards, "hands": n, "strong": len(ids),
+                               "expected": round(n * p, 3), "p_value": binomial_tail(len(ids), n, p),
+                               "strong_hands": ids})
     return out
 
 

@@ -106,10 +106,15 @@ def binomial_tail(k: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1.0:
         return 1.0
-    lp, lq = math.log(p), math.log1p(-p)
+    lp, lq, whole = math.log(p), math.log1p(-p), math.lgamma(n + 1)
     total = 0.0
     for i in range(k, n + 1):
-        total += math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+        term = math.exp(whole - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+        total += term
+        # Past the mode the terms only fall: once one no longer moves the sum, none after it will
+        # (the Surveillance page sums 500 seats' tails at each view).
+        if i > n * p and term <= total * 1e-17:
+            break
     return min(1.0, total)
 
 

@@ -566,8 +566,11 @@ class RoomRegistry(Connection):
                                      func.count().label("hands"))
                               .where(h.deck == name).group_by(h.table_id).order_by(func.min(h.started)))
 
-    def deck_hands(self, name: str | None = None, start: float | None = None, end: float | None = None) -> list[dict]:
-        """The hands dealt with deck *name* (every deck: None), oldest first, optionally started in ``[start, end)``."""
+    def deck_hands(self, name: str | None = None, start: float | None = None, end: float | None = None, *,
+                   limit: int | None = None, offset: int = 0) -> list[dict]:
+        """The hands dealt with deck *name* (every deck: None), oldest first, optionally started in
+        ``[start, end)``; at most *limit* of them (None: all) after the first *offset* (a page of a
+        day's log reads its page through the index on ``started``, not the day's every hand)."""
         h = reg_hands_table.c
         stmt = select(h.table_id.label("table"), h.start_seq, h.deck, h.started, h.ended, h.dealer)
         if name is not None:
@@ -576,8 +579,27 @@ class RoomRegistry(Connection):
             stmt = stmt.where(h.started >= start)
         if end is not None:
             stmt = stmt.where(h.started < end)
+        stmt = stmt.order_by(h.started, h.table_id, h.start_seq)
+        if limit is not None:
+            stmt = stmt.limit(limit).offset(offset)
+        elif offset:
+            stmt = stmt.offset(offset)
         with self._unit(write=False):
-            return self._rows(stmt.order_by(h.started, h.table_id, h.start_seq))
+            return self._rows(stmt)
+
+    def day_deck_tables(self, start: float, end: float) -> list[dict]:
+        """The hands started in ``[start, end)`` per deck and table: ``deck``, ``table``, ``first``
+        (the first hand's start), ``last`` (the last one's end, or start when it has none) and
+        ``hands``, by deck then first hand: summed in SQL, so a day's log costs its decks, not
+        its hands."""
+        h = reg_hands_table.c
+        first = func.min(h.started)
+        with self._unit(write=False):
+            return self._rows(select(h.deck, h.table_id.label("table"), first.label("first"),
+                                     func.max(func.coalesce(h.ended, h.started)).label("last"),
+                                     func.count().label("hands"))
+                              .where(h.started >= start, h.started < end)
+                              .group_by(h.deck, h.table_id).order_by(h.deck, first))
 
     def badges(self) -> list[dict]:
         """Every badge, by dealer then UID."""

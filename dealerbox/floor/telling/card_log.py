@@ -78,24 +78,17 @@ def day_range(clock: FloorClock, day: _dt.date) -> tuple[float, float]:
     return start.timestamp(), end.timestamp()
 
 
-def day_log(store, clock: FloorClock, day: _dt.date) -> dict:
-    """Every step of the room's registry on the local day *day*, and the hands each deck dealt that day."""
+def day_log(store, clock: FloorClock, day: _dt.date, *, first: int = 0, most: int | None = None) -> dict:
+    """Every step of the room's registry on the local day *day*, each deck's hands that day per
+    table (``tables``, summed by the store), and the hands themselves: every one (the CSV's and
+    the PDF's), or at most *most* after the first *first*, oldest first (a page's: a day of a
+    room holds some 33,000), with ``hands_total`` and ``hands_first`` saying which."""
     start, end = day_range(clock, day)
-    hands = store.deck_hands(None, start, end)
+    tables = store.day_deck_tables(start, end)
     return {"kind": "day", "day": day.isoformat(), "from": start, "to": end,
-            "steps": store.registry_steps(start=start, end=end), "tables": _per_deck_and_table(hands),
-            "hands": hands}
-
-
-def _per_deck_and_table(hands: list[dict]) -> list[dict]:
-    out: dict[tuple, dict] = {}
-    for h in hands:
-        # The hands come oldest first: the first one opens the row, each one after is its last so far.
-        row = out.setdefault((h["deck"], h["table"]), {"deck": h["deck"], "table": h["table"], "first": h["started"],
-                                                       "last": None, "hands": 0})
-        row["hands"] += 1
-        row["last"] = h["ended"] if h["ended"] is not None else h["started"]
-    return sorted(out.values(), key=lambda r: (r["deck"], r["first"] or 0))
+            "steps": store.registry_steps(start=start, end=end), "tables": tables,
+            "hands": store.deck_hands(None, start, end, limit=most, offset=first),
+            "hands_total": sum(r["hands"] for r in tables), "hands_first": first}
 
 
 #: The house limit's words a table's hand filed in a ``limit`` step (the store's, English):
@@ -321,10 +314,24 @@ def log_sections(log: dict, language: Language | FloorClock, names: dict[str, st
               cell(_("hand %(seq)s") % {"seq": h["start_seq"]}, link(f"/hands/{h['table']}/{h['start_seq']}"))]
              for h in log["hands"]]
     sections.append({
-        "id": "log-hands", "heading": _("Hands dealt (%(count)s)") % {"count": integer(len(log["hands"]))},
+        "id": "log-hands", "heading": _("Hands dealt (%(count)s)") % {"count": integer(log.get("hands_total", len(log["hands"])))},
         "columns": [_("started"), *([] if deck_kind else [_("deck")]), _("table"), _("dealer"), _("hand")],
-        "rows": hands, "empty": _("No hand."), "notes": []})
+        "rows": hands, "empty": _("No hand."), "notes": _hands_shown(log, language)})
     return sections
+
+
+def _hands_shown(log: dict, language: Language) -> list[str]:
+    """Which of the day's hands a page of its log shows, when it shows only some."""
+    total, first, shown = log.get("hands_total"), log.get("hands_first", 0), len(log["hands"])
+    if total is None or (first == 0 and shown == total):
+        return []
+    integer = language.forms.integer
+    if not shown:
+        return [language.gettext("No hand from hand %(first)s: the day's log holds %(total)s.")
+                % {"first": integer(first + 1), "total": integer(total)}]
+    return [language.gettext("Hands %(first)s to %(last)s of %(total)s, oldest first: the CSV and the PDF hold "
+                             "every one.") % {"first": integer(first + 1), "last": integer(first + shown),
+                                              "total": integer(total)}]
 
 
 def log_csv(log: dict, language: Language | FloorClock, base_url: str = "") -> str:

@@ -31,12 +31,17 @@ from dealerbox.floor.telling.moment_words import zone as zone_in
 # (ImportWarning). The floor draws no maps: take the hook off again.
 sys.meta_path[:] = [f for f in sys.meta_path if type(f).__module__ != "pygal"]
 
-__all__ = ["hands_per_hour_chart", "irregularity_chart", "buckets", "y_labels", "MAX_LABELS", "HOURLY_UP_TO_S"]
+__all__ = ["hands_per_hour_chart", "irregularity_chart", "buckets", "y_labels", "thinned", "MAX_LABELS",
+           "HOURLY_UP_TO_S", "LINE_RUNS"]
 
 #: At most this many labels on the x axis (the others are left out, the bars stay).
 MAX_LABELS = 12
 #: A range up to this long is charted per hour; a longer one per day.
 HOURLY_UP_TO_S = 48 * 3600.0
+#: A line over many hands is drawn from at most this many runs of them (two points a run): a
+#: chart 760 pixels wide shows no more, and pygal's cost is per point (a shift's 30 dealers'
+#: charts of some 670 hands each took most of the Surveillance page's 11 s on a loaded floor).
+LINE_RUNS = 80
 #: The series' colours: distinct on the dark page, and for the common colour blindnesses.
 COLOURS = ("#56b4e9", "#e69f00", "#cc79a7", "#009e73")
 
@@ -121,6 +126,22 @@ def _chart(title: str, bars: list[dict], axis: str, y_title: str, values, langua
         show_minor_x_labels=every == 1, truncate_legend=-1, truncate_label=-1, js=[],
         style=_STYLE, height=300, width=660, show_legend=True, legend_at_bottom=True,
         x_label_rotation=0, print_values=False, explicit_size=True, disable_xml_declaration=True)
+
+
+def thinned(values: list[float], runs: int = LINE_RUNS) -> list[tuple[int, float]]:
+    """``(x, value)`` of a line over *values* (x from 1) with at most about ``2 * runs`` points:
+    of each run of consecutive values the lowest and the highest, in their order, so that every
+    peak (a chart reaching its limit) and every fall back (its restart) is drawn where it was."""
+    n = len(values)
+    if n <= 2 * runs:
+        return [(i + 1, v) for i, v in enumerate(values)]
+    size = math.ceil(n / runs)
+    out = []
+    for start in range(0, n, size):
+        run = range(start, min(n, start + size))
+        low, high = min(run, key=values.__getitem__), max(run, key=values.__getitem__)
+        out.extend((i + 1, values[i]) for i in sorted({low, high}))
+    return out
 
 
 def svg(chart, nonce: str) -> str:

@@ -1,5 +1,7 @@
 """The floor's metrics for IT's monitoring (issue 41; docs/floor/metrics.md): ``/metrics`` in
-Prometheus's text format, written by the ``prometheus_client`` library.
+Prometheus's text format: the families made with the ``prometheus_client`` library, written
+by the floor's own writer (:mod:`~dealerbox.floor.web.exposition`, the library's bytes for less
+CPU).
 
 Only a scraper showing the bearer token of ``[web] metrics_token_file`` gets an answer (401
 otherwise, and 404 when no token file is set: the floor then serves no metrics at all). The
@@ -23,10 +25,9 @@ import logging
 import secrets
 import time
 
-from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from sqlalchemy import and_, func, select
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response
 
@@ -34,15 +35,17 @@ from dealerbox.errors import ConfigError
 from dealerbox.floor.operating.broker_check_metrics import BrokerCheckCollector
 from dealerbox.floor.protect.tables import protect_progress
 from dealerbox.floor.store import metrics as SM
-from dealerbox.floor.store.schema import lines_table, tables_table
+from dealerbox.floor.web.exposition import exposition
 
-__all__ = ["FloorMetrics", "StoreCollector", "protection_lag", "read_token", "TOKEN_MIN"]
+__all__ = ["FloorMetrics", "StoreCollector", "read_token", "TOKEN_MIN"]
 
 log = logging.getLogger(__name__)
 
 #: A token shorter than this is refused at start: a guessable token is an open door.
 TOKEN_MIN = 24
 NS = "dealerbox_floor"
+#: The scrape's statement over the tables' rows, built once.
+TABLES = SM.tables_statement(protect_progress)
 
 
 def read_token(path) -> str:
@@ -59,25 +62,9 @@ def read_token(path) -> str:
     return token
 
 
-def protection_lag(conn, now: float) -> list[dict]:
-    """Per table, how far game protection's pass is behind the lines filed: ``lines`` not yet
-    read, and ``seconds`` since the oldest of them was filed (0 when none waits)."""
-    t, p, ln = tables_table.c, protect_progress.c, lines_table.c
-    done = func.coalesce(p.seq, 0)
-    rows = conn.execute(
-        select(t.table_id, t.last_seq, done, ln.committed)
-        .select_from(tables_table
-                     .outerjoin(protect_progress, p.table_id == t.table_id)
-                     .outerjoin(lines_table, and_(ln.table_id == t.table_id, ln.seq == done + 1)))
-        .order_by(t.table_id))
-    return [{"table": table, "lines": max(0, int(last) - int(seq)),
-             "seconds": max(0.0, now - committed) if committed is not None and int(last) > int(seq) else 0.0}
-            for table, last, seq, committed in rows]
-
-
 class StoreCollector:
-    """A ``prometheus_client`` collector reading the store at each scrape (one connection, one
-    pass over a few grouped statements)."""
+    """A ``prometheus_client`` collector reading the store at each scrape: one connection, two
+    statements (:mod:`dealerbox.floor.store.metrics`), whatever the store holds."""
 
     def __init__(self, engine, clock=time.time):
         self.engine = engine
@@ -92,10 +79,7 @@ class StoreCollector:
         now = self.clock()
         try:
             with self.engine.connect() as conn:
-                counters = SM.table_counters(conn)
-                lag, alerts = SM.table_lag(conn), SM.alerts_open(conn)
-                bridges, protection = SM.bridge_states(conn), protection_lag(conn, now)
-                connections = SM.store_connections(conn)
+                tables, room = SM.table_figures(conn, TABLES), SM.room_figures(conn)
         except Exception:  # the store down: say so in the scrape rather than failing it
             log.warning("floor metrics: cannot read the store", exc_info=True)
             yield GaugeMetricFamily(f"{NS}_store_up", "1 when the scrape could read the store", value=0)
@@ -104,20 +88,20 @@ class StoreCollector:
         yield GaugeMetricFamily(f"{NS}_store_up", "1 when the scrape could read the store", value=1)
         yield GaugeMetricFamily(f"{NS}_store_query_seconds", "How long this scrape's reads of the store took",
                                 value=took)
-        if connections is not None:
+        if room["connections"] is not None:
             yield GaugeMetricFamily(f"{NS}_store_connections",
                                     "Connections open to the store's PostgreSQL database (every process)",
-                                    value=connections)
+                                    value=room["connections"])
         # Every table the floor knows, at 0 until it counts: increase() sees the first rise.
         filed = CounterMetricFamily(f"{NS}_lines_filed", "Journal lines filed in the store, per table",
                                     labels=["table"])
         rejected = CounterMetricFamily(f"{NS}_lines_rejected", "Lines that broke a table's chain or came "
                                        "again with other content (why=chain) and messages the floor could "
                                        "not use (why=protocol), per table", labels=["table", "why"])
-        for table, counts in sorted(counters.items()):
-            filed.add_metric([table], counts["filed"])
+        for row in tables:
+            filed.add_metric([row["table"]], row["filed"])
             for why in SM.REJECTED_WHY:
-                rejected.add_metric([table, why], counts[why])
+                rejected.add_metric([row["table"], why], row[why])
         yield from (filed, rejected)
         families = {
             "online": GaugeMetricFamily(f"{NS}_table_online", "1 when the table is connected to the floor",
@@ -131,19 +115,29 @@ class StoreCollector:
             "early": GaugeMetricFamily(f"{NS}_gap_waiting_seconds", "How long lines have waited ahead of a gap "
                                        "in a table's journal (0: no gap)", labels=["table"]),
         }
-        for row in lag:
+        lines = GaugeMetricFamily(f"{NS}_protection_behind_lines", "Lines filed that game protection's pass has "
+                                  "not read yet, per table", labels=["table"])
+        seconds = GaugeMetricFamily(f"{NS}_protection_lag_seconds", "How long the oldest line the protection "
+                                    "pass has not read has waited, per table (0: none)", labels=["table"])
+        for row in tables:
+            if not row["heard"]:
+                continue
             table = [row["table"]]
             families["online"].add_metric(table, 1 if row["online"] else 0)
             if row["head"] is not None:
-                families["behind"].add_metric(table, max(0, row["head"] - row["filed"]))
+                families["behind"].add_metric(table, max(0, row["head"] - row["last_seq"]))
             if row["backlog"] is not None:
                 families["backlog"].add_metric(table, row["backlog"])
             if row["last_filed"] is not None:
                 families["last"].add_metric(table, row["last_filed"])
             families["early"].add_metric(table, max(0.0, now - row["early_at"]) if row["early_at"] else 0.0)
+            waiting = row["last_seq"] > row["protected"]
+            lines.add_metric(table, max(0, row["last_seq"] - row["protected"]))
+            seconds.add_metric(table, max(0.0, now - row["unread_at"]) if waiting and row["unread_at"] is not None
+                               else 0.0)
         yield from families.values()
         m = GaugeMetricFamily(f"{NS}_alerts_open", "Alerts open (not cleared), per kind", labels=["kind"])
-        for kind, n in sorted(alerts.items()):
+        for kind, n in sorted(room["alerts"].items()):
             m.add_metric([kind], n)
         yield m
         m = GaugeMetricFamily(f"{NS}_bridge_connected", "1 when a property's bridge to the group broker is "
@@ -151,6 +145,7 @@ class StoreCollector:
         since = GaugeMetricFamily(f"{NS}_bridge_state_seconds", "How long a property's bridge has been in its "
                                   "state (connected or blind)", labels=["property"])
         count = GaugeMetricFamily(f"{NS}_bridges", "Properties' bridges connected and blind", labels=["state"])
+        bridges = room["bridges"]
         for b in bridges:
             m.add_metric([b["name"]], 1 if b["connected"] else 0)
             since.add_metric([b["name"]], max(0.0, now - b["since"]))
@@ -158,13 +153,6 @@ class StoreCollector:
         count.add_metric(["connected"], up)
         count.add_metric(["blind"], len(bridges) - up)
         yield from (m, since, count)
-        lines = GaugeMetricFamily(f"{NS}_protection_behind_lines", "Lines filed that game protection's pass has "
-                                  "not read yet, per table", labels=["table"])
-        seconds = GaugeMetricFamily(f"{NS}_protection_lag_seconds", "How long the oldest line the protection "
-                                    "pass has not read has waited, per table (0: none)", labels=["table"])
-        for row in protection:
-            lines.add_metric([row["table"]], row["lines"])
-            seconds.add_metric([row["table"]], row["seconds"])
         yield from (lines, seconds)
 
 
@@ -208,5 +196,5 @@ class FloorMetrics:
         if not self._allowed(request):
             return PlainTextResponse("a bearer token is needed\n", 401,
                                      headers={"WWW-Authenticate": 'Bearer realm="dealerbox floor metrics"'})
-        body = await run_in_threadpool(generate_latest, self.registry)
+        body = await run_in_threadpool(exposition, self.registry)
         return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -160,8 +160,7 @@ def cusum_chart(chart: dict, cusum: Cusum | None, nonce: str, *, who: str) -> st
                  style=DarkStyle, height=280, width=760, show_legend=True, legend_at_bottom=True,
                  explicit_size=True, disable_xml_declaration=True, x_label_rotation=0, print_values=False,
                  dots_size=3)
-    c.add("chart value after each hand", [(0, 0.0)] + [(i + 1, v) for i, v in enumerate(values)],
-          show_dots=False)
+    c.add("chart value after each hand", [(0, 0.0)] + C.thinned(values), show_dots=False)
     c.add("a hand with an error", [(i + 1, p["value"]) for i, p in enumerate(points) if p["error"]],
           stroke=False)
     if h is not None:
@@ -221,14 +220,16 @@ class ProtectPages:
         quality = PF.shuffle_quality(conn, start, end)
         cusum = self.cusum(conn)
         own = self.charts(conn)
-        seats = [{"table": row["table"], "seats": PF.seat_luck(conn, row["table"], start, end, self.config)}
-                 for row in quality["tables"]]
+        seat_luck = PF.room_seat_luck(conn, start, end, self.config)
+        seats = [{"table": row["table"], "seats": seat_luck.get(row["table"], [])} for row in quality["tables"]]
         charts = []
+        points = PF.room_dealer_points(conn, start, end, [row["dealer"] for row in quality["dealers"] if row["dealer"]])
         for row in quality["dealers"]:
             if row["dealer"]:
                 design = own.design(row["dealer"]) if own is not None else None
-                chart = PF.dealer_chart(conn, row["dealer"], start, end, h=design.h if design is not None else None)
-                charts.append({**chart, "baseline": design.p0 if design is not None else None})
+                charts.append({"dealer": row["dealer"], "from": start, "to": end, "points": points[row["dealer"]],
+                               "h": design.h if design is not None else None,
+                               "baseline": design.p0 if design is not None else None})
         current, status = reference_status(conn, self.config)
         fitting = get_fitted(conn, FITTING_KEY) or {}
         being_fitted = {tuple(g) for g in fitting.get("games") or ()}

@@ -6,7 +6,8 @@
 - ``/registry/decks/{name}``: one deck's page, its card control log from delivery to
   destruction (every step with time, table, person and witness; its deck checks; where it
   was used; every hand it dealt, linked to its story), as CSV and PDF too;
-- ``/registry/log?day=YYYY-MM-DD``: the card control log of one local day, as CSV and PDF too.
+- ``/registry/log?day=YYYY-MM-DD``: the card control log of one local day, its hands
+  :data:`HANDS_SHOWN` a page (``&hand=N``: from the day's N-th), as CSV and PDF too (every hand).
 
 Everyone signed in may read them ("view"); receiving a sealed deck and retiring one needs
 ``deck_custody`` (a supervisor), every other change ``manage_registry`` (the admin); a change
@@ -18,6 +19,7 @@ page, in words, with status 400.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
 import time
 
@@ -41,6 +43,11 @@ CHANGE = "manage_registry"
 CUSTODY = "deck_custody"
 #: A deck's tags as a form sends them: at most this many lines.
 TAGS_MAX = 200
+#: A day's log shows this many hands a page (a room's day holds some 33,000: the page of every
+#: one took 11 to 15 s on a loaded floor; the CSV and the PDF hold them all).
+HANDS_SHOWN = 500
+#: The highest ``hand`` a day's log is asked from.
+HAND_MAX = 10**9
 
 
 def parse_tags(text: str) -> dict[str, str]:
@@ -261,13 +268,16 @@ class RegistryPages:
 
     async def day_page(self, request, client, session):
         day = self._day(request, session)
-        day_log = await run_in_threadpool(L.day_log, self.store, self.clock, day)
+        first = _first_hand(request, self._language(request, session))
+        day_log = await run_in_threadpool(functools.partial(L.day_log, self.store, self.clock, day, first=first,
+                                                            most=HANDS_SHOWN))
         names = await self.app._names(session)
         language = self._language(request, session)
         return self.app.render(request, "registry_log.html", session=session, language=language,
                                title=L.log_title(day_log, language),
                                day=day.isoformat(), previous=(day - _dt.timedelta(days=1)).isoformat(),
                                following=(day + _dt.timedelta(days=1)).isoformat(),
+                               hands_pages=_hands_pages(day, first, day_log["hands_total"]),
                                sections=L.log_sections(day_log, language, names, ""))
 
     async def day_csv(self, request, client, session):
@@ -297,6 +307,26 @@ class RegistryPages:
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         return self._file(pdf, "application/pdf", name)
+
+
+def _first_hand(request, language) -> int:
+    """The page's first hand, 0-based, from ``hand`` (1-based; none: the day's first)."""
+    text = request.query_params.get("hand", "").strip()
+    if not text:
+        return 0
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= HAND_MAX:
+        raise Refused(400, language.gettext("hand=%(given)s: expected a hand's number in the day, from 1 to %(most)s")
+                      % {"given": repr(text[:20]), "most": HAND_MAX})
+    return int(text) - 1
+
+
+def _hands_pages(day: _dt.date, first: int, total: int) -> dict:
+    """The links to the day's earlier and later page of hands (None where there is none)."""
+    def at(n: int) -> str:
+        return f"/registry/log?day={day.isoformat()}" + (f"&hand={n + 1}#log-hands-heading" if n else
+                                                          "#log-hands-heading")
+    return {"earlier": at(max(0, first - HANDS_SHOWN)) if first > 0 else None,
+            "later": at(first + HANDS_SHOWN) if first + HANDS_SHOWN < total else None}
 
 
 def _file_name(what: str, ext: str) -> str:
