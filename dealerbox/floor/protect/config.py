@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dealerbox.floor.protect.references import model_fingerprint
 from dealerbox.floor.protect.seat_luck import OMAHA_PAIR_RANKS
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
+from dealerbox.floor.telling.marks import N_
 
 __all__ = ["ProtectConfig", "SHIFT_S", "PREMIUM", "ALL_PLAYERS", "GAMES_WORDS", "game_words"]
 
@@ -18,8 +19,9 @@ SHIFT_S = 8 * 3600.0
 PREMIUM = frozenset({"AA", "KK", "QQ", "AKs"})
 #: Every player count a flop game is dealt at: each one needs a reference of its own.
 ALL_PLAYERS = tuple(range(2, 11))
-#: The games by hole cards, in a pit boss's words.
-GAMES_WORDS = {2: "hold'em", 4: "Omaha"}
+#: The games by hole cards, in a pit boss's words (marked for the catalogs: the Surveillance
+#: page tells them in its reader's language).
+GAMES_WORDS = {2: N_("hold'em"), 4: N_("Omaha")}
 
 
 def game_words(players: int, hole_cards: int) -> str:
