@@ -26,9 +26,12 @@ Each figure is a design value, not a measurement; ``make bench`` measures the ra
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.telling.marks import N_
+
+if TYPE_CHECKING:   # the budget's words are read where the references' simulation is not loaded
+    from dealerbox.floor.protect.config import ProtectConfig
 
 __all__ = ["alarm_budget", "budget_lines", "hands_per_week", "few", "few_digits", "basis_words", "CHECK_WORDS",
            "BASIS_WORDS"]

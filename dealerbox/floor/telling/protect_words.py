@@ -16,7 +16,7 @@ import re
 
 from dealerbox.floor import alert_texts as T
 from dealerbox.floor.protect.budget import BASIS_WORDS, few_digits
-from dealerbox.floor.protect.config import GAMES_WORDS
+from dealerbox.floor.protect.games import GAMES_WORDS
 from dealerbox.floor.protect.evidence import MOST_HANDS, story
 from dealerbox.floor.telling.language import Language
 from dealerbox.floor.telling.marks import N_
@@ -36,6 +36,9 @@ STATUS_WORDS = {"current": N_("fitted from the declared model"), "stale": N_("fi
                 "missing": N_("none yet")}
 #: Where a kept pair lay after the earlier hand, as the evidence says it (``seat 3``).
 _WHERE = {"the board": N_("the board"), "the burns": N_("the burns")}
+#: A declared shuffle's steps (``[protect] shuffle``, :data:`~dealerbox.floor.protect.shuffles.STEPS`)
+#: as the card room names them: riffle, strip and cut keep their English names, as the rooms say them.
+_STEP_WORDS = {"machine": N_("shuffling machine"), "riffle": N_("riffle"), "strip": N_("strip"), "cut": N_("cut")}
 #: Why a game's hands go unchecked, as a ``protect_reference`` alert's text says it.
 _REFERENCE_WHY = {w: w for w in (N_("no reference for the declared model"),
                                  N_("the reference was fitted from another model"))}
@@ -140,6 +143,14 @@ class ProtectWords:
                 else self.ngettext("%(n)s hole card", "%(n)s hole cards", hole_cards) % {"n": hole_cards})
         return self.ngettext("%(game)s at %(players)s player", "%(game)s at %(players)s players", players) % {
             "game": name, "players": players}
+
+    def shuffle(self, declared: str | None) -> str:
+        """A declared shuffle (``riffle riffle strip riffle cut``, ``machine``) in this language;
+        a model of another form (a stored reference's, with its gathering) as it was written."""
+        steps = (declared or "").split()
+        if not steps or any(step not in _STEP_WORDS for step in steps):
+            return declared or ""
+        return ", ".join(self._(_STEP_WORDS[step]) for step in steps)
 
     def seat(self, seat: str) -> str:
         """A seat as the evidence names it (``seat 3``, or a seat followed from the deal)."""
@@ -250,7 +261,7 @@ class ProtectWords:
         found = e.get("found_model") or e.get("found") or _("a model nobody recorded")
         why = (_("no reference has been fitted for it under the declared model") if e.get("reason") == "missing"
                else _("its reference was fitted from another model (%(model)s)") % {"model": found})
-        declared = e.get("declared_model") or e.get("expected")
+        declared = self.shuffle(e.get("declared_model")) or e.get("expected")
         return " ".join([
             _("Hands of %(game)s are not checked for a shuffle: %(why)s.") % {"game": words, "why": why},
             _("The declared model is %(model)s.") % {"model": declared},
@@ -296,15 +307,20 @@ class ProtectWords:
                 "deck": f["deck"], "seq": f["seq"], "pairs": f["pairs"],
                 "odds": self.odds(_float(f["p"]), _float(f["resolution"]), short=True)}
         if message is T.PROCEDURE:
-            return _("dealer %(dealer)s, %(hands)s hands to line %(seq)s: shuffling weaker than declared, "
-                     "%(odds)s under the declared shuffle") % {
-                "dealer": _dealer(f["dealer"], _), "hands": f["hands"], "seq": f["seq"],
-                "odds": self.odds(_float(f["p"]))}
+            who = _("no dealer signed in") if f["dealer"] == "none" else _("dealer %(dealer)s") % {"dealer": f["dealer"]}
+            return ngettext("%(who)s, %(hands)s hand to line %(seq)s: shuffling weaker than declared, "
+                            "%(odds)s under the declared shuffle",
+                            "%(who)s, %(hands)s hands to line %(seq)s: shuffling weaker than declared, "
+                            "%(odds)s under the declared shuffle", _count(f["hands"])) % {
+                "who": who, "hands": f["hands"], "seq": f["seq"], "odds": self.odds(_float(f["p"]))}
         if message is T.SEAT_LUCK:
             expected = _float(f["expected"])
-            return _("%(seat)s: %(strong)s strong starting hands in %(hands)s hands, where chance gives about "
-                     "%(expected)s") % {"seat": self.seat(f["seat"]), "strong": f["strong"], "hands": f["hands"],
-                                        "expected": self.decimal(expected) if expected is not None else f["expected"]}
+            return ngettext("%(seat)s: %(strong)s strong starting hand in %(hands)s hands, where chance gives about "
+                            "%(expected)s",
+                            "%(seat)s: %(strong)s strong starting hands in %(hands)s hands, where chance gives about "
+                            "%(expected)s", _count(f["strong"])) % {
+                "seat": self.seat(f["seat"]), "strong": f["strong"], "hands": f["hands"],
+                "expected": self.decimal(expected) if expected is not None else f["expected"]}
         if message is T.DEALER_CHART:
             return _("dealer %(dealer)s out of control at the hand at line %(seq)s") % {
                 "dealer": f["dealer"], "seq": f["seq"]}
@@ -340,7 +356,4 @@ def _count(value) -> int:
     except (TypeError, ValueError):
         return 0
 
-
-def _dealer(dealer: str, _) -> str:
-    return _("nobody signed in") if dealer == "none" else dealer
 

@@ -192,7 +192,8 @@ class NoteScreen(ModalScreen[str | None]):
         super().__init__()
         self.alert = alert
         self.language = language or Language("en")
-        self.bind("escape", "cancel", description=self.language.gettext("Do not clear"))
+        # A screen has no bind() of its own: its bindings map, as App.bind fills the app's.
+        self._bindings.bind("escape", "cancel", description=self.language.gettext("Do not clear"))
 
     def compose(self) -> ComposeResult:
         a, _ = self.alert, self.language.gettext

@@ -376,7 +376,7 @@ class ProtectPages:
                 "charts": charts, "seat_limit": words.odds(limit), "family": words.integer(self._family),
                 "omaha_words": _pairs_words(self.config.omaha_pairs, words),
                 "holdem_words": ", ".join(sorted(self.config.holdem_strong)),
-                "references": references,
+                "references": references, "shuffle_words": words.shuffle(data["shuffle"]),
                 "figure": {"seat_alarms": words.general(c.seat_alarms_per_year),
                            "seat_feed": words.general(c.seat_feed_every),
                            "seat_alarms_n": int(c.seat_alarms_per_year) if float(c.seat_alarms_per_year).is_integer()
