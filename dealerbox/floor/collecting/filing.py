@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import OperationalError
 
+from dealerbox.floor import alert_texts as T
 from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.store import Store, TableBusy
 from dealerbox.link import protocol as P
@@ -209,9 +210,7 @@ class Filing:
                     if last is None:
                         row = self.store.table(table)
                         last = row["last_seq"] if row is not None else None
-                    self._alert(done, table, "protocol",
-                                f"sends faster than the floor can file: {dropped[table]} of its "
-                                "messages dropped", now=now)
+                    self._alert(done, table, "protocol", T.DROPPED.write(dropped=dropped[table]), now=now)
                     if last is not None:
                         self._ask_again(table, last + 1, now, done)
             try:
@@ -290,7 +289,7 @@ class Filing:
         if not isinstance(exc, P.PayloadError):
             log.error("floor: %s: a message the floor cannot file", topic, exc_info=exc)
         self.refused[table] = self.refused.get(table, 0) + 1
-        self._alert(done, table, "protocol", f"{kind} message refused: {what}", now=now)
+        self._alert(done, table, "protocol", T.REFUSED.write(message=kind, what=what), now=now)
 
     def _restore(self, table: str, saved) -> None:
         for store, value in zip((self.duplicates, self._asked), saved):
@@ -389,9 +388,7 @@ class Filing:
                 if last_seq == 0 and seq == d.get("oldest"):
                     # Retention deleted the table's first lines before the floor had
                     # them: nothing to chain to, so its journal starts here.
-                    self._alert(done, table, "chain",
-                                f"the table's journal starts at seq {seq}: earlier lines were "
-                                "deleted before the floor received them", seq, now=now)
+                    self._alert(done, table, "chain", T.STARTS_AT.write(seq=seq), seq, now=now)
                     self.store.update_table(table, first_seq=seq)
                 else:
                     early.append((seq, line, digest))
@@ -422,7 +419,7 @@ class Filing:
             done.acks[table] = max(done.acks.get(table, 0), last_seq)
         if problem is not None:
             self.refused[table] = self.refused.get(table, 0) + 1
-            self._alert(done, table, "protocol", f"journal message refused: {problem}", now=now)
+            self._alert(done, table, "protocol", T.REFUSED.write(message="journal", what=problem), now=now)
         return last_seq
 
     def _chains(self, table, seq, prev, line, digest, last_seq, last_hash, now, done: Batch) -> bool:
@@ -437,17 +434,14 @@ class Filing:
         # The genuine line for this seq is stored when the table sends it again.
         self.store.count_rejected(table, "chain")
         if self.store.quarantine(table, seq, line, digest, "chain", now):
-            self._alert(done, table, "chain",
-                        f"seq {seq} does not chain to seq {last_seq}: kept aside, and the "
-                        "table asked to send it again", seq, now=now)
+            self._alert(done, table, "chain", T.NO_CHAIN.write(seq=seq, last=last_seq), seq, now=now)
         self._ask_again(table, seq, now, done)
         return False
 
     def _tampered(self, table, seq, line, digest, now, done: Batch) -> None:
         self.store.count_rejected(table, "chain")
         if self.store.quarantine(table, seq, line, digest, "tamper", now):
-            self._alert(done, table, "tamper",
-                        f"seq {seq} was sent again with other content: kept aside", seq, now=now)
+            self._alert(done, table, "tamper", T.TAMPERED.write(seq=seq), seq, now=now)
 
     def _keep_early(self, table, early, now, done: Batch, received, *, kept_before: bool) -> None:
         """Keep *early* (lines after a gap) in the store for the filing that fills the gap;
@@ -500,9 +494,8 @@ class Filing:
         dec = rec.get("decision")
         if isinstance(dec, dict) and dec.get("verdict") == "floor" and dec.get("step") in (0, None):
             what = dec.get("irregularity")
-            what = what if isinstance(what, str) and what else "the dealer called the floor"
-            self._alert(done, table, "floor", f"{what}: the floor is needed at the table",
-                        rec["seq"], now=now)
+            what = what if isinstance(what, str) and what else T.DEALER_CALLED
+            self._alert(done, table, "floor", T.FLOOR_NEEDED.write(what=what), rec["seq"], now=now)
 
     def _status(self, table, d, now, done: Batch) -> None:
         row = self.store.ensure_table(table)
@@ -518,7 +511,7 @@ class Filing:
         self.store.update_table(table, boot=life[0], conn=life[1], online=int(online),
                                 status=json.dumps(d), seen=now)
         if was_online and not online and d.get("why") == "lost":
-            self._alert(done, table, "offline", "the table lost its connection to the floor", now=now)
+            self._alert(done, table, "offline", T.OFFLINE.write(), now=now)
 
     def _clock_offset(self, table, d, received: float) -> None:
         """Note how far the table's wall clock is from the floor's, from a health message
@@ -533,4 +526,5 @@ class Filing:
         if kind == "health":
             old = json.loads(row["health"]) if row["health"] else {}
             if d.get("clock_ok") is False and old.get("clock_ok", True) is not False:
-                self._alert(done, table, "clock", d.get("clock_problem") or "the clock is wrong", now=now)
+                # The table's own words for what is wrong, else the floor's (told in the reader's language).
+                self._alert(done, table, "clock", d.get("clock_problem") or T.CLOCK.write(), now=now)

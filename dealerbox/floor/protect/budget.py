@@ -26,17 +26,31 @@ Each figure is a design value, not a measurement; ``make bench`` measures the ra
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from dealerbox.floor.protect.config import ProtectConfig
+from dealerbox.floor.telling.marks import N_
 
-__all__ = ["alarm_budget", "budget_lines", "hands_per_week", "few", "CHECK_WORDS"]
+if TYPE_CHECKING:   # the budget's words are read where the references' simulation is not loaded
+    from dealerbox.floor.protect.config import ProtectConfig
 
-#: The checks in a pit boss's words, in the order the budget lists them.
+__all__ = ["alarm_budget", "budget_lines", "hands_per_week", "few", "few_digits", "basis_words", "CHECK_WORDS",
+           "BASIS_WORDS"]
+
+#: The checks in a pit boss's words, in the order the budget lists them (the Surveillance
+#: page tells them in its reader's language: marked for the catalogs).
 CHECK_WORDS = {
-    "shuffle": "shuffle (a hand dealt as if not shuffled)",
-    "procedure": "procedure (a dealer shuffling less than declared)",
-    "seat_luck": "seat luck (a seat dealt too many strong hands)",
-    "dealer_chart": "dealer chart (a dealer's error rate)",
+    "shuffle": N_("shuffle (a hand dealt as if not shuffled)"),
+    "procedure": N_("procedure (a dealer shuffling less than declared)"),
+    "seat_luck": N_("seat luck (a seat dealt too many strong hands)"),
+    "dealer_chart": N_("dealer chart (a dealer's error rate)"),
+}
+#: What each check's figure is worked out from, its facts as ``%(name)s`` (a row's ``facts``).
+BASIS_WORDS = {
+    "shuffle": N_("each scored hand: p below %(threshold)s"),
+    "procedure": N_("each block of %(block)s hands: p below %(threshold)s"),
+    "seat_luck": N_("each of %(seats)s seats a table reaches h once in %(arl)s of its hands "
+                    "(%(per_year)s a year for the room's seats)"),
+    "dealer_chart": N_("a dealer at their own baseline reaches h once in %(arl)s hands"),
 }
 
 
@@ -57,20 +71,37 @@ def alarm_budget(config: ProtectConfig, chart_arl: float | None = None, seat_arl
     seat_hands_week = week * c.seats
     if seat_arl is None:
         seat_arl = seat_hands_week * 365 / 7 / c.seat_alarms_per_year
+    # Each check's false alerts per hand, and the facts its figure is worked out from.
     per_hand = {
-        "shuffle": (c.threshold, f"each scored hand: p below {c.threshold:g}"),
+        "shuffle": (c.threshold, {"threshold": c.threshold}),
         "procedure": (c.procedure_threshold / c.procedure_block,
-                      f"each block of {c.procedure_block} hands: p below {c.procedure_threshold:g}"),
-        "seat_luck": (c.seats / seat_arl,
-                      f"each of {c.seats} seats a table reaches h once in {seat_arl:,.0f} of its hands "
-                      f"({c.seat_alarms_per_year:g} a year for the room's seats)"),
-        "dealer_chart": (1.0 / arl, f"a dealer at their own baseline reaches h once in {arl:,.0f} hands"),
+                      {"block": c.procedure_block, "threshold": c.procedure_threshold}),
+        "seat_luck": (c.seats / seat_arl, {"seats": c.seats, "arl": seat_arl, "per_year": c.seat_alarms_per_year}),
+        "dealer_chart": (1.0 / arl, {"arl": arl}),
     }
     rows = [{"check": check, "words": CHECK_WORDS[check], "per_hand": p, "per_10000_hands": p * 10_000,
-             "per_week": p * week, "basis": basis} for check, (p, basis) in per_hand.items()]
+             "per_week": p * week, "basis": basis_words(check, facts), "facts": facts}
+            for check, (p, facts) in per_hand.items()]
     total = {key: sum(r[key] for r in rows) for key in ("per_hand", "per_10000_hands", "per_week")}
     return {"rows": rows, "total": total, "hands_per_week": week, "tables": c.tables,
             "hands_per_hour": c.hands_per_hour, "hours_per_week": c.hours_per_week}
+
+
+def basis_words(check: str, facts: dict) -> str:
+    """What *check*'s figure is worked out from, in English: ``each scored hand: p below 0.0001``."""
+    return BASIS_WORDS[check] % {name: f"{value:,.0f}" if name == "arl" else f"{value:g}"
+                                 for name, value in facts.items()}
+
+
+def few_digits(x: float) -> int:
+    """The decimals :func:`few` gives *x* (0 for none)."""
+    if x <= 0:
+        return 0
+    if x >= 10:
+        return 1
+    if x >= 0.1:
+        return 2
+    return 1 - math.floor(math.log10(x))
 
 
 def few(x: float) -> str:
@@ -78,11 +109,7 @@ def few(x: float) -> str:
     ten: ``12.3``, ``2.02``, ``0.21``, ``0.0019``, ``0.000019``; ``0`` for none."""
     if x <= 0:
         return "0"
-    if x >= 10:
-        return f"{x:.1f}"
-    if x >= 0.1:
-        return f"{x:.2f}"
-    return f"{x:.{1 - math.floor(math.log10(x))}f}"
+    return f"{x:.{few_digits(x)}f}"
 
 
 def budget_lines(budget: dict) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dealerbox.floor.protect.games import GAMES_WORDS, game_words
 from dealerbox.floor.protect.references import model_fingerprint
 from dealerbox.floor.protect.seat_luck import OMAHA_PAIR_RANKS
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle
@@ -18,13 +19,6 @@ SHIFT_S = 8 * 3600.0
 PREMIUM = frozenset({"AA", "KK", "QQ", "AKs"})
 #: Every player count a flop game is dealt at: each one needs a reference of its own.
 ALL_PLAYERS = tuple(range(2, 11))
-#: The games by hole cards, in a pit boss's words.
-GAMES_WORDS = {2: "hold'em", 4: "Omaha"}
-
-
-def game_words(players: int, hole_cards: int) -> str:
-    """``hold'em at 7 players``: a game as the Surveillance page and the alerts name it."""
-    return f"{GAMES_WORDS.get(hole_cards, f'{hole_cards} hole cards')} at {players} players"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ The shapes, by the alert's kind:
 
 from __future__ import annotations
 
-from dealerbox.floor.protect.config import game_words
+from dealerbox.floor.protect.games import game_words
 from dealerbox.floor.protect.hand import DealtHand, pair
 
 __all__ = ["hand_record", "shuffle_evidence", "evidence_lines", "story"]

@@ -53,6 +53,7 @@ from collections import deque
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from dealerbox.floor import alert_texts as T
 from dealerbox.floor.telling.hands import SENSING
 from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.budget import alarm_budget
@@ -337,9 +338,8 @@ class Protection:
             return
         reason = record.get("reason", MISSING)
         words = game_words(*game)
-        text = (f"reference: hands of {words} are not checked for a shuffle: "
-                + ("no reference for the declared model" if reason == MISSING
-                   else "the reference was fitted from another model") + f"; {next_step}")
+        text = T.REFERENCE.write(game=words, why="no reference for the declared model" if reason == MISSING
+                                 else "the reference was fitted from another model", next=next_step)
         stored = get_fitted(conn, f"reference/{game[0]}/{game[1]}") if reason == STALE else None
         file_alert(conn, record.get("table"), REFERENCE_KIND, text, record.get("seq"), now,
                    {"game": list(game), "reason": reason, "expected": record["fingerprint"],
@@ -626,25 +626,22 @@ def alert_odds(text: str) -> tuple[float | None, float | None]:
 
 
 def _shuffle_text(f: ShuffleFinding) -> str:
-    return (f"shuffle: deck {f.deck}, hand at seq {f.hand_ids[0]} (dealer {f.dealer or 'none'}): "
-            f"{f.statistic} pairs kept from the deck's last hands; p = {f.p_value:.2g} under the declared "
-            f"shuffle ({f.model}), resolution {f.resolution:.1g}, threshold {f.threshold:g}")
+    return T.SHUFFLE.write(deck=f.deck, seq=f.hand_ids[0], dealer=f.dealer or "none", pairs=f.statistic,
+                           p=f"{f.p_value:.2g}", model=f.model, resolution=f"{f.resolution:.1g}",
+                           threshold=f"{f.threshold:g}")
 
 
 def _procedure_text(f: ShuffleFinding) -> str:
-    return (f"procedure: dealer {f.dealer or 'none'}, {len(f.hand_ids)} hands to seq {f.hand_ids[-1]}: "
-            f"{f.statistic} pairs kept in all; p = {f.p_value:.2g} under the declared shuffle ({f.model}): "
-            f"shuffling weaker than declared; threshold {f.threshold:g}")
+    return T.PROCEDURE.write(dealer=f.dealer or "none", hands=len(f.hand_ids), seq=f.hand_ids[-1], pairs=f.statistic,
+                             p=f"{f.p_value:.2g}", model=f.model, threshold=f"{f.threshold:g}")
 
 
 def _seat_text(a, feed_every: float) -> str:
-    return (f"seat luck: {a.seat}: {len(a.strong_hand_ids)} strong starting hands in {a.hands} hands since its "
-            f"chart last stood at 0 (expected {a.expected:.1f}); CUSUM {a.value:.2f} >= h {a.h:.2f} (tuned for a "
-            f"seat fed one once in {feed_every:g} hands; in-control ARL {a.in_control_arl:.0f} seat-hands); "
-            f"strong hands at seq " + ", ".join(str(i) for i in a.strong_hand_ids))
+    return T.SEAT_LUCK.write(seat=a.seat, strong=len(a.strong_hand_ids), hands=a.hands, expected=f"{a.expected:.1f}",
+                             value=f"{a.value:.2f}", h=f"{a.h:.2f}", feed=f"{feed_every:g}",
+                             arl=f"{a.in_control_arl:.0f}", seqs=", ".join(str(i) for i in a.strong_hand_ids))
 
 
 def _chart_text(f) -> str:
-    return (f"dealer chart: dealer {f.dealer} out of control at the hand of seq {f.hand_id}: CUSUM {f.value:.2f} "
-            f">= h {f.h:.2f} (k {f.k:.3f}; the dealer's baseline {f.p0:.3g}, tuned for {f.shift:g}x; in-control ARL "
-            f"{f.in_control_arl:.0f} hands)")
+    return T.DEALER_CHART.write(dealer=f.dealer, seq=f.hand_id, value=f"{f.value:.2f}", h=f"{f.h:.2f}", k=f"{f.k:.3f}",
+                                p0=f"{f.p0:.3g}", shift=f"{f.shift:g}", arl=f"{f.in_control_arl:.0f}")

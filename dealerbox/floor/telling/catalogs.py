@@ -26,6 +26,7 @@ from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 
 from dealerbox.domain.messages import LANGUAGES
+from dealerbox.floor.telling.marks import N_
 
 __all__ = ["LANGUAGES", "DOMAIN", "SOURCE_LANGUAGE", "N_", "translations", "catalog_file", "accepted_language",
            "language_name"]
@@ -34,12 +35,6 @@ __all__ = ["LANGUAGES", "DOMAIN", "SOURCE_LANGUAGE", "N_", "translations", "cata
 DOMAIN = "floor"
 #: The language the messages are written in: it has no catalog of its own.
 SOURCE_LANGUAGE = "en"
-
-
-def N_(message: str) -> str:
-    """Marks *message* for extraction where it is defined (a table of words); it is
-    translated where it is shown, through the reader's :class:`~.language.Language`."""
-    return message
 
 
 def catalog_file(code: str, ext: str):

@@ -15,14 +15,15 @@ language gets the same tiles and alerts told again in theirs (:meth:`FloorWords.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 
+from dealerbox.floor import alert_texts as T
 from dealerbox.floor.bridge_alerts import BLIND_KIND, BRIDGE_PREFIX
 from dealerbox.floor.store.alerts import REFERENCE_KIND
 from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT
 from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.language import Language
+from dealerbox.floor.telling.protect_words import ProtectWords
 
 __all__ = ["FloorWords", "COLOURS", "QUIET_S", "SEVERITY", "alert_order", "since_epoch", "room"]
 
@@ -43,21 +44,21 @@ KIND_WORDS = {
     REFERENCE_KIND: N_("Shuffle not checked"),
     ALERT_KIND_CONFLICT: N_("Registration refused"), ALERT_KIND_LIMIT: N_("Deck past its limit"),
 }
-#: Words an alert's text starts with that its kind's words say already.
+#: Words an alert's text starts with that its kind's words say already (a text of a form
+#: :mod:`~dealerbox.floor.alert_texts` does not know).
 _SAID = {REFERENCE_KIND: "reference: "}
 #: A decision's verdict before the irregularity's name on a tile.
 VERDICT_WORDS = {"floor": N_("Floor call"), "misdeal": N_("Misdeal"), "void": N_("Hand void"),
                  "correct": N_("Correcting")}
-#: The collector's fixed alert texts (collecting/filing.py), told in the reader's language; a
-#: text made of what a table sent (a refused message, a broken chain) stays as it was filed.
-FIXED_TEXTS = frozenset({N_("the table lost its connection to the floor"), N_("the clock is wrong")})
+#: The collector's alert texts (collecting/filing.py), told in the reader's language from the
+#: facts read back from a stored text (:mod:`dealerbox.floor.alert_texts`); a text the table
+#: sent itself (a clock's problem in its words) stays as it was filed.
+COLLECTOR_TEXTS = frozenset(T.COLLECTOR_TEXTS)
 #: A tile's colours: offline, quiet (no line for a while), a floor call or a stopped hand,
 #: a correction under way, playing.
 COLOURS = ("grey", "quiet", "red", "amber", "green")
 #: The verdicts that stop the hand or call the floor: the tile is red.
 RED_VERDICTS = frozenset({"floor", "misdeal", "void"})
-# The filing's floor-call text (filing.py, _decision_alert): "<irregularity id>: the floor ...".
-_FLOOR_TEXT = re.compile(r"^(?P<what>.+): the floor is needed at the table$")
 
 
 def since_epoch(since) -> float | None:
@@ -108,6 +109,7 @@ class FloorWords:
             self.language = Language(language, self.clock)
         self.messages = self.language.messages
         self._ = self.language.gettext
+        self.protect = ProtectWords(self.language)
         self.quiet_s = quiet_s
 
     # -- tables
@@ -187,20 +189,23 @@ class FloorWords:
         where = _("property %(name)s") % {"name": table[len(BRIDGE_PREFIX):]} if kind == BLIND_KIND and \
             table.startswith(BRIDGE_PREFIX) else table
         text = a.get("last_text") or a["text"]
-        if kind == "floor":
-            m = _FLOOR_TEXT.match(text)
-            what = m.group("what") if m else text
+        message, facts = T.read_text(kind, text)
+        if message is T.FLOOR_NEEDED:
+            what = facts["what"]
             named = self.messages.names["irregularities"]
             if what in named:
                 text = named[what]
-            elif what == "the dealer called the floor":
+            elif what == T.DEALER_CALLED:
                 text = self.messages.irregularity_name(None, "floor")
             else:
                 text = what
-        if kind in _SAID and text.startswith(_SAID[kind]):
+        elif message in COLLECTOR_TEXTS:
+            text = _(message.english) % facts
+        elif message is not None:
+            # A protection alert: its facts, told (the stored text is the technician's figures).
+            text = self.protect.headline(kind, text) or text
+        elif kind in _SAID and text.startswith(_SAID[kind]):
             text = text[len(_SAID[kind]):]
-        if text in FIXED_TEXTS:
-            text = _(text)
         label = _(KIND_WORDS[kind]) if kind in KIND_WORDS else kind.replace("_", " ").capitalize()
         full = self.language.forms.full
         out.update(severity=severity, severity_words=_(SEVERITY_WORDS[severity]), where=where,

@@ -10,6 +10,10 @@ from ``--user`` or ``$DEALERBOX_FLOOR_USER`` (else the login name), the
 password from ``$DEALERBOX_FLOOR_PASSWORD`` or a prompt. :class:`FloorClient`
 is the session it then uses (cookie and CSRF token), for anything that talks
 to the web view.
+
+The screen is in the language the web view says the user reads (their own, else the room's:
+``language`` of ``/api/session``): the tiles' and alerts' words come told from the web view's
+stream, the screen's own (its columns, keys and prompts) from the floor's catalogs.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
 from dealerbox.errors import DealerboxError
 from dealerbox.floor.telling.figure_text import duration
+from dealerbox.floor.telling.catalogs import LANGUAGES, N_
 from dealerbox.floor.telling.floor_words import COLOURS, alert_order
+from dealerbox.floor.telling.language import Language
 
 __all__ = ["FloorClient", "SigninError", "FloorView", "run_view", "sse_events",
            "USER_ENV", "PASSWORD_ENV"]
@@ -64,6 +70,8 @@ class FloorClient:
         self.user: str | None = None
         self.role: str | None = None
         self.csrf: str | None = None
+        #: The language the user reads, as the web view says (English until signed in).
+        self.language = "en"
 
     def _request(self, method: str, path: str, body=None, timeout: float = 30.0):
         headers = {"Accept": "application/json"}
@@ -90,6 +98,8 @@ class FloorClient:
     def sign_in(self, user: str, password: str) -> dict:
         me = self._request("POST", "api/session", {"user": user, "password": password})
         self.user, self.role, self.csrf = me["user"], me["role"], me["csrf"]
+        # A web view older than the languages says none: English, as it was.
+        self.language = me.get("language") if me.get("language") in LANGUAGES else "en"
         return me
 
     def sign_out(self) -> None:
@@ -153,16 +163,21 @@ class TableTile(Static):
     TableTile.red.dark { background: darkred; }
     """
 
+    def __init__(self, *args, language: Language | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.language = language or Language("en")
+
     def show(self, t: dict, now: float | None = None) -> None:
+        _ = self.language.gettext
         for c in COLOURS:
             self.set_class(t.get("colour") == c, c)
         where = f"{t['table']}, {t['pit']}" if t.get("pit") else t["table"]
-        what = t.get("what") or ("Offline" if not t.get("online") else "")
+        what = t.get("what") or (_("Offline") if not t.get("online") else "")
         if t.get("state") == "open" and t.get("open_since_ts"):
             what += f", {age(t['open_since_ts'], now)}"
-        dealer = f"dealer {t['dealer']}" if t.get("dealer") else "no dealer signed in"
+        dealer = _("dealer %(dealer)s") % {"dealer": t["dealer"]} if t.get("dealer") else _("no dealer signed in")
         rate = f", {t['rate']}" if t.get("rate") else ""
-        clock = "\nthe table's clock is wrong" if t.get("clock_ok") is False else ""
+        clock = "\n" + _("the table's clock is wrong") if t.get("clock_ok") is False else ""
         self.update(f"[b]{markup.escape(where)}[/b]\n{markup.escape(what)}\n{markup.escape(dealer + rate)}{clock}")
 
 
@@ -173,17 +188,18 @@ class NoteScreen(ModalScreen[str | None]):
     NoteScreen { align: center middle; }
     NoteScreen > Label, NoteScreen > Input { width: 70; }
     """
-    BINDINGS = [("escape", "cancel", "Do not clear")]
-
-    def __init__(self, alert: dict):
+    def __init__(self, alert: dict, language: Language | None = None):
         super().__init__()
         self.alert = alert
+        self.language = language or Language("en")
+        # A screen has no bind() of its own: its bindings map, as App.bind fills the app's.
+        self._bindings.bind("escape", "cancel", description=self.language.gettext("Do not clear"))
 
     def compose(self) -> ComposeResult:
-        a = self.alert
-        yield Label(markup.escape(f"Clear the alert {a.get('headline') or a['kind']} (raised "
-                                  f"{a.get('raised_local') or a['raised']}): why?"))
-        yield Input(placeholder="note (Enter clears, Escape does not)", max_length=500, id="note")
+        a, _ = self.alert, self.language.gettext
+        yield Label(markup.escape(_("Clear the alert %(what)s (raised %(when)s): why?") % {
+            "what": a.get("headline") or a["kind"], "when": a.get("raised_local") or a["raised"]}))
+        yield Input(placeholder=_("note (Enter clears, Escape does not)"), max_length=500, id="note")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.value.strip():
@@ -201,12 +217,18 @@ class FloorView(App):
     #grid { grid-size: 6; grid-gutter: 1; height: auto; max-height: 70%; }
     #alerts { height: 1fr; }
     """
-    BINDINGS = [("c", "clear_alert", "Clear the selected alert"), ("q", "quit", "Quit")]
+    #: The alerts' columns (``raised``, ``what``, ``waiting``, ``id``), in the screen's language.
+    COLUMNS = (N_("raised"), N_("what"), N_("waiting"), N_("id"))
 
     def __init__(self, client: FloorClient):
         super().__init__()
         self.client = client
-        self.sub_title = f"{client.user} ({client.role})"
+        self.language = Language(client.language)
+        _ = self.language.gettext
+        self.title = _("dealerbox floor")
+        self.bind("c", "clear_alert", description=_("Clear the selected alert"))
+        self.bind("q", "quit", description=_("Quit"))
+        self.sub_title = f"{client.user} ({_(client.role) if client.role else ''})"
         self.tables: dict[str, dict] = {}
         self.alerts: dict[int, dict] = {}
         self._stop = threading.Event()
@@ -217,7 +239,7 @@ class FloorView(App):
         yield Header()
         yield Grid(id="grid")
         table = DataTable(id="alerts", cursor_type="row")
-        table.add_columns("raised", "what", "waiting", "id")
+        table.add_columns(*(self.language.gettext(c) for c in self.COLUMNS))
         yield table
         yield Footer()
 
@@ -250,8 +272,9 @@ class FloorView(App):
                 self._stop.wait(2.0)
 
     def _signed_out(self) -> None:
-        self.sub_title = f"{self.client.user}: signed out (start again to sign in)"
-        self.notify("The session ended: start the view again to sign in.", severity="error", timeout=30)
+        _ = self.language.gettext
+        self.sub_title = _("%(user)s: signed out (start again to sign in)") % {"user": self.client.user}
+        self.notify(_("The session ended: start the view again to sign in."), severity="error", timeout=30)
 
     def _apply(self, name: str, data: dict) -> None:
         if name == "snapshot":
@@ -274,7 +297,7 @@ class FloorView(App):
             wid = "t-" + "".join(ch if ch.isalnum() else "_" for ch in tid)
             tile = tiles.get(wid)
             if tile is None:
-                tile = TableTile(id=wid)
+                tile = TableTile(id=wid, language=self.language)
                 grid.mount(tile)
             tile.show(self.tables[tid])
         table = self.query_one("#alerts", DataTable)
@@ -306,8 +329,9 @@ class FloorView(App):
             try:
                 self.client.clear(alert_id, note)
             except OSError as exc:
-                self.notify(f"could not clear alert {alert_id}: {exc}", severity="error")
-        self.push_screen(NoteScreen(alert), cleared)
+                self.notify(self.language.gettext("could not clear alert %(id)s: %(why)s") % {
+                    "id": alert_id, "why": exc}, severity="error")
+        self.push_screen(NoteScreen(alert, self.language), cleared)
 
 
 def sign_in(url: str, user: str | None = None, cafile=None, password: str | None = None) -> FloorClient:

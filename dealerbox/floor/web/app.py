@@ -427,12 +427,12 @@ class FloorApp:
     async def signin_json(self, request, client, session):
         data = await json_object(request, self.settings.request_timeout_s)
         token, new = await self.signin(data.get("user"), data.get("password"), client, request)
-        response = JSONResponse(_whoami(new))
+        response = JSONResponse(_whoami(new, self.language.languages.get(new.language).code))
         self.gate.set_cookie(response, client, token)
         return response
 
     async def session_json(self, request, client, session):
-        return JSONResponse(_whoami(session))
+        return JSONResponse(_whoami(session, self.language.of(request, session).code))
 
     async def signout_json(self, request, client, session):
         await run_in_threadpool(self._sign_out, session, client)
@@ -520,10 +520,19 @@ class FloorApp:
     # -- event streams
 
     async def events_json(self, request, client, session):
-        """``snapshot``, then ``tables``, ``alert`` and ``cleared`` as JSON."""
+        """``snapshot``, then ``tables``, ``alert`` and ``cleared`` as JSON; the readable fields
+        (``what``, ``headline``...) in the user's language, as ``/api/floor`` has them."""
+        language = self.language.of(request, session)
+        words = self.language.floor_words(language)
+        own = words is self.floor.words
+
         def render(name, data):
             if name == "snapshot":
-                data = {"v": P.SCHEMA_VERSION, **data}
+                data = {"v": P.SCHEMA_VERSION, **self.language.told(language, data)}
+            elif name == "tables" and not own:
+                data = {**data, "tables": [words.retell(tile=t) for t in data["tables"]]}
+            elif name == "alert" and not own:
+                data = {**data, "alert": words.retell(alert=data["alert"])}
             yield {"event": name, "data": json.dumps(data)}
         return EventSourceResponse(self._stream(session, render), send_timeout=30)
 
@@ -605,9 +614,11 @@ def _signin_error(_, refused: Refused) -> str:
     return refused.reason
 
 
-def _whoami(session: Session) -> dict:
+def _whoami(session: Session, language: str) -> dict:
+    # ``language``: what the user reads (their own, else the room's), for a client that words
+    # its own screen (the terminal view).
     return {"user": session.user, "role": session.role, "csrf": session.csrf,
-            "may_clear": may(session.role, "clear")}
+            "may_clear": may(session.role, "clear"), "language": language}
 
 
 class SecurityHeaders:

@@ -39,9 +39,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from dealerbox.floor.protect import figures as PF
 from dealerbox.floor.protect.budget import few
-from dealerbox.floor.protect.config import ProtectConfig, game_words
+from dealerbox.floor.protect.config import GAMES_WORDS, ProtectConfig, game_words
 from dealerbox.floor.protect.control_chart import Cusum
-from dealerbox.floor.protect.evidence import evidence_lines
 from dealerbox.floor.protect.fitted import CURRENT, MISSING, get_fitted, reference_status
 from dealerbox.floor.protect.control_chart import OwnBaselineCharts
 from dealerbox.floor.protect.floor_pass import (FAILED_KEY, FITTING_KEY, PAGE_KINDS, alert_evidence, alert_odds,
@@ -49,6 +48,9 @@ from dealerbox.floor.protect.floor_pass import (FAILED_KEY, FITTING_KEY, PAGE_KI
 from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.telling import report_pdf as PDF
+from dealerbox.floor.telling.catalogs import N_
+from dealerbox.floor.telling.language import Language
+from dealerbox.floor.telling.protect_words import ALERT_TITLES, ProtectWords, upper_first
 from dealerbox.floor.telling.story_pdf import FontMissing
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import Refused, form
@@ -57,59 +59,44 @@ from dealerbox.floor.web.range_form import range_controls
 
 __all__ = ["ProtectPages", "odds_words", "cusum_chart", "ALERT_TITLES", "RANGE_KEYS"]
 
-#: What each protection alert is, in a pit boss's words.
-ALERT_TITLES = {
-    "shuffle": "A deck dealt as if not shuffled",
-    "procedure": "A dealer shuffling less than the house declares",
-    "seat_luck": "A seat dealt improbably many strong starting hands",
-    "dealer_chart": "A dealer's error rate out of line with the room's",
-    "protect_reference": "A game whose hands are not checked for a shuffle",
-}
-#: A game's reference status in words.
-STATUS_WORDS = {"current": "fitted from the declared model", "stale": "fitted from another model: not used",
-                "missing": "none yet"}
 #: The query's keys that name a range (any of them: the page shows that range, not the current shift).
 RANGE_KEYS = ("preset", "start", "end", "from", "to")
 
 
+@functools.cache
+def _english() -> ProtectWords:
+    return ProtectWords(Language("en"))
+
+
 def odds_words(p: float | None, resolution: float | None = None) -> str:
-    """A probability as a pit boss reads it: ``about 1 in 52,000``, ``4.8%``; at the
-    reference's resolution, ``fewer than 1 in 100,001`` (a Monte Carlo p-value cannot go lower)."""
-    if p is None:
-        return ""
-    if resolution is not None and p <= resolution * (1 + 1e-9):
-        return f"fewer than 1 in {round(1 / resolution):,} (the most the reference can tell)"
-    if p <= 0:
-        return "never, under the declared model"
-    if p < 1e-9:
-        return "less than 1 in a billion"
-    if p < 0.01:
-        return f"about 1 in {_two_figures(1 / p):,}"
-    return f"{100 * p:.1f}%"
+    """A probability as an English-reading pit boss reads it (:meth:`ProtectWords.odds`):
+    ``about 1 in 52,000``, ``4.8%``, ``fewer than 1 in 100,001 (the most the reference can tell)``."""
+    return _english().odds(p, resolution)
 
 
-def _why(status: str, fitting: bool, several: bool, failed: str | None = None) -> str:
+def _why(words: ProtectWords, status: str, fitting: bool, several: bool, failed: str | None = None) -> str:
     """Why a game's hands (or *several* games') are not checked, and what happens next (*failed*:
     why the background fit failed)."""
+    _ = words.language.gettext
     if status == MISSING:
-        why = "no references have been fitted" if several else "no reference has been fitted"
-        why += " for the declared model"
+        why = (_("no references have been fitted for the declared model") if several
+               else _("no reference has been fitted for the declared model"))
     elif status != CURRENT:
-        why = "their references were" if several else "its reference was"
-        why += " fitted from another model"
+        why = _("their references were fitted from another model") if several else \
+            _("its reference was fitted from another model")
     else:
-        return "its reference was not there when they were dealt"
+        return _("its reference was not there when they were dealt")
     if failed:
-        return why + (f"; fitting {'them' if several else 'it'} in the background failed ({failed}): "
-                      "run dealerbox floor protect fit")
+        return (_("%(why)s; fitting them in the background failed (%(failed)s): run dealerbox floor protect fit")
+                if several else
+                _("%(why)s; fitting it in the background failed (%(failed)s): run dealerbox floor protect fit")) % {
+            "why": why, "failed": failed}
     if fitting:
-        return why + ("; they are being fitted in the background, and hands are checked once they are stored"
-                      if several else "; it is being fitted in the background, and hands are checked once it is stored")
-    return why + "; run dealerbox floor protect fit"
-
-
-def _upper(text: str) -> str:
-    return text[:1].upper() + text[1:]
+        return (_("%(why)s; they are being fitted in the background, and hands are checked once they are stored")
+                if several else
+                _("%(why)s; it is being fitted in the background, and hands are checked once it is stored")) % {
+            "why": why}
+    return _("%(why)s; run dealerbox floor protect fit") % {"why": why}
 
 
 def _link(link: dict, base: str) -> dict:
@@ -124,13 +111,19 @@ def _two_figures(x: float) -> int:
 
 
 #: Ranks as the seat-luck note names them (Omaha's strong pairs).
-_RANK_NAMES = {"A": "aces", "K": "kings", "Q": "queens", "J": "jacks", "T": "tens", "9": "nines", "8": "eights",
-               "7": "sevens", "6": "sixes", "5": "fives", "4": "fours", "3": "threes", "2": "twos"}
+_RANK_NAMES = {"A": N_("two aces"), "K": N_("two kings"), "Q": N_("two queens"), "J": N_("two jacks"),
+               "T": N_("two tens"), "9": N_("two nines"), "8": N_("two eights"), "7": N_("two sevens"),
+               "6": N_("two sixes"), "5": N_("two fives"), "4": N_("two fours"), "3": N_("two threes"),
+               "2": N_("two twos")}
 
 
-def _pairs_words(ranks: str) -> str:
+def _pairs_words(ranks: str, words: ProtectWords) -> str:
     """``"AK"`` → ``two aces or two kings``."""
-    return " or ".join(f"two {_RANK_NAMES.get(r, r)}" for r in ranks)
+    _ = words.language.gettext
+    named = [_(_RANK_NAMES[r]) if r in _RANK_NAMES else r for r in ranks]
+    if len(named) < 2:
+        return "".join(named)
+    return _("%(some)s or %(last)s") % {"some": ", ".join(named[:-1]), "last": named[-1]}
 
 
 @functools.lru_cache(maxsize=64)
@@ -139,32 +132,30 @@ def _arl(cusum: Cusum, p: float) -> float:
     return cusum.arl(p)
 
 
-def _percent(share: float | None) -> str:
-    return "" if share is None else f"{100 * share:.1f}%"
-
-
-def _one(x: float | None) -> str:
-    return "" if x is None else f"{x:.1f}"
-
-
-def cusum_chart(chart: dict, cusum: Cusum | None, nonce: str, *, who: str) -> str:
+def cusum_chart(chart: dict, cusum: Cusum | None, nonce: str, *, who: str, words: ProtectWords | None = None) -> str:
     """One dealer's control chart as inline SVG: the chart's value after each hand dealt in
-    the range, the hands with an error marked, and the limit h; both axes from zero."""
+    the range, the hands with an error marked, and the limit h; both axes from zero; its
+    words and number labels in *words*' language (English by default)."""
+    words = words or _english()
+    _ = words.language.gettext
     points = chart["points"]
     values = [p["value"] for p in points]
     h = cusum.h if cusum is not None else None
     top = max([*values, h or 0.0, 1.0]) * 1.15
     n = max(1, len(points))
-    c = pygal.XY(title=f"Error control chart (CUSUM), {who}", x_title="hands dealt in the range, in order",
-                 y_title="chart value", range=(0, top), xrange=(0, n), include_x_axis=True, js=[],
+    c = pygal.XY(title=_("Error control chart (CUSUM), %(who)s") % {"who": who},
+                 x_title=_("hands dealt in the range, in order"),
+                 y_title=_("chart value"), range=(0, top), xrange=(0, n), include_x_axis=True, js=[],
                  style=DarkStyle, height=280, width=760, show_legend=True, legend_at_bottom=True,
                  explicit_size=True, disable_xml_declaration=True, x_label_rotation=0, print_values=False,
-                 dots_size=3)
-    c.add("chart value after each hand", [(0, 0.0)] + C.thinned(values), show_dots=False)
-    c.add("a hand with an error", [(i + 1, p["value"]) for i, p in enumerate(points) if p["error"]],
+                 dots_size=3, value_formatter=lambda v: words.decimal(v, 1),
+                 x_value_formatter=lambda v: words.integer(v) if float(v).is_integer() else words.decimal(v, 1))
+    c.add(_("chart value after each hand"), [(0, 0.0)] + C.thinned(values),
+          show_dots=False)
+    c.add(_("a hand with an error"), [(i + 1, p["value"]) for i, p in enumerate(points) if p["error"]],
           stroke=False)
     if h is not None:
-        c.add(f"limit h = {h:.1f}: out of control", [(0, h), (n, h)], show_dots=False,
+        c.add(_("limit h = %(h)s: out of control") % {"h": words.decimal(h, 1)}, [(0, h), (n, h)], show_dots=False,
               stroke_style={"dasharray": "6, 4"})
     return C.svg(c, nonce)
 
@@ -178,6 +169,7 @@ class ProtectPages:
         self.app = app
         config = app.settings.config
         self.config = load_protect(config) if config is not None else ProtectConfig()
+        self._words: dict[str, ProtectWords] = {}
 
     def routes(self) -> list[tuple]:
         """The routes, as :meth:`FloorApp.routes` lists them: the page, its JSON and PDF need
@@ -272,143 +264,195 @@ class ProtectPages:
 
     # -- what the templates show
 
-    def dealer_chart_part(self, chart: dict, cusum: Cusum | None, nonce: str, who: str) -> dict:
+    def words(self, language: Language | None = None) -> ProtectWords:
+        """Protection's words in *language* (the room's by default), one per language."""
+        language = language or self.app.language.room
+        if language.code not in self._words:
+            self._words[language.code] = ProtectWords(language)
+        return self._words[language.code]
+
+    def dealer_chart_part(self, chart: dict, cusum: Cusum | None, nonce: str, who: str,
+                          words: ProtectWords | None = None) -> dict:
         """The context of ``_dealer_chart.html`` for one dealer's chart (``figures.dealer_chart``):
-        the SVG, and in words the hands, the errors, the alarms and what h means."""
+        the SVG, and in words (*words*: the reader's; the room's by default) the hands, the
+        errors, the alarms and what h means."""
+        words = words or self.words()
+        _, ngettext = words.language.gettext, words.language.ngettext
         points = chart["points"]
         errors = sum(1 for p in points if p["error"])
         part = {"dealer": chart["dealer"], "who": who, "hands": len(points), "errors": errors,
                 "svg": None, "alarms": 0, "words": ""}
         if cusum is None:
-            part["words"] = ("No chart: the room's error rate is not known (set [protect] room_rate, or run "
-                             "dealerbox floor protect fit --house over hands the house trusts).")
+            part["words"] = _("No chart: the room's error rate is not known (set [protect] room_rate, or run "
+                              "dealerbox floor protect fit --house over hands the house trusts).")
             return part
         room = self.config.room_rate
         alarms = sum(1 for p in points if p["value"] >= cusum.h)
         now = points[-1]["value"] if points else 0.0
         part["alarms"] = alarms
-        part["svg"] = cusum_chart(chart, cusum, nonce, who=who)
-        part["words"] = (
-            f"{len(points)} hands, {errors} with an error ({_percent(errors / len(points)) if points else '0.0%'}; "
-            f"the dealer's baseline: {100 * cusum.p0:.1f}%"
-            + (f", the room's {100 * room:.1f}%" if room is not None else "")
-            + f"). The chart stands at {now:.1f}; at {cusum.h:.1f} the dealer "
-            f"is out of control and the chart starts again. Erring at the baseline, a dealer reaches it about "
-            f"once in {_two_figures(_arl(cusum, cusum.p0)):,} hands; at {cusum.shift:g} times it in "
-            f"about {_two_figures(_arl(cusum, min(0.999, cusum.shift * cusum.p0))):,}. "
-            + (f"Out of control {alarms} time{'s' if alarms != 1 else ''} in this range." if alarms
-               else "In control throughout this range."))
+        part["svg"] = cusum_chart(chart, cusum, nonce, who=who, words=words)
+        facts = {"hands": len(points), "errors": errors, "share": words.percent(errors / len(points) if points else 0.0),
+                 "baseline": words.percent(cusum.p0), "room": words.percent(room) if room is not None else "",
+                 "now": words.decimal(now), "h": words.decimal(cusum.h),
+                 "arl": words.integer(_two_figures(_arl(cusum, cusum.p0))), "shift": words.general(cusum.shift),
+                 "shifted_arl": words.integer(_two_figures(_arl(cusum, min(0.999, cusum.shift * cusum.p0)))),
+                 "alarms": alarms}
+        counted = (ngettext("%(hands)s hand, %(errors)s with an error", "%(hands)s hands, %(errors)s with an error",
+                      len(points)) % facts)
+        rates = (_("%(share)s; the dealer's baseline: %(baseline)s, the room's %(room)s") if room is not None
+                 else _("%(share)s; the dealer's baseline: %(baseline)s")) % facts
+        part["words"] = " ".join([
+            f"{counted} ({rates}).",
+            _("The chart stands at %(now)s; at %(h)s the dealer is out of control and the chart starts again.")
+            % facts,
+            _("Erring at the baseline, a dealer reaches it about once in %(arl)s hands; at %(shift)s times it in "
+              "about %(shifted_arl)s.") % facts,
+            ngettext("Out of control %(alarms)s time in this range.", "Out of control %(alarms)s times in this range.",
+               alarms) % facts if alarms else _("In control throughout this range.")])
         return part
 
     async def dealer_chart_context(self, dealer_id: str, start: float, end: float, nonce: str,
-                                   who: str) -> dict | None:
+                                   who: str, language: Language | None = None) -> dict | None:
         """The context of ``_dealer_chart.html`` for the dealer's page (``/dealers/{id}``),
         None when the dealer dealt no hand the pass read in the range. *dealer_id* is checked
-        by the caller (``params.dealer_id_of``)."""
+        by the caller (``params.dealer_id_of``); *language* the reader's (the room's by default)."""
         def read(conn):
             own = self.charts(conn)
             return PF.dealer_chart(conn, dealer_id, start, end), own.design(dealer_id) if own is not None else None
         chart, cusum = await run_in_threadpool(self.app.figures.answer, read)
         if not chart["points"]:
             return None
-        return self.dealer_chart_part(chart, cusum, nonce, who)
+        return self.dealer_chart_part(chart, cusum, nonce, who, self.words(language))
 
     async def dealer_chart_html(self, dealer_id: str, start: float, end: float, nonce: str,
-                                who: str) -> str | None:
-        """``_dealer_chart.html`` rendered for the dealer's page (pit.html's ``dealer_chart``),
-        None when the dealer dealt no hand the pass read in the range."""
-        part = await self.dealer_chart_context(dealer_id, start, end, nonce, who)
+                                who: str, language: Language | None = None) -> str | None:
+        """``_dealer_chart.html`` rendered for the dealer's page (pit.html's ``dealer_chart``) in
+        *language* (the room's by default), None when the dealer dealt no hand the pass read in the range."""
+        part = await self.dealer_chart_context(dealer_id, start, end, nonce, who, language)
         if part is None:
             return None
-        return self.app.templates.get_template("_dealer_chart.html").render(chart=part)
+        return self.app.templates.get_template("_dealer_chart.html").render(
+            chart=part, language=language or self.app.language.room)
 
-    def _shown(self, data: dict, own: OwnBaselineCharts | None, alerts: list[dict], names: dict, nonce: str) -> dict:
-        """The template's rows: every figure already in words."""
+    def _shown(self, data: dict, own: OwnBaselineCharts | None, alerts: list[dict], names: dict, nonce: str,
+               words: ProtectWords) -> dict:
+        """The template's rows: every figure already in words, in *words*' language."""
+        _ = words.language.gettext
+
         def dealer(d):
-            return f"{d} ({names[d]})" if d in names else (d or "nobody signed in")
+            return f"{d} ({names[d]})" if d in names else (d or _("nobody signed in"))
 
         # A smallest p-value at a reference's resolution, 1 / (1 + its hands), says "at most".
         resolutions = [1 / (1 + r["hands"]) for r in data["references"] if r["hands"]]
 
         def least(p):
             at = [res for res in resolutions if p is not None and math.isclose(p, res, rel_tol=1e-9)]
-            return odds_words(p, at[0] if at else None)
+            return words.odds(p, at[0] if at else None)
 
         def quality_row(r):
-            return {"hands": r["hands"], "scored": r["scored"],
-                    "kept": _one(r["mean_kept"]), "expected": _one(r["expected_kept"]),
-                    "low": _percent(r["low_p_share"]), "expected_low": _percent(r["expected_low_p_share"]),
+            return {"hands": words.integer(r["hands"]), "scored": words.integer(r["scored"]),
+                    "kept": words.decimal(r["mean_kept"]), "expected": words.decimal(r["expected_kept"]),
+                    "low": words.percent(r["low_p_share"]), "expected_low": words.percent(r["expected_low_p_share"]),
                     "least": least(r["min_p"])}
         q = data["shuffle_quality"]
         tables = [{"name": r["table"], **quality_row(r)} for r in q["tables"]]
         dealers = [{"name": dealer(r["dealer"]), "id": r["dealer"], **quality_row(r)} for r in q["dealers"]]
-        shown_alerts = [self.shown_alert(a) for a in alerts]
+        shown_alerts = [self.shown_alert(a, words) for a in alerts]
         limit = data["seat_alert_below"]
         seats = []
         for t in data["seat_luck"]:
-            rows = [{**s, "expected_words": _one(s["expected"]), "odds": odds_words(s["p_value"]),
+            rows = [{**s, "expected_words": words.decimal(s["expected"]), "odds": words.odds(s["p_value"]),
                      "improbable": s["p_value"] < limit,
-                     "game": "hold'em" if s["hole_cards"] == 2 else f"{s['hole_cards']}-card Omaha"}
+                     "game": _(GAMES_WORDS[2]) if s["hole_cards"] == 2 else _("%(n)s-card Omaha") % {
+                         "n": s["hole_cards"]}}
                     for s in t["seats"]]
             seats.append({"table": t["table"], "rows": rows})
         charts = [self.dealer_chart_part(c, own.design(c["dealer"]) if own is not None else None, nonce,
-                                         f"dealer {dealer(c['dealer'])}")
+                                         _("dealer %(who)s") % {"who": dealer(c["dealer"])}, words)
                   for c in data["dealer_charts"]]
+        references = [{**r, "game": words.game(r["players"], r["hole_cards"]),
+                       "hands_words": words.integer(r["hands"]) if r["hands"] else "",
+                       "status_words": words.status(r["status"])} for r in data["references"]]
+        c = self.config
         return {"tables": tables, "dealers": dealers, "alerts": shown_alerts, "seat_tables": seats,
-                "charts": charts, "seat_limit": odds_words(limit), "family": self._family,
-                "omaha_words": _pairs_words(self.config.omaha_pairs),
+                "charts": charts, "seat_limit": words.odds(limit), "family": words.integer(self._family),
+                "omaha_words": _pairs_words(self.config.omaha_pairs, words),
                 "holdem_words": ", ".join(sorted(self.config.holdem_strong)),
-                "notices": self.notices(data), "budget": self.budget_rows(data["budget"])}
+                "references": references, "shuffle_words": words.shuffle(data["shuffle"]),
+                "figure": {"seat_alarms": words.general(c.seat_alarms_per_year),
+                           "seat_feed": words.general(c.seat_feed_every),
+                           "seat_alarms_n": int(c.seat_alarms_per_year) if float(c.seat_alarms_per_year).is_integer()
+                           else 5,   # a count that is not whole takes the plural ("0.5 false alarms")
+                           "seat_alpha": f"{100 * c.seat_alpha:g}%" if words.english
+                           else f"{words.general(100 * c.seat_alpha)}\u00a0%",
+                           "wait": words.general(c.reference_wait_minutes),
+                           "room_rate": words.percent(data["chart"]["room_rate"]) if data["chart"] else "",
+                           "chart_shift": words.general(data["chart"]["shift"]) if data["chart"] else ""},
+                "notices": self.notices(data, words), "budget": self.budget_rows(data["budget"], words)}
 
-    @staticmethod
-    def shown_alert(a: dict) -> dict:
-        """One protection alert as the page and the PDF show it: its title, its odds, and the
-        evidence of its last raise in words (:func:`~dealerbox.floor.protect.evidence.evidence_lines`)."""
+    def shown_alert(self, a: dict, words: ProtectWords | None = None) -> dict:
+        """One protection alert as the page and the PDF show it, in *words*' language (the
+        room's by default): its title, its odds, and the evidence of its last raise in words
+        (:meth:`~dealerbox.floor.telling.protect_words.ProtectWords.why`). ``shown_text`` is
+        the text as filed: the check's own figures, for the technician."""
+        words = words or self.words()
         text = a.get("last_text") or a["text"]
         p, resolution = alert_odds(text)
         raises = a.get("evidence") or []
-        why = evidence_lines(a["kind"], a["table"], raises[0]["evidence"] if raises else None)
-        return {**a, "title": ALERT_TITLES.get(a["kind"], a["kind"]), "odds": odds_words(p, resolution), "p": p,
+        why = words.why(a["kind"], a["table"], raises[0]["evidence"] if raises else None)
+        return {**a, "title": words.title(a["kind"]), "odds": words.odds(p, resolution), "p": p,
                 "shown_text": text, "why": why, "raises_kept": len(raises)}
 
-    @staticmethod
-    def notices(data: dict) -> list[str]:
-        """What the page must say before anything else: the games whose hands are not checked
-        for a shuffle (no reference for the declared model, or a stale one), and how many of
-        this range's hands that left unchecked."""
+    def notices(self, data: dict, words: ProtectWords | None = None) -> list[str]:
+        """What the page must say before anything else, in *words*' language: the games whose
+        hands are not checked for a shuffle (no reference for the declared model, or a stale
+        one), and how many of this range's hands that left unchecked."""
+        words = words or self.words()
+        _, ngettext = words.language.gettext, words.language.ngettext
         unscored = {}
         for row in data["unscored"]:
             key = (row["players"], row["hole_cards"])
             unscored[key] = unscored.get(key, 0) + row["hands"]
         out, quiet = [], {}
+
+        def unchecked(game: str, hands: int, why: str) -> str:
+            return ngettext("%(game)s: %(n)s hand in this range not checked for a shuffle: %(why)s.",
+                      "%(game)s: %(n)s hands in this range not checked for a shuffle: %(why)s.", hands) % {
+                "game": upper_first(game), "n": words.integer(hands), "why": why}
         for r in data["references"]:
             game = (r["players"], r["hole_cards"])
             hands = unscored.pop(game, 0)
             if r["status"] == CURRENT and not hands:
                 continue
             if hands:
-                out.append(f"{_upper(r['game'])}: {hands} hand{'s' if hands != 1 else ''} in this range not "
-                           f"checked for a shuffle: {_why(r['status'], r['fitting'], False, r.get('failed'))}.")
+                out.append(unchecked(words.game(*game), hands,
+                                     _why(words, r["status"], r["fitting"], False, r.get("failed"))))
             else:   # games with no hand in the range: one line per reason, not one per game
-                quiet.setdefault((r["status"], r["fitting"], r.get("failed")), []).append(r["game"])
+                quiet.setdefault((r["status"], r["fitting"], r.get("failed")), []).append(words.game(*game))
         for (players, hole_cards), hands in sorted(unscored.items()):
-            out.append(f"{_upper(game_words(players, hole_cards))}: {hands} hand{'s' if hands != 1 else ''} in this "
-                       f"range not checked for a shuffle: no reference for the declared model when they were dealt.")
+            out.append(unchecked(words.game(players, hole_cards), hands,
+                                 _("no reference for the declared model when they were dealt")))
         for (status, fitting, failed), games in quiet.items():
-            listed = ", ".join(games[:-1]) + " and " + games[-1] if len(games) > 1 else games[0]
-            out.append(f"{_upper(listed)}: not checked for a shuffle: "
-                       f"{_why(status, fitting, len(games) > 1, failed)}.")
+            listed = (_("%(some)s and %(last)s") % {"some": ", ".join(games[:-1]), "last": games[-1]}
+                      if len(games) > 1 else games[0])
+            out.append(_("%(games)s: not checked for a shuffle: %(why)s.") % {
+                "games": upper_first(listed), "why": _why(words, status, fitting, len(games) > 1, failed)})
         return out
 
-    @staticmethod
-    def budget_rows(budget: dict) -> dict:
-        """The alarm budget (:func:`~dealerbox.floor.protect.budget.alarm_budget`) in words."""
-        return {"rows": [{"words": r["words"], "week": few(r["per_week"]), "per_10000": few(r["per_10000_hands"]),
-                          "basis": r["basis"]} for r in budget["rows"]],
-                "total_week": few(budget["total"]["per_week"]),
-                "total_10000": few(budget["total"]["per_10000_hands"]),
-                "room": (f"{budget['tables']} tables at {budget['hands_per_hour']:g} hands an hour, "
-                         f"{budget['hours_per_week']:g} hours a week: {budget['hands_per_week']:,.0f} hands a week")}
+    def budget_rows(self, budget: dict, words: ProtectWords | None = None) -> dict:
+        """The alarm budget (:func:`~dealerbox.floor.protect.budget.alarm_budget`) in *words*' language."""
+        words = words or self.words()
+        _ = words.language.gettext
+        return {"rows": [{"words": _(r["words"]), "week": words.few(r["per_week"]),
+                          "per_10000": words.few(r["per_10000_hands"]), "basis": words.basis(r)}
+                         for r in budget["rows"]],
+                "total_week": words.few(budget["total"]["per_week"]),
+                "total_10000": words.few(budget["total"]["per_10000_hands"]),
+                "room": _("%(tables)s tables at %(rate)s hands an hour, %(hours)s hours a week: %(hands)s hands a "
+                          "week") % {"tables": words.integer(budget["tables"]),
+                                     "rate": words.general(budget["hands_per_hour"]),
+                                     "hours": words.general(budget["hours_per_week"]),
+                                     "hands": words.integer(budget["hands_per_week"])}}
 
     # -- handlers
 
@@ -416,11 +460,13 @@ class ProtectPages:
         shown = self.window(request)
         data, own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
         names = await self.app._names(session)
+        language = self.app.language.of(request, session)
+        words = self.words(language)
         return self.app.render(
             request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
-            pick=range_controls(self.app.clock, shown), config=self.config, data=data, status_words=STATUS_WORDS,
+            language=language, pick=range_controls(self.app.clock, shown), config=self.config, data=data,
             can_clear=may(session.role, "clear"),
-            **self._shown(data, own, alerts, names, request.state.nonce))
+            **self._shown(data, own, alerts, names, request.state.nonce, words))
 
     async def clear_form(self, request, client, session):
         """Clear one of the page's alerts with the form's note (the floor map's clear:
@@ -440,41 +486,51 @@ class ProtectPages:
     async def json(self, request, client, session):
         shown = self.window(request)
         data, _own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
-        return JSONResponse({**data, "alerts": [{**a, "why": evidence_lines(
+        # The figures and ids as stored; ``why`` (readable words) in the reader's language.
+        words = self.words(self.app.language.of(request, session))
+        return JSONResponse({**data, "alerts": [{**a, "why": words.why(
             a["kind"], a["table"], a["evidence"][0]["evidence"] if a["evidence"] else None)} for a in alerts]})
 
-    def pdf_sections(self, alerts: list[dict], data: dict, base: str) -> list[dict]:
+    def pdf_sections(self, alerts: list[dict], data: dict, base: str, words: ProtectWords | None = None) -> list[dict]:
         """The protection alerts with their evidence, the notices and the alarm budget, as the
-        shift report's PDF draws sections (``heading``, ``columns``, ``rows`` of cells, ``notes``):
-        every hand a link to its story at *base*."""
-        clock = self.app.clock
+        shift report's PDF draws sections (``heading``, ``columns``, ``rows`` of cells, ``notes``),
+        in *words*' language (the room's by default): every hand a link to its story at *base*."""
+        words = words or self.words()
+        _ = words.language.gettext
         rows = []
-        for a in (self.shown_alert(a) for a in alerts):
+        for a in (self.shown_alert(a, words) for a in alerts):
             why = a["why"]
-            pairs = "; ".join(f"{p['cards']}: places {p['here']} here, {p['there']} in the earlier hand ({p['was']})"
+            pairs = "; ".join(_("%(cards)s: places %(here)s here, %(there)s in the earlier hand (%(was)s)") % p
                               for p in why["pairs"])
-            links = why["links"][:12] or [{"text": "no hand", "href": None}]
-            rows.append([{"text": clock.stamp(a["raised"])}, {"text": a["table"], "href": f"{base}/tables/{a['table']}"},
-                         {"text": f"{a['title']}. {a['odds'] and 'How unlikely: ' + a['odds'] + '. '}{why['summary']}"
-                                  + (f" Pairs kept: {pairs}." if pairs else "")},
-                         _link(links[0], base)])
+            links = why["links"][:12] or [{"text": _("no hand"), "href": None}]
+            what = [a["title"] + "."]
+            if a["odds"]:
+                what.append(_("How unlikely: %(odds)s.") % {"odds": a["odds"]})
+            what.append(why["summary"])
+            if pairs:
+                what.append(_("Pairs kept: %(pairs)s.") % {"pairs": pairs})
+            rows.append([{"text": words.language.forms.stamp(a["raised"])},
+                         {"text": a["table"], "href": f"{base}/tables/{a['table']}"},
+                         {"text": " ".join(w for w in what if w)}, _link(links[0], base)])
             # Every hand of the evidence a link of its own, under its alert.
             rows.extend([{"text": ""}, {"text": ""}, {"text": ""}, _link(link, base)] for link in links[1:])
-        budget = self.budget_rows(data["budget"])
+        budget = self.budget_rows(data["budget"], words)
         return [
-            {"id": "protect-alerts", "heading": "Protection alerts and why they fired",
-             "columns": ["raised", "table", "what and why", "hands (stories)"], "rows": rows,
-             "empty": "No protection alert is open or was raised in this range.",
-             "notes": ["Each hand links to its story (the first 12 of an alert; the page lists every one)."]},
-            {"id": "protect-notices", "heading": "Hands not checked for a shuffle",
-             "columns": ["notice"], "rows": [[{"text": n}] for n in self.notices(data)],
-             "empty": "Every game's hands were checked against a reference fitted from the declared model.",
+            {"id": "protect-alerts", "heading": _("Protection alerts and why they fired"),
+             "columns": [_("raised"), _("table"), _("what and why"), _("hands (stories)")], "rows": rows,
+             "empty": _("No protection alert is open or was raised in this range."),
+             "notes": [_("Each hand links to its story (the first 12 of an alert; the page lists every one).")]},
+            {"id": "protect-notices", "heading": _("Hands not checked for a shuffle"),
+             "columns": [_("notice")], "rows": [[{"text": n}] for n in self.notices(data, words)],
+             "empty": _("Every game's hands were checked against a reference fitted from the declared model."),
              "notes": []},
-            {"id": "protect-budget", "heading": "Alarm budget: false alerts a fair room should expect",
-             "columns": ["check", "a week", "per 10,000 hands", "from"],
-             "rows": [[{"text": r["words"]}, {"text": r["week"]}, {"text": r["per_10000"]}, {"text": r["basis"]}]
-                      for r in budget["rows"]] + [[{"text": "all checks"}, {"text": budget["total_week"]},
-                                                   {"text": budget["total_10000"]}, {"text": ""}]],
+            {"id": "protect-budget", "heading": _("Alarm budget: false alerts a fair room should expect"),
+             "columns": [_("check"), _("a week"), _("per 10,000 hands"), _("worked out from")],
+             "rows": [[{"text": r["words"]}, {"text": r["week"], "figure": True},
+                       {"text": r["per_10000"], "figure": True}, {"text": r["basis"]}]
+                      for r in budget["rows"]] + [[{"text": _("all checks")},
+                                                   {"text": budget["total_week"], "figure": True},
+                                                   {"text": budget["total_10000"], "figure": True}, {"text": ""}]],
              "empty": "", "notes": [budget["room"]]},
         ]
 
@@ -482,10 +538,13 @@ class ProtectPages:
         shown = self.window(request)
         data, _own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
         base = str(request.base_url).rstrip("/")
-        title = f"Surveillance: {self.app.clock.stamp(shown.start)} to {self.app.clock.stamp(shown.end)}"
+        # In the language of whoever asks for it, as their pages are.
+        words = self.words(self.app.language.of(request, session))
+        _, stamp = words.language.gettext, words.language.forms.stamp
+        title = _("Surveillance: %(start)s to %(end)s") % {"start": stamp(shown.start), "end": stamp(shown.end)}
         try:
-            pdf = await run_in_threadpool(PDF.sections_pdf, title, self.pdf_sections(alerts, data, base),
-                                          footer=f"dealerbox floor, {title}")
+            pdf = await run_in_threadpool(PDF.sections_pdf, title, self.pdf_sections(alerts, data, base, words),
+                                          footer=_("dealerbox floor, %(title)s") % {"title": title})
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         return Response(pdf, media_type="application/pdf",
