@@ -314,7 +314,7 @@ class FloorApp:
                   C.irregularity_chart(data["hours"], data["room_hours"], nonce, self.clock, who=who,
                                        language=language,
                                        title=_("Irregularities per 100 hands, %(who)s and the room") % {"who": who})]
-        part = (await self.protect.dealer_chart_context(ident, start, end, nonce, who)
+        part = (await self.protect.dealer_chart_context(ident, start, end, nonce, who, language)
                 if kind == "dealer" else None)
         # Rendered here, in the reader's language (the Surveillance page renders its own).
         dealer_chart = (self.templates.get_template("_dealer_chart.html").render(chart=part, language=language)

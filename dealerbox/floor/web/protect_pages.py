@@ -464,7 +464,7 @@ class ProtectPages:
         words = self.words(language)
         return self.app.render(
             request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
-            language=language, pick=range_controls(self.app.clock, shown), config=self.config, data=data,
+            language=language, pick=range_controls(self.app.clock, shown, language), config=self.config, data=data,
             can_clear=may(session.role, "clear"),
             **self._shown(data, own, alerts, names, request.state.nonce, words))
 
@@ -544,7 +544,8 @@ class ProtectPages:
         title = _("Surveillance: %(start)s to %(end)s") % {"start": stamp(shown.start), "end": stamp(shown.end)}
         try:
             pdf = await run_in_threadpool(PDF.sections_pdf, title, self.pdf_sections(alerts, data, base, words),
-                                          footer=_("dealerbox floor, %(title)s") % {"title": title})
+                                          footer=_("dealerbox floor, %(title)s") % {"title": title},
+                                          page_words=_("%(footer)s, page %(page)s/%(pages)s"))
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         return Response(pdf, media_type="application/pdf",
