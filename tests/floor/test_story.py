@@ -20,6 +20,8 @@ from dealerbox.floor.collecting.message import Message
 from dealerbox.floor.telling.hands import hands_of_lines, wall_seconds
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.telling.deck_names import floor_registries
+from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.language import Language
 
 
 def _played(tmp_path, name: str, dealer: str | None = None) -> list[str]:
@@ -347,3 +349,30 @@ def test_a_tag_journaled_by_its_uid_is_named_from_the_rooms_registry_in_the_stor
         assert status == 200
         assert [c["card"] for c in body["shoe"]] == [f"{c['card']} (deck Red 7)" for c in told["shoe"]]
         assert not any(c["card"].startswith("uid:") for c in body["shoe"])
+
+
+def test_a_reader_of_another_language_gets_the_same_story_with_its_timeline_in_their_words(tmp_path):
+    lines = _lines_of(tmp_path, "four_card_flop_spread")
+    english = S.tell("T01", lines)
+    czech = S.tell("T01", lines, language=Language("cs", FloorClock("Europe/Prague")))
+    # The same hand, card for card and step for step: only the words a person reads differ.
+    for key in ("seats", "board", "shoe", "streets", "ended_by", "round_done"):
+        assert czech[key] == english[key], key
+
+    def unworded(story):  # a step's "by" is the timeline's words for what did it
+        return [{**e, "steps": [{k: v for k, v in s.items() if k != "by"} for s in e["steps"]]}
+                for e in story["irregularities"]]
+    assert unworded(czech) == unworded(english)
+    assert [s["by"] for s in czech["irregularities"][0]["steps"]][0] == "tlačítko ACK"
+    assert [e["seq"] for e in czech["timeline"]] == [e["seq"] for e in english["timeline"]]
+    said = {e["seq"]: e["what"] for e in english["timeline"]}
+    told = {e["seq"]: e["what"] for e in czech["timeline"]}
+    first = english["timeline"][0]["seq"]
+    assert said[first] == "NEW HAND, 8 players" and told[first] == "NEW HAND, 8 hráčů"
+    shoe = next(e["seq"] for e in english["timeline"] if e["what"].startswith("out of the shoe"))
+    assert told[shoe] == said[shoe].replace("out of the shoe", "ze shoe")
+    decision = next(s for s, w in said.items() if w.startswith("decision FLOOR"))
+    assert said[decision] == "decision FLOOR FOUR_CARD_FLOP"
+    assert told[decision] == "rozhodnutí VOLÁNÍ FLOORMANA FOUR_CARD_FLOP"
+    assert any(w == "tlačítko ROUND DONE" for w in told.values())  # the panel's buttons keep their labels
+    assert [s["seat"] for s in czech["seats"]] == [f"seat {s['number']}" for s in czech["seats"]]

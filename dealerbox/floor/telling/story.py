@@ -53,7 +53,7 @@ import re
 from sqlalchemy import func, select
 
 from dealerbox.domain.messages import text_card
-from dealerbox.floor.telling.catalogs import N_
+from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE, translations
 from dealerbox.floor.telling.deck_names import registry_decks
 from dealerbox.floor.telling.figures import fig_hands, fig_progress, store_lines
 from dealerbox.floor.telling.hands import wall_seconds
@@ -233,22 +233,15 @@ def _event_text(ev: dict, card_of_uid, _, ngettext) -> str:
     return str(kind)
 
 
-def _as_written(message: str) -> str:
-    return message
-
-
-def _as_written_n(one: str, many: str, n: int) -> str:
-    return one if n == 1 else many
-
-
 def tell(table_id: str, lines, *, dealer: str | None = None, card_of_uid=None, language=None) -> dict:
     """The story of one hand from its journal lines (the first a ``new_hand``, or the
     oldest line kept). *dealer*: who dealt, when known from before the hand.
     *card_of_uid* names the cards the table journaled by their tag (:func:`registry_cards`).
     *language* (a :class:`~dealerbox.floor.telling.language.Language`) words the timeline for
     its reader; without one, in the messages as written (English)."""
-    _ = language.gettext if language is not None else _as_written
-    ngettext = language.ngettext if language is not None else _as_written_n
+    # Without a reader's language: the messages as written (the source language's catalog).
+    told = language if language is not None else translations(SOURCE_LANGUAGE)
+    _, ngettext = told.gettext, told.ngettext
     story = {"table": table_id, "dealer": dealer, "players": None, "hole_cards": 2, "seat_order": None,
              "start_seq": None, "end_seq": None, "started": None, "ended": None, "ended_by": "open",
              "shoe": [], "board": [], "decisions": [], "timeline": [], "round_done": None}

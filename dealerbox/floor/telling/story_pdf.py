@@ -1,7 +1,8 @@
 """A hand's story as a PDF (fpdf2, pure Python): what surveillance files after a dispute.
 
 It tells what the page tells (dealerbox/floor/templates/story.html), from the same
-story (:func:`dealerbox.floor.telling.story.tell`), in the same card notation (``T♦``): the
+story (:func:`dealerbox.floor.telling.story.tell`), in the same words (the reader's language:
+whoever asked for the PDF) and the same card notation (``T♦``): the
 heading, the facts, each seat's hole cards, the board street by street, one entry
 per irregularity with each step and when it was seen done, the shoe order and
 every line the table recorded.
@@ -19,6 +20,7 @@ from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 from dealerbox.errors import FloorError
+from dealerbox.floor.telling.catalogs import SOURCE_LANGUAGE, translations
 from dealerbox.floor.telling.story import VERDICT_WORDS
 
 __all__ = ["story_pdf", "find_font", "FontMissing", "FONT_DIRS", "FONT_FILES"]
@@ -43,14 +45,6 @@ def find_font(dirs=FONT_DIRS) -> tuple[Path, Path]:
             return regular, bold
     raise FontMissing("the floor's PDFs need DejaVu Sans for the suit symbols: install Debian's "
                       f"fonts-dejavu-core (looked in {', '.join(str(d) for d in dirs)})")
-
-
-def _as_written(message: str) -> str:
-    return message
-
-
-def _as_written_n(one: str, many: str, n: int) -> str:
-    return one if n == 1 else many
 
 
 class _Doc(FPDF):
@@ -98,8 +92,9 @@ def story_pdf(story: dict, *, heading: str, when, dealer: str, ended_by: str, pe
     words for them, *permalink* the page's own address; *language* (a
     :class:`~dealerbox.floor.telling.language.Language`) words the rest as the page does
     (without one: English, as written)."""
-    _ = language.gettext if language is not None else _as_written
-    ngettext = language.ngettext if language is not None else _as_written_n
+    # Without a reader's language: the messages as written (the source language's catalog).
+    told = language if language is not None else translations(SOURCE_LANGUAGE)
+    _, ngettext = told.gettext, told.ngettext
     messages = language.messages if language is not None else None
 
     def cards(listed: list[dict]) -> str:
@@ -174,9 +169,9 @@ def story_pdf(story: dict, *, heading: str, when, dealer: str, ended_by: str, pe
     if story["after_hand"]:
         doc.heading(_("Recorded after HAND OVER"))
         for e in story["after_hand"]:
-            told = _("%(when)s, line %(line)s") % {"when": when(e["wall"]), "line": e["seq"]}
+            at = _("%(when)s, line %(line)s") % {"when": when(e["wall"]), "line": e["seq"]}
             listed = ", " + _("cards %(cards)s") % {"cards": " ".join(e["cards"])} if e["cards"] else ""
-            doc.para(f"{e['irregularity']} ({told}){listed}: " + " ".join(s["text"] for s in e["steps"]))
+            doc.para(f"{e['irregularity']} ({at}){listed}: " + " ".join(s["text"] for s in e["steps"]))
 
     doc.heading(_("Cards in the order they left the shoe"))
     doc.para(cards(story["shoe"]))
