@@ -90,8 +90,7 @@ class FloorApp:
             autoescape=jinja2.select_autoescape(["html"]))
         self.language.install(self.templates)
         self.stories = StoryPages(self.figures, self.language, self._names)
-        self.templates.filters.update(age=_age, iso=R.iso,
-                                      irregularity=self.floor.words.messages.irregularity_name)
+        self.templates.filters.update(age=_age, iso=R.iso)
         # Game protection's Surveillance page (issue 33): after the clock and the templates it uses.
         self.protect = ProtectPages(self)
         self.metrics = FloorMetrics(self)
