@@ -11,13 +11,16 @@ import uuid
 
 import pytest
 
+from dealerbox.domain.decks import deck_name_refusal
 from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.collecting.registry_publish import RegistryPublisher
 from dealerbox.floor.operating.settings import load_collector, load_registry
 from dealerbox.floor.store import Store
-from dealerbox.floor.store.registry import ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT, DeckLimits, RegistryRefused
+from dealerbox.floor.store.registry import (ALERT_KIND_CONFLICT, ALERT_KIND_LIMIT, DeckLimits, RegistryRefused,
+                                           check_deck_name)
 from dealerbox.floor.telling import card_log as L
+from dealerbox.floor.telling.language import Language
 from dealerbox.link import protocol as P
 from tests.floor.registry_support import TableJournal, deck_tags, file_journal
 
@@ -459,3 +462,13 @@ def test_a_deck_received_after_the_pass_read_the_registry_counts_its_hands(store
     file_journal(store, t01, filed)
     registry.catch_up()
     assert store.deck("Blue 1")["state"] == "in_play" and store.deck("Blue 1")["hands"] == 1
+
+
+@pytest.mark.parametrize("bad_name", ["", "x" * 65, "Red/7", "Red\x007", "Red\ud8007"])
+def test_a_refused_deck_name_says_the_domains_rule_in_english_and_the_readers_words_in_czech(bad_name):
+    from_domain = deck_name_refusal(bad_name)
+    with pytest.raises(RegistryRefused) as refused:
+        check_deck_name(bad_name)
+    assert str(refused.value) == from_domain
+    czech = refused.value.told(Language("cs").gettext)
+    assert czech != from_domain and czech.startswith("název balíčku") and "64" in czech, czech

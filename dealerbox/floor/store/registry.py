@@ -36,8 +36,8 @@ from sqlalchemy import Text, cast, func, insert, select, update
 from dealerbox.domain.badges import check_dealer_id
 from dealerbox.domain.cards import is_card
 from dealerbox.domain.decks import normalize_uid
-from dealerbox.domain.decks import deck_back_refusal, deck_name_refusal
-from dealerbox.errors import FloorError, RegistryError
+from dealerbox.domain.decks import MAX_DECK_BACK, MAX_DECK_NAME, deck_back_refusal, deck_name_refusal
+from dealerbox.errors import FloorError, RegistryError, shown
 from dealerbox.floor.store.commissioning import COMMISSIONED
 from dealerbox.floor.store.connection import Connection
 from dealerbox.floor.store.schema import (Int64, audit_table, meta_table, reg_badges_table, reg_decks_table,
@@ -111,9 +111,11 @@ def check_deck_name(name) -> str:
     the one rule of the tables' tools, their events and the wire), else :class:`RegistryRefused`
     saying the rule once (:func:`~dealerbox.domain.decks.deck_name_refusal`)."""
     text = name.strip() if isinstance(name, str) else name
-    refusal = deck_name_refusal(text)
-    if refusal is not None:
-        raise RegistryRefused(refusal)
+    if deck_name_refusal(text) is not None:
+        # The rule's one source is the domain's; told here as a catalog's message, so that a
+        # reader gets it in their language (its English is the domain's sentence, word for word).
+        raise RegistryRefused(N_("a deck name is 1 to %(most)s printable characters, no '/', not %(given)s"),
+                              most=MAX_DECK_NAME, given=shown(text))
     return text
 
 
@@ -318,9 +320,9 @@ class RoomRegistry(Connection):
     def _register_deck(self, name, back, tags, who, table, seq, now) -> dict:
         name = check_deck_name(name)
         back = back.strip() if isinstance(back, str) else ""
-        refusal = deck_back_refusal(back)
-        if refusal is not None:
-            raise RegistryRefused(refusal)
+        if deck_back_refusal(back) is not None:
+            raise RegistryRefused(N_("a back's colour is at most %(most)s printable characters, not %(given)s"),
+                                  most=MAX_DECK_BACK, given=shown(back))
         if not isinstance(tags, dict) or not tags:
             raise RegistryRefused(N_("deck %(deck)s: expected its tags, UID -> card, not %(given)s"), deck=name,
                                   given=repr(tags))
