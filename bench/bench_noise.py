@@ -20,7 +20,10 @@ mouth sensor, and one with it.
   out and listed in ``noise_detection_not_sensable`` with why (``undetectable``): a
   scenario acted out with a card leaving the stub uncounted is not run with a mouth
   sensor; a clone drawn within the rearm window of its twin is not run without one; a board
-  card lifted no longer than the dropout window is a dropout to the antenna.
+  card lifted no longer than the dropout window is a dropout to the antenna. A single run
+  whose noise destroyed the evidence, judged from what the readers reported in it
+  (:func:`evidence_lost`), is left out and counted by reason in
+  ``noise_detection_evidence_lost`` (``_mouth``).
 - ``noise_settle_s``: the shortest settle time for which the pass-by kinds alone
   raise nothing, and ``noise_settle_latency_ms``: what it costs a board card, from
   landing on the antenna to its ``board_on``.
