@@ -200,8 +200,12 @@ def session(hands: list[tuple[list[dict], str]], mouth: bool, seed: int) -> list
                     state["decisions"] = []
                     state["player"].play(state["hand"])
                     unread = set(missed(daemon))
+                    # The emulated chips answer every poll: a pass is read unless its tag is dead or
+                    # its reader was down all the while (missed() knows only the last hand's keys).
+                    down = [(a, b) for r, a, b in state["hand"].faults if r == "shoe"]
                     noisy = NoisyRun(state["hand"], config.registry, config.presence.settle_s,
-                                     read=lambda p, unread=unread: p.readable and (p.uid, p.role) not in unread,
+                                     read=lambda p, down=down: p.readable and not any(
+                                         a <= p.t_on and p.t_off <= b for a, b in down),
                                      events=events, t0=t0, premature=premature_cards(events, profiles[profile]))
                     out.append(Played(state["decisions"], sorted(unread), noisy))
             finally:
