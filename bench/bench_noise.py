@@ -20,7 +20,10 @@ mouth sensor, and one with it.
   out and listed in ``noise_detection_not_sensable`` with why (``undetectable``): a
   scenario acted out with a card leaving the stub uncounted is not run with a mouth
   sensor; a clone drawn within the rearm window of its twin is not run without one; a board
-  card lifted no longer than the dropout window is a dropout to the antenna.
+  card lifted no longer than the dropout window is a dropout to the antenna. A single run
+  whose noise destroyed the evidence, judged from what the readers reported in it
+  (:func:`evidence_lost`), is left out and counted by reason in
+  ``noise_detection_evidence_lost`` (``_mouth``).
 - ``noise_settle_s``: the shortest settle time for which the pass-by kinds alone
   raise nothing, and ``noise_settle_latency_ms``: what it costs a board card, from
   landing on the antenna to its ``board_on``.
@@ -35,10 +38,14 @@ flops dealt one card at a time and drawn as three and spread, and both profiles.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import time
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dealerbox.hw.presence import SETTLE_S, SHOE_REARM_S, PresenceTracker
@@ -46,7 +53,8 @@ from dealerbox.rules.engine import HandEngine
 from dealerbox.domain.events import Event
 from dealerbox.rules.profiles import load_profile
 from dealerbox.domain.decks import simulation_registry
-from hardware_sim.noise import NoiseModel, act_out, poll_stream, presence_events
+from dealerbox.domain.cards import JOKER
+from hardware_sim.noise import NoiseModel, Pass, PhysicalHand, act_out, poll_stream, presence_events, scripted_uid
 from hardware_sim.script import HandScript
 
 HANDS = int(os.environ.get("NOISE_BENCH_HANDS", "10000"))
@@ -62,6 +70,7 @@ SENSING = {"UNREAD_CARD", "SHORT_DEAL", "READER_DEGRADED"}
 PROMPTS = {"SHORT_DEAL", "MISSED_BURN"}
 PASS_BY = ("burn_cross", "hole_over_board", "fold_sweep")
 BOARD_DROPOUT_S = 0.5   # PresenceTracker's default board_dropout, which _tracker keeps
+TICK_S = 0.25           # the shipped configs' tick_s: the daemon's tick events
 GOALS = {
     "noise_false_alarms_per_1000_hands_mouth": "= 0",
     "noise_false_alarms_per_1000_hands": "<= 1",
@@ -118,8 +127,9 @@ def _scenarios() -> list[tuple[str, list[dict], str, list[str], dict]]:
     return out
 
 
-def undetectable(events: list[dict], header: dict, mouth: bool, rearm: float) -> str | None:
-    """Why the scenario's irregularity cannot be sensed on this table, or None.
+def undetectable(events: list[dict], header: dict, mouth: bool, rearm: float, noisy: "NoisyRun | None" = None) -> str | None:
+    """Why the scenario's irregularity cannot be sensed on this table, or None; with *noisy* (one
+    acting out of it, after the readers polled it), on that run too (:func:`evidence_lost`).
 
     - A scenario acted out with a card leaving the stub uncounted (header ``mouth_sensor``
       false) is a table without a sensor: with one, that card would have been counted.
@@ -149,7 +159,208 @@ def undetectable(events: list[dict], header: dict, mouth: bool, rearm: float) ->
             lifted[key] = e["t"]
         elif e["ev"] == "board_on" and key in lifted and e["t"] - lifted.pop(key) <= BOARD_DROPOUT_S:
             return "a board card lifted no longer than the dropout window"
+    return evidence_lost(noisy, header.get("raises", ()), mouth, rearm) if noisy is not None else None
+
+
+@dataclass
+class NoisyRun:
+    """One acting out of a scenario, for :func:`evidence_lost`: its physics (*hand*, after the readers
+    polled it), the deck registry it was acted out with, the settle time the board reader used, and
+    *read* ``(pass) -> bool``: whether a reader reported that pass (by default: a poll read it)."""
+
+    hand: PhysicalHand
+    registry: object
+    settle: float
+    read: Callable[[Pass], bool] = lambda p: p.readable and p.reads > 0
+    #: The scenario's events, acted out from time *t0* on.
+    events: list = field(default_factory=list)
+    t0: float = 0.0
+    #: Cards a premature row is about: those the scenario, judged with perfect reads, names in its
+    #: premature verdict (:func:`premature_cards`).
+    premature: tuple[str, ...] = ()
+
+
+#: A tag read again this soon after its draw left the field is that draw's read (``double_read``).
+REREAD_S = 0.1
+#: Rows raised by what a tag is (RULES.md, deck integrity): only a read of that tag can show them.
+CARD_ROWS = {"JOKER": "a joker", "UNKNOWN_TAG": "an unknown tag", "FOREIGN_CARD": "a foreign card"}
+#: Rows judged by the order of a street's card and the ROUND DONE before it.
+PREMATURE_ROWS = ("PREMATURE_FLOP", "PREMATURE_TURN", "PREMATURE_RIVER")
+
+
+def evidence_lost(noisy: NoisyRun, raises, mouth: bool, rearm: float) -> str | None:
+    """Why, in this run, no box could have seen an irregularity of *raises*, or None.
+
+    Judged only from what the readers could report (each draw's reads, a tag read again within
+    :data:`REREAD_S` counting for its draw; how long each card lay in the board's field; when the
+    draws were), never from the engine's verdicts on the run:
+
+    - the tag a deck-integrity row is about (a joker, an unknown or foreign tag, a duplicate's
+      twin) was never read: its draw unread at the shoe and, for a card laid on the board, no
+      stay there as long as the settle time (a dead tag);
+    - a tag drawn twice (``DUPLICATE_CARD``) was read only once, or, with no mouth sensor, its
+      two draws came within the rearm window: one lingering card to the shoe reader;
+    - with no mouth sensor the box counts cards by their reads: a lost read of a card before the
+      first ROUND DONE leaves no card past the deal (``EXTRA_CARD``), or one only (``EXTRA_CARDS``);
+    - with no mouth sensor, the burn between two board cards drawn with no ROUND DONE between them
+      was not read: the later card comes straight after the earlier street's, and RULES.md makes it
+      that street's (a fourth flop card), so it is no premature turn or river; of two burns
+      drawn before a street's card, one unread leaves one burn (``DOUBLE_BURN``); and a hole card
+      unread leaves the deal short, so the seats' counts (``SEAT_ERROR``, judged on the complete
+      deal) are never judged;
+    - a card the scenario lays on the board lay in the field less than the settle time at each of
+      its stays: to the antenna it passed by;
+    - each card a premature row is about could be reported on the board (a stay of the settle time,
+      plus it; never, for a dead tag) only after the ROUND DONE that the scenario pressed after laying
+      it: the readers saw the round done first, which is a street dealt in time.
+    """
+    hand, settle = noisy.hand, noisy.settle
+    draws = [p for p in hand.passes if p.zone == "shoe" and p.role]
+    rereads = [p for p in hand.passes if p.zone == "shoe" and not p.role]
+
+    def read(p: Pass) -> bool:
+        """The draw was reported: its own pass read, or its tag read again at once (``double_read``)."""
+        return noisy.read(p) or any(q.uid == p.uid and p.t_off <= q.t_on <= p.t_off + REREAD_S and noisy.read(q)
+                                    for q in rereads)
+
+    board: dict[str, list[Pass]] = {}
+    for p in hand.passes:
+        if p.zone == "board" and p.readable:
+            board.setdefault(p.uid, []).append(p)
+
+    def settles(uid: str) -> bool:
+        return any(p.t_off - p.t_on >= settle for p in board.get(uid, ()))
+
+    def seen(uid: str) -> bool:
+        return any(read(p) for p in draws if p.uid == uid) or settles(uid)
+
+    for row, what in CARD_ROWS.items():
+        if row in raises and any(_is(noisy.registry, p.uid, row) and not seen(p.uid) for p in draws):
+            return f"{what}: its tag never read"
+    if "DUPLICATE_CARD" in raises:
+        for twins in _twins(noisy.registry, hand, draws):
+            if len({p.uid for p in twins}) == 1:
+                if not all(read(p) for p in twins):
+                    return "a tag drawn twice, read once"
+                if not mouth and any(b.t_on - a.t_on <= rearm for a, b in zip(twins, twins[1:])):
+                    return "a tag drawn twice within the rearm window (its physical draws), no mouth sensor"
+            elif not all(seen(p.uid) for p in twins):
+                return "one of two tags of one card never read"
+    if not mouth:
+        for want, row in ((1, "EXTRA_CARD"), (2, "EXTRA_CARDS")):
+            if row in raises and any(len(cards) - target >= want > sum(map(read, cards)) - target
+                                     for cards, target in _before_first_round(hand, draws)):
+                return "a read lost before the first ROUND DONE: no card past the deal to count"
+        if set(raises) & {"PREMATURE_TURN", "PREMATURE_RIVER"} and _burn_lost_between_streets(hand, draws, read):
+            return "the burn between two streets' cards unread, no ROUND DONE between: one street to the box"
+        if "DOUBLE_BURN" in raises and _burn_lost_of_two(draws, read):
+            return "one of a street's two burns unread: one burn to the box"
+        if "SEAT_ERROR" in raises and any(p.role == "hole" and not read(p) for p in draws):
+            return "a hole card's read lost: the deal is never complete to the box, its seats never counted"
+    if any(board.get(p.uid) and not settles(p.uid) for p in draws if p.role == "board"):
+        return "a board card in the field shorter than the settle time: it passed by"
+    if set(raises) & set(PREMATURE_ROWS) and _reported_after_the_round(noisy):
+        return "a premature card reportable on the board only after the ROUND DONE that followed it"
     return None
+
+
+def _is(registry, uid: str, row: str) -> bool:
+    tag = registry.lookup(uid)
+    if row == "UNKNOWN_TAG":
+        return tag is None
+    if tag is None:
+        return False
+    return tag.card == JOKER if row == "JOKER" else tag.deck != registry.active
+
+
+def _hands(hand: PhysicalHand, passes) -> list[list[Pass]]:
+    """*passes* by the hand (``new_hand``) they fall in."""
+    starts = sorted(e.t for e in hand.actions if e.ev == "new_hand") or [float("-inf")]
+    out: list[list[Pass]] = [[] for _ in starts]
+    for p in passes:
+        out[max(0, bisect_right(starts, p.t_on) - 1)].append(p)
+    return out
+
+
+def _twins(registry, hand: PhysicalHand, draws) -> list[list[Pass]]:
+    """The draws, hand by hand, of each card drawn more than once (one tag twice, or two tags)."""
+    out = []
+    for passes in _hands(hand, draws):
+        by_card: dict = {}
+        for p in passes:
+            tag = registry.lookup(p.uid)
+            by_card.setdefault((tag.deck, tag.card) if tag else p.uid, []).append(p)
+        out += [sorted(ps, key=lambda p: p.t_on) for ps in by_card.values() if len(ps) > 1]
+    return out
+
+
+def _before_first_round(hand: PhysicalHand, draws) -> list[tuple[list[Pass], int]]:
+    """Per hand: the draws before its first ROUND DONE, and the cards its deal needs."""
+    news = sorted((e for e in hand.actions if e.ev == "new_hand"), key=lambda e: e.t)
+    out = []
+    for i, new in enumerate(news):
+        end = news[i + 1].t if i + 1 < len(news) else float("inf")
+        done = min((e.t for e in hand.actions if e.ev == "button" and e.name == "round_done" and new.t < e.t < end),
+                   default=end)
+        out.append(([p for p in draws if new.t <= p.t_on < done], new.players * (new.hole_cards or 2)))
+    return out
+
+
+def _burn_lost_between_streets(hand: PhysicalHand, draws, read) -> bool:
+    presses = [e.t for e in hand.actions if e.ev == "button" and e.name == "round_done"]
+    order = sorted(draws, key=lambda p: p.t_on)
+    for before, burn, card in zip(order, order[1:], order[2:]):
+        if (before.role == "board" and card.role == "board" and burn.role in ("burn", "extra") and not read(burn)
+                and not any(before.t_on < t < card.t_on for t in presses)):
+            return True
+    return False
+
+
+def _burn_lost_of_two(draws, read) -> bool:
+    order = sorted(draws, key=lambda p: p.t_on)
+    for i, card in enumerate(order):
+        if card.role != "board":
+            continue
+        burns = []
+        for p in reversed(order[:i]):
+            if p.role not in ("burn", "extra"):
+                break
+            burns.append(p)
+        if len(burns) >= 2 and not all(map(read, burns)):
+            return True
+    return False
+
+
+def _reported_after_the_round(noisy: NoisyRun) -> bool:
+    """Each card the premature row is about that the scenario lays before a ROUND DONE could be reported
+    on the board (a stay of the settle time, then the settle time) only after that press; False when
+    the scenario lays none before a press (a premature street called by its button)."""
+    hand = noisy.hand
+    presses = sorted(e.t for e in hand.actions if e.ev == "button" and e.name == "round_done")
+    late = []
+    for e in noisy.events:
+        if e["ev"] != "board_on" or e.get("card") not in noisy.premature:
+            continue
+        laid = e["t"] + noisy.t0
+        press = next((t for t in presses if t > laid), None)
+        if press is None:
+            continue
+        uid = scripted_uid(noisy.registry, e)
+        stays = [p for p in hand.passes if p.zone == "board" and p.uid == uid and p.readable and p.t_off > laid]
+        first = min((p.t_on + noisy.settle for p in stays if p.t_off - p.t_on >= noisy.settle), default=float("inf"))
+        late.append(first >= press)
+    return bool(late) and all(late)
+
+
+def premature_cards(events: list[dict], profile) -> tuple[str, ...]:
+    """The cards the scenario's premature verdicts name, the scenario judged with perfect reads."""
+    engine = HandEngine(profile, simulation_registry())
+    cards: set[str] = set()
+    for e in events:
+        for d in engine.feed(Event.from_dict(e)):
+            if d.irregularity in PREMATURE_ROWS:
+                cards.update(d.cards)
+    return tuple(sorted(cards))
 
 
 class Judge:
@@ -171,7 +382,7 @@ class Judge:
         roles = {role for _, role in missed}
         out = []
         for e in events:
-            for d in self._feed(engine, e):
+            for d in self._ticks(engine, e.t) + self._feed(engine, e):
                 out.append(d)
                 if _right_prompt(d, roles) or (asks_street_card(engine) and _lying(dead, d.t)):
                     out += self._feed(engine, Event(d.t, "button", name="ack"))
@@ -183,6 +394,18 @@ class Judge:
         roles = {role for _, role in missed}
         return [(d.verdict, d.irregularity) for d in self.play(events, profile, missed, dead)
                 if d.verdict != "ok" and d.irregularity != "UNREAD_CARD" and not _right_prompt(d, roles)]
+
+    def _ticks(self, engine: HandEngine, until: float) -> list:
+        """The decisions of the daemon's ``tick`` events (every :data:`TICK_S` of event time) that fall
+        after a grace period's end and before *until*: the daemon sends them so that time is seen
+        to pass (CONTRACT.md), and a grace period ends at the first tick after it, not at the next card."""
+        out = []
+        while (due := engine.hand.deadline()) is not None:
+            t = math.ceil(round(due / TICK_S, 6)) * TICK_S
+            if t >= until or t < engine.t:
+                break
+            out += self._feed(engine, Event(t, "tick"))
+        return out
 
     def _feed(self, engine: HandEngine, event: Event) -> list:
         try:
@@ -257,6 +480,7 @@ def detection_run(judge: Judge, settle: float, *, rearm: float = REARM_S, draws:
     total = {False: 0, True: 0}
     misses: Counter = Counter()
     skipped: dict[str, str] = {}
+    lost = {False: Counter(), True: Counter()}
     for name, events, profile, raises, header in _scenarios():
         tables = []
         for mouth in (False, True):
@@ -265,10 +489,16 @@ def detection_run(judge: Judge, settle: float, *, rearm: float = REARM_S, draws:
                 tables.append(mouth)
             else:
                 skipped[f"{name} ({'mouth sensor' if mouth else 'no sensor'})"] = why
+        premature = premature_cards(events, judge.profiles[profile])
         for _ in range(draws):
             hand = act_out(events, model, rng, registry=judge.registry)
             stream = poll_stream(hand, model, rng)
+            noisy = NoisyRun(hand, judge.registry, settle, events=events, premature=premature)
             for mouth in tables:
+                why = evidence_lost(noisy, raises, mouth, rearm)
+                if why is not None:
+                    lost[mouth][why] += 1
+                    continue
                 total[mouth] += 1
                 events_out = presence_events(hand, stream, _tracker(settle, rearm, mouth), mouth=mouth)
                 raised = {d.irregularity for d in judge.play(events_out, profile, hand.missed(), dead_on_board(hand))}
@@ -283,6 +513,8 @@ def detection_run(judge: Judge, settle: float, *, rearm: float = REARM_S, draws:
         "noise_detection_runs_mouth": total[True],
         "noise_detection_misses": dict(misses.most_common(8)),
         "noise_detection_not_sensable": skipped,
+        "noise_detection_evidence_lost": dict(lost[False].most_common()),
+        "noise_detection_evidence_lost_mouth": dict(lost[True].most_common()),
     }
 
 

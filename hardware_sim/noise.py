@@ -139,7 +139,9 @@ class NoiseModel:
         return rng.uniform(lo, hi)
 
 
-def _uid(registry, e: dict, copy: int = 0) -> str:
+def scripted_uid(registry, e: dict, copy: int = 0) -> str:
+    """The UID a CONTRACT.md event's card has when acted out: its own ``uid``, or the tag *registry* has for
+    it (copy *copy* of the card, where the deck has several), or a simulated one."""
     if e.get("uid"):
         return e["uid"].upper()
     deck = e.get("deck") or registry.active
@@ -164,7 +166,7 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
     # Classify every shoe draw by what it became, from the clean script: a board
     # card is drawn and then lands on the board; cards drawn before the deal's
     # round_done are hole cards (or extra cards past players*hole); the rest burns.
-    board_uids = {_uid(registry, e) for e in events if e["ev"] == "board_on"}
+    board_uids = {scripted_uid(registry, e) for e in events if e["ev"] == "board_on"}
     phase_deal, dealt, target = False, 0, 0
     hole_uids: list[str] = []
     last_draw_start = -1.0
@@ -195,7 +197,7 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
             if e.get("unread"):
                 hand.counts.append(t)
                 continue
-            uid = _uid(registry, e)
+            uid = scripted_uid(registry, e)
             start = t
             if last_draw_start >= 0 and t - last_draw_start <= 0.6 and model.happens(rng, "fast_pair"):
                 start = last_draw_start + model.duration(rng, "fast_pair")
@@ -239,7 +241,7 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
             if role == "board":
                 flop_draws.append(p)
         elif ev == "board_on":
-            uid = _uid(registry, e)
+            uid = scripted_uid(registry, e)
             p = Pass("board", uid, t, float("inf"), readable=uid not in hand.dead)
             # A flop drawn as three and spread: its cards are first read late, apart.
             drawn_together = len(flop_draws) >= 3 and flop_draws[-1].uid != uid and any(
@@ -250,12 +252,12 @@ def act_out(events: Iterable[dict], model: NoiseModel, rng: random.Random, *, re
             on_board[uid] = p
             hand.passes.append(p)
         elif ev == "board_off":
-            uid = _uid(registry, e)
+            uid = scripted_uid(registry, e)
             p = on_board.pop(uid, None)
             if p is not None:
                 p.t_off = max(t, p.t_on + 0.01)
         elif ev in ("zone_on", "zone_off"):
-            uid = _uid(registry, e)
+            uid = scripted_uid(registry, e)
             key = (e["zone"], uid)
             if ev == "zone_on":
                 in_zone[key] = Pass(e["zone"], uid, t, float("inf"))

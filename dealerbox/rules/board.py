@@ -85,6 +85,22 @@ def round_done_ahead(eng) -> bool:
     return True
 
 
+@outcome("second_burn_on_board")
+def second_burn_on_board(eng, seen) -> None:
+    """The card taken for the street's second burn reached the board: no double burn, a card too many
+    on the board for the street (the double burn's steps are superseded, the card is not expected back)."""
+    hand, key = eng.hand, seen.key
+    st = hand.street_of(key)
+    hand.where[key] = "board"
+    if key in st.burns:
+        st.burns.remove(key)
+    hand.returning.discard(key)
+    hand.expect_next = [k for k in hand.expect_next if k != key]
+    st.board.append(key)
+    eng.announce("second_burn_on_board", [key])
+    extra_board_card(eng, st, key)
+
+
 def _read_before_its_burn(hand, st: Street, key: str) -> bool:
     """The street's first draw reached the board, but the next draw, still in the dealer's hand,
     came out with it (``fast_pair``): the read order lied, that card is the burn. Swap them;

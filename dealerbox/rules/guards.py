@@ -120,6 +120,9 @@ _SIMPLE_GUARDS = (
      lambda eng, seen: eng.hand.mouth_sensor),
     ("unread_draw_open", "a card of the street being dealt left the stub unread and is still to be placed",
      lambda eng, seen: eng.hand.unread_board_draw(eng.hand.drawing_street(eng.phase)) is not None),
+    ("unread_card_set_aside", "a card dealt face down aside (C40) left the stub counted with no read and is "
+     "still aside: a card the shoe never reported on the board is that card, turned up",
+     lambda eng, seen: eng.hand.unread_aside() is not None),
     ("board_card_due", "the street being dealt wants a board card (its round is done, or a card was drawn for it)",
      lambda eng, seen: eng.hand.board_card_due(eng.phase)),
     ("taken_for_a_fast_pair_burn", "the card was taken for the burn of two cards drawn together and "
@@ -192,6 +195,23 @@ for _name, _doc, _fn in _SIMPLE_GUARDS:
 def _not_from_stub(eng, seen) -> bool:
     """A known card out of the shoe that was not in the stub and was not sent back into it."""
     return seen.kind != "unknown" and _place(eng, seen) != "stub" and seen.key not in eng.hand.returning
+
+
+@guard("second_burn_laid_with_its_street")
+def _second_burn_laid_with_its_street(eng, seen) -> bool:
+    """The card was taken for a second burn of a street whose cards are on the board, drawn straight
+    before the street's first card (no shoe card between), and now it reaches the board: the two were
+    laid at once and the later one was read first (RULES.md: the extra board card; a double burn only
+    while it never reaches the board)"""
+    hand = eng.hand
+    if _place(eng, seen) != "burn" or any(c.off_board.get(seen.key) for c in eng.corrections):
+        return False
+    st = hand.street_of(seen.key)
+    if st is None or not st.complete or st.from_aside or seen.key not in st.drawn:
+        return False
+    i = st.drawn.index(seen.key)
+    return (i >= 1 and i + 1 < len(st.drawn) and _place_of(eng, st.drawn[i + 1]) == "board"
+            and any(_place_of(eng, c) == "burn" for c in st.drawn[:i]))
 
 
 @guard("short_deal_answered_by_the_flop")

@@ -87,6 +87,8 @@ ANNOUNCED = {
                         "or the board judges the cards: EXTRA_CARDS, or a premature flop)",
     "board_card_lifted": "a board card no step moves left the board while a step the dealer must do is shown "
                          "(the board reader saw it go: no missed read explains it)",
+    "second_burn_on_board": "the card taken for a street's second burn reached the board, drawn straight before "
+                            "the street's card: the two were laid at once (the extra board card), no double burn",
     "deal_shown_complete": "a card on the board shows the cards drawn after SHORT_DEAL's question were the burn "
                            "and the flop: the deal was complete, each card it lacked an unread tag (recorded)",
 }
@@ -351,7 +353,9 @@ for _key in BOARD_STEPS:
     WRONG_AT[_key] = WRONG_AT.get(_key, ()) + (("board_card_lifted", "keep_on_board"),)
 #: Step -> the announced moments that supersede it (:attr:`StepContract.superseded_at`).
 SUPERSEDED_AT = {**dict.fromkeys(("extra.stop", "extra.return_on_top", "extra.burn_it"), ("flop_drawn_early",)),
-                 "short_deal.count": ("deal_shown_complete",)}
+                 "short_deal.count": ("deal_shown_complete",),
+                 **dict.fromkeys(("double_burn.return_on_top", "double_burn.burn_it", "double_burn.river_recorded"),
+                                 ("second_burn_on_board",))}
 #: Step -> the rule book's outcomes that take its answer (:attr:`StepContract.answered_in_book`).
 ANSWERED_IN_BOOK = {
     # Without a mouth sensor, ACK or ROUND DONE says a burn went unread; with one, ROUND DONE and a

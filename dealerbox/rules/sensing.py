@@ -6,7 +6,7 @@ for it and never calls the floor.
 
 from __future__ import annotations
 
-from dealerbox.rules.board import board_card, not_from_shoe, street_progress
+from dealerbox.rules.board import aside_to_board, board_card, not_from_shoe, street_progress
 from dealerbox.rules.book import outcome
 from dealerbox.rules.buttons import exposed_is_burn, misdeal_exposed_early, next_round, round_called_ahead
 from dealerbox.rules.dealing import deal_card, extra_or_early_burn, street_draw, take_from_stub
@@ -100,6 +100,15 @@ def unread_card_shown(eng, seen) -> None:
     hand = eng.hand
     hand.learn(hand.unread_board_draw(hand.drawing_street(eng.phase)), seen.key)
     board_card(eng, seen)
+
+
+@outcome("unread_aside_shown")
+def unread_aside_shown(eng, seen) -> None:
+    """C40: a card the shoe never reported reached the board while a card dealt face down aside left the
+    stub counted with no read: it is that card, turned up as its street (judged as such)."""
+    hand = eng.hand
+    hand.learn(hand.unread_aside(), seen.key)
+    aside_to_board(eng, seen)
 
 
 @outcome("unread_card_read")

@@ -223,10 +223,14 @@ def _shown_again(eng, event, key: str, before) -> None:
     confirms = event.name == "ack" and eng.step_done_at == eng.seq - 1 and not by_button
     if event.ev == "button" and event.name in buttons and snapshot(eng) == before and not confirms:
         moments.add("other_button")
-    if event.ev == "shoe" and contract.pressed is not None and not any(c.born == eng.seq for c in eng.corrections):
+    hand = eng.hand
+    # A card out of the shoe: read, counted with no read (the notice it opens is no ruling of its own), or
+    # seen on the board with no read at all (held for a late read: it left the stub before the press).
+    drawn = event.ev == "shoe" or (event.ev == "board_on" and key in hand.held)
+    if drawn and contract.pressed is not None and not any(c.born == eng.seq and c.verdict != "ok"
+                                                          for c in eng.corrections):
         moments.add("card_drawn_first")
     card = todo.about if todo.about is not None else todo.step.param("card")
-    hand = eng.hand
     # Laid over it: a card drawn after the step was shown (one already in the dealer's hand, a spread
     # flop's, was drawn before the box spoke).
     if (event.ev == "board_on" and hand.mouth_sensor and key and card and key != card

@@ -145,9 +145,12 @@ class HandTracker:
         self.where[key] = self.where.pop(placeholder)
         self.learned[placeholder] = key
         for lst in [self.deal_cards, self.expect_next] + [getattr(st, name) for st in self.streets.values()
-                                                          for name in ("drawn", "voided", "board", "burns")]:
+                                                          for name in ("drawn", "voided", "board", "burns",
+                                                                       "from_aside")]:
             if placeholder in lst:
                 lst[lst.index(placeholder)] = key
+        if self.closed is not None and placeholder in self.closed.draws:
+            self.closed.draws[self.closed.draws.index(placeholder)] = key
         for group in (self.returning, self.excluded):
             if placeholder in group:
                 group.discard(placeholder)
@@ -244,6 +247,11 @@ class HandTracker:
             if key in st.drawn or key in st.voided:
                 return st
         return None
+
+    def unread_aside(self) -> str | None:
+        """The first card dealt face down aside (C40) that left the stub unread and is still aside, or None."""
+        return next((k for st in self.streets.values() for k in st.from_aside
+                     if k.startswith(UNREAD_PREFIX) and self.where.get(k) == "aside"), None)
 
     def unread_board_draw(self, st: Street | None) -> str | None:
         """The unread draw of *st*, still in hand, that must be a board card (after the burn, if one was due)."""
