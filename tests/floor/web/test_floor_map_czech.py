@@ -27,7 +27,7 @@ CZECH_MOMENT = re.compile(r"\d{1,2}\. \d{1,2}\. \d{4} \d{1,2}:\d\d(:\d\d)? SEL?Ä
 
 def english_page_words(lang: str = "cs") -> list[str]:
     """The English catalog's words that *lang* words differently: each message's literal
-    parts (between its placeholders) that hold a word."""
+    parts (between its placeholders) that hold a word and that its translation does not keep."""
     with open(LOCALE / lang / "LC_MESSAGES" / "floor.po", "rb") as po:
         catalog = read_po(po, locale=lang)
     words = set()
@@ -40,7 +40,8 @@ def english_page_words(lang: str = "cs") -> list[str]:
             if english in strings:
                 continue  # the same in Czech ("Misdeal", "%(verdict)s: %(irregularity)s")
             for part in PLACEHOLDER.split(english):
-                if re.search(r"[A-Za-z]{2}", part):
+                # A part its own translation keeps as it is ("(limit " in Czech too) is no English left.
+                if re.search(r"[A-Za-z]{2}", part) and not any(part.strip() in s for s in strings):
                     words.add(part)
     return sorted(words)
 
