@@ -27,10 +27,12 @@ CZECH_MOMENT = re.compile(r"\d{1,2}\. \d{1,2}\. \d{4} \d{1,2}:\d\d(:\d\d)? SEL?Ä
 
 def english_page_words(lang: str = "cs") -> list[str]:
     """The English catalog's words that *lang* words differently: each message's literal
-    parts (between its placeholders) that hold a word and that its translation does not keep."""
+    parts (between its placeholders) that hold a word and that no translation uses itself."""
     with open(LOCALE / lang / "LC_MESSAGES" / "floor.po", "rb") as po:
         catalog = read_po(po, locale=lang)
     words = set()
+    translated = " ".join(s for m in catalog if m.id
+                          for s in (m.string if isinstance(m.string, tuple) else (m.string,)))
     for m in catalog:
         if not m.id:
             continue
@@ -40,8 +42,9 @@ def english_page_words(lang: str = "cs") -> list[str]:
             if english in strings:
                 continue  # the same in Czech ("Misdeal", "%(verdict)s: %(irregularity)s")
             for part in PLACEHOLDER.split(english):
-                # A part its own translation keeps as it is ("(limit " in Czech too) is no English left.
-                if re.search(r"[A-Za-z]{2}", part) and not any(part.strip() in s for s in strings):
+                # A part the translations use themselves as a word of their language ("(limit"
+                # in Czech: "(limit provozovny") is no English left on the page.
+                if re.search(r"[A-Za-z]{2}", part) and not english_in(translated, [part]):
                     words.add(part)
     return sorted(words)
 
