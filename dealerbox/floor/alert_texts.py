@@ -14,14 +14,14 @@ The collector's texts are the reader's English, marked for the catalogs; the pro
 pass's are a technician's (``p = 3e-06``, ``CUSUM 5.10 >= h 4.80``), not translated: the
 Surveillance page tells its alerts from their facts and keeps the text for the technician.
 
-No Babel here (:mod:`~dealerbox.floor.telling.marks`): a collector-only install writes these.
+No Babel here (:mod:`~dealerbox.floor.marks`): a collector-only install writes these.
 """
 
 from __future__ import annotations
 
 import re
 
-from dealerbox.floor.telling.marks import N_
+from dealerbox.floor.marks import N_
 
 __all__ = ["AlertText", "read_text", "OFFLINE", "CLOCK", "DROPPED", "REFUSED", "STARTS_AT", "NO_CHAIN", "TAMPERED",
            "FLOOR_NEEDED", "DEALER_CALLED", "SHUFFLE", "PROCEDURE", "SEAT_LUCK", "DEALER_CHART", "REFERENCE", "COLLECTOR_TEXTS",

@@ -25,33 +25,15 @@ Each figure is a design value, not a measurement; ``make bench`` measures the ra
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
-from dealerbox.floor.telling.marks import N_
+from dealerbox.floor.telling.protect_terms import BASIS_WORDS, CHECK_WORDS, few_digits
 
 if TYPE_CHECKING:   # the budget's words are read where the references' simulation is not loaded
     from dealerbox.floor.protect.config import ProtectConfig
 
 __all__ = ["alarm_budget", "budget_lines", "hands_per_week", "few", "few_digits", "basis_words", "CHECK_WORDS",
            "BASIS_WORDS"]
-
-#: The checks in a pit boss's words, in the order the budget lists them (the Surveillance
-#: page tells them in its reader's language: marked for the catalogs).
-CHECK_WORDS = {
-    "shuffle": N_("shuffle (a hand dealt as if not shuffled)"),
-    "procedure": N_("procedure (a dealer shuffling less than declared)"),
-    "seat_luck": N_("seat luck (a seat dealt too many strong hands)"),
-    "dealer_chart": N_("dealer chart (a dealer's error rate)"),
-}
-#: What each check's figure is worked out from, its facts as ``%(name)s`` (a row's ``facts``).
-BASIS_WORDS = {
-    "shuffle": N_("each scored hand: p below %(threshold)s"),
-    "procedure": N_("each block of %(block)s hands: p below %(threshold)s"),
-    "seat_luck": N_("each of %(seats)s seats a table reaches h once in %(arl)s of its hands "
-                    "(%(per_year)s a year for the room's seats)"),
-    "dealer_chart": N_("a dealer at their own baseline reaches h once in %(arl)s hands"),
-}
 
 
 def hands_per_week(config: ProtectConfig) -> float:
@@ -91,17 +73,6 @@ def basis_words(check: str, facts: dict) -> str:
     """What *check*'s figure is worked out from, in English: ``each scored hand: p below 0.0001``."""
     return BASIS_WORDS[check] % {name: f"{value:,.0f}" if name == "arl" else f"{value:g}"
                                  for name, value in facts.items()}
-
-
-def few_digits(x: float) -> int:
-    """The decimals :func:`few` gives *x* (0 for none)."""
-    if x <= 0:
-        return 0
-    if x >= 10:
-        return 1
-    if x >= 0.1:
-        return 2
-    return 1 - math.floor(math.log10(x))
 
 
 def few(x: float) -> str:

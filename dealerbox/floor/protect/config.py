@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dealerbox.floor.protect.games import GAMES_WORDS, game_words
+from dealerbox.floor.telling.games import GAMES_WORDS, game_words
 from dealerbox.floor.protect.references import model_fingerprint
 from dealerbox.floor.protect.seat_luck import OMAHA_PAIR_RANKS
 from dealerbox.floor.protect.shuffles import Gathering, Shuffle

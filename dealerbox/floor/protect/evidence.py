@@ -25,19 +25,11 @@ The shapes, by the alert's kind:
 
 from __future__ import annotations
 
-from dealerbox.floor.protect.games import game_words
+from dealerbox.floor.telling.games import game_words
+from dealerbox.floor.telling.protect_terms import MOST_HANDS, story
 from dealerbox.floor.protect.hand import DealtHand, pair
 
 __all__ = ["hand_record", "shuffle_evidence", "evidence_lines", "story"]
-
-#: A chart's or a block's hands listed on an alert: the last this many.
-MOST_HANDS = 60
-
-
-def story(table: str, seq) -> str:
-    """The path of a hand's story page."""
-    return f"/hands/{table}/{seq}"
-
 
 def hand_record(hand: DealtHand) -> dict:
     """What a later hand's shuffle evidence needs of *hand*: its seq, its draw, and where each

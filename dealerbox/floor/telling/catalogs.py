@@ -26,7 +26,7 @@ from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 
 from dealerbox.domain.messages import LANGUAGES
-from dealerbox.floor.telling.marks import N_
+from dealerbox.floor.marks import N_
 
 __all__ = ["LANGUAGES", "DOMAIN", "SOURCE_LANGUAGE", "N_", "translations", "catalog_file", "accepted_language",
            "language_name"]

@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 
 from dealerbox.floor import alert_texts as T
-from dealerbox.floor.protect.budget import BASIS_WORDS, few_digits
-from dealerbox.floor.protect.games import GAMES_WORDS
-from dealerbox.floor.protect.evidence import MOST_HANDS, story
+from dealerbox.floor.telling.games import GAMES_WORDS
+from dealerbox.floor.telling.protect_terms import BASIS_WORDS, MOST_HANDS, few_digits, story
 from dealerbox.floor.telling.language import Language
-from dealerbox.floor.telling.marks import N_
+from dealerbox.floor.marks import N_
 
 __all__ = ["ProtectWords", "ALERT_TITLES", "STATUS_WORDS"]
 

@@ -5,7 +5,7 @@ loading the references' simulation (numpy) that :mod:`~dealerbox.floor.protect.c
 
 from __future__ import annotations
 
-from dealerbox.floor.telling.marks import N_
+from dealerbox.floor.marks import N_
 
 __all__ = ["GAMES_WORDS", "game_words"]
 

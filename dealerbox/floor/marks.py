@@ -12,5 +12,5 @@ __all__ = ["N_"]
 
 def N_(message: str) -> str:
     """Marks *message* for extraction where it is defined (a table of words); it is
-    translated where it is shown, through the reader's :class:`~.language.Language`."""
+    translated where it is shown, through the reader's :class:`~dealerbox.floor.telling.language.Language`."""
     return message
