@@ -92,7 +92,8 @@ def cmd_floor(args) -> int:
                              language=getattr(args, "language", None))
     if args.floor_command == "badge":
         return commands.badge(args.config, args.badge_command, getattr(args, "uid", None),
-                              getattr(args, "dealer", None), why=getattr(args, "why", None))
+                              getattr(args, "dealer", None), why=getattr(args, "why", None),
+                              language=getattr(args, "language", None))
     if args.floor_command == "report":
         return commands.report(args.config, args.start, args.end, html=args.html, csv=args.csv, pdf=args.pdf,
                                base_url=args.base_url, language=args.language)
@@ -398,6 +399,8 @@ def _add_floor_commands(sub) -> None:
             gp.add_argument("dealer", metavar="ID", help="the dealer's id: an employee number, never a name")
         elif action == "revoke":
             gp.add_argument("--why", required=True, help="why (the dealer left, the badge was lost)")
+        gp.add_argument("--language", choices=["en", "cs", "de", "sk"],
+                        help="what it says in this language (default: the room's [web] language)")
         _floor_config(gp, "the floor's floor.toml (its [store])")
         gp.set_defaults(func=cmd_floor)
     fp = fsub.add_parser("report", help="the shift report: every table and dealer, the alerts and who cleared them")

@@ -577,32 +577,46 @@ def _card_log(store, language, name: str | None, day: str | None, *, html, csv, 
 
 
 def badge(config: Path, action: str, uid: str | None = None, dealer_id: str | None = None, *,
-          why: str | None = None) -> int:
+          why: str | None = None, language: str | None = None) -> int:
     """``floor badge list|add|revoke``: the room's badges, kept on the floor and sent to every
-    table; a revoked badge signs in nowhere. Every change is audited with the login name."""
+    table; a revoked badge signs in nowhere. Every change is audited with the login name. What
+    it says is in *language* (``--language``), else the room's (``[web] language``)."""
     from dealerbox.floor.operating.settings import load_web
     from dealerbox.floor.store import Store
-
     from dealerbox.floor.store.registry import RegistryRefused
+    from dealerbox.floor.telling.clock import FloorClock
+    from dealerbox.floor.telling.language import Language
 
     settings = load_web(config)
+    told = Language(language or settings.language, FloorClock(settings.time_zone, settings.shift_starts))
     who = command_line_user()
     try:
         with Store(settings.store) as store:
-            _badge(store, action, uid, dealer_id, why, who)
+            _badge(store, told, action, uid, dealer_id, why, who)
     except RegistryRefused as exc:
-        raise FloorError(f"dealerbox floor badge {action}: {exc}") from None
+        raise FloorError(f"dealerbox floor badge {action}: {exc.told(told.gettext)}") from None
     return 0
 
 
-def _badge(store, action: str, uid, dealer_id, why, who: str) -> int:
+def _badge(store, language, action: str, uid, dealer_id, why, who: str) -> int:
+    _ = language.gettext
     if action == "list":
         names = store.dealer_names()
         for b in store.badges():
-            state = f"revoked by {b['revoked_by']}: {b['revoked_why']}" if b["revoked_at"] else "signs in"
+            state = (_("revoked by %(who)s: %(why)s") % {"who": b["revoked_by"], "why": b["revoked_why"]}
+                     if b["revoked_at"] else _("signs in"))
             shown = f" {names[b['dealer']]}" if b["dealer"] in names else ""
-            print(f"{b['uid']}\tdealer {b['dealer']}{shown}\t{state}")
+            print(f"{b['uid']}\t" + _("dealer %(dealer)s") % {"dealer": b["dealer"]} + f"{shown}\t{state}")
         return 0
+    if action == "add":
+        added = store.register_badge(uid, dealer_id, who)
+        print(_("badge %(badge)s signs dealer %(dealer)s in at every table within seconds")
+              % {"badge": added["uid"], "dealer": dealer_id}, file=sys.stderr)
+    else:
+        store.revoke_badge(uid, who, why)
+        print(_("badge %(badge)s revoked: it signs in nowhere from the next registry") % {"badge": uid},
+              file=sys.stderr)
+    return 0
     if action == "add":
         added = store.register_badge(uid, dealer_id, who)
         print(f"badge {added['uid']} signs dealer {dealer_id} in at every table within seconds", file=sys.stderr)

@@ -59,3 +59,24 @@ def test_the_deck_commands_speak_the_rooms_language_or_the_one_asked_for(tmp_pat
     page = html.read_text(encoding="utf-8")
     assert '<html lang="cs">' in page and "Protokol kontroly karet: balíček Červený 7" in page
     assert "Všechny kroky" in page and "Every step" not in page
+
+
+def test_the_badge_commands_speak_the_rooms_language_or_the_one_asked_for(tmp_path):
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[store]\npath = "{tmp_path / "floor.sqlite"}"\n'
+                      '[web]\nlanguage = "cs"\ntime_zone = "Europe/Prague"\n')
+
+    def floor(*args):
+        return subprocess.run([sys.executable, "-m", "dealerbox.cli", "floor", "badge", *args, "--config", str(config)],
+                              capture_output=True, text=True, timeout=120)
+
+    added = floor("add", "08a1b2c3", "1042")
+    assert added.returncode == 0, added.stderr
+    assert "průkaz 08A1B2C3 přihlásí krupiéra 1042 u každého stolu během několika sekund" in added.stderr, added.stderr
+    twice = floor("add", "08a1b2c3", "2077")
+    assert twice.returncode != 0 and twice.stderr.startswith("dealerbox floor badge add: průkaz 08A1B2C3"), twice.stderr
+    revoked = floor("revoke", "08A1B2C3", "--why", "odešel z kasina")
+    assert "průkaz 08A1B2C3 zneplatněn: od příštího registru se nikde nepřihlásí" in revoked.stderr, revoked.stderr
+    assert f"08A1B2C3\tkrupiér 1042\tzneplatnil(a) {getpass.getuser()}: odešel z kasina" in floor("list").stdout
+    german = floor("list", "--language", "de").stdout
+    assert f"08A1B2C3\tDealer 1042\tgesperrt von {getpass.getuser()}: odešel z kasina" in german, german

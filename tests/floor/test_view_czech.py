@@ -11,7 +11,7 @@ import re
 import pytest
 
 from dealerbox.floor.store import Store
-from dealerbox.floor.terminal.view import FloorClient
+from dealerbox.floor.terminal.view import FloorClient, FloorView, NoteScreen, TableTile
 
 from tests.floor.web.test_app import PASSWORDS
 from tests.floor.web.test_floor_map import room  # noqa: F401 (the room the floor map's tests deal)
@@ -27,7 +27,6 @@ def czech_room(room):  # noqa: F811
 
 
 def test_a_czech_pit_boss_reads_the_terminal_view_in_czech(czech_room):
-    from dealerbox.floor.terminal.view import FloorView, NoteScreen, TableTile
 
     client = FloorClient(czech_room.url)
     me = client.sign_in("sam", PASSWORDS["sam"])
