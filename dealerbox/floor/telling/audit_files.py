@@ -369,7 +369,4 @@ def audit_pdf(trail: dict, language: Language | FloorClock, base_url: str | None
     and columns; with *base_url* (``https://floor.example``) its links open the floor's pages."""
     language = told_in(language)
     title = audit_title(trail, language)
-    _ = language.gettext
-    return PDF.sections_pdf(title, audit_sections(trail, language, base_url, alert_words),
-                            footer=_("dealerbox floor, %(title)s") % {"title": title},
-                            page_words=_("%(footer)s, page %(page)s/%(pages)s"))
+    return PDF.floor_pdf(title, audit_sections(trail, language, base_url, alert_words), language.gettext)

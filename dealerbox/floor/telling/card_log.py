@@ -379,7 +379,4 @@ def log_pdf(log: dict, language: Language | FloorClock, names: dict[str, str] | 
     :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
     language = told_in(language)
     title = log_title(log, language)
-    _ = language.gettext
-    return PDF.sections_pdf(title, log_sections(log, language, names, base_url),
-                            footer=_("dealerbox floor, %(title)s") % {"title": title},
-                            page_words=_("%(footer)s, page %(page)s/%(pages)s"))
+    return PDF.floor_pdf(title, log_sections(log, language, names, base_url), language.gettext)

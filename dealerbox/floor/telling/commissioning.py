@@ -269,6 +269,4 @@ def record_pdf(record: dict, clock: FloorClock, language: Language | None = None
     machinery: :func:`~dealerbox.floor.telling.report_pdf.sections_pdf`)."""
     language = _reader(clock, language)
     title = record_title(record, clock, language)
-    footer = language.gettext("dealerbox floor, %(title)s") % {"title": title}
-    return PDF.sections_pdf(title, record_sections(record, clock, language), footer=footer,
-                            page_words=language.gettext("%(footer)s, page %(page)s/%(pages)s"))
+    return PDF.floor_pdf(title, record_sections(record, clock, language), language.gettext)

@@ -250,8 +250,6 @@ def report_pdf(report: dict, names: dict[str, str] | None = None, clock: FloorCl
     in *language* (whoever asked for it; else English); with *base_url*
     (``https://floor.example``) its links open the floor's pages."""
     language = _reader(clock, language)
-    _ = language.gettext
     title = report_title(report, language=language)
     sections = report_sections(report, names=names, base_url=base_url, alert_words=alert_words, language=language)
-    return PDF.sections_pdf(title, sections, footer=_("dealerbox floor, %(title)s") % {"title": title},
-                            page_words=_("%(footer)s, page %(page)s/%(pages)s"))
+    return PDF.floor_pdf(title, sections, language.gettext)

@@ -18,7 +18,7 @@ from fpdf.enums import XPos, YPos
 
 from dealerbox.floor.telling.story_pdf import find_font
 
-__all__ = ["sections_pdf", "column_widths", "figure_columns"]
+__all__ = ["sections_pdf", "floor_pdf", "column_widths", "figure_columns"]
 
 _FAMILY = "DejaVu"
 _NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
@@ -106,6 +106,13 @@ class _Doc(FPDF):
         for row in rows:
             self._row(row, widths, right)
         self._heads = []
+
+
+def floor_pdf(title: str, sections: list[dict], gettext) -> bytes:
+    """:func:`sections_pdf` with the floor's footer (``dealerbox floor, <title>, page 1/3``) in
+    the language of *gettext* (a reader's :class:`~dealerbox.floor.telling.language.Language`'s)."""
+    return sections_pdf(title, sections, footer=gettext("dealerbox floor, %(title)s") % {"title": title},
+                        page_words=gettext("%(footer)s, page %(page)s/%(pages)s"))
 
 
 def sections_pdf(title: str, sections: list[dict], *, footer: str, page_words: str = PAGE_WORDS) -> bytes:

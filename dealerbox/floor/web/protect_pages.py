@@ -543,9 +543,8 @@ class ProtectPages:
         _, stamp = words.language.gettext, words.language.forms.stamp
         title = _("Surveillance: %(start)s to %(end)s") % {"start": stamp(shown.start), "end": stamp(shown.end)}
         try:
-            pdf = await run_in_threadpool(PDF.sections_pdf, title, self.pdf_sections(alerts, data, base, words),
-                                          footer=_("dealerbox floor, %(title)s") % {"title": title},
-                                          page_words=_("%(footer)s, page %(page)s/%(pages)s"))
+            pdf = await run_in_threadpool(PDF.floor_pdf, title, self.pdf_sections(alerts, data, base, words),
+                                          words.language.gettext)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None
         return Response(pdf, media_type="application/pdf",
