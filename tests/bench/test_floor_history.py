@@ -21,7 +21,7 @@ from dealerbox.floor.telling.figures import fig_hands
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = H.Room(tables=3, lines_per_table_day=500, dealers=6, small_days=1, large_days=2, reference_hands=200,
-              repeats=1)
+              repeats=1, read_budget_s=0)
 
 
 def _per_day(conn, column, end: float) -> collections.Counter:
@@ -80,7 +80,13 @@ def test_the_bench_times_every_read_at_both_sizes_on_both_backends(capsys):
                                                             / figures[f"{key}_{read}_ms_small"], 2)
             # Each ratio beside its goal, and /metrics' time at the larger size beside its own.
             assert f"{key}_{read}_ratio" in printed
-    assert "goal <= 1.5" in printed and "goal <= 100" in printed
+        # Each page a person reads, in English and in Czech, the ratio beside its goal.
+        for page in H.PAGES:
+            assert figures[f"{key}_{page}_en_ms"] > 0 and figures[f"{key}_{page}_cs_ms"] > 0
+            assert figures[f"{key}_{page}_cs_ratio"] == round(figures[f"{key}_{page}_cs_ms"]
+                                                               / figures[f"{key}_{page}_en_ms"], 2)
+            assert f"{key}_{page}_cs_ratio" in printed
+    assert "goal <= 1.5" in printed and "goal <= 100" in printed and f"goal <= {H.LANGUAGE_RATIO_GOAL}" in printed
 
 
 def test_make_has_a_target_of_its_own():
