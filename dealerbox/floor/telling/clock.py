@@ -11,15 +11,10 @@ from __future__ import annotations
 import datetime as _dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["CLOCK_LIMIT_S", "offset_words", "FloorClock", "DEFAULT_SHIFT_STARTS", "PRESETS", "parse_shift_start", "zone_named"]
+__all__ = ["CLOCK_LIMIT_S", "FloorClock", "DEFAULT_SHIFT_STARTS", "PRESETS", "parse_shift_start", "zone_named"]
 
 #: A table's clock further than this from the floor's is out of step (its hands' times mislead).
 CLOCK_LIMIT_S = 1.0
-
-
-def offset_words(offset: float) -> str:
-    """A table clock's offset from the floor's in words, one decimal: ``2.3 s ahead of the floor's``."""
-    return f"{abs(offset):.1f} s {'ahead of' if offset > 0 else 'behind'} the floor's"
 
 #: Three eight-hour shifts, as most card rooms run them.
 DEFAULT_SHIFT_STARTS = ("06:00", "14:00", "22:00")
