@@ -152,8 +152,10 @@ def cusum_chart(chart: dict, cusum: Cusum | None, nonce: str, *, who: str, words
                  x_value_formatter=lambda v: words.integer(v) if float(v).is_integer() else words.decimal(v, 1))
     c.add(_("chart value after each hand"), [(0, 0.0)] + C.thinned(values),
           show_dots=False)
-    c.add(_("a hand with an error"), [(i + 1, p["value"]) for i, p in enumerate(points) if p["error"]],
-          stroke=False)
+    marks, per = C.marks_thinned(values, [p["error"] for p in points])
+    c.add(_("a hand with an error") if per == 1 else
+          _("hands with an error (a mark for each run of %(hands)s hands with one)") % {"hands": words.integer(per)},
+          marks, stroke=False)
     if h is not None:
         c.add(_("limit h = %(h)s: out of control") % {"h": words.decimal(h, 1)}, [(0, h), (n, h)], show_dots=False,
               stroke_style={"dasharray": "6, 4"})
