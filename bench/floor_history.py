@@ -10,7 +10,9 @@ most cleared with a note, and the deck is retired at the close. The lines are wr
 bulk in the store's own schema; the registry steps go through the store's own methods;
 the figures', the protection's and the registry's passes read every line as the
 collector does (the references fitted first, on :data:`REFERENCE_HANDS` hands a game, so
-that hands are scored). That is the smaller store (:data:`SMALL_DAYS`, 1,000,000 lines).
+that hands are scored). The tables play side by side, and their lines are filed and passed half an hour of the day
+at a time (:data:`SLICE_S`), so that the rows lie in the store in the day's order, as a
+floor's do. That is the smaller store (:data:`SMALL_DAYS`, 1,000,000 lines).
 The larger (:data:`LARGE_DAYS` days, 10,000,000 lines) is that day again and again, grown
 in SQL (:func:`grow_store`): every earlier day's rows moved back by whole days, its decks
 renamed, its seqs and ids moved past the day before. PostgreSQL gets both stores' rows
@@ -98,6 +100,8 @@ DAY_S = 86_400.0
 #: day, so the card control log's day and the audit trail's read the same rows at both sizes.
 OPEN_AT_S = 9 * 3600.0
 SHIFT_S = 8 * 3600.0
+#: The collector files and passes the room's lines a slice of the day at a time.
+SLICE_S = 1800.0
 SUPERVISORS = ("sup1", "sup2", "sup3", "sup4")
 CUSTODIANS = ("cust1", "cust2")
 VIEWER, VIEWER_PASSWORD = "bench", "bench viewer password"
@@ -155,11 +159,12 @@ def deck_name(table: str, day_start: float) -> str:
     return f"{table}-{time.strftime('%Y%m%d', time.gmtime(day_start))}"
 
 
-def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: float, until: int) -> None:
+def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: float, until: int):
     """One table's play of one day from :data:`OPEN_AT_S`, until about line *until*:
     dealers taking turns (the day shift's, then the swing shift's), breaks, hands that
     stop early, irregularities and reader faults. A hand takes some 70 s (a room of 50
-    tables writing a million lines a day deals briskly)."""
+    tables writing a million lines a day deals briskly). A generator: it yields after each
+    hand, so that the room's tables play side by side (:meth:`Filler.day`)."""
     rng = writer.rng
     wall = day_start + OPEN_AT_S + rng.uniform(0, 600)
     next_rotation = wall
@@ -188,6 +193,7 @@ def _deal_day(writer: TableWriter, deck: str, dealers: list[str], day_start: flo
         wall += rng.uniform(8, 25)
         writer.event(wall, "button", name="hand_over")
         wall += rng.uniform(10, 25)  # the shuffle, the button moves
+        yield wall
 
 
 class Filler:
@@ -323,9 +329,23 @@ class Filler:
             if t in self._yesterday:
                 self.store.destroy_deck(self._yesterday[t], "admin", rng.choice(CUSTODIANS),
                                         now=day_start + 8.75 * 3600 + rng.uniform(0, 300))
-        for t, w in self.writers.items():
-            _deal_day(w, decks[t], self.dealers, day_start, until[t])
-        self._flush()
+        # The tables play side by side and the collector files and passes as the lines come in (a
+        # slice of the day at a time): the rows lie in the store in the order of the day, as a
+        # floor's do, not table after table.
+        playing = {t: _deal_day(w, decks[t], self.dealers, day_start, until[t]) for t, w in self.writers.items()}
+        wall = {t: 0.0 for t in self.tables}
+        slice_end = day_start + OPEN_AT_S
+        while playing:
+            slice_end += SLICE_S
+            for t in list(playing):
+                while wall[t] < slice_end:
+                    wall[t] = next(playing[t], None)
+                    if wall[t] is None:
+                        del playing[t]
+                        break
+            self._flush()
+            self.now = slice_end
+            self._passes()
         self._alerts_and_audit(day_start)
         self.now = max(w.t for w in self.writers.values()) + 60
         self._passes()
@@ -757,6 +777,9 @@ def run(backends=("sqlite", "postgresql"), room: Room | None = None, stores: Pat
         try:
             if stores is None:
                 small, large, filled = fill_stores(room, d)
+            elif not (stores / "small.sqlite").exists():   # filled there, and kept for the next run
+                stores.mkdir(parents=True, exist_ok=True)
+                small, large, filled = fill_stores(room, stores)
             else:
                 small, large, filled = earlier_stores(stores, room, d)
             for backend in backends:
@@ -785,7 +808,8 @@ def main(argv=None) -> int:
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--days", type=int, default=LARGE_DAYS, help="days of the larger store (default %(default)s)")
     parser.add_argument("--stores", type=Path, help="a directory holding the one-day SQLite store of an earlier "
-                        "fill (small.sqlite): the larger store is grown from it instead of filling a new one")
+                        "fill (small.sqlite): the larger store is grown from it instead of filling a new one; "
+                        "when it holds none, the stores are filled there and kept")
     args = parser.parse_args(argv)
     backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
     print("== floor_history", flush=True)
