@@ -327,13 +327,15 @@ class Protection:
         waited = now - float(record.get("since") or now)
         failed = self._failed.get(f"{game[0]}/{game[1]}")
         bound = self.config.reference_wait_minutes
+        # Said in plain words: the alert is surveillance's, who act through the floor's IT; the
+        # setting and the command IT uses are in docs/floor/surveillance.md, "References".
         if self.fitter is None:
-            next_step = "nothing fits it in the background ([protect] auto_fit is off): run dealerbox floor protect fit"
+            due, next_step = "nobody", "this floor does not fit references by itself: ask the floor's IT to fit it"
         elif failed is not None:
-            next_step = f"fitting it in the background failed ({failed}): run dealerbox floor protect fit"
+            due, next_step = "failed", f"fitting it in the background failed ({failed}): ask the floor's IT to fit it"
         elif waited >= 60.0 * bound:
-            next_step = (f"still not stored {waited / 60:.1f} minutes after the first hand left unchecked "
-                         f"([protect] reference_wait_minutes = {bound:g}); see the Surveillance page")
+            due, next_step = "waited", (f"still not stored {waited / 60:.1f} minutes after the first hand left "
+                                        f"unchecked (the floor waits {bound:g} minutes): ask the floor's IT why")
         else:
             return
         reason = record.get("reason", MISSING)
@@ -345,7 +347,8 @@ class Protection:
                    {"game": list(game), "reason": reason, "expected": record["fingerprint"],
                     "found": record.get("found"), "hand": record.get("seq"), "since": record.get("since"),
                     "fitting": self.fitter is not None and game in self.fitter.fitting, "failed": failed,
-                    "next": next_step, "declared_model": _model(self.config),
+                    "next": next_step, "due": due, "waited_minutes": round(waited / 60, 1), "wait_minutes": bound,
+                    "declared_model": _model(self.config),
                     "found_model": (stored or {}).get("model")})
         record["alerted"] = now
         put_fitted(conn, f"unscored/{game[0]}/{game[1]}", record)

@@ -41,8 +41,30 @@ _STEP_WORDS = {"machine": N_("shuffling machine"), "riffle": N_("riffle"), "stri
 #: Why a game's hands go unchecked, as a ``protect_reference`` alert's text says it.
 _REFERENCE_WHY = {w: w for w in (N_("no reference for the declared model"),
                                  N_("the reference was fitted from another model"))}
-_SEAT = re.compile(r"^seat (\d+)$")
+#: How the gathered cards went back, in a declared model's words (:class:`~dealerbox.floor.protect.shuffles.Gathering`).
+_GATHERING_WORDS = {
+    "hands kept together": N_("each player's cards gathered together"),
+    "hands loose": N_("the players' cards gathered loose"),
+    "board in order": N_("the board picked up in the order it was laid"),
+    "board reversed": N_("the board picked up in reverse"),
+    "board either": N_("the board picked up either way"),
+    "gathered cards top of the stub": N_("the gathered cards put on top of the undealt cards"),
+    "gathered cards bottom of the stub": N_("the gathered cards put under the undealt cards"),
+    "gathered cards either of the stub": N_("the gathered cards put on top of or under the undealt cards"),
+}
+_SEAT = re.compile(r"^(?:seat )?(\d+)$")
+#: A seat followed from the deal (:class:`~dealerbox.floor.protect.seats.SeatKey`): its deal
+#: position in the run's first hand, and that hand's journal line.
 _FOLLOWED = re.compile(r"^the seat dealt (\d+)\w* at hand (\d+), followed round as the button moved$")
+#: What a ``protect_reference`` alert's ``next`` said was due (the pass's plain words, and the
+#: forms filed before them, which named a setting and a command): the key of its words below.
+_NEXT_FORMS = (
+    ("nobody", re.compile(r"^(?:this floor does not fit references by itself|nothing fits it in the background)")),
+    ("failed", re.compile(r"^fitting it in the background failed \((?P<why>.*)\)(?:: [^()]*)?$", re.S)),
+    ("waited", re.compile(r"^still not stored (?P<waited>[0-9.]+) minutes after the first hand left unchecked "
+                          r"\((?:the floor waits|\[protect\] reference_wait_minutes =) (?P<bound>[0-9.e+-]+)"
+                          r"(?: minutes)?\)")),
+)
 
 
 def _two_figures(x: float) -> int:
@@ -144,24 +166,56 @@ class ProtectWords:
             "game": name, "players": players}
 
     def shuffle(self, declared: str | None) -> str:
-        """A declared shuffle (``riffle riffle strip riffle cut``, ``machine``) in this language;
-        a model of another form (a stored reference's, with its gathering) as it was written."""
-        steps = (declared or "").split()
-        if not steps or any(step not in _STEP_WORDS for step in steps):
-            return declared or ""
-        return ", ".join(self._(_STEP_WORDS[step]) for step in steps)
+        """A declared shuffle (``riffle riffle strip riffle cut``, ``machine``) or a reference's
+        model (its steps, ``; gathering: ...``, :attr:`~dealerbox.floor.protect.shuffle_check.ShuffleCheck.model`;
+        ``house hands under ...``) in this language; a model of a form it does not know, quoted
+        as it was recorded; empty for none."""
+        _ = self._
+        model = (declared or "").strip()
+        if not model:
+            return ""
+        if model.startswith("house hands under "):
+            inner = self.shuffle(model[len("house hands under "):])
+            return _("the house's own hands, shuffled as declared then: %(model)s") % {"model": inner}
+        steps, _sep, gathering = model.partition("; gathering: ")
+        named = steps.split()
+        parts = [part.strip() for part in gathering.split(",")] if gathering else []
+        if not named or any(step not in _STEP_WORDS for step in named) or any(
+                part not in _GATHERING_WORDS for part in parts):
+            return _("a model recorded as “%(model)s”") % {"model": model}
+        told = ", ".join(self._(_STEP_WORDS[step]) for step in named)
+        if not parts:
+            return told
+        return _("%(steps)s; gathering: %(gathering)s") % {
+            "steps": told, "gathering": ", ".join(self._(_GATHERING_WORDS[part]) for part in parts)}
 
-    def seat(self, seat: str) -> str:
-        """A seat as the evidence names it (``seat 3``, or a seat followed from the deal)."""
+    def ordinal(self, n: int) -> str:
+        """A place in order as the language writes it in figures: ``3rd`` (en), ``3.`` (cs, sk, de)."""
+        return _ordinal(n) if self.english else f"{n}."
+
+    def seat(self, seat: str, table: str | None = None, numbers: dict | None = None, *, start: bool = False) -> str:
+        """A seat as the evidence names it (``seat 3``, or a seat followed from the deal: the
+        hand its run began with told by its number at *table* where *numbers* knows it); *start*:
+        as a sentence begins with it (``Seat 3``)."""
+        _ = self._
         m = _SEAT.match(seat)
         if m:
-            return self._("seat %(seat)s") % {"seat": m.group(1)}
+            return (_("Seat %(seat)s") if start else _("seat %(seat)s")) % {"seat": m.group(1)}
         m = _FOLLOWED.match(seat)
         if m:
-            position = int(m.group(1))
-            return self._("the seat dealt %(position)s at hand %(hand)s, followed round as the button moved") % {
-                "position": _ordinal(position) if self.english else f"{position}.", "hand": m.group(2)}
-        return seat
+            run = int(m.group(2))
+            number = (numbers or {}).get((table, run))
+            facts = {"position": self.ordinal(int(m.group(1))), "number": number, "seq": run}
+            if number is not None:
+                return (_("The seat dealt %(position)s in hand %(number)s (followed round as the button moved)")
+                        if start else
+                        _("the seat dealt %(position)s in hand %(number)s (followed round as the button moved)")
+                        ) % facts
+            return (_("The seat dealt %(position)s in the hand at journal line %(seq)s (followed round as the "
+                      "button moved)") if start else
+                    _("the seat dealt %(position)s in the hand at journal line %(seq)s (followed round as the "
+                      "button moved)")) % facts
+        return upper_first(seat) if start else seat
 
     def where(self, was: str | None) -> str:
         """Where a kept pair lay after the earlier hand: ``seat 3``, ``the board``, ``apart``."""
@@ -176,23 +230,57 @@ class ProtectWords:
             return self._("not known")
         return self._("%(first)s and %(second)s") % {"first": places[0], "second": places[1]}
 
-    def hand_link(self, table: str, seq) -> dict:
-        return {"text": self._("table %(table)s, line %(seq)s") % {"table": table, "seq": seq},
-                "href": story(table, seq)}
+    # -- the hands an alert names: by their number at the table, as a supervisor knows them
 
-    def _hands(self, table: str, rows) -> list[dict]:
+    def place(self, table: str, seq, numbers: dict | None = None) -> str:
+        """Where a hand was: ``table T01, hand 312`` (its number among the table's hands, as its
+        story names it), or ``table T01, the hand at journal line 4711`` where *numbers*
+        (``(table, seq)`` -> number: :func:`~dealerbox.floor.protect.figures.hand_numbers`)
+        does not know it (the figures have not filed it yet)."""
+        number = (numbers or {}).get((table, seq))
+        if number is not None:
+            return self._("table %(table)s, hand %(number)s") % {"table": table, "number": number}
+        return self._("table %(table)s, the hand at journal line %(seq)s") % {"table": table, "seq": seq}
+
+    def hand_link(self, table: str, seq, numbers: dict | None = None) -> dict:
+        """A link to a hand's story (``/hands/{table}/{seq}``), worded ``table T01, hand 312``, or
+        ``a hand at table T01 (journal line 4711)`` where its number is not known."""
+        number = (numbers or {}).get((table, seq))
+        text = (self._("table %(table)s, hand %(number)s") % {"table": table, "number": number}
+                if number is not None else
+                self._("a hand at table %(table)s (journal line %(seq)s)") % {"table": table, "seq": seq})
+        return {"text": text, "href": story(table, seq)}
+
+    def _hands(self, table: str, rows, numbers: dict | None) -> list[dict]:
         """Links to hands given as seqs (of *table*) or (table, seq) pairs, the last MOST_HANDS."""
-        out = []
-        for row in list(rows)[-MOST_HANDS:]:
-            t, seq = (row[0], row[1]) if isinstance(row, (list, tuple)) else (table, row)
-            out.append(self.hand_link(t, seq))
-        return out
+        return [self.hand_link(t, seq, numbers) for t, seq in _pairs(table, rows)]
+
+    @staticmethod
+    def named_hands(kind: str, table: str, evidence: dict | None) -> set:
+        """The hands :meth:`why` names for *evidence*, as ``(table, seq)``: what a page looks up
+        the numbers of, all of its alerts' at once."""
+        if not isinstance(evidence, dict):
+            return set()
+        e = evidence
+        if kind == "shuffle":
+            return {(table, seq) for seq in (e.get("hand"), e.get("earlier")) if seq is not None}
+        if kind == "procedure":
+            return set(_pairs(table, e.get("hands") or []))
+        if kind == "seat_luck":
+            m = _FOLLOWED.match(str(e.get("seat")))
+            return set(_pairs(table, e.get("strong_hands") or [])) | ({(table, int(m.group(2)))} if m else set())
+        if kind == "dealer_chart":
+            return set(_pairs(table, e.get("error_hands") or []))
+        if kind == "protect_reference":
+            return {(table, e["hand"])} if e.get("hand") is not None else set()
+        return set()
 
     # -- why an alert fired
 
-    def why(self, kind: str, table: str, evidence: dict | None) -> dict:
-        """*evidence* in words (:func:`~dealerbox.floor.protect.evidence.evidence_lines`, in this
-        language): ``summary``, ``links`` (``text``, ``href``) and for a shuffle alert ``pairs``."""
+    def why(self, kind: str, table: str, evidence: dict | None, numbers: dict | None = None) -> dict:
+        """*evidence* in words, in this language: ``summary``, ``links`` (``text``, ``href``) and
+        for a shuffle alert ``pairs``; every hand by its number at its table where *numbers*
+        (``(table, seq)`` -> number, for :meth:`named_hands`) knows it."""
         _, ngettext = self._, self.ngettext
         out = {"summary": "", "links": [], "pairs": []}
         if not isinstance(evidence, dict):
@@ -201,42 +289,55 @@ class ProtectWords:
         if kind == "shuffle":
             pairs = e.get("pairs") or []
             earlier = e.get("earlier")
-            facts = {"n": len(pairs), "seq": earlier}
-            out["summary"] = (ngettext("%(n)s pair of cards lay side by side in this hand's draw as the deck's earlier "
-                                 "hand (line %(seq)s) left it.",
-                                 "%(n)s pairs of cards lay side by side in this hand's draw as the deck's earlier "
-                                 "hand (line %(seq)s) left them.", len(pairs))
-                              if earlier is not None else
-                              ngettext("%(n)s pair of cards lay side by side in this hand's draw as the deck's earlier "
-                                 "hand left it.",
-                                 "%(n)s pairs of cards lay side by side in this hand's draw as the deck's earlier "
-                                 "hand left them.", len(pairs))) % facts
+            if earlier is not None:
+                number = (numbers or {}).get((table, earlier))
+                facts = {"n": len(pairs), "earlier": _("hand %(number)s") % {"number": number} if number is not None
+                         else _("journal line %(seq)s") % {"seq": earlier}}
+                out["summary"] = ngettext("%(n)s pair of cards lay side by side in this hand's draw as the deck's "
+                                          "earlier hand (%(earlier)s) left it.",
+                                          "%(n)s pairs of cards lay side by side in this hand's draw as the deck's "
+                                          "earlier hand (%(earlier)s) left them.", len(pairs)) % facts
+            else:
+                out["summary"] = ngettext("%(n)s pair of cards lay side by side in this hand's draw as the deck's "
+                                          "earlier hand left it.",
+                                          "%(n)s pairs of cards lay side by side in this hand's draw as the deck's "
+                                          "earlier hand left them.", len(pairs)) % {"n": len(pairs)}
             out["pairs"] = [{"cards": " ".join(p.get("cards") or []), "here": self.places(p.get("here")),
                              "there": self.places(p.get("there")), "was": self.where(p.get("was"))} for p in pairs]
-            out["links"] = [{"text": _("this hand's story (table %(table)s, line %(seq)s)") % {
-                "table": table, "seq": e.get("hand")}, "href": story(table, e.get("hand"))}]
+            out["links"] = [{"text": _("this hand's story (%(hand)s)") % {
+                "hand": self.place(table, e.get("hand"), numbers)}, "href": story(table, e.get("hand"))}]
             if earlier is not None:
-                out["links"].append({"text": _("the earlier hand's story (table %(table)s, line %(seq)s)") % {
-                    "table": table, "seq": earlier}, "href": story(table, earlier)})
+                out["links"].append({"text": _("the earlier hand's story (%(hand)s)") % {
+                    "hand": self.place(table, earlier, numbers)}, "href": story(table, earlier)})
         elif kind == "procedure":
             hands = e.get("hands") or []
-            dealer = e.get("dealer") or _("nobody signed in")
-            out["summary"] = ngettext("Dealer %(dealer)s's block of %(n)s hands kept %(pairs)s pair in all; each hand "
-                                "below opens its story.",
-                                "Dealer %(dealer)s's block of %(n)s hands kept %(pairs)s pairs in all; each hand "
-                                "below opens its story.", _count(e.get("statistic"))) % {
-                "dealer": dealer, "n": len(hands), "pairs": e.get("statistic")}
-            out["links"] = self._hands(table, hands)
+            facts = {"dealer": e.get("dealer"), "n": len(hands), "pairs": e.get("statistic")}
+            out["summary"] = (ngettext("Dealer %(dealer)s's block of %(n)s hands kept %(pairs)s pair in all; each "
+                                       "hand below opens its story.",
+                                       "Dealer %(dealer)s's block of %(n)s hands kept %(pairs)s pairs in all; each "
+                                       "hand below opens its story.", _count(e.get("statistic")))
+                              if e.get("dealer") else
+                              ngettext("A block of %(n)s hands dealt with no dealer signed in kept %(pairs)s pair in "
+                                       "all; each hand below opens its story.",
+                                       "A block of %(n)s hands dealt with no dealer signed in kept %(pairs)s pairs "
+                                       "in all; each hand below opens its story.", _count(e.get("statistic")))) % facts
+            out["links"] = self._hands(table, hands, numbers)
         elif kind == "seat_luck":
             strong = e.get("strong_hands") or []
-            seat = upper_first(self.seat(str(e.get("seat"))))
-            facts = {"seat": seat, "n": len(strong), "hands": e.get("hands"),
+            hands = _count(e.get("hands"))
+            facts = {"seat": self.seat(str(e.get("seat")), table, numbers, start=True), "n": len(strong),
+                     "in_hands": ngettext("in %(hands)s hand", "in %(hands)s hands", hands) % {"hands": hands},
                      "expected": self.decimal(float(e.get("expected") or 0)), "window": e.get("window")}
-            out["summary"] = (_("%(seat)s was dealt %(n)s strong starting hands in %(hands)s hands (%(window)s), "
-                                "where chance gives about %(expected)s.") if e.get("window") else
-                              _("%(seat)s was dealt %(n)s strong starting hands in %(hands)s hands since its chart "
-                                "last stood at 0, where chance gives about %(expected)s.")) % facts
-            out["links"] = self._hands(table, strong)
+            out["summary"] = (ngettext("%(seat)s was dealt %(n)s strong starting hand %(in_hands)s (%(window)s), "
+                                       "where chance gives about %(expected)s.",
+                                       "%(seat)s was dealt %(n)s strong starting hands %(in_hands)s (%(window)s), "
+                                       "where chance gives about %(expected)s.", len(strong))
+                              if e.get("window") else
+                              ngettext("%(seat)s was dealt %(n)s strong starting hand %(in_hands)s since its chart "
+                                       "last stood at 0, where chance gives about %(expected)s.",
+                                       "%(seat)s was dealt %(n)s strong starting hands %(in_hands)s since its chart "
+                                       "last stood at 0, where chance gives about %(expected)s.", len(strong))) % facts
+            out["links"] = self._hands(table, strong, numbers)
         elif kind == "dealer_chart":
             errors = e.get("error_hands") or []
             out["summary"] = ngettext("Dealer %(dealer)s's chart reached %(value)s (limit %(h)s) after %(n)s hand with an "
@@ -245,48 +346,60 @@ class ProtectWords:
                                 "an error since it last stood at 0.", len(errors)) % {
                 "dealer": e.get("dealer"), "value": self.decimal(float(e.get("value") or 0)),
                 "h": self.decimal(float(e.get("h") or 0)), "n": len(errors)}
-            out["links"] = self._hands(table, errors)
+            out["links"] = self._hands(table, errors, numbers)
         elif kind == "protect_reference":
             out["summary"] = self._reference_summary(e)
             if e.get("hand") is not None:
-                out["links"] = [{"text": _("the first hand not checked (table %(table)s, line %(seq)s)") % {
-                    "table": table, "seq": e["hand"]}, "href": story(table, e["hand"])}]
+                out["links"] = [{"text": _("the first hand not checked (%(hand)s)") % {
+                    "hand": self.place(table, e["hand"], numbers)}, "href": story(table, e["hand"])}]
         return out
 
     def _reference_summary(self, e: dict) -> str:
         _ = self._
         game = e.get("game") or [None, None]
         words = self.game(*game) if None not in game and len(game) == 2 else _("a game")
-        found = e.get("found_model") or e.get("found") or _("a model nobody recorded")
+        # The found model in words; a fingerprint alone (an older alert's) says nothing to a reader.
+        found = self.shuffle(e.get("found_model")) or _("a model nobody recorded")
         why = (_("no reference has been fitted for it under the declared model") if e.get("reason") == "missing"
                else _("its reference was fitted from another model (%(model)s)") % {"model": found})
-        declared = self.shuffle(e.get("declared_model")) or e.get("expected")
+        declared = self.shuffle(e.get("declared_model")) or _("not recorded")
         return " ".join([
             _("Hands of %(game)s are not checked for a shuffle: %(why)s.") % {"game": words, "why": why},
             _("The declared model is %(model)s.") % {"model": declared},
-            self.next_step(e.get("next")) if e.get("next") else
+            self.next_step(e) if e.get("next") or e.get("due") else
             _("It is being fitted in the background; hands are checked once it is stored.") if e.get("fitting")
-            else _("Run dealerbox floor protect fit.")])
+            else _("Ask the floor's IT to fit it.")])
 
-    def next_step(self, next_: str) -> str:
-        """What the pass said is due and to do (its English, :meth:`Protection._reference_alert`)
-        as a sentence in this language; a form it does not know, as it was said."""
+    def next_step(self, evidence) -> str:
+        """Why a ``protect_reference`` alert was due and what to do, as a sentence in this
+        language: from *evidence*'s ``due`` (:meth:`Protection._reference_alert`), else read from
+        its ``next`` (also a bare ``next`` string), in the pass's plain words or the forms filed
+        before them, which named a setting and a command: a surveillance officer acts through the
+        floor's IT, whose steps are in docs/floor/surveillance.md. A form it does not know, as it
+        was said."""
         _ = self._
-        if next_.startswith("nothing fits it in the background"):
-            return _("Nothing fits it in the background ([protect] auto_fit is off): run dealerbox floor "
-                     "protect fit.")
-        m = re.match(r"^fitting it in the background failed \((?P<why>.*)\): run dealerbox floor protect fit$",
-                     next_, re.S)
-        if m:
-            return _("Fitting it in the background failed (%(why)s): run dealerbox floor protect fit.") % m.groupdict()
-        m = re.match(r"^still not stored (?P<waited>[0-9.]+) minutes after the first hand left unchecked "
-                     r"\(\[protect\] reference_wait_minutes = (?P<bound>[0-9.e+-]+)\); see the Surveillance page$",
-                     next_)
-        if m:
-            return _("Still not stored %(waited)s minutes after the first hand left unchecked ([protect] "
-                     "reference_wait_minutes = %(bound)s); see the Surveillance page.") % {
-                "waited": self.decimal(float(m.group("waited"))), "bound": m.group("bound")}
-        return upper_first(next_) + "."
+        e = evidence if isinstance(evidence, dict) else {"next": evidence}
+        due, facts = e.get("due"), {}
+        said = str(e.get("next") or "")
+        if due is None:
+            for key, pattern in _NEXT_FORMS:
+                m = pattern.match(said)
+                if m:
+                    due, facts = key, m.groupdict()
+                    break
+        if due == "nobody":
+            return _("This floor does not fit references by itself: ask the floor's IT to fit it.")
+        if due == "failed":
+            return _("Fitting it in the background failed: ask the floor's IT to fit it (the error message for IT: "
+                     "%(why)s).") % {"why": e.get("failed") or facts.get("why") or _("not recorded")}
+        if due == "waited":
+            waited = _float(e.get("waited_minutes", facts.get("waited")))
+            bound = _float(e.get("wait_minutes", facts.get("bound")))
+            if waited is not None and bound is not None:
+                return _("Still not stored %(waited)s minutes after the first hand was left unchecked, where the "
+                         "floor waits %(bound)s: ask the floor's IT why.") % {
+                    "waited": self.decimal(waited), "bound": self.general(bound)}
+        return upper_first(said) + "." if said else ""
 
     # -- the floor map's line
 
@@ -346,6 +459,11 @@ class ProtectWords:
             return row.get("basis", "")
         return self._(BASIS_WORDS[row["check"]]) % {
             name: self.integer(value) if name == "arl" else self.general(value) for name, value in facts.items()}
+
+
+def _pairs(table: str, rows) -> list[tuple]:
+    """Hands given as seqs (of *table*) or (table, seq) pairs, as ``(table, seq)``: the last MOST_HANDS."""
+    return [(row[0], row[1]) if isinstance(row, (list, tuple)) else (table, row) for row in list(rows)[-MOST_HANDS:]]
 
 
 def _count(value) -> int:

@@ -86,17 +86,21 @@ def _why(words: ProtectWords, status: str, fitting: bool, several: bool, failed:
             _("its reference was fitted from another model")
     else:
         return _("its reference was not there when they were dealt")
+    # Plain words for surveillance, who act through the floor's IT: the setting and the command
+    # IT uses are in docs/floor/surveillance.md, "References".
     if failed:
-        return (_("%(why)s; fitting them in the background failed (%(failed)s): run dealerbox floor protect fit")
+        return (_("%(why)s; fitting them in the background failed: ask the floor's IT to fit them (the error "
+                  "message for IT: %(failed)s)")
                 if several else
-                _("%(why)s; fitting it in the background failed (%(failed)s): run dealerbox floor protect fit")) % {
-            "why": why, "failed": failed}
+                _("%(why)s; fitting it in the background failed: ask the floor's IT to fit it (the error message "
+                  "for IT: %(failed)s)")) % {"why": why, "failed": failed}
     if fitting:
         return (_("%(why)s; they are being fitted in the background, and hands are checked once they are stored")
                 if several else
                 _("%(why)s; it is being fitted in the background, and hands are checked once it is stored")) % {
             "why": why}
-    return _("%(why)s; run dealerbox floor protect fit") % {"why": why}
+    return (_("%(why)s; ask the floor's IT to fit them") if several else
+            _("%(why)s; ask the floor's IT to fit it")) % {"why": why}
 
 
 def _link(link: dict, base: str) -> dict:
@@ -254,15 +258,30 @@ class ProtectPages:
         """The protection alerts open now or raised in the range, newest first."""
         return self.app.store.alerts_live_in(start, end, PAGE_KINDS)
 
-    def _answer(self, start: float, end: float) -> tuple[dict, OwnBaselineCharts | None, list[dict]]:
+    def _answer(self, start: float, end: float, *, seats: bool = False
+                ) -> tuple[dict, OwnBaselineCharts | None, list[dict], dict]:
+        """The figures, the dealers' charts, the alerts with their evidence, and the numbers of
+        the hands their words name (and with *seats*, of the seats' strong hands): ``(table,
+        seq)`` -> number, looked up at once (:func:`~dealerbox.floor.protect.figures.hand_numbers`)."""
         alerts = self.alerts(start, end)
 
         def read(conn):
-            return self.figures(conn, start, end), self.charts(conn), alert_evidence(conn, [a["id"] for a in alerts])
-        data, charts, evidence = self.app.figures.answer(read)
+            data = self.figures(conn, start, end)
+            evidence = alert_evidence(conn, [a["id"] for a in alerts])
+            hands = set()
+            for a in alerts:
+                raises = evidence.get(a["id"]) or []
+                hands |= ProtectWords.named_hands(a["kind"], a["table"], raises[0]["evidence"] if raises else None)
+                if a.get("last_seq") is not None:
+                    hands.add((a["table"], a["last_seq"]))
+            if seats:
+                hands.update((t["table"], seq) for t in data["seat_luck"] for row in t["seats"]
+                             for seq in row["strong_hands"])
+            return data, self.charts(conn), evidence, PF.hand_numbers(conn, hands)
+        data, charts, evidence, numbers = self.app.figures.answer(read)
         for a in alerts:
             a["evidence"] = evidence.get(a["id"], [])
-        return data, charts, alerts
+        return data, charts, alerts, numbers
 
     # -- what the templates show
 
@@ -285,8 +304,8 @@ class ProtectPages:
         part = {"dealer": chart["dealer"], "who": who, "hands": len(points), "errors": errors,
                 "svg": None, "alarms": 0, "words": ""}
         if cusum is None:
-            part["words"] = _("No chart: the room's error rate is not known (set [protect] room_rate, or run "
-                              "dealerbox floor protect fit --house over hands the house trusts).")
+            part["words"] = _("No chart: the room's error rate is not known yet. The floor's IT sets it, or "
+                              "works it out from hands the house trusts.")
             return part
         room = self.config.room_rate
         alarms = sum(1 for p in points if p["value"] >= cusum.h)
@@ -337,7 +356,7 @@ class ProtectPages:
             chart=part, language=language or self.app.language.room)
 
     def _shown(self, data: dict, own: OwnBaselineCharts | None, alerts: list[dict], names: dict, nonce: str,
-               words: ProtectWords) -> dict:
+               words: ProtectWords, numbers: dict | None = None) -> dict:
         """The template's rows: every figure already in words, in *words*' language."""
         _ = words.language.gettext
 
@@ -359,11 +378,12 @@ class ProtectPages:
         q = data["shuffle_quality"]
         tables = [{"name": r["table"], **quality_row(r)} for r in q["tables"]]
         dealers = [{"name": dealer(r["dealer"]), "id": r["dealer"], **quality_row(r)} for r in q["dealers"]]
-        shown_alerts = [self.shown_alert(a, words) for a in alerts]
+        shown_alerts = [self.shown_alert(a, words, numbers) for a in alerts]
         limit = data["seat_alert_below"]
         seats = []
         for t in data["seat_luck"]:
             rows = [{**s, "expected_words": words.decimal(s["expected"]), "odds": words.odds(s["p_value"]),
+                     "stories": [self._strong_hand(t["table"], seq, numbers, words) for seq in s["strong_hands"]],
                      "improbable": s["p_value"] < limit,
                      "game": _(GAMES_WORDS[2]) if s["hole_cards"] == 2 else _("%(n)s-card Omaha") % {
                          "n": s["hole_cards"]}}
@@ -392,18 +412,36 @@ class ProtectPages:
                            "chart_shift": words.general(data["chart"]["shift"]) if data["chart"] else ""},
                 "notices": self.notices(data, words), "budget": self.budget_rows(data["budget"], words)}
 
-    def shown_alert(self, a: dict, words: ProtectWords | None = None) -> dict:
+    @staticmethod
+    def _strong_hand(table: str, seq: int, numbers: dict | None, words: ProtectWords) -> dict:
+        """A seat's strong hand as the seat-luck table links it: its number at the table, or
+        its journal line where the figures have not filed it."""
+        _ = words.language.gettext
+        number = (numbers or {}).get((table, seq))
+        if number is not None:
+            return {"href": f"/hands/{table}/{seq}", "text": str(number),
+                    "label": _("hand %(number)s at table %(table)s") % {"number": number, "table": table}}
+        return {"href": f"/hands/{table}/{seq}", "text": _("journal line %(seq)s") % {"seq": seq},
+                "label": _("the hand at journal line %(seq)s of table %(table)s") % {"seq": seq, "table": table}}
+
+    def shown_alert(self, a: dict, words: ProtectWords | None = None, numbers: dict | None = None) -> dict:
         """One protection alert as the page and the PDF show it, in *words*' language (the
         room's by default): its title, its odds, and the evidence of its last raise in words
-        (:meth:`~dealerbox.floor.telling.protect_words.ProtectWords.why`). ``shown_text`` is
-        the text as filed: the check's own figures, for the technician."""
+        (:meth:`~dealerbox.floor.telling.protect_words.ProtectWords.why`), every hand by its
+        number where *numbers* knows it; ``story``: the link to its last hand, for an alert
+        with no evidence. ``shown_text`` is the text as filed: the check's own figures, for
+        the technician."""
         words = words or self.words()
         text = a.get("last_text") or a["text"]
         p, resolution = alert_odds(text)
         raises = a.get("evidence") or []
-        why = words.why(a["kind"], a["table"], raises[0]["evidence"] if raises else None)
+        why = words.why(a["kind"], a["table"], raises[0]["evidence"] if raises else None, numbers)
+        last = a.get("last_seq")
+        story = None if last is None else {
+            "text": words.language.gettext("The hand's story (%(hand)s)") % {
+                "hand": words.place(a["table"], last, numbers)}, "href": f"/hands/{a['table']}/{last}"}
         return {**a, "title": words.title(a["kind"]), "odds": words.odds(p, resolution), "p": p,
-                "shown_text": text, "why": why, "raises_kept": len(raises)}
+                "shown_text": text, "why": why, "raises_kept": len(raises), "story": story}
 
     def notices(self, data: dict, words: ProtectWords | None = None) -> list[str]:
         """What the page must say before anything else, in *words*' language: the games whose
@@ -460,7 +498,8 @@ class ProtectPages:
 
     async def page(self, request, client, session):
         shown = self.window(request)
-        data, own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        data, own, alerts, numbers = await run_in_threadpool(functools.partial(
+            self._answer, shown.start, shown.end, seats=True))
         names = await self.app._names(session)
         language = self.app.language.of(request, session)
         words = self.words(language)
@@ -468,7 +507,7 @@ class ProtectPages:
             request, "surveillance.html", session=session, names=names, start=shown.start, end=shown.end,
             language=language, pick=range_controls(self.app.clock, shown, language), config=self.config, data=data,
             can_clear=may(session.role, "clear"),
-            **self._shown(data, own, alerts, names, request.state.nonce, words))
+            **self._shown(data, own, alerts, names, request.state.nonce, words, numbers))
 
     async def clear_form(self, request, client, session):
         """Clear one of the page's alerts with the form's note (the floor map's clear:
@@ -487,24 +526,27 @@ class ProtectPages:
 
     async def json(self, request, client, session):
         shown = self.window(request)
-        data, _own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        data, _own, alerts, numbers = await run_in_threadpool(self._answer, shown.start, shown.end)
         # The figures and ids as stored; ``why`` (readable words) in the reader's language.
         words = self.words(self.app.language.of(request, session))
         return JSONResponse({**data, "alerts": [{**a, "why": words.why(
-            a["kind"], a["table"], a["evidence"][0]["evidence"] if a["evidence"] else None)} for a in alerts]})
+            a["kind"], a["table"], a["evidence"][0]["evidence"] if a["evidence"] else None, numbers)}
+            for a in alerts]})
 
-    def pdf_sections(self, alerts: list[dict], data: dict, base: str, words: ProtectWords | None = None) -> list[dict]:
+    def pdf_sections(self, alerts: list[dict], data: dict, base: str, words: ProtectWords | None = None,
+                     numbers: dict | None = None) -> list[dict]:
         """The protection alerts with their evidence, the notices and the alarm budget, as the
         shift report's PDF draws sections (``heading``, ``columns``, ``rows`` of cells, ``notes``),
-        in *words*' language (the room's by default): every hand a link to its story at *base*."""
+        in *words*' language (the room's by default): every hand a link to its story at *base*,
+        named by its number where *numbers* knows it."""
         words = words or self.words()
         _ = words.language.gettext
         rows = []
-        for a in (self.shown_alert(a, words) for a in alerts):
+        for a in (self.shown_alert(a, words, numbers) for a in alerts):
             why = a["why"]
             pairs = "; ".join(_("%(cards)s: places %(here)s here, %(there)s in the earlier hand (%(was)s)") % p
                               for p in why["pairs"])
-            links = why["links"][:12] or [{"text": _("no hand"), "href": None}]
+            links = why["links"][:12] or ([a["story"]] if a["story"] else [{"text": _("no hand"), "href": None}])
             what = [a["title"] + "."]
             if a["odds"]:
                 what.append(_("How unlikely: %(odds)s.") % {"odds": a["odds"]})
@@ -538,14 +580,14 @@ class ProtectPages:
 
     async def pdf(self, request, client, session):
         shown = self.window(request)
-        data, _own, alerts = await run_in_threadpool(self._answer, shown.start, shown.end)
+        data, _own, alerts, numbers = await run_in_threadpool(self._answer, shown.start, shown.end)
         base = str(request.base_url).rstrip("/")
         # In the language of whoever asks for it, as their pages are.
         words = self.words(self.app.language.of(request, session))
         _, stamp = words.language.gettext, words.language.forms.stamp
         title = _("Surveillance: %(start)s to %(end)s") % {"start": stamp(shown.start), "end": stamp(shown.end)}
         try:
-            pdf = await run_in_threadpool(PDF.floor_pdf, title, self.pdf_sections(alerts, data, base, words),
+            pdf = await run_in_threadpool(PDF.floor_pdf, title, self.pdf_sections(alerts, data, base, words, numbers),
                                           words.language.gettext)
         except FontMissing as exc:
             raise Refused(503, str(exc)) from None

@@ -12,7 +12,6 @@ from sqlalchemy import select
 from bench.sim_journal import JournalWriter
 from dealerbox.floor.protect.autofit import BackgroundFit
 from dealerbox.floor.protect.config import ProtectConfig
-from dealerbox.floor.protect.evidence import evidence_lines
 from dealerbox.floor.protect.fit import fit_game
 from dealerbox.floor.protect.fitted import CURRENT, STALE, get_fitted, put_fitted, reference_status
 from dealerbox.floor.protect.floor_pass import (FITTING_KEY, PASS_NAME, REFERENCE_KIND, Protection, alert_evidence,
@@ -23,11 +22,17 @@ from dealerbox.floor.protect.simulate import TableSim, no_shuffle
 from dealerbox.floor.protect.tables import protect_hands
 from dealerbox.floor.store import Store, store_engine
 from dealerbox.floor.telling.figures import Ledger
+from dealerbox.floor.telling.language import Language
+from dealerbox.floor.telling.protect_words import ProtectWords
 from tests.floor.protect.test_floor_pass import ON_TOP, REFERENCE, T0, target  # noqa: F401
 from tests.floor.test_figures import file_lines
 
 MACHINE = Shuffle(("machine",))
 HAND = Shuffle(("riffle", "riffle", "strip", "riffle", "cut"))
+#: The alerts' evidence told in English, the one way the product tells it.
+WORDS = ProtectWords(Language("en"))
+#: What a surveillance officer can do about a game left unchecked: no setting, no command.
+ASK_IT = "This floor does not fit references by itself: ask the floor's IT to fit it."
 
 
 def unshuffled(players: int, hands: int, writer: JournalWriter | None = None, seed: int = 5) -> JournalWriter:
@@ -75,22 +80,29 @@ def test_a_stale_reference_scores_nothing_and_says_so_once_per_game_and_model(ta
         (alert,) = alerts
         assert alert["kind"] == REFERENCE_KIND and alert["count"] == 1 and alert["seq"] == w.hand_seqs[1]
         assert "hands of hold'em at 6 players are not checked for a shuffle" in alert["text"]
-        assert "fitted from another model" in alert["text"] and "run dealerbox floor protect fit" in alert["text"]
+        assert "fitted from another model" in alert["text"] and "ask the floor's IT to fit it" in alert["text"]
+        assert "[protect]" not in alert["text"] and "dealerbox " not in alert["text"]
         (raised,) = evidence[alert["id"]]
         assert raised["evidence"] == {"game": [6, 2], "reason": STALE, "expected": declared.fingerprint(6, 2),
                                       "found": before.fingerprint(6, 2), "hand": w.hand_seqs[1], "fitting": False,
                                       "since": T0, "failed": None,
-                                      "next": "nothing fits it in the background ([protect] auto_fit is off): "
-                                              "run dealerbox floor protect fit",
+                                      "next": "this floor does not fit references by itself: ask the floor's IT "
+                                              "to fit it", "due": "nobody", "waited_minutes": 0.0,
+                                      "wait_minutes": 15.0,
                                       "declared_model": "riffle riffle strip riffle cut; gathering: hands kept "
                                                         "together, board either, gathered cards either of the stub",
                                       "found_model": "the machine"}
-        words = evidence_lines(REFERENCE_KIND, "T1", raised["evidence"])
-        assert words["summary"].startswith("Hands of hold'em at 6 players are not checked for a shuffle: its "
-                                           "reference was fitted from another model (the machine). The declared "
-                                           "model is riffle riffle strip riffle cut; gathering:")
-        assert words["links"] == [{"text": f"the first hand not checked (table T1, line {w.hand_seqs[1]})",
-                                   "href": f"/hands/T1/{w.hand_seqs[1]}"}]
+        # Told in words: the models too, the one found quoted as it was recorded (no form known).
+        words = WORDS.why(REFERENCE_KIND, "T1", raised["evidence"])
+        assert words["summary"] == (
+            "Hands of hold'em at 6 players are not checked for a shuffle: its reference was fitted from another "
+            "model (a model recorded as “the machine”). The declared model is riffle, riffle, strip, riffle, cut; "
+            "gathering: each player's cards gathered together, the board picked up either way, the gathered cards "
+            "put on top of or under the undealt cards. " + ASK_IT)
+        assert words["links"] == [{"text": f"the first hand not checked (table T1, the hand at journal line "
+                                           f"{w.hand_seqs[1]})", "href": f"/hands/T1/{w.hand_seqs[1]}"}]
+        assert WORDS.why(REFERENCE_KIND, "T1", raised["evidence"], {("T1", w.hand_seqs[1]): 2})["links"][0][
+            "text"] == "the first hand not checked (table T1, hand 2)"
         # The house goes back to the machine: the reference is current again, and scores.
         more = unshuffled(6, 3, seed=9)
         file_lines(store, "T2", more.lines)
@@ -143,7 +155,7 @@ def test_a_missing_game_is_fitted_in_the_background_and_scored_after(target):  #
         engine.dispose()
 
 
-def test_a_game_nobody_configured_is_unscored_with_no_fit_and_the_alert_says_what_to_run(target):  # noqa: F811
+def test_a_game_nobody_configured_is_unscored_with_no_fit_and_the_alert_says_whom_to_ask(target):  # noqa: F811
     config = ProtectConfig(shuffle=MACHINE, threshold=0.01, room_rate=None, players=(6,), hole_cards=(2,))
     w = unshuffled(3, 3)
     with Store(target) as store:
@@ -157,6 +169,7 @@ def test_a_game_nobody_configured_is_unscored_with_no_fit_and_the_alert_says_wha
     assert [r.unscored for r in rows] == [None, "missing", "missing"]
     (alert,) = alerts
     assert "hold'em at 3 players" in alert["text"] and "no reference for the declared model" in alert["text"]
+    assert alert["text"].endswith("; this floor does not fit references by itself: ask the floor's IT to fit it")
     assert isinstance(REFERENCE, Reference)
 
 
@@ -235,12 +248,13 @@ def test_a_reference_still_fitting_past_the_bound_is_an_alert_for_surveillance(t
         assert alert["table"] == "T1" and alert["seq"] == w.hand_seqs[1] and alert["raised"] == T0 + 901
         assert alert["text"] == ("reference: hands of hold'em at 7 players are not checked for a shuffle: no reference "
                                  "for the declared model; still not stored 15.0 minutes after the first hand left "
-                                 "unchecked ([protect] reference_wait_minutes = 15); see the Surveillance page")
+                                 "unchecked (the floor waits 15 minutes): ask the floor's IT why")
         e = evidence[alert["id"]][0]["evidence"]
         assert e["fitting"] is True and e["failed"] is None and e["since"] == T0
-        assert evidence_lines(REFERENCE_KIND, "T1", e)["summary"].endswith(
-            "Still not stored 15.0 minutes after the first hand left unchecked ([protect] "
-            "reference_wait_minutes = 15); see the Surveillance page.")
+        assert e["due"] == "waited" and e["waited_minutes"] == 15.0 and e["wait_minutes"] == 15
+        assert WORDS.why(REFERENCE_KIND, "T1", e)["summary"].endswith(
+            "Still not stored 15.0 minutes after the first hand was left unchecked, where the floor waits 15: ask "
+            "the floor's IT why.")
         # Once stored, the hands are scored; the alert is not raised again, and the pass has
         # cleared it itself, saying why, on the alert and on the audit trail.
         now[0] = T0 + 1000
@@ -282,6 +296,32 @@ def test_a_fit_that_failed_is_an_alert_at_once_and_the_page_says_why(target):  #
         engine.dispose()
     (alert,) = alerts
     assert alert["text"].endswith("no reference for the declared model; fitting it in the background failed "
-                                  "(out of memory): run dealerbox floor protect fit")
-    assert evidence[alert["id"]][0]["evidence"]["failed"] == "out of memory"
+                                  "(out of memory): ask the floor's IT to fit it")
+    e = evidence[alert["id"]][0]["evidence"]
+    assert e["failed"] == "out of memory" and e["due"] == "failed"
+    assert WORDS.why(REFERENCE_KIND, "T1", e)["summary"].endswith(
+        "Fitting it in the background failed: ask the floor's IT to fit it (the error message for IT: out of memory).")
     assert kept == {"7/2": "out of memory"}
+
+
+def test_an_older_alerts_next_step_is_told_in_the_same_plain_words():
+    """Alerts filed before the pass spoke plainly named a setting and a command in ``next``, with
+    no ``due``: they read as the new ones do (in English here), never as filed."""
+    older = {"nothing fits it in the background ([protect] auto_fit is off): run dealerbox floor protect fit": ASK_IT,
+             "fitting it in the background failed (out of memory (in numpy)): run dealerbox floor protect fit":
+                 "Fitting it in the background failed: ask the floor's IT to fit it (the error message for IT: out of "
+                 "memory (in numpy)).",
+             "still not stored 20.5 minutes after the first hand left unchecked ([protect] reference_wait_minutes "
+             "= 15); see the Surveillance page":
+                 "Still not stored 20.5 minutes after the first hand was left unchecked, where the floor waits 15: "
+                 "ask the floor's IT why."}
+    for said, told in older.items():
+        assert WORDS.next_step({"next": said}) == told
+        assert WORDS.next_step(said) == told
+        summary = WORDS.why(REFERENCE_KIND, "T1", {"game": [7, 2], "reason": "missing", "next": said})["summary"]
+        assert summary.endswith(told) and "[protect]" not in summary and "dealerbox " not in summary
+    # A model nobody recorded, an alert with no next step: still no command.
+    assert WORDS.why(REFERENCE_KIND, "T1", {"game": [7, 2], "reason": "stale"})["summary"] == (
+        "Hands of hold'em at 7 players are not checked for a shuffle: its reference was fitted from another model "
+        "(a model nobody recorded). The declared model is not recorded. Ask the floor's IT to fit it.")
+    assert WORDS.shuffle("house hands under machine") == "the house's own hands, shuffled as declared then: shuffling machine"

@@ -200,7 +200,9 @@ def test_the_page_shows_the_shuffle_quality_alerts_seat_luck_and_charts(served):
     seats = body.split('id="seats-T2"')[1].split("</table>")[0]
     seat1 = seats.split("Seat 1</th>")[1].split("</tr>")[0]
     assert "improbable" in seat1
-    assert all(f'href="/hands/T2/{seq}"' in seat1 for seq in journals["T2"].hand_seqs)
+    # Each strong hand by its number at the table, its story one click.
+    assert all(f'<a href="/hands/T2/{seq}" aria-label="hand {i + 1} at table T2">{i + 1}</a>' in seat1
+               for i, seq in enumerate(journals["T2"].hand_seqs))
     expected = 13 * 22 / 1326
     assert f'<td class="num">{expected:.1f}</td>' in seat1 and '<td class="num">13</td>' in seat1
     assert "219,000 tests" in body and "two aces or two kings among an Omaha hand" in body
@@ -226,6 +228,11 @@ def test_a_viewer_sees_dealer_ids_only_and_the_json_carries_the_same_figures(ser
     for a in data["alerts"]:
         assert a["evidence"] and a["why"]["summary"] and a["why"]["links"], a
         assert all(link["href"].startswith("/hands/") for link in a["why"]["links"])
+    # The readable words name the hands by their numbers; the machine's fields keep the lines.
+    (shuffle,) = [a for a in data["alerts"] if a["kind"] == "shuffle"]
+    assert shuffle["why"]["links"][0] == {"text": "this hand's story (table T1, hand 4)",
+                                          "href": f"/hands/T1/{_journals['T1'].hand_seqs[3]}"}
+    assert shuffle["evidence"][0]["evidence"]["hand"] == _journals["T1"].hand_seqs[3]
     assert [(r["players"], r["status"]) for r in data["references"]] == [(6, "current"), (7, "missing"),
                                                                          (9, "stale")]
     assert {(u["players"], u["reason"], u["hands"]) for u in data["unscored"]} == {(7, "missing", 2), (9, "stale", 2)}
@@ -270,17 +277,25 @@ def test_a_missing_or_stale_reference_is_a_notice_and_an_alert_and_scores_nothin
     web, journals, _path = served
     body = page(web, "sam")
     notices = body.split('id="notices-title"')[1].split("</section>")[0]
+    # What surveillance can do about it, in plain words: no setting, no command (those are IT's).
     assert ("Hold&#39;em at 7 players: 2 hands in this range not checked for a shuffle: no reference has been "
-            "fitted for the declared model; run dealerbox floor protect fit.") in notices
+            "fitted for the declared model; ask the floor&#39;s IT to fit it.") in notices
     assert ("Hold&#39;em at 9 players: 2 hands in this range not checked for a shuffle: its reference was fitted "
-            "from another model; run dealerbox floor protect fit.") in notices
+            "from another model; ask the floor&#39;s IT to fit it.") in notices
     # Dealt unshuffled, and still no shuffle alert: nothing scored them. One alert per game says why.
     for table in ("T4", "T5"):
         assert f"A deck dealt as if not shuffled: table {table}" not in body
         assert f"A game whose hands are not checked for a shuffle: table {table}" in body
         t = body.split('id="quality-tables"')[1].split(f'href="/tables/{table}"')[1].split("</tr>")[0]
         assert re.findall(r'<td class="num">([^<]*)</td>', t)[:2] == ["3", "0"]   # 3 hands, none checked
-    assert f'href="/hands/T4/{journals["T4"].hand_seqs[1]}">the first hand not checked' in body
+    assert (f'href="/hands/T4/{journals["T4"].hand_seqs[1]}">the first hand not checked (table T4, hand 2)'
+            in body)
+    reference = body.split("A game whose hands are not checked for a shuffle: table T5")[1].split('<div class="alert"')[0]
+    assert ("its reference was fitted from another model (a model recorded as “before”). The declared model is "
+            "shuffling machine. This floor does not fit references by itself: ask the floor&#39;s IT to fit it.") in \
+        reference
+    for technician in ("[protect]", "auto_fit", "floor protect", "reference_wait_minutes"):
+        assert technician not in body, technician
     references = body.split('id="references"')[1].split("</table>")[0]
     assert "hold&#39;em at 9 players</th><td>fitted from another model: not used</td>" in references
     assert "hold&#39;em at 7 players</th><td>none yet</td>" in references
@@ -292,19 +307,23 @@ def test_every_alert_shows_why_it_fired_with_its_hands_linked(served):
     t1 = journals["T1"].hand_seqs
     shuffle = body.split("A deck dealt as if not shuffled: table T1")[1].split('<div class="alert"')[0]
     assert "Why it fired (the last time)" in shuffle and "Pairs kept from the earlier hand" in shuffle
-    assert f"lay side by side in this hand&#39;s draw as the deck&#39;s earlier hand (line {t1[2]}) left them" in shuffle
-    assert f'href="/hands/T1/{t1[3]}">this hand&#39;s story' in shuffle
-    assert f'href="/hands/T1/{t1[2]}">the earlier hand&#39;s story' in shuffle
+    # Every hand by its number at its table (T1's 3rd and 4th), as its story names it; the links by its line.
+    assert "lay side by side in this hand&#39;s draw as the deck&#39;s earlier hand (hand 3) left them" in shuffle
+    assert f'href="/hands/T1/{t1[3]}">this hand&#39;s story (table T1, hand 4)' in shuffle
+    assert f'href="/hands/T1/{t1[2]}">the earlier hand&#39;s story (table T1, hand 3)' in shuffle
+    assert "line" not in re.sub(r"<[^>]*>", "", shuffle.split("<details")[0])
     pairs = re.findall(r"<tr><th scope=\"row\">(\S\S \S\S)</th><td>(\d+) and (\d+)</td><td>(\d+) and (\d+)</td>"
                        r"<td>([^<]+)</td></tr>", shuffle)
     assert len(pairs) >= 3 and all(int(b) == int(a) + 1 for _c, a, b, *_ in pairs)
     seat = body.split("A seat dealt improbably many strong starting hands: table T2")[1].split('<div class="alert"')[0]
     assert "Seat 1 was dealt 9 strong starting hands in 9 hands since its chart last stood at 0" in seat
-    assert all(f'href="/hands/T2/{seq}"' in seat for seq in journals["T2"].hand_seqs[:9])
+    assert all(f'href="/hands/T2/{seq}">table T2, hand {i + 1}</a>' in seat
+               for i, seq in enumerate(journals["T2"].hand_seqs[:9]))
     assert "the room's seats together raise about 1 false alarm a year" in seat
     chart = body.split("out of line with the room&#39;s: table T3")[1].split('<div class="alert"')[0]
     assert f"after {TO_CROSS} hands with an error since it last stood at 0" in chart
-    assert all(f'href="/hands/T3/{seq}"' in chart for seq in journals["T3"].hand_seqs[:TO_CROSS])
+    assert all(f'href="/hands/T3/{seq}">table T3, hand {i + 1}</a>' in chart
+               for i, seq in enumerate(journals["T3"].hand_seqs[:TO_CROSS]))
     # The alarm budget for the room as configured (20 tables x 30 hands x 168 hours = 100,800
     # hands a week): the shuffle check's threshold 0.01 makes 1,008 a week.
     budget = body.split('id="budget"')[1].split("</table>")[0]
@@ -326,6 +345,8 @@ def test_the_pdf_carries_the_alerts_with_their_evidence_and_links(served):
     reader = PdfReader(io.BytesIO(pdf))
     text = " ".join(" ".join(p.extract_text().split()) for p in reader.pages)
     assert "Protection alerts and why they fired" in text and "Pairs kept:" in text
+    assert "this hand's story (table T1, hand 4)" in text and "table T2, hand 1" in text
+    assert "journal line" not in text and "floor protect" not in text and "[protect]" not in text
     assert "Hands not checked for a shuffle" in text and "Alarm budget" in text
     links = [a.get_object()["/A"]["/URI"] for p in reader.pages for a in p.get("/Annots", [])
              if a.get_object().get("/A")]
@@ -426,8 +447,8 @@ def test_a_reference_being_fitted_is_a_status_here_and_no_alert_on_the_floor_map
             "fitted for the declared model; it is being fitted in the background, and hands are checked once it "
             "is stored.") in notices
     assert ("Hold&#39;em at 8 players: 2 hands in this range not checked for a shuffle: no reference has been "
-            "fitted for the declared model; fitting it in the background failed (the fit ran out of memory): run "
-            "dealerbox floor protect fit.") in notices
+            "fitted for the declared model; fitting it in the background failed: ask the floor&#39;s IT to fit it "
+            "(the error message for IT: the fit ran out of memory).") in notices
     references = body.split('id="references"')[1].split("</table>")[0]
     assert "hold&#39;em at 9 players</th><td>none yet; being fitted</td>" in references
     assert "hold&#39;em at 8 players</th><td>none yet; its fit failed: the fit ran out of memory</td>" in references
