@@ -83,8 +83,8 @@ def test_the_floor_map_tells_the_pass_and_the_collector_in_czech():
     de = FloorWords("de")
     followed = _seat_text(type("A", (Alarm,), {"seat": SeatKey(17, 2)}), 15)
     assert de.alert(alert("seat_luck", followed))["headline"] == (
-        "Platzglück-Prüfung bei T01: der Platz, der in Hand 17 als 2. ausgeteilt wurde, mit dem Button reihum "
-        "verfolgt: 3 starke Starthände in 40 Händen, der Zufall ergibt etwa 0,9")
+        "Platzglück-Prüfung bei T01: der in der Hand ab Journalzeile 17 als 2. ausgeteilte Platz (mit dem Button "
+        "reihum verfolgt): 3 starke Starthände in 40 Händen, der Zufall ergibt etwa 0,9")
 
 
 def test_english_keeps_its_words_and_forms():
@@ -92,9 +92,9 @@ def test_english_keeps_its_words_and_forms():
     assert en.odds(1 / 51873) == "about 1 in 52,000" and en.percent(0.048) == "4.8%" and en.few(1008) == "1008.0"
     assert en.game(7, 2) == "hold'em at 7 players" and en.game(1, 4) == "Omaha at 1 player"
     assert en.seat("the seat dealt 2nd at hand 17, followed round as the button moved") == \
-        "the seat dealt 2nd at hand 17, followed round as the button moved"
+        "the seat dealt 2nd in the hand at journal line 17 (followed round as the button moved)"
     assert en.shuffle("riffle riffle strip cut") == "riffle, riffle, strip, cut"
-    assert en.shuffle("machine; gathering: hands loose") == "machine; gathering: hands loose"
+    assert en.shuffle("machine; gathering: hands loose") == "shuffling machine; gathering: the players' cards gathered loose"
     sk = ProtectWords(Language("sk"))
     assert sk.game(2, 2) == "hold'em pre 2 hráčov" and sk.few(1008) == "1\u00a0008,0" and sk.percent(0.048) == "4,8\u00a0%"
     assert sk.shuffle("machine") == "miešacia mašina"

@@ -327,7 +327,8 @@ class ProtectWords:
             hands = _count(e.get("hands"))
             facts = {"seat": self.seat(str(e.get("seat")), table, numbers, start=True), "n": len(strong),
                      "in_hands": ngettext("in %(hands)s hand", "in %(hands)s hands", hands) % {"hands": hands},
-                     "expected": self.decimal(float(e.get("expected") or 0)), "window": e.get("window")}
+                     # A small expectation in two figures: "about 0.040", never "about 0.0".
+                     "expected": self.few(float(e.get("expected") or 0)), "window": e.get("window")}
             out["summary"] = (ngettext("%(seat)s was dealt %(n)s strong starting hand %(in_hands)s (%(window)s), "
                                        "where chance gives about %(expected)s.",
                                        "%(seat)s was dealt %(n)s strong starting hands %(in_hands)s (%(window)s), "
@@ -365,7 +366,7 @@ class ProtectWords:
         declared = self.shuffle(e.get("declared_model")) or _("not recorded")
         return " ".join([
             _("Hands of %(game)s are not checked for a shuffle: %(why)s.") % {"game": words, "why": why},
-            _("The declared model is %(model)s.") % {"model": declared},
+            _("The declared model: %(model)s.") % {"model": declared},
             self.next_step(e) if e.get("next") or e.get("due") else
             _("It is being fitted in the background; hands are checked once it is stored.") if e.get("fitting")
             else _("Ask the floor's IT to fit it.")])

@@ -84,12 +84,12 @@ def test_odd_evidence_says_what_it_can():
     assert WORDS.named_hands("shuffle", "T1", None) == set()
     assert why("seat_luck", "T2", {"seat": 3})["summary"] == (
         "Seat 3 was dealt 0 strong starting hands in 0 hands since its chart last stood at 0, where chance gives "
-        "about 0.0.")
+        "about 0.")
     followed = {"seat": "the seat dealt 2nd at hand 5, followed round as the button moved", "hands": 4,
                 "strong_hands": [5, 6], "expected": 0.04}
     assert why("seat_luck", "T2", followed)["summary"] == (
         "The seat dealt 2nd in the hand at journal line 5 (followed round as the button moved) was dealt 2 strong "
-        "starting hands in 4 hands since its chart last stood at 0, where chance gives about 0.0.")
+        "starting hands in 4 hands since its chart last stood at 0, where chance gives about 0.040.")
     assert WORDS.named_hands("seat_luck", "T2", followed) == {("T2", 5), ("T2", 6)}
     assert why("seat_luck", "T2", followed, {("T2", 5): 40, ("T2", 6): 41})["summary"].startswith(
         "The seat dealt 2nd in hand 40 (followed round as the button moved) was dealt 2 strong starting hands")

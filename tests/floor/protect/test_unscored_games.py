@@ -96,7 +96,7 @@ def test_a_stale_reference_scores_nothing_and_says_so_once_per_game_and_model(ta
         words = WORDS.why(REFERENCE_KIND, "T1", raised["evidence"])
         assert words["summary"] == (
             "Hands of hold'em at 6 players are not checked for a shuffle: its reference was fitted from another "
-            "model (a model recorded as “the machine”). The declared model is riffle, riffle, strip, riffle, cut; "
+            "model (a model recorded as “the machine”). The declared model: riffle, riffle, strip, riffle, cut; "
             "gathering: each player's cards gathered together, the board picked up either way, the gathered cards "
             "put on top of or under the undealt cards. " + ASK_IT)
         assert words["links"] == [{"text": f"the first hand not checked (table T1, the hand at journal line "
@@ -323,5 +323,5 @@ def test_an_older_alerts_next_step_is_told_in_the_same_plain_words():
     # A model nobody recorded, an alert with no next step: still no command.
     assert WORDS.why(REFERENCE_KIND, "T1", {"game": [7, 2], "reason": "stale"})["summary"] == (
         "Hands of hold'em at 7 players are not checked for a shuffle: its reference was fitted from another model "
-        "(a model nobody recorded). The declared model is not recorded. Ask the floor's IT to fit it.")
+        "(a model nobody recorded). The declared model: not recorded. Ask the floor's IT to fit it.")
     assert WORDS.shuffle("house hands under machine") == "the house's own hands, shuffled as declared then: shuffling machine"

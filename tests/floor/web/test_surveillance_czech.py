@@ -4,10 +4,12 @@ English, sam's own is Czech. The room is the Surveillance page's tests' (the rea
 shuffle, seat luck, dealer chart and missing-reference alerts), with a procedure alert filed
 as the pass files one (its text and evidence), so that every kind of alert is on the page.
 
-The page's text holds none of the English catalog's page words, its numbers have decimal
-commas, its moments the Czech form with the zone; ``<html lang="cs">``, and axe-core finds no
-serious or critical violation. The PDF is in Czech with every diacritic read back (pypdf), and
-its first page rendered to an image when pdftoppm is there. Screenshots: $FLOOR_SCREENSHOTS."""
+The page's text holds none of the English catalog's page words and no technician's word (a
+``[protect]`` setting, a ``dealerbox`` command, an identifier with an underscore), its hands are
+named by their numbers, its numbers have decimal commas, its moments the Czech form with the
+zone; ``<html lang="cs">``, and axe-core finds no serious or critical violation. The PDF is in
+Czech with every diacritic read back (pypdf), no technician's word either, and its first page
+rendered to an image when pdftoppm is there. Screenshots: $FLOOR_SCREENSHOTS."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from pypdf import PdfReader
 from dealerbox.floor import alert_texts as T
 from dealerbox.floor.protect.floor_pass import file_alert
 from dealerbox.floor.store import Store, store_engine
+from dealerbox.floor.telling.catalogs import translations
 
 from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, shot_path, signed_in_page
 from tests.floor.web.test_app import WebProcess, connection, sign_in
@@ -61,10 +64,21 @@ def czech(tmp_path_factory):
         yield web, journals
 
 
+#: What a technician reads and a surveillance officer cannot act on: a floor.toml setting, its
+#: section, a command, an identifier of the code or the store.
+TECHNICIAN = re.compile(r"\[protect\]|auto_fit|reference_wait|room_rate|floor protect|dealerbox\s|"
+                        r"\b[a-z]+_[a-z_]+\b")
+
+
+def technician_words(text: str) -> list[str]:
+    """The technician's words in *text*, the product's own name (``dealerbox floor``, as the
+    page's heading and the PDF's footer name it) aside."""
+    return TECHNICIAN.findall(text.replace(translations("cs").gettext("dealerbox floor"), ""))
+
+
 def english_only_words() -> list[str]:
     """The English page words (:func:`english_page_words`) but those the Czech catalog uses
-    itself as words: Czech "by" and "to" ("jako by nebyl", "zkuste to"), and the command
-    ``dealerbox floor protect fit`` that a Czech sentence names as it is typed."""
+    itself as words: Czech "by" and "to" ("jako by nebyl", "zkuste to")."""
     with open(LOCALE / "cs" / "LC_MESSAGES" / "floor.po", "rb") as po:
         czech = " ".join(s for m in read_po(po, locale="cs") if m.id
                          for s in (m.string if isinstance(m.string, tuple) else (m.string,)))
@@ -95,6 +109,9 @@ def test_a_czech_officer_reads_the_surveillance_page_in_czech(czech, size, tmp_p
         assert len(words) > 300
         leftover = english_in(text, words)
         assert not leftover, f"English page words on the Czech Surveillance page: {leftover}"
+        assert not technician_words(text), technician_words(text)
+        # The technician's own figures stay, folded away under their summary, and say no setting either.
+        assert not technician_words(" ".join(page.locator(".alert details.raw p").all_text_contents()))
         # Every kind of alert, titled in Czech, and why it fired.
         titles = page.locator(".alert h4").all_inner_texts()
         for title in ("Balíček rozdán, jako by nebyl zamíchán: stůl T1",
@@ -107,12 +124,18 @@ def test_a_czech_officer_reads_the_surveillance_page_in_czech(czech, size, tmp_p
         assert "Jak nepravděpodobné při poctivé hře podle deklarace: méně než 1 z 1 000" in shuffle, shuffle
         assert re.search(r"\d+ dvojic\w* karet lež\w+ v rozdání této hry vedle sebe", shuffle), shuffle
         seat = page.locator(".alert", has_text="Místo dostalo").first.inner_text().replace("\u00a0", " ")
-        assert "Místo 1 dostalo 9 silných startovních karet za 9 her" in seat, seat
+        assert "Místo 1 dostalo silné startovní karty 9× za 9 her od chvíle" in seat, seat
+        # Every hand by its number at its table, as its story is headed; never by its journal line.
+        assert "stůl T2, hra č. 1" in seat and "řádek" not in seat, seat
+        strong = page.locator("#seats-T2 td.stories a").first
+        assert strong.inner_text() == "1" and strong.get_attribute("aria-label") == "hra č. 1 u stolu T2"
         procedure = page.locator(".alert", has_text="Krupiér míchá méně").first.inner_text().replace("\u00a0", " ")
         assert "Blok krupiéra E7 o " in procedure and "ponechal celkem 21 dvojic" in procedure, procedure
         assert "zhruba 1 z 3 200" in procedure, procedure
         reference = page.locator(".alert", has_text="Hra, jejíž rozdání se nekontrolují na míchání: stůl T4").first.inner_text().replace("\u00a0", " ")
         assert "hold'em pro 7 hráčů" in reference, reference
+        assert "Deklarovaný model: míchací stroj." in reference and "požádejte IT oddělení" in reference, reference
+        assert "první nezkontrolovaná hra (stůl T4, hra č. 2)" in reference, reference
         # The technician's figures stay as filed, marked as English for a screen reader.
         assert page.locator(".alert details.raw p").first.get_attribute("lang") == "en"
         # Decimal commas, never a decimal dot; grouping with a space.
@@ -160,6 +183,8 @@ def test_the_surveillance_pdf_in_czech_keeps_every_diacritic(czech, tmp_path):
     missing = [c for c in CZECH_LETTERS if c not in text.lower()]
     assert not missing, f"letters not read back from the Czech PDF: {missing}"
     assert "\ufffd" not in text and not re.findall(r"\d\.\d", text), re.findall(r".{20}\d\.\d.{20}", text)
+    assert not technician_words(text), technician_words(text)
+    assert "stůl T1, hra č. 4" in text and "řádek deníku" not in text
     links = [a.get_object()["/A"]["/URI"] for p in reader.pages for a in p.get("/Annots", [])
              if a.get_object().get("/A")]
     assert f"http://floor.example/hands/T1/{journals['T1'].hand_seqs[3]}" in links

@@ -291,7 +291,7 @@ def test_a_missing_or_stale_reference_is_a_notice_and_an_alert_and_scores_nothin
     assert (f'href="/hands/T4/{journals["T4"].hand_seqs[1]}">the first hand not checked (table T4, hand 2)'
             in body)
     reference = body.split("A game whose hands are not checked for a shuffle: table T5")[1].split('<div class="alert"')[0]
-    assert ("its reference was fitted from another model (a model recorded as “before”). The declared model is "
+    assert ("its reference was fitted from another model (a model recorded as “before”). The declared model: "
             "shuffling machine. This floor does not fit references by itself: ask the floor&#39;s IT to fit it.") in \
         reference
     for technician in ("[protect]", "auto_fit", "floor protect", "reference_wait_minutes"):
