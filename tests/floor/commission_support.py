@@ -6,6 +6,9 @@ from __future__ import annotations
 import datetime as _dt
 from zoneinfo import ZoneInfo
 
+from dealerbox.domain import commission_figures as F
+from dealerbox.tools.commission_record import Figure
+
 CONFIG = "c0" * 32
 ZONE = "Europe/Prague"
 
@@ -57,3 +60,18 @@ def record(at: float, *, technician: str = "tomas", shoe_fails: bool = False, ve
     return {"technician": technician, "at": local.isoformat(timespec="seconds"), "zone": zone,
             "version": version, "config": CONFIG, "ok": not any(d["verdict"] == "fail" for d in found),
             "devices": found}
+
+
+def box_devices() -> list[dict]:
+    """Devices as the box's own commissioning tool words them (its :class:`Figure` and the shared
+    names of :mod:`dealerbox.domain.commission_figures`), and one figure of a newer box that the
+    floor does not know."""
+    buttons = [Figure.at_most(F.BOUNCE.format(button="ROUND DONE"), 3.2, 25.0, "ms"),
+               Figure.at_least(F.FLOOR_HELD, 2612.5, 2500.0, "ms"),
+               Figure.confirmed(F.LED_ALONE.format(colour="red"), True)]
+    shoe = [Figure.exactly(F.CARDS_READ, 1234, 1234, "cards"),
+            Figure(F.FIRST_READ, None, "ms", F.NEEDS_MOUTH, True),
+            Figure.at_least(F.READ_SHARE, 87.5, 50.0, "%"),
+            Figure.shown("antenna temperature", 31.5, "kelvins")]
+    return [{"device": "buttons", "verdict": "pass", "advice": "", "figures": [f.to_dict() for f in buttons]},
+            {"device": "shoe", "verdict": "pass", "advice": "", "figures": [f.to_dict() for f in shoe]}]
