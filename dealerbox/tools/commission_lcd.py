@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import time
 
+from dealerbox.domain import commission_advice as A
 from dealerbox.domain import commission_figures as F
 from dealerbox.domain.cards import GLYPH_SYMBOL, SUIT_GLYPH
 from dealerbox.domain.messages import LANGUAGES, load_messages
@@ -126,7 +127,7 @@ def check_lcd(bench: Bench) -> DeviceResult:
     on = bench.technician.confirm("And switched on again: is it lit?")
     figures.append(Figure.confirmed(F.BACKLIGHT, off and on))
     if not (off and on):
-        advice.append("the backlight does not follow: the backpack's backlight jumper must be fitted")
+        advice.append(A.BACKLIGHT_JUMPER)
     figures.append(Figure.exactly(F.I2C_ERRORS, lcd.bus_errors, 0))
     if lcd.bus_errors:
         advice.append(f"the bus failed {lcd.bus_errors} time(s): check {wiring}")

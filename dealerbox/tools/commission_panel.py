@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 
+from dealerbox.domain import commission_advice as A
 from dealerbox.domain import commission_figures as F
 from dealerbox.errors import HardwareError
 from dealerbox.hw.gpio_panel import LED_COLOURS, PANEL_BUTTON_ORDER, PanelGpio
@@ -152,7 +153,7 @@ def check_buttons(bench: Bench) -> DeviceResult:
     config = bench.config
     buttons = config.panel.pins.buttons
     if not buttons:
-        return DeviceResult.skipped("buttons", "the config wires no buttons ([panel.buttons])")
+        return DeviceResult.skipped("buttons", A.NO_BUTTONS)
     try:
         probe = _probe(bench)
     except HardwareError as exc:

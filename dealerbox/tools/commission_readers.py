@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dealerbox.domain import commission_advice as A
 from dealerbox.domain import commission_figures as F
 from dealerbox.errors import HardwareError, ReaderError
 from dealerbox.hw.header import pin_words
@@ -127,7 +128,7 @@ def _open_watch(bench: Bench, zone: str, device: str):
     """A watch on *zone*'s reader, or the failed result when it cannot be opened."""
     name = bench.config.zone_readers().get(zone)
     if name is None:
-        return None, DeviceResult.skipped(device, f"the config has no reader for the {zone} zone")
+        return None, DeviceResult.skipped(device, A.NO_ZONE_READER.format(zone=zone))
     try:
         return ReaderWatch(bench, zone), None
     except (ReaderError, HardwareError) as exc:
@@ -157,8 +158,7 @@ def check_mouth(bench: Bench) -> DeviceResult:
     """Draw :data:`MOUTH_CARDS` cards: the sensor must count each, beside the tags the shoe read."""
     ms = bench.config.mouth_sensor
     if ms.pin is None:
-        return DeviceResult.skipped("mouth", "the config has no mouth sensor ([mouth_sensor] is optional: "
-                                             "firmware_config/tables/README.md)")
+        return DeviceResult.skipped("mouth", A.NO_MOUTH_SENSOR)
     wiring = f"the sensor's output on {pin_words(ms.pin)}, its pull-up, its supply, and dust in the slot"
     say = bench.technician.say
     try:
@@ -204,8 +204,7 @@ def check_shoe(bench: Bench) -> DeviceResult:
     """The whole active deck drawn through the mouth at dealing pace: every card read, none weak."""
     deck = bench.deck()
     if not deck:
-        return DeviceResult.skipped("shoe", "no deck registry with an active deck: register one first "
-                                            "(dealerbox deck register)")
+        return DeviceResult.skipped("shoe", A.NO_DECK)
     watch, failed = _open_watch(bench, "shoe", "shoe")
     if failed is not None:
         return failed
@@ -283,12 +282,11 @@ def check_shoe(bench: Bench) -> DeviceResult:
         advice.append(f"{len(missed)} cards unread" + (f" and {len(few)} read late" if few else "")
                       + f": {antenna}")
     elif missed:
-        advice.append(f"not read at all: {', '.join(missed)} (a dead or missing tag: replace it)")
+        advice.append(A.NOT_READ.format(cards=", ".join(missed)))
     if weak and not (len(missed) > 3):
-        advice.append(f"weak tags (read late or twice): {', '.join(weak)}: replace them")
+        advice.append(A.WEAK_TAGS.format(cards=", ".join(weak)))
     if late_again:
-        advice.append(f"read again after {rearm:g} s: {', '.join(late_again)} (the box would call it a "
-                      "duplicate card: a reflection near the mouth, or the card stays in the field)")
+        advice.append(A.READ_AGAIN.format(seconds=f"{rearm:g}", cards=", ".join(late_again)))
     if unknown:
         advice.append(f"{len(unknown)} tag(s) not of the active deck were read: another deck's card in the shoe")
     return DeviceResult.judged("shoe", figures, advice)
@@ -350,8 +348,7 @@ def check_board(bench: Bench) -> DeviceResult:
     """Five cards laid and taken off, one slid across; then each other zone the config has."""
     deck = list(bench.deck())
     if len(deck) < BOARD_CARDS:
-        return DeviceResult.skipped("board", "no deck registry with an active deck: register one first "
-                                             "(dealerbox deck register)")
+        return DeviceResult.skipped("board", A.NO_DECK)
     watch, failed = _open_watch(bench, "board", "board")
     if failed is not None:
         return failed
@@ -427,12 +424,11 @@ def check_board(bench: Bench) -> DeviceResult:
                       + f": check its distance under the felt (cards must lie within 2 cm of it, every "
                       f"position over it) and {reader_wiring(config, watch.name)}")
     if not off.ok:
-        advice.append("the board antenna still reads cards taken away: a card left on it, or a tag under the felt")
+        advice.append(A.BOARD_READS_TAKEN)
     if not slid_read.ok:
-        advice.append("the slid card was never read: slide it again, across the antenna's middle")
+        advice.append(A.SLID_NEVER_READ)
     if not slid_counted.ok:
-        advice.append(f"a card passing over the board counted as laid: settle_s ({settle:g} s) is too short for "
-                      "this table, or the card stopped")
+        advice.append(A.SETTLE_TOO_SHORT.format(seconds=f"{settle:g}"))
     bad_zones = [f.name.split(":")[0] for f in figures[9:] if not f.ok]
     if bad_zones:
         advice.append(f"the zone(s) {', '.join(sorted(set(bad_zones)))}: check their antennas and "

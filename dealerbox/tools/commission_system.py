@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 
+from dealerbox.domain import commission_advice as A
 from dealerbox.domain import commission_figures as F
 from dealerbox.tools.commission_bench import Bench
 from dealerbox.tools.commission_record import DeviceResult, Figure
@@ -37,10 +38,7 @@ def check_clock(bench: Bench) -> DeviceResult:
         say(f"  {f.line()}")
     advice = []
     if not synced:
-        advice.append("the clock is not synchronised" if synced is False else
-                      "the kernel does not say whether the clock is synchronised")
-        advice[-1] += (": check systemd-timesyncd (timedatectl status), the network, and the NTP server "
-                       "(/etc/systemd/timesyncd.conf)")
+        advice.append(A.CLOCK_NOT_SYNCED if synced is False else A.CLOCK_UNKNOWN)
     if floor.enabled:
         say(f"  the offset from the floor ({floor.host}) is on the floor's tables page once the box reports")
     return DeviceResult.judged("clock", figures, advice)
@@ -75,5 +73,5 @@ def check_state(bench: Bench) -> DeviceResult:
                          "[journal] keep_days; sudo journalctl --vacuum-size for the system's logs), "
                          "or a larger SD card")
     if fsync_ms is not None and fsync_ms > MAX_FSYNC_MS:
-        advice.append(f"an fsync takes {fsync_ms:g} ms: a slow or worn SD card (use an A1/A2 card)")
+        advice.append(A.SLOW_FSYNC.format(ms=f"{fsync_ms:g}"))
     return DeviceResult.judged("state", figures, advice)

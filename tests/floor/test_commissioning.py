@@ -15,12 +15,14 @@ import time
 
 import pytest
 
+from dealerbox.domain import commission_advice as A
 from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.operating.settings import load_commission, load_web
 from dealerbox.floor.store.commissioning import CommissioningRefused, check_commissioning
 from dealerbox.floor.telling import commissioning as C
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.commission_words import advice_text
 from dealerbox.floor.telling.language import Language
 from tests.floor.commission_support import CONFIG, box_devices, record
 from tests.floor.registry_support import TableJournal, deck_tags, file_journal
@@ -311,3 +313,26 @@ def test_the_tables_own_moment_is_in_the_readers_form_with_its_offset_and_zone_a
                                                "antenna temperature"]
     assert [row["bound"] for row in rows][:3] == ["<= 25 ms", ">= 2500 ms", "= 1 (yes)"]
     assert rows[4]["bound"] == "needs a mouth sensor" and rows[3]["unit"] == "cards"
+
+
+def test_the_boxs_advice_is_read_in_czech_sentence_by_sentence_and_advice_naming_its_wiring_stays_english():
+    cs = Language("cs", FloorClock("Europe/Prague"))
+    known = " ".join((A.NOT_READ.format(cards="7h, Qs"), A.SLOW_FSYNC.format(ms="123.4"),
+                      A.NO_ZONE_READER.format(zone="burn")))
+    said = advice_text(cs, known)
+    assert said == ("vůbec nepřečteno: 7h, Qs (vadný nebo chybějící štítek: vyměňte jej) jeden fsync trvá 123,4 ms: "
+                    "pomalá nebo opotřebovaná SD karta (použijte kartu A1/A2) konfigurace nemá čtečku pro zónu burn",
+                    True)
+    # One sentence naming the table's own pins: the whole advice as the box wrote it (no half translation).
+    wired = A.WEAK_TAGS.format(cards="7h") + " check pin 19 (BCM 10), 3.3 V"
+    assert advice_text(cs, wired) == (wired, False)
+    r = {**check_commissioning(event(record(1764680700.0, shoe_fails=True))), "table": "T01", "seq": 12,
+         "filed": 1764680760.0}
+    r["devices"][3]["advice"] = A.NO_MOUTH_SENSOR
+    devices = {row[0]["text"]: row[3] for row in _czech_figures(r)["devices"]["rows"]}
+    assert (devices["Senzor ústí boxu"]["text"], devices["Senzor ústí boxu"]["lang"]) == (
+        "konfigurace nemá senzor ústí boxu ([mouth_sensor] je volitelný: firmware_config/tables/README.md)", None)
+    assert devices["Čtečka shoe"]["lang"] == "en" and "replace those two cards" in devices["Čtečka shoe"]["text"]
+    # The CSV keeps the box's own advice.
+    assert {row["advice"] for row in csv.DictReader(io.StringIO(C.record_csv(r))) if row["device"] == "mouth"} == {
+        A.NO_MOUTH_SENSOR}

@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from dealerbox.domain import commission_advice as A
 from dealerbox.domain import commission_figures as F
 from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.language import Language
 
-__all__ = ["Said", "FIGURE_WORDS", "LED_WORDS", "BOUND_WORDS", "figure_name", "figure_bound", "counted"]
+__all__ = ["Said", "FIGURE_WORDS", "LED_WORDS", "BOUND_WORDS", "ADVICE_WORDS", "figure_name", "figure_bound",
+           "counted", "advice_text"]
 
 
 class Said(NamedTuple):
@@ -61,14 +63,42 @@ LED_WORDS = {"green": N_("green LED alone"), "amber": N_("amber LED alone"), "re
 BOUND_WORDS = {F.FLOOR_MEASURES: N_("the floor measures it"), F.NEEDS_MOUTH: N_("needs a mouth sensor"),
                F.SHORT_PASSES: N_("passes under %(polls)s polls"),
                F.SENSOR_MISCOUNTED: N_("the sensor counted %(counted)s of %(cards)s")}
+#: The box's advice that carries no wiring of its own (:mod:`dealerbox.domain.commission_advice`).
+ADVICE_WORDS = {
+    A.NO_BUTTONS: N_("the config wires no buttons ([panel.buttons])"),
+    A.NO_MOUTH_SENSOR: N_("the config has no mouth sensor ([mouth_sensor] is optional: "
+                          "firmware_config/tables/README.md)"),
+    A.NO_DECK: N_("no deck registry with an active deck: register one first (dealerbox deck register)"),
+    A.NO_ZONE_READER: N_("the config has no reader for the %(zone)s zone"),
+    A.BACKLIGHT_JUMPER: N_("the backlight does not follow: the backpack's backlight jumper must be fitted"),
+    A.BOARD_READS_TAKEN: N_("the board antenna still reads cards taken away: a card left on it, or a tag under "
+                            "the felt"),
+    A.SLID_NEVER_READ: N_("the slid card was never read: slide it again, across the antenna's middle"),
+    A.CLOCK_NOT_SYNCED: N_("the clock is not synchronised: check systemd-timesyncd (timedatectl status), the "
+                           "network, and the NTP server (/etc/systemd/timesyncd.conf)"),
+    A.CLOCK_UNKNOWN: N_("the kernel does not say whether the clock is synchronised: check systemd-timesyncd "
+                        "(timedatectl status), the network, and the NTP server (/etc/systemd/timesyncd.conf)"),
+    A.SLOW_FSYNC: N_("an fsync takes %(ms)s ms: a slow or worn SD card (use an A1/A2 card)"),
+    A.WEAK_TAGS: N_("weak tags (read late or twice): %(cards)s: replace them"),
+    A.NOT_READ: N_("not read at all: %(cards)s (a dead or missing tag: replace it)"),
+    A.READ_AGAIN: N_("read again after %(seconds)s s: %(cards)s (the box would call it a duplicate card: a "
+                     "reflection near the mouth, or the card stays in the field)"),
+    A.SETTLE_TOO_SHORT: N_("a card passing over the board counted as laid: settle_s (%(seconds)s s) is too short "
+                           "for this table, or the card stopped"),
+}
 _NUMBER_BOUND = re.compile(r"(?P<sign><=|>=|=) (?P<number>-?[0-9]+(?:\.[0-9]+)?)(?: (?P<unit>\S+))?")
 _SIGNS = {"<=": "≤", ">=": "≥", "=": "="}
 _DIGITS = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"[0-9]+\.(?P<decimals>[0-9]+)")
 
 
 def _fact(language: Language, value: str) -> str:
-    """A fact of a name or bound: a count in the reader's grouping, anything else as the box said it."""
-    return language.forms.integer(int(value)) if _DIGITS.fullmatch(value) else value
+    """A fact of a name, bound or advice: a number in the reader's form (as many decimals as the
+    box wrote), anything else (a button's cap, a zone, cards) as the box said it."""
+    if _DIGITS.fullmatch(value):
+        return language.forms.integer(int(value))
+    decimal = _DECIMAL.fullmatch(value)
+    return language.forms.decimal(float(value), len(decimal["decimals"])) if decimal else value
 
 
 def _words(language: Language, table: dict, text: str) -> Said:
@@ -125,3 +155,35 @@ def figure_bound(language: Language, bound: str) -> Said:
     shown = words.text if words is not None else f"{text} {unit}".rstrip()
     # A no-break space after the sign: "≤ 25 ms" never breaks before its number.
     return Said(f"{_SIGNS[m['sign']]}\u00a0{shown}", True)
+
+
+def _sentences(text: str) -> list[tuple[str, dict]] | None:
+    """*text* as the run joined its advice (sentences of :data:`ADVICE_WORDS`, one space between),
+    each with its facts; None when some part is not one of them."""
+    if not text:
+        return []
+    for template in ADVICE_WORDS:
+        for end in _ends(text):
+            facts = F.facts_of(template, text[:end])
+            if facts is not None:
+                rest = _sentences(text[end + 1:]) if end < len(text) else []
+                if rest is not None:
+                    return [(template, facts), *rest]
+    return None
+
+
+def _ends(text: str):
+    """Where a sentence of joined advice may end: before a space, or at the end."""
+    yield from (i for i, c in enumerate(text) if c == " ")
+    yield len(text)
+
+
+def advice_text(language: Language, advice: str) -> Said:
+    """A device's advice in *language* when each of its sentences is one the floor knows (the box
+    joins a device's sentences with a space); else all of it as the box wrote it: the wiring it
+    names is the technician's terminal's words, and half a translation would mislead."""
+    sentences = _sentences(advice)
+    if not sentences:
+        return Said(advice, False)
+    return Said(" ".join(language.gettext(ADVICE_WORDS[template]) % {k: _fact(language, v) for k, v in facts.items()}
+                         for template, facts in sentences), True)

@@ -22,7 +22,7 @@ from dealerbox.floor.telling.commission_limit import DEFAULT_MAX_AGE_DAYS, MAX_A
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, FloorClock
-from dealerbox.floor.telling.commission_words import Said, counted, figure_bound, figure_name
+from dealerbox.floor.telling.commission_words import Said, advice_text, counted, figure_bound, figure_name
 from dealerbox.floor.telling.figure_text import NOTHING, count_in, decimal_in, duration, english, offset_in
 from dealerbox.floor.telling.language import Language
 
@@ -235,7 +235,7 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
                      cell(_(VERDICT_WORDS[d["verdict"]]), flag=d["verdict"] == "fail"),
                      cell(_("%(within)s of %(all)s") % {"within": within, "all": len(d["figures"])}
                           if d["figures"] else NOTHING, none=not d["figures"]),
-                     cell(d["advice"] or NOTHING, none=not d["advice"], lang=said if d["advice"] else None)])
+                     _said(advice_text(language, d["advice"]), said) if d["advice"] else cell(NOTHING, none=True)])
     sections.append({"id": "devices", "heading": _("Devices, in the order they were checked"),
                      "columns": [_("device"), _("verdict"), _("figures within their bounds"), _("advice")],
                      "rows": rows, "empty": _("No device in the record."),
