@@ -206,7 +206,8 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
     ``heading``, ``columns``, ``rows`` of cells, ``empty``, ``notes``;
     :func:`dealerbox.floor.telling.report.report_sections`'s shape): the run, its devices with
     verdict and advice, then each device's figures. The figures' names, units, bounds and the
-    advice are the table's own words, as its commissioning tool recorded them."""
+    advice are the box's words: those of the shared vocabulary are read in *language*
+    (:mod:`~dealerbox.floor.telling.commission_words`), the rest as the box recorded them."""
     language = _reader(clock, language)
     _ = language.gettext
     full = functools.partial(moment_in, language)
