@@ -267,6 +267,11 @@ def test_the_record_as_csv_has_stable_columns_a_line_per_figure_and_iso_times():
         "time to first read, slowest card", "212 ms", "at most 150 ms", "no"]
     assert C.figure_value({"value": 41.25, "unit": "ms"}) == "41.2 ms"
     assert C.figure_value({"value": None, "unit": "s"}) == "not measured"
+    # In Czech: a symbol unit is the reader's as it is, a word the floor knows takes its plural.
+    cs = Language("cs", FloorClock("Europe/Prague"))
+    assert C.figure_value({"value": 12.4, "unit": "GiB"}, cs) == "12,4 GiB"
+    assert [C.figure_value({"value": n, "unit": "cards"}, cs) for n in (1, 3, 5)] == ["1 karta", "3 karty", "5 karet"]
+    assert C.figure_value({"value": 2, "unit": "polls"}, Language("de")) == "2 Abfragen"
 
 
 def _czech_figures(r: dict) -> dict[str, list[dict]]:

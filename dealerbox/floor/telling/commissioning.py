@@ -14,9 +14,11 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from dealerbox.domain import commission_figures as F
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling.commission_limit import DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS_MOST, CommissionLimit
 from dealerbox.floor.telling import report_pdf as PDF
@@ -35,6 +37,8 @@ _DAY = 86400.0
 #: record keeps them as the table filed them; the floor reads the shared ones in the reader's
 #: language (:mod:`~dealerbox.floor.telling.commission_words`) and marks the rest so (``lang``).
 RECORD_LANGUAGE = "en"
+#: A unit that is a word (``cards``, ``reads``), not a symbol (``ms``, ``GiB``).
+_WORDY_UNIT = re.compile(r"[a-z]{3,}")
 
 #: The devices as the pages name them (in English: each reader reads them in their language).
 DEVICE_WORDS = {"lcd": N_("LCD"), "leds": N_("LEDs and buzzer"), "buttons": N_("Buttons"),
@@ -134,7 +138,8 @@ def _measured(f: dict, language: Language) -> Said:
     words = counted(language, value, unit, text) if unit else None
     if words is not None:
         return words
-    return Said(f"{text} {unit}".strip(), not unit.isalpha() or unit.isupper() or len(unit) <= 2)
+    # A symbol (``ms``, ``GiB``) reads the same in every language; a word the floor has none for is the box's.
+    return Said(f"{text} {unit}".strip(), unit in F.UNITS or not _WORDY_UNIT.search(unit))
 
 
 def written_moment(record: dict, language: Language) -> str:
