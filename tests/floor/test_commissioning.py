@@ -16,12 +16,14 @@ import time
 import pytest
 
 from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.operating.settings import load_commission, load_web
 from dealerbox.floor.store.commissioning import CommissioningRefused, check_commissioning
 from dealerbox.floor.telling import commissioning as C
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling import commission_words as W
 from dealerbox.floor.telling.commission_words import advice_text
 from dealerbox.floor.telling.language import Language
 from tests.floor.commission_support import CONFIG, box_devices, record
@@ -341,3 +343,15 @@ def test_the_boxs_advice_is_read_in_czech_sentence_by_sentence_and_advice_naming
     # The CSV keeps the box's own advice.
     assert {row["advice"] for row in csv.DictReader(io.StringIO(C.record_csv(r))) if row["device"] == "mouth"} == {
         A.NO_MOUTH_SENSOR}
+
+
+def test_every_shared_name_bound_and_advice_has_the_floors_words():
+    """The box's vocabulary and the floor's tables are one list: a name the box learns is worded here too."""
+    assert set(W.FIGURE_WORDS) | {F.LED_ALONE} == set(F.FIGURE_NAMES)
+    assert set(W.BOUND_WORDS) | {F.YES_BOUND} == set(F.FREE_BOUNDS)
+    assert set(W.ADVICE_WORDS) == set(A.ADVICE)
+    # Each advice sentence begins with its own words (the floor finds a sentence by its start).
+    assert not [t for t in A.ADVICE if t.startswith("{")]
+    # The floor's words fill the same facts as the shared template.
+    for template, words in {**W.FIGURE_WORDS, **W.BOUND_WORDS, **W.ADVICE_WORDS}.items():
+        assert set(re.findall(r"%\((\w+)\)s", words)) == set(re.findall(r"\{(\w+)\}", template)), template

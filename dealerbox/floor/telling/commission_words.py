@@ -163,6 +163,9 @@ def _sentences(text: str) -> list[tuple[str, dict]] | None:
     if not text:
         return []
     for template in ADVICE_WORDS:
+        # Each sentence begins with its own words (none with a fact): only those are tried.
+        if not text.startswith(template.split("{", 1)[0]):
+            continue
         for end in _ends(text):
             facts = F.facts_of(template, text[:end])
             if facts is not None:
