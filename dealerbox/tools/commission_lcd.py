@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import time
 
+from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.domain.cards import GLYPH_SYMBOL, SUIT_GLYPH
 from dealerbox.domain.messages import LANGUAGES, load_messages
 from dealerbox.errors import HardwareError
@@ -89,8 +91,8 @@ def check_lcd(bench: Bench) -> DeviceResult:
         lcd = bench.keep(lc.open(bench.buses(lc.backend, "lcd.backend").i2c(lc.port)))
     except HardwareError as exc:
         return DeviceResult("lcd", "fail", f"the LCD does not answer ({exc}): check {wiring}.",
-                            [Figure.exactly("answers on I2C", 0, 1)])
-    figures = [Figure.exactly("answers on I2C", 1, 1)]
+                            [Figure.exactly(F.ANSWERS_ON_I2C, 0, 1)])
+    figures = [Figure.exactly(F.ANSWERS_ON_I2C, 1, 1)]
     advice = []
     chars = lcd_characters()
     pages = pattern_pages(chars, lc.cols, lc.rows)
@@ -107,26 +109,26 @@ def check_lcd(bench: Bench) -> DeviceResult:
             say(f"  |{_on_terminal(line)}|")
         _show_emulated(bench)
         seen = bench.technician.confirm("Does the LCD show exactly this, every line and column?")
-        figures.append(Figure.confirmed(f"page {n} shown right" + (" (lines, columns)" if last else ""), seen))
+        figures.append(Figure.confirmed((F.LAST_PAGE_SHOWN if last else F.PAGE_SHOWN).format(page=n), seen))
         if not seen:
             advice.append(f"page {n} did not show right: check the contrast screw and {wiring}"
                           if last else f"page {n} did not show right: a character ROM other than "
                           f"{lc.charmap} (set [lcd] charmap), or {wiring}")
-    figures.append(Figure.exactly("characters not in the LCD's ROM", lcd.unmapped_chars, 0))
+    figures.append(Figure.exactly(F.UNMAPPED_CHARACTERS, lcd.unmapped_chars, 0))
     if lcd.unmapped_chars:
         advice.append(f"{lcd.unmapped_chars} character(s) are not in the {lc.charmap} ROM and show as '?': "
                       "try [lcd] charmap = \"A02\"")
-    figures.append(Figure.at_most("slowest full frame", round(slowest, 1), FRAME_MS, "ms"))
+    figures.append(Figure.at_most(F.SLOWEST_FRAME, round(slowest, 1), FRAME_MS, "ms"))
     lcd.backlight = False
     _show_emulated(bench, backlight=True)
     off = bench.technician.confirm("The backlight is switched off now: is it dark?")
     lcd.backlight = True
     _show_emulated(bench, backlight=True)
     on = bench.technician.confirm("And switched on again: is it lit?")
-    figures.append(Figure.confirmed("backlight switches off and on", off and on))
+    figures.append(Figure.confirmed(F.BACKLIGHT, off and on))
     if not (off and on):
-        advice.append("the backlight does not follow: the backpack's backlight jumper must be fitted")
-    figures.append(Figure.exactly("I2C errors", lcd.bus_errors, 0))
+        advice.append(A.BACKLIGHT_JUMPER)
+    figures.append(Figure.exactly(F.I2C_ERRORS, lcd.bus_errors, 0))
     if lcd.bus_errors:
         advice.append(f"the bus failed {lcd.bus_errors} time(s): check {wiring}")
     lcd.show(PanelView(tuple(" " * lc.cols for _ in range(lc.rows)), "green"))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import threading
 
+from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.errors import HardwareError
 from dealerbox.hw.gpio_panel import LED_COLOURS, PANEL_BUTTON_ORDER, PanelGpio
 from dealerbox.hw.header import GROUND_PINS, pin_words
@@ -72,7 +74,7 @@ def _probe(bench: Bench) -> PanelProbe:
 
 def _panel_failed(device: str, exc: Exception) -> DeviceResult:
     return DeviceResult(device, "fail", f"the panel's GPIO pins cannot be opened: {hardware_advice(exc)}",
-                        [Figure.exactly("GPIO pins open", 0, 1)])
+                        [Figure.exactly(F.GPIO_OPEN, 0, 1)])
 
 
 def _show_emulated(bench: Bench) -> None:
@@ -97,13 +99,13 @@ def check_leds(bench: Bench) -> DeviceResult:
         panel.show(PanelView((), colour))
         _show_emulated(bench)
         lit = confirm(f"Is the {colour} LED lit, and only it? ({pin_words(pins.leds[colour])})")
-        figures.append(Figure.confirmed(f"{colour} LED alone", lit))
+        figures.append(Figure.confirmed(F.LED_ALONE.format(colour=colour), lit))
         if not lit:
             advice.append(f"the {colour} LED: check its wire from {pin_words(pins.leds[colour])} through "
                           "330 ohm to the LED's anode (long leg), its cathode to GND")
     panel.show(PanelView((), "red", blink=True))
     blinks = confirm("Is the red LED blinking, about once a second?")
-    figures.append(Figure.confirmed("red LED blinks (floor)", blinks))
+    figures.append(Figure.confirmed(F.RED_BLINKS, blinks))
     if not blinks:
         advice.append(f"the red LED does not blink: check its wire from {pin_words(pins.leds['red'])}")
     if pins.buzzer is None:
@@ -111,7 +113,7 @@ def check_leds(bench: Bench) -> DeviceResult:
     else:
         panel.show(PanelView((), "green", beep=True))
         beeped = confirm("Did the buzzer beep once, short?")
-        figures.append(Figure.confirmed("buzzer beeps", beeped))
+        figures.append(Figure.confirmed(F.BUZZER_BEEPS, beeped))
         if not beeped:
             advice.append(f"the buzzer: check its + wire from {pin_words(pins.buzzer)} and that it is an "
                           "active buzzer (it sounds on DC)")
@@ -151,7 +153,7 @@ def check_buttons(bench: Bench) -> DeviceResult:
     config = bench.config
     buttons = config.panel.pins.buttons
     if not buttons:
-        return DeviceResult.skipped("buttons", "the config wires no buttons ([panel.buttons])")
+        return DeviceResult.skipped("buttons", A.NO_BUTTONS)
     try:
         probe = _probe(bench)
     except HardwareError as exc:
@@ -177,19 +179,19 @@ def check_buttons(bench: Bench) -> DeviceResult:
                 break
             say(f"  that was {label(first)} ({pin_words(buttons[first])}), not {name}")
         else:
-            figures.append(Figure.exactly(f"{name} on its pin", 0, 1))
+            figures.append(Figure.exactly(F.ON_ITS_PIN.format(button=name), 0, 1))
             advice.append(f"{name} was asked for and {label(first)}'s pin, {pin_words(buttons[first])}, "
                           f"answered twice: {name}'s wire is on that pin, or the two wires are swapped; it "
                           f"belongs on {pin_words(pin)}")
             continue
         if own is None:
-            figures.append(Figure.exactly(f"{name} on its pin", 0, 1))
+            figures.append(Figure.exactly(F.ON_ITS_PIN.format(button=name), 0, 1))
             advice.append(f"no edge on {pin_words(pin)} in {bench.patience_s:g} s when {name} was asked for: "
                           f"check its wire to that pin and its other wire to GND (pins {_GROUND})")
             continue
         bounce = max((burst[-1][1] - burst[0][1]) * 1000 for burst in _bursts(own))
-        figures.append(Figure.at_most(f"{name} bounce", round(bounce, 1), debounce_ms, "ms"))
-        figures.append(Figure.exactly(f"{name} presses counted", counted, 1))
+        figures.append(Figure.at_most(F.BOUNCE.format(button=name), round(bounce, 1), debounce_ms, "ms"))
+        figures.append(Figure.exactly(F.PRESSES_COUNTED.format(button=name), counted, 1))
         say(f"  {figures[-2].line().strip()}")
         say(f"  {figures[-1].line().strip()}")
         if bounce > debounce_ms or counted != 1:
@@ -207,8 +209,8 @@ def check_buttons(bench: Bench) -> DeviceResult:
         ups = [t for pressed, t in own if not pressed]
         held = round((ups[-1] - downs[0]) * 1000, 1) if downs and ups else None
         misdeal = sum(1 for e in events if e.ev == "button" and e.name == "misdeal")
-        figures.append(Figure.at_least("FLOOR held", held, hold * 1000, "ms"))
-        figures.append(Figure.exactly("long FLOOR press sent MISDEAL", misdeal, 1))
+        figures.append(Figure.at_least(F.FLOOR_HELD, held, hold * 1000, "ms"))
+        figures.append(Figure.exactly(F.FLOOR_MISDEAL, misdeal, 1))
         say(f"  {figures[-1].line().strip()}")
         if misdeal != 1:
             advice.append(f"holding FLOOR did not send one MISDEAL: check its wire on {pin_words(buttons['floor'])} "

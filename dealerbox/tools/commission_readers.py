@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.errors import HardwareError, ReaderError
 from dealerbox.hw.header import pin_words
 from dealerbox.hw.reader import PollSchedule
@@ -126,20 +128,20 @@ def _open_watch(bench: Bench, zone: str, device: str):
     """A watch on *zone*'s reader, or the failed result when it cannot be opened."""
     name = bench.config.zone_readers().get(zone)
     if name is None:
-        return None, DeviceResult.skipped(device, f"the config has no reader for the {zone} zone")
+        return None, DeviceResult.skipped(device, A.NO_ZONE_READER.format(zone=zone))
     try:
         return ReaderWatch(bench, zone), None
     except (ReaderError, HardwareError) as exc:
         return None, DeviceResult(device, "fail",
                                   f"the {name} reader cannot be opened ({hardware_advice(exc)}): check "
                                   f"{reader_wiring(bench.config, name)}",
-                                  [Figure.exactly("reader answers", 0, 1)])
+                                  [Figure.exactly(F.READER_ANSWERS, 0, 1)])
 
 
 def _faulted(watch: ReaderWatch, device: str, figures: list) -> DeviceResult:
     return DeviceResult(device, "fail", f"the {watch.name} reader stopped answering ({watch.fault}): check "
                         f"{reader_wiring(watch.bench.config, watch.name)}",
-                        figures + [Figure.exactly("reader answers", 0, 1)])
+                        figures + [Figure.exactly(F.READER_ANSWERS, 0, 1)])
 
 
 def _draw_ended(watch: ReaderWatch, expected: int) -> bool:
@@ -156,21 +158,20 @@ def check_mouth(bench: Bench) -> DeviceResult:
     """Draw :data:`MOUTH_CARDS` cards: the sensor must count each, beside the tags the shoe read."""
     ms = bench.config.mouth_sensor
     if ms.pin is None:
-        return DeviceResult.skipped("mouth", "the config has no mouth sensor ([mouth_sensor] is optional: "
-                                             "firmware_config/tables/README.md)")
+        return DeviceResult.skipped("mouth", A.NO_MOUTH_SENSOR)
     wiring = f"the sensor's output on {pin_words(ms.pin)}, its pull-up, its supply, and dust in the slot"
     say = bench.technician.say
     try:
         sensor = bench.mouth_sensor()
     except HardwareError as exc:
         return DeviceResult("mouth", "fail", f"the mouth sensor cannot be opened ({hardware_advice(exc)}): "
-                            f"check {wiring}", [Figure.exactly("sensor opens", 0, 1)])
+                            f"check {wiring}", [Figure.exactly(F.SENSOR_OPENS, 0, 1)])
     watch, failed = _open_watch(bench, "shoe", "mouth")
     if failed is not None:
         return failed
     deck = list(bench.deck())
     clear = not sensor.blocked
-    figures = [Figure.exactly("beam clear with the slot empty", 1 if clear else 0, 1)]
+    figures = [Figure.exactly(F.BEAM_CLEAR, 1 if clear else 0, 1)]
     if not clear:
         return DeviceResult("mouth", "fail", f"the beam reads blocked with nothing in the slot (blocked_level "
                             f"{ms.blocked_level!r}?): check {wiring}", figures)
@@ -187,9 +188,9 @@ def check_mouth(bench: Bench) -> DeviceResult:
     counts.extend(sensor.take())
     if watch.fault is not None:
         return _faulted(watch, "mouth", figures)
-    figures.append(Figure.exactly("cards counted", len(counts), MOUTH_CARDS, "cards"))
-    figures.append(Figure.shown("tags the shoe read meanwhile", len(watch.tags), "tags"))
-    figures.append(Figure.shown("beam breaks ignored as chatter", sensor.chatter))
+    figures.append(Figure.exactly(F.CARDS_COUNTED, len(counts), MOUTH_CARDS, "cards"))
+    figures.append(Figure.shown(F.TAGS_MEANWHILE, len(watch.tags), "tags"))
+    figures.append(Figure.shown(F.CHATTER, sensor.chatter))
     for f in figures[1:]:
         say(f"  {f.line()}")
     advice = []
@@ -203,8 +204,7 @@ def check_shoe(bench: Bench) -> DeviceResult:
     """The whole active deck drawn through the mouth at dealing pace: every card read, none weak."""
     deck = bench.deck()
     if not deck:
-        return DeviceResult.skipped("shoe", "no deck registry with an active deck: register one first "
-                                            "(dealerbox deck register)")
+        return DeviceResult.skipped("shoe", A.NO_DECK)
     watch, failed = _open_watch(bench, "shoe", "shoe")
     if failed is not None:
         return failed
@@ -241,19 +241,18 @@ def check_shoe(bench: Bench) -> DeviceResult:
     shares = {uid: tag.share() for uid, tag in read.items()}
     few = [deck[uid] for uid, share in shares.items() if share is not None and share < MIN_READ_SHARE]
     judged = [share for share in shares.values() if share is not None]
-    figures = [Figure.exactly("cards read", len(read), len(deck), "cards"),
-               Figure.exactly("missed reads", len(missed), 0, "cards"),
-               Figure.exactly("re-read after the rearm window", len(late_again), 0, "cards"),
-               Figure.shown("re-read within it (weak)", len(twice), "cards"),
-               Figure.at_least("share of its pass's polls reading a card (worst)",
+    figures = [Figure.exactly(F.CARDS_READ, len(read), len(deck), "cards"),
+               Figure.exactly(F.MISSED_READS, len(missed), 0, "cards"),
+               Figure.exactly(F.REREAD_AFTER, len(late_again), 0, "cards"),
+               Figure.shown(F.REREAD_WITHIN, len(twice), "cards"),
+               Figure.at_least(F.READ_SHARE,
                                round(min(judged) * 100, 1), MIN_READ_SHARE * 100, "%") if judged else
-               Figure("share of its pass's polls reading a card (worst)", None, "%",
-                      f"passes under {MIN_POLLS} polls", True)]
+               Figure(F.READ_SHARE, None, "%", F.SHORT_PASSES.format(polls=MIN_POLLS), True)]
     slow = []
     # A sensor that did not count the deck (the mouth step says why) times nothing here.
     if sensor is not None and abs(len(counts) - len(deck)) > max(2, len(deck) // 10):
-        figures.append(Figure("time to first read (slowest)", None, "ms",
-                              f"the sensor counted {len(counts)} of {len(deck)}", True))
+        figures.append(Figure(F.FIRST_READ, None, "ms",
+                              F.SENSOR_MISCOUNTED.format(counted=len(counts), cards=len(deck)), True))
     elif sensor is not None:
         # Each card's first read against the beam break just before it, counted in the polls that
         # missed it between the two (at the config's poll period): a starved poll loop adds none.
@@ -267,13 +266,13 @@ def check_shoe(bench: Bench) -> DeviceResult:
                 missed_polls = sum(1 for t in poll_times if breaks[-1] <= t < first)
                 lag_ms[uid] = missed_polls * period * 1000
         worst = round(max(lag_ms.values()), 1) if lag_ms else None
-        figures.append(Figure.at_most("time to first read (slowest)", worst, ms.read_window_s * 1000, "ms"))
+        figures.append(Figure.at_most(F.FIRST_READ, worst, ms.read_window_s * 1000, "ms"))
         slow = [deck[uid] for uid, lag in lag_ms.items() if lag > ms.read_window_s * 1000]
     else:
-        figures.append(Figure("time to first read (slowest)", None, "ms", "needs a mouth sensor", True))
+        figures.append(Figure(F.FIRST_READ, None, "ms", F.NEEDS_MOUTH, True))
     weak = sorted(set(twice) | set(few) | set(slow), key=list(deck.values()).index)
-    figures.append(Figure.exactly("weak tags (read late or twice)", len(weak), 0, "cards"))
-    figures.append(Figure.exactly("tags not of the deck", len(unknown), 0, "tags"))
+    figures.append(Figure.exactly(F.WEAK_TAGS, len(weak), 0, "cards"))
+    figures.append(Figure.exactly(F.FOREIGN_TAGS, len(unknown), 0, "tags"))
     for f in figures:
         say(f"  {f.line()}")
     advice = []
@@ -283,12 +282,11 @@ def check_shoe(bench: Bench) -> DeviceResult:
         advice.append(f"{len(missed)} cards unread" + (f" and {len(few)} read late" if few else "")
                       + f": {antenna}")
     elif missed:
-        advice.append(f"not read at all: {', '.join(missed)} (a dead or missing tag: replace it)")
+        advice.append(A.NOT_READ.format(cards=", ".join(missed)))
     if weak and not (len(missed) > 3):
-        advice.append(f"weak tags (read late or twice): {', '.join(weak)}: replace them")
+        advice.append(A.WEAK_TAGS.format(cards=", ".join(weak)))
     if late_again:
-        advice.append(f"read again after {rearm:g} s: {', '.join(late_again)} (the box would call it a "
-                      "duplicate card: a reflection near the mouth, or the card stays in the field)")
+        advice.append(A.READ_AGAIN.format(seconds=f"{rearm:g}", cards=", ".join(late_again)))
     if unknown:
         advice.append(f"{len(unknown)} tag(s) not of the active deck were read: another deck's card in the shoe")
     return DeviceResult.judged("shoe", figures, advice)
@@ -350,8 +348,7 @@ def check_board(bench: Bench) -> DeviceResult:
     """Five cards laid and taken off, one slid across; then each other zone the config has."""
     deck = list(bench.deck())
     if len(deck) < BOARD_CARDS:
-        return DeviceResult.skipped("board", "no deck registry with an active deck: register one first "
-                                             "(dealerbox deck register)")
+        return DeviceResult.skipped("board", A.NO_DECK)
     watch, failed = _open_watch(bench, "board", "board")
     if failed is not None:
         return failed
@@ -380,20 +377,20 @@ def check_board(bench: Bench) -> DeviceResult:
     shares = [sum(1 for seen in lying if uid in seen) / len(lying) for uid in laid] if lying else []
     missing_run = max((_longest_miss(watch, uid, ons[uid]) for uid in laid), default=0)
     lost = [uid for uid in laid if uid in offs]
-    figures = [Figure.exactly("cards on", len(laid), BOARD_CARDS, "cards"),
-               Figure.shown("first read to on (slowest)", round(max(on_lag) * 1000, 1) if on_lag else None, "ms"),
-               Figure.exactly(f"cards on later than {ON_POLLS} polls after settle_s", len(late), 0, "cards"),
-               Figure.at_least("polls reading a lying card (worst)",
+    figures = [Figure.exactly(F.CARDS_ON, len(laid), BOARD_CARDS, "cards"),
+               Figure.shown(F.FIRST_READ_TO_ON, round(max(on_lag) * 1000, 1) if on_lag else None, "ms"),
+               Figure.exactly(F.CARDS_ON_LATE.format(polls=ON_POLLS), len(late), 0, "cards"),
+               Figure.at_least(F.LYING_READ,
                                round(min(shares) * 100, 1) if shares else None, LYING_READ_SHARE * 100, "%"),
-               Figure.at_most("longest run of polls missing a lying card", round(missing_run * period * 1000, 1),
+               Figure.at_most(F.LONGEST_MISS, round(missing_run * period * 1000, 1),
                               dropout * 1000, "ms"),
-               Figure.exactly("cards lost while lying", len(lost), 0, "cards")]
+               Figure.exactly(F.CARDS_LOST, len(lost), 0, "cards")]
     for f in figures:
         say(f"  {f.line()}")
     say("Take the cards off the board.")
     hands.lift(cards, "board")
     watch.run_until(lambda: all(uid in offs for uid in laid), dropout + QUIET_S + bench.patience_s)
-    figures.append(Figure.exactly("cards off once taken away", sum(1 for uid in laid if uid in offs),
+    figures.append(Figure.exactly(F.CARDS_OFF, sum(1 for uid in laid if uid in offs),
                                   len(laid) or BOARD_CARDS, "cards"))
     say(f"  {figures[-1].line()}")
     say("Slide one card across the board antenna, without stopping.")
@@ -410,8 +407,8 @@ def check_board(bench: Bench) -> DeviceResult:
     watch.run_until(slid_over, bench.patience_s + 2)
     if watch.fault is not None:
         return _faulted(watch, "board", figures)
-    figures.append(Figure.at_least("polls that read the slid card", len(seen_at), 1, "polls"))
-    figures.append(Figure.exactly("slid card counted on the board", len(set(ons) - ons_before), 0, "cards"))
+    figures.append(Figure.at_least(F.SLID_READ, len(seen_at), 1, "polls"))
+    figures.append(Figure.exactly(F.SLID_COUNTED, len(set(ons) - ons_before), 0, "cards"))
     for f in figures[-2:]:
         say(f"  {f.line()}")
     figures += _other_zones(bench, deck)
@@ -427,12 +424,11 @@ def check_board(bench: Bench) -> DeviceResult:
                       + f": check its distance under the felt (cards must lie within 2 cm of it, every "
                       f"position over it) and {reader_wiring(config, watch.name)}")
     if not off.ok:
-        advice.append("the board antenna still reads cards taken away: a card left on it, or a tag under the felt")
+        advice.append(A.BOARD_READS_TAKEN)
     if not slid_read.ok:
-        advice.append("the slid card was never read: slide it again, across the antenna's middle")
+        advice.append(A.SLID_NEVER_READ)
     if not slid_counted.ok:
-        advice.append(f"a card passing over the board counted as laid: settle_s ({settle:g} s) is too short for "
-                      "this table, or the card stopped")
+        advice.append(A.SETTLE_TOO_SHORT.format(seconds=f"{settle:g}"))
     bad_zones = [f.name.split(":")[0] for f in figures[9:] if not f.ok]
     if bad_zones:
         advice.append(f"the zone(s) {', '.join(sorted(set(bad_zones)))}: check their antennas and "
@@ -457,8 +453,8 @@ def _other_zones(bench: Bench, deck: list[str]) -> list[Figure]:
         bench.hands.lift([uid], zone)
         on = next(iter(ons), None)
         watch.run_until(lambda: on is not None and on in offs, bench.config.presence.zone_dropout_s + QUIET_S)
-        figures.append(Figure.exactly(f"{zone}: card on", 1 if ons else 0, 1, "cards"))
-        figures.append(Figure.exactly(f"{zone}: card off once taken away", 1 if on in offs else 0, 1, "cards"))
+        figures.append(Figure.exactly(F.ZONE_ON.format(zone=zone), 1 if ons else 0, 1, "cards"))
+        figures.append(Figure.exactly(F.ZONE_OFF.format(zone=zone), 1 if on in offs else 0, 1, "cards"))
         for f in figures[-2:]:
             bench.technician.say(f"  {f.line()}")
     return figures

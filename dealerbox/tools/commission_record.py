@@ -20,6 +20,7 @@ from pathlib import Path
 
 from dealerbox import __version__
 from dealerbox.atomic import save_atomic
+from dealerbox.domain.commission_figures import YES_BOUND
 from dealerbox.domain.events import Event
 from dealerbox.errors import EventError
 from dealerbox.service.registry_outbox import post_registry_event
@@ -60,7 +61,7 @@ class Figure:
     @classmethod
     def confirmed(cls, name: str, yes: bool) -> "Figure":
         """What the technician confirmed seeing or hearing (1 yes, 0 no)."""
-        return cls(name, 1 if yes else 0, "", "= 1 (yes)", yes)
+        return cls(name, 1 if yes else 0, "", YES_BOUND, yes)
 
     @classmethod
     def shown(cls, name: str, value: float | None, unit: str = "") -> "Figure":

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import errno
 
+from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.tools.commission_bench import Bench
 from dealerbox.tools.commission_record import DeviceResult, Figure
 
@@ -27,19 +29,16 @@ def check_clock(bench: Bench) -> DeviceResult:
     """Synchronised or not; the floor's offset when the table reports to one."""
     say = bench.technician.say
     synced = bench.clock_synchronised()
-    figures = [Figure.exactly("clock synchronised (kernel NTP state)", None if synced is None else int(synced), 1)]
+    figures = [Figure.exactly(F.CLOCK_SYNCED, None if synced is None else int(synced), 1)]
     floor = bench.config.floor
     if floor.enabled:
-        figures.append(Figure("offset from the floor", None, "s", "the floor measures it", True))
+        figures.append(Figure(F.FLOOR_OFFSET, None, "s", F.FLOOR_MEASURES, True))
     say("The clock.")
     for f in figures:
         say(f"  {f.line()}")
     advice = []
     if not synced:
-        advice.append("the clock is not synchronised" if synced is False else
-                      "the kernel does not say whether the clock is synchronised")
-        advice[-1] += (": check systemd-timesyncd (timedatectl status), the network, and the NTP server "
-                       "(/etc/systemd/timesyncd.conf)")
+        advice.append(A.CLOCK_NOT_SYNCED if synced is False else A.CLOCK_UNKNOWN)
     if floor.enabled:
         say(f"  the offset from the floor ({floor.host}) is on the floor's tables page once the box reports")
     return DeviceResult.judged("clock", figures, advice)
@@ -55,9 +54,9 @@ def check_state(bench: Bench) -> DeviceResult:
         free_mb = round(bench.disk.free_bytes(path) / 1e6, 1)
     except OSError as exc:
         return DeviceResult("state", "fail", f"{path} cannot be used ({exc.strerror or exc}): check that it "
-                            "exists and belongs to the box's user", [Figure.at_least("free space", None,
+                            "exists and belongs to the box's user", [Figure.at_least(F.FREE_SPACE, None,
                                                                                      MIN_FREE_MB, "MB")])
-    figures = [Figure.at_least("free space", free_mb, MIN_FREE_MB, "MB")]
+    figures = [Figure.at_least(F.FREE_SPACE, free_mb, MIN_FREE_MB, "MB")]
     advice = []
     try:
         fsync_ms = round(bench.disk.fsync_seconds(path) * 1000, 1)
@@ -66,7 +65,7 @@ def check_state(bench: Bench) -> DeviceResult:
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
         advice.append(f"a write to {path} failed ({exc.strerror or exc})"
                       + (": the disk is full" if full else ""))
-    figures.append(Figure.at_most("one fsync of 4 KiB", fsync_ms, MAX_FSYNC_MS, "ms"))
+    figures.append(Figure.at_most(F.FSYNC, fsync_ms, MAX_FSYNC_MS, "ms"))
     for f in figures:
         say(f"  {f.line()}")
     if not figures[0].ok:
@@ -74,5 +73,5 @@ def check_state(bench: Bench) -> DeviceResult:
                          "[journal] keep_days; sudo journalctl --vacuum-size for the system's logs), "
                          "or a larger SD card")
     if fsync_ms is not None and fsync_ms > MAX_FSYNC_MS:
-        advice.append(f"an fsync takes {fsync_ms:g} ms: a slow or worn SD card (use an A1/A2 card)")
+        advice.append(A.SLOW_FSYNC.format(ms=f"{fsync_ms:g}"))
     return DeviceResult.judged("state", figures, advice)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import datetime as _dt
 from zoneinfo import ZoneInfo
 
+from dealerbox.domain import commission_figures as F
+from dealerbox.tools.commission_record import Figure
+
 CONFIG = "c0" * 32
 ZONE = "Europe/Prague"
 
@@ -50,10 +53,28 @@ def devices(*, shoe_fails: bool = False) -> list[dict]:
 
 
 def record(at: float, *, technician: str = "tomas", shoe_fails: bool = False, version: str = "1.4.0",
-           zone: str = ZONE) -> dict:
-    """The ``commissioned`` event's keys for a run ending at epoch *at*, local time in *zone*."""
+           zone: str = ZONE, box: bool = False) -> dict:
+    """The ``commissioned`` event's keys for a run ending at epoch *at*, local time in *zone*;
+    with *box*, its devices as the box's own tool words them (:func:`box_devices`)."""
     local = _dt.datetime.fromtimestamp(at, ZoneInfo(zone) if zone else _dt.timezone.utc)
-    found = devices(shoe_fails=shoe_fails)
+    found = box_devices(shoe_fails=shoe_fails) if box else devices(shoe_fails=shoe_fails)
     return {"technician": technician, "at": local.isoformat(timespec="seconds"), "zone": zone,
             "version": version, "config": CONFIG, "ok": not any(d["verdict"] == "fail" for d in found),
             "devices": found}
+
+
+def box_devices(*, shoe_fails: bool = False) -> list[dict]:
+    """Devices as the box's own commissioning tool words them (its :class:`Figure` and the shared
+    names of :mod:`dealerbox.domain.commission_figures`), and one figure of a newer box that the
+    floor does not know; the shoe missing four cards when *shoe_fails*."""
+    buttons = [Figure.at_most(F.BOUNCE.format(button="ROUND DONE"), 3.2, 25.0, "ms"),
+               Figure.at_least(F.FLOOR_HELD, 2612.5, 2500.0, "ms"),
+               Figure.confirmed(F.LED_ALONE.format(colour="red"), True)]
+    shoe = [Figure.exactly(F.CARDS_READ, 1230 if shoe_fails else 1234, 1234, "cards"),
+            Figure(F.FIRST_READ, None, "ms", F.NEEDS_MOUTH, True),
+            Figure.at_least(F.READ_SHARE, 87.5, 50.0, "%"),
+            Figure.shown("antenna temperature", 31.5, "kelvins")]
+    return [{"device": "buttons", "verdict": "pass", "advice": "", "figures": [f.to_dict() for f in buttons]},
+            {"device": "shoe", "verdict": "fail" if shoe_fails else "pass",
+             "advice": "4 cards unread: the shoe antenna: check its distance from the mouth" if shoe_fails else "",
+             "figures": [f.to_dict() for f in shoe]}]

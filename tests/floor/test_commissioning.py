@@ -15,13 +15,18 @@ import time
 
 import pytest
 
+from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.errors import ConfigError
 from dealerbox.floor.collecting.registry_pass import RegistryPass
 from dealerbox.floor.operating.settings import load_commission, load_web
 from dealerbox.floor.store.commissioning import CommissioningRefused, check_commissioning
 from dealerbox.floor.telling import commissioning as C
 from dealerbox.floor.telling.clock import FloorClock
-from tests.floor.commission_support import CONFIG, record
+from dealerbox.floor.telling import commission_words as W
+from dealerbox.floor.telling.commission_words import advice_text
+from dealerbox.floor.telling.language import Language
+from tests.floor.commission_support import CONFIG, box_devices, record
 from tests.floor.registry_support import TableJournal, deck_tags, file_journal
 from tests.floor.test_registry import store  # noqa: F401  (a new store on each backend)
 
@@ -264,3 +269,89 @@ def test_the_record_as_csv_has_stable_columns_a_line_per_figure_and_iso_times():
         "time to first read, slowest card", "212 ms", "at most 150 ms", "no"]
     assert C.figure_value({"value": 41.25, "unit": "ms"}) == "41.2 ms"
     assert C.figure_value({"value": None, "unit": "s"}) == "not measured"
+    # In Czech: a symbol unit is the reader's as it is, a word the floor knows takes its plural.
+    cs = Language("cs", FloorClock("Europe/Prague"))
+    assert C.figure_value({"value": 12.4, "unit": "GiB"}, cs) == "12,4 GiB"
+    assert [C.figure_value({"value": n, "unit": "cards"}, cs) for n in (1, 3, 5)] == ["1 karta", "3 karty", "5 karet"]
+    assert C.figure_value({"value": 2, "unit": "polls"}, Language("de")) == "2 Abfragen"
+
+
+def _czech_figures(r: dict) -> dict[str, list[dict]]:
+    sections = C.record_sections(r, FloorClock("Europe/Prague"), Language("cs", FloorClock("Europe/Prague")))
+    return {s["id"]: s for s in sections}
+
+
+def test_a_czech_reader_reads_the_boxs_figures_bounds_and_units_in_czech_and_a_newer_boxs_as_said():
+    r = {**check_commissioning(event({**record(1764680700.0), "devices": box_devices()})), "table": "T01",
+         "seq": 12, "filed": 1764680760.0}
+    sections = _czech_figures(r)
+    buttons = [[(c["text"], c["lang"]) for c in row] for row in sections["figures-buttons"]["rows"]]
+    # The button's cap is a fact inside the Czech name; the bound's sign and number in the Czech forms.
+    assert buttons[0] == [("zákmity tlačítka ROUND DONE", None), ("3,2 ms", None), ("≤\u00a025 ms", None),
+                          ("ano", None)]
+    assert buttons[1][:3] == [("FLOOR podrženo", None), ("2\u00a0612,5 ms", None), ("≥\u00a02\u00a0500 ms", None)]
+    assert buttons[2][:3] == [("svítí jen červená LED", None), ("1", None), ("= 1 (ano)", None)]
+    shoe = [[(c["text"], c["lang"]) for c in row] for row in sections["figures-shoe"]["rows"]]
+    assert shoe[0][:3] == [("přečtené karty", None), ("1\u00a0234 karet", None), ("=\u00a01\u00a0234 karet", None)]
+    assert shoe[1][:3] == [("čas do prvního přečtení (nejpomalejší)", None), ("nezměřeno", None),
+                           ("vyžaduje senzor ústí boxu", None)]
+    assert shoe[2][1:3] == [("87,5 %", None), ("≥\u00a050 %", None)]
+    # What the floor's catalog does not hold (a newer box's figure, a word unit) stays the box's English.
+    assert shoe[3][:3] == [("antenna temperature", "en"), ("31,5 kelvins", "en"), ("–", None)]
+
+
+def test_the_tables_own_moment_is_in_the_readers_form_with_its_offset_and_zone_and_the_csv_keeps_it_raw():
+    r = {**check_commissioning(event(record(1764680700.0, shoe_fails=True))), "table": "T01", "seq": 12,
+         "filed": 1764680760.0}
+    run = _czech_figures(r)["run"]["rows"]
+    assert [c["text"] for c in run[1]] == ["podle zápisu hodin stolu",
+                                           "út 2. 12. 2025 14:05:00 UTC+01:00 (Europe/Prague)"]
+    english = C.record_sections(r, FloorClock("Europe/Prague"))[0]["rows"][1][1]["text"]
+    assert english == "Tue 02 Dec 2025, 14:05:00 UTC+01:00 (Europe/Prague)"
+    # A table whose clock wrote another offset than the floor's zone: its own offset, as it wrote it.
+    other = {**r, "at_text": "2025-12-02T08:05:00-05:00", "zone": ""}
+    assert _czech_figures(other)["run"]["rows"][1][1]["text"] == "út 2. 12. 2025 8:05:00 UTC-05:00 (zóna neuvedena)"
+    # Machines read the record in stable forms, whatever the reader's language: English names, raw ISO.
+    rows = list(csv.DictReader(io.StringIO(C.record_csv({**r, "devices": box_devices()}))))
+    assert {row["run_end_local"] for row in rows} == {"2025-12-02T14:05:00+01:00"}
+    assert [row["figure"] for row in rows] == ["ROUND DONE bounce", "FLOOR held", "red LED alone", "cards read",
+                                               "time to first read (slowest)",
+                                               "share of its pass's polls reading a card (worst)",
+                                               "antenna temperature"]
+    assert [row["bound"] for row in rows][:3] == ["<= 25 ms", ">= 2500 ms", "= 1 (yes)"]
+    assert rows[4]["bound"] == "needs a mouth sensor" and rows[3]["unit"] == "cards"
+
+
+def test_the_boxs_advice_is_read_in_czech_sentence_by_sentence_and_advice_naming_its_wiring_stays_english():
+    cs = Language("cs", FloorClock("Europe/Prague"))
+    known = " ".join((A.NOT_READ.format(cards="7h, Qs"), A.SLOW_FSYNC.format(ms="123.4"),
+                      A.NO_ZONE_READER.format(zone="burn")))
+    said = advice_text(cs, known)
+    assert said == ("vůbec nepřečteno: 7h, Qs (vadný nebo chybějící štítek: vyměňte jej) jeden fsync trvá 123,4 ms: "
+                    "pomalá nebo opotřebovaná SD karta (použijte kartu A1/A2) konfigurace nemá čtečku pro zónu burn",
+                    True)
+    # One sentence naming the table's own pins: the whole advice as the box wrote it (no half translation).
+    wired = A.WEAK_TAGS.format(cards="7h") + " check pin 19 (BCM 10), 3.3 V"
+    assert advice_text(cs, wired) == (wired, False)
+    r = {**check_commissioning(event(record(1764680700.0, shoe_fails=True))), "table": "T01", "seq": 12,
+         "filed": 1764680760.0}
+    r["devices"][3]["advice"] = A.NO_MOUTH_SENSOR
+    devices = {row[0]["text"]: row[3] for row in _czech_figures(r)["devices"]["rows"]}
+    assert (devices["Senzor ústí boxu"]["text"], devices["Senzor ústí boxu"]["lang"]) == (
+        "konfigurace nemá senzor ústí boxu ([mouth_sensor] je volitelný: firmware_config/tables/README.md)", None)
+    assert devices["Čtečka shoe"]["lang"] == "en" and "replace those two cards" in devices["Čtečka shoe"]["text"]
+    # The CSV keeps the box's own advice.
+    assert {row["advice"] for row in csv.DictReader(io.StringIO(C.record_csv(r))) if row["device"] == "mouth"} == {
+        A.NO_MOUTH_SENSOR}
+
+
+def test_every_shared_name_bound_and_advice_has_the_floors_words():
+    """The box's vocabulary and the floor's tables are one list: a name the box learns is worded here too."""
+    assert set(W.FIGURE_WORDS) | {F.LED_ALONE} == set(F.FIGURE_NAMES)
+    assert set(W.BOUND_WORDS) | {F.YES_BOUND} == set(F.FREE_BOUNDS)
+    assert set(W.ADVICE_WORDS) == set(A.ADVICE)
+    # Each advice sentence begins with its own words (the floor finds a sentence by its start).
+    assert not [t for t in A.ADVICE if t.startswith("{")]
+    # The floor's words fill the same facts as the shared template.
+    for template, words in {**W.FIGURE_WORDS, **W.BOUND_WORDS, **W.ADVICE_WORDS}.items():
+        assert set(re.findall(r"%\((\w+)\)s", words)) == set(re.findall(r"\{(\w+)\}", template)), template

@@ -81,10 +81,14 @@ def test_a_commissioning_record_is_titled_and_judged_in_the_readers_language(cod
     assert C.record_title(rec, CLOCK, language) == title
     assert C.commission_check(None, time.time(), C.CommissionLimit(), language).mark == never
     sections = C.record_sections(rec, CLOCK, language)
-    # The box's own words (its figures' names) are kept and marked as the box's, in English.
+    # A figure the box names from the shared vocabulary is read in the reader's language; one the
+    # floor does not know (a newer box's) is kept as the box said it, marked as its English.
     shoe = next(s for s in sections if s["id"] == "figures-shoe")
-    assert shoe["rows"][0][0]["text"] == "cards read"
-    assert shoe["rows"][0][0]["lang"] == (None if code == "en" else "en")
+    assert shoe["rows"][0][0]["text"] == {"cs": "přečtené karty", "sk": "prečítané karty", "de": "gelesene Karten",
+                                          "en": "cards read"}[code]
+    assert shoe["rows"][0][0]["lang"] is None
+    assert shoe["rows"][1][0]["text"] == "time to first read, slowest card"
+    assert shoe["rows"][1][0]["lang"] == (None if code == "en" else "en")
     # Forty-five and a half days: one decimal in the language's form.
     assert C.age_words(45.5, language) == {"cs": "45,5 dne", "sk": "45,5 dňa", "de": "45,5 Tage",
                                            "en": "45.5 days"}[code]

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from dealerbox.domain import commission_advice as A
+from dealerbox.domain import commission_figures as F
 from dealerbox.domain.events import Event
 from dealerbox.service.config import DEFAULT_CONFIG, TABLES_DIR, load_config
 from dealerbox.tools.commands import emulated_commission_bench
@@ -83,6 +85,22 @@ def verdicts(record: dict) -> dict[str, str]:
     return {d["device"]: d["verdict"] for d in record["devices"]}
 
 
+_NUMBER_BOUND = re.compile(r"(<=|>=|=) -?[0-9.]+(?: (?P<unit>\S+))?")
+
+
+def of_the_vocabulary(record: dict) -> list[dict]:
+    """Every figure of *record*, each checked to be named, bounded and measured in the words the
+    box and the floor share (dealerbox.domain.commission_figures): the floor translates those."""
+    figures = [f for d in record["devices"] for f in d["figures"]]
+    for f in figures:
+        assert [t for t in F.FIGURE_NAMES if F.facts_of(t, f["name"]) is not None], f["name"]
+        assert f["unit"] in F.UNITS + ("",), f
+        bound = _NUMBER_BOUND.fullmatch(f["bound"])
+        assert (f["bound"] == "" or (bound and bound["unit"] in (None, f["unit"]))
+                or [t for t in F.FREE_BOUNDS if F.facts_of(t, f["bound"]) is not None]), f
+    return figures
+
+
 def journalled(config: Path) -> list[dict]:
     """The ``commissioned`` events of the table's journal."""
     state = load_config(config, check_devices=False).state_dir
@@ -102,7 +120,7 @@ def test_every_device_passes_on_sim_toml_and_the_record_is_kept_and_journalled(t
     assert verdicts(record) == {"lcd": "pass", "leds": "pass", "buttons": "pass", "mouth": "skipped",
                                 "shoe": "pass", "board": "pass", "clock": "pass", "state": "pass"}
     mouth = next(d for d in record["devices"] if d["device"] == "mouth")
-    assert "no mouth sensor" in mouth["advice"]
+    assert mouth["advice"] == A.NO_MOUTH_SENSOR           # a shared sentence the floor reads in its language
     assert record["ok"] is True and record["technician"] and record["config"]
     shoe = {f["name"]: f for d in record["devices"] if d["device"] == "shoe" for f in d["figures"]}
     assert shoe["cards read"]["value"] == 54 and shoe["missed reads"]["value"] == 0
@@ -110,6 +128,10 @@ def test_every_device_passes_on_sim_toml_and_the_record_is_kept_and_journalled(t
     assert board["cards on"]["value"] == 5 and board["slid card counted on the board"]["value"] == 0
     # Every figure was printed beside its bound.
     assert "cards read" in out and "= 54 cards" in out and "<= 30 ms" in out
+    figures = {f["name"]: f for f in of_the_vocabulary(record)}
+    # A button's figures carry its cap's name as a fact of the shared pattern.
+    bounces = [F.facts_of(F.BOUNCE, name)["button"] for name in figures if F.facts_of(F.BOUNCE, name)]
+    assert "ROUND DONE" in bounces and figures[F.FLOOR_HELD]["bound"].startswith(">= ")
     # On record for the floor: the same record, as one journal line (through the registry outbox).
     lines = journalled(config)
     assert len(lines) == 1
@@ -169,6 +191,7 @@ def test_a_mouth_sensor_counts_every_card_and_a_stuck_one_fails_only_the_mouth_s
     # With a sensor, the time from the beam break to the first read is measured against read_window_s.
     assert shoe["time to first read (slowest)"]["value"] is not None
     assert shoe["time to first read (slowest)"]["bound"] == "<= 150 ms"
+    of_the_vocabulary(record)
     code, out, record = run(config, capsys, fault=["stuck_mouth"])
     assert code == 1
     assert {d: v for d, v in verdicts(record).items() if v == "fail"} == {"mouth": "fail"}, out
@@ -278,3 +301,4 @@ def test_a_multiplexed_reader_and_its_other_zones_on_their_emulator(tmp_path, ca
     assert code == 0, out
     board = {f["name"]: f["value"] for f in record["devices"][1]["figures"]}
     assert board["burn: card on"] == 1 and board["burn: card off once taken away"] == 1
+    assert F.facts_of(F.ZONE_ON, "burn: card on") == {"zone": "burn"} and of_the_vocabulary(record)

@@ -16,24 +16,28 @@ import functools
 import io
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from dealerbox.domain import commission_figures as F
 from dealerbox.floor.telling import report as R
 from dealerbox.floor.telling.commission_limit import DEFAULT_MAX_AGE_DAYS, MAX_AGE_DAYS_MOST, CommissionLimit
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import CLOCK_LIMIT_S, FloorClock
+from dealerbox.floor.telling.commission_words import Said, advice_text, counted, figure_bound, figure_name
 from dealerbox.floor.telling.figure_text import NOTHING, count_in, decimal_in, duration, english, offset_in
 from dealerbox.floor.telling.language import Language
 
 __all__ = ["CommissionLimit", "CommissionCheck", "commission_check", "record_sections", "record_title",
-           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "age_words", "devices_in", "moment_in", "DEVICE_WORDS",
+           "record_csv", "record_pdf", "record_path", "file_name", "figure_value", "written_moment", "age_words", "devices_in", "moment_in", "DEVICE_WORDS",
            "VERDICT_WORDS", "CSV_HEADER", "DEFAULT_MAX_AGE_DAYS", "MAX_AGE_DAYS_MOST"]
 
 _DAY = 86400.0
 #: The language the box's commissioning tool words a run's figures, bounds and advice in: the
-#: record keeps them as the table filed them, and a page marks them so (``lang``).
+#: record keeps them as the table filed them; the floor reads the shared ones in the reader's
+#: language (:mod:`~dealerbox.floor.telling.commission_words`) and marks the rest so (``lang``).
 RECORD_LANGUAGE = "en"
-#: A unit that is a word of the box's (``cards``, ``reads``), not a symbol (``ms``, ``GiB``).
+#: A unit that is a word (``cards``, ``reads``), not a symbol (``ms``, ``GiB``).
 _WORDY_UNIT = re.compile(r"[a-z]{3,}")
 
 #: The devices as the pages name them (in English: each reader reads them in their language).
@@ -119,13 +123,31 @@ def _reader(clock: FloorClock, language: Language | None) -> Language:
 def figure_value(f: dict, language: Language | None = None) -> str:
     """A figure as people read it (in *language*; none: English): a whole number as one, else
     one decimal, with its unit; a figure the run could not measure (``null``) says so."""
-    language = language if language is not None else english()
+    return _measured(f, language if language is not None else english()).text
+
+
+def _measured(f: dict, language: Language) -> Said:
+    """:func:`figure_value` with whether its unit is read in *language* (a symbol such as ``ms``
+    is; a word the floor does not know stays the box's)."""
     value = f["value"]
     if value is None:
-        return language.gettext("not measured")
+        return Said(language.gettext("not measured"), True)
     text = (count_in(language, value) if isinstance(value, int) or float(value).is_integer()
             else decimal_in(language, value))
-    return f"{text} {f['unit']}".strip()
+    unit = f["unit"] or ""
+    words = counted(language, value, unit, text) if unit else None
+    if words is not None:
+        return words
+    # A symbol (``ms``, ``GiB``) reads the same in every language; a word the floor has none for is the box's.
+    return Said(f"{text} {unit}".strip(), unit in F.UNITS or not _WORDY_UNIT.search(unit))
+
+
+def written_moment(record: dict, language: Language) -> str:
+    """The run's end as the table's own clock wrote it, in the reader's form, in the table's own
+    UTC offset and with the zone it named: ``st 2. 12. 2026 7:41:05 UTC+01:00 (Europe/Prague)``."""
+    moment = language.forms.as_written(datetime.fromisoformat(record["at_text"]))
+    zone = record["zone"] or language.gettext("no zone said")
+    return f"{moment} ({zone})"
 
 
 def moment_in(language: Language, ts) -> str:
@@ -178,23 +200,29 @@ def _cell(text, href: str | None = None, *, none: bool = False, flag: bool = Fal
     return {"text": str(text), "href": href, "none": none, "flag": flag, "lang": lang}
 
 
+def _said(words: Said, said: str | None) -> dict:
+    """A cell of the record's own words: the box's English, where the floor could not translate
+    it, marked so (*said*: :data:`RECORD_LANGUAGE` on a page in another language)."""
+    return _cell(words.text, lang=None if words.translated else said)
+
+
 def record_sections(record: dict, clock: FloorClock, language: Language | None = None) -> list[dict]:
     """The run as a regulator reads it (in *language*; none: English), as sections (``id``,
     ``heading``, ``columns``, ``rows`` of cells, ``empty``, ``notes``;
     :func:`dealerbox.floor.telling.report.report_sections`'s shape): the run, its devices with
     verdict and advice, then each device's figures. The figures' names, units, bounds and the
-    advice are the table's own words, as its commissioning tool recorded them."""
+    advice are the box's words: those of the shared vocabulary are read in *language*
+    (:mod:`~dealerbox.floor.telling.commission_words`), the rest as the box recorded them."""
     language = _reader(clock, language)
     _ = language.gettext
     full = functools.partial(moment_in, language)
     cell = _cell
     said = None if language.code == RECORD_LANGUAGE else RECORD_LANGUAGE
-    zone = record["zone"] or _("no zone said")
     failed = [d["device"] for d in record["devices"] if d["verdict"] == "fail"]
     sections = [{
         "id": "run", "heading": _("The run"), "columns": [_("what"), _("recorded")],
         "rows": [[cell(_("ended")), cell(full(record["at"]))],
-                 [cell(_("as the table's clock wrote it")), cell(f"{record['at_text']} ({zone})")],
+                 [cell(_("as the table's clock wrote it")), cell(written_moment(record, language))],
                  [cell(_("reached the floor")), cell(full(record["filed"]))],
                  [cell(_("the table's clock, as the floor measured it before filing the run")),
                   _offset_cell(record, language)],
@@ -213,7 +241,7 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
                      cell(_(VERDICT_WORDS[d["verdict"]]), flag=d["verdict"] == "fail"),
                      cell(_("%(within)s of %(all)s") % {"within": within, "all": len(d["figures"])}
                           if d["figures"] else NOTHING, none=not d["figures"]),
-                     cell(d["advice"] or NOTHING, none=not d["advice"], lang=said if d["advice"] else None)])
+                     _said(advice_text(language, d["advice"]), said) if d["advice"] else cell(NOTHING, none=True)])
     sections.append({"id": "devices", "heading": _("Devices, in the order they were checked"),
                      "columns": [_("device"), _("verdict"), _("figures within their bounds"), _("advice")],
                      "rows": rows, "empty": _("No device in the record."),
@@ -228,10 +256,8 @@ def record_sections(record: dict, clock: FloorClock, language: Language | None =
             "id": f"figures-{d['device']}",
             "heading": f"{_(DEVICE_WORDS[d['device']])}: {_(VERDICT_WORDS[d['verdict']])}",
             "columns": [_("figure"), _("measured"), _("bound"), _("within the bound")],
-            "rows": [[cell(f["name"], lang=said),
-                      # The number in the reader's form; a unit that is a word ("cards") is the box's.
-                      cell(figure_value(f, language), lang=said if _WORDY_UNIT.search(f["unit"] or "") else None),
-                      cell(f["bound"] or NOTHING, none=not f["bound"], lang=said if f["bound"] else None),
+            "rows": [[_said(figure_name(language, f["name"]), said), _said(_measured(f, language), said),
+                      _said(figure_bound(language, f["bound"]), said) if f["bound"] else cell(NOTHING, none=True),
                       cell(_("yes") if f["ok"] else _("no"), flag=not f["ok"])] for f in d["figures"]],
             "empty": empty, "notes": []})
     return sections

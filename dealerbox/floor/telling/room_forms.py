@@ -134,6 +134,18 @@ class RoomForms:
         moment = self._moment(ts)
         return f"{self._date_time(moment, 'medium', weekday=True)} {self._zone(moment)}"
 
+    def as_written(self, moment: _dt.datetime) -> str:
+        """A moment in the offset it was written with (not the floor's zone), the offset named:
+        ``st 2. 12. 2026 7:41:05 UTC+01:00`` (cs), ``Wed 02 Dec 2026, 07:41:05 UTC+01:00`` (en)."""
+        offset = moment.utcoffset() or _dt.timedelta(0)
+        minutes = int(offset.total_seconds()) // 60
+        sign = "-" if minutes < 0 else "+"
+        named = f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+        if self.code == "en":
+            return f"{moment:%a %d %b %Y, %H:%M:%S} {named}"
+        weekday = format_date(moment, "EEE", locale=self.locale)
+        return f"{weekday} {self._date_time(moment, 'medium')} {named}"
+
     def time(self, ts) -> str:
         """The time of day beside a date already shown: ``14:05:03``."""
         if not ts:

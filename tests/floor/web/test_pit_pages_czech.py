@@ -58,7 +58,7 @@ def web(tmp_path_factory, room):  # noqa: F811
                    registry={"version": 4, "fingerprint": "b2" * 32})
         journal = TableJournal("T07")
         commissioned(store, journal, now - 50 * DAY, technician="jana")
-        commissioned(store, journal, now - 2 * DAY, technician="tomáš", shoe_fails=True)
+        commissioned(store, journal, now - 2 * DAY, technician="tomáš", shoe_fails=True, box=True)
         store.set_dealer_name("1042", "Jana Nováková", START)
     add_users(path)
     with Store(path) as store:
@@ -129,6 +129,13 @@ def test_a_czech_pit_boss_reads_the_tables_and_the_pit_pages_in_czech(web, size,
     assert re.search(r"Uvedení stolu T07 do provozu, (pondělí|úterý|středa|čtvrtek|pátek|sobota|neděle) " + CZECH_MOMENT.pattern
                      + r": nevyhovuje", record), record
     assert "Do provozu uvedl tomáš" in record and "Čtečka shoe: nevyhovuje" in record
+    # The box's figures in Czech: names, numbers and bounds (what it does not know was blanked above).
+    for said in ("zákmity tlačítka ROUND DONE", "FLOOR podrženo", "svítí jen červená LED", "přečtené karty",
+                 "1\u00a0230 karet", "=\u00a01\u00a0234 karet", "≤\u00a025 ms", "vyžaduje senzor ústí boxu"):
+        assert said in record, (said, record)
+    assert "bounce" not in record and "FLOOR held" not in record and "antenna temperature" not in record
+    assert re.search(r"podle zápisu hodin stolu\s+(po|út|st|čt|pá|so|ne) " + CZECH_MOMENT.pattern.split(" SE")[0]
+                     + r":\d\d UTC\+0[12]:00 \(Europe/Prague\)", record), record
     assert "do sálu nedorazilo žádné uvedení stolu T08 do provozu" in seen["never-commissioned"]
 
 
@@ -146,14 +153,15 @@ def test_the_commissioning_pdf_in_czech_carries_its_diacritics_and_the_csv_stays
     assert fonts and all("DejaVuSans" in f for f in fonts), fonts
     for words in ("Uvedení stolu T07 do provozu", "nevyhovuje: Čtečka shoe", "Zařízení v pořadí, v jakém byla zkontrolována",
                   "hodiny stolu, jak je sál změřil před uložením běhu", "technik", "tomáš", "Tlačítka",
-                  "strana 1/"):
+                  "strana 1/", "zákmity tlačítka ROUND DONE", "přečtené karty", "vyžaduje senzor ústí boxu"):
         assert words in text, (words, text[:2000])
     assert re.search(CZECH_MOMENT, text) and not ENGLISH_MOMENT.search(text), text[:2000]
     assert not re.search(r"\b(passed|failed|Devices|technician)\b", text), text[:2000]
     # The CSV is for machines: its columns and values stay as they were, whoever asks.
     status, headers, csv_text = _get_bytes(served, cookie, last["seq"], "csv")
     assert status == 200 and csv_text.decode().startswith("table,seq,run_end_utc,")
-    assert ",shoe,fail," in csv_text.decode()
+    assert ",shoe,fail," in csv_text.decode() and ",ROUND DONE bounce,3.2,ms,<= 25 ms,true" in csv_text.decode()
+    assert "zákmity" not in csv_text.decode()
 
 
 def _get_bytes(served, cookie: str, seq: int, ext: str):
