@@ -146,7 +146,8 @@ class FloorApp:
         routes = [Route(path, self._endpoint(handler, permission, body, for_people(path)), methods=[method])
                   for path, method, handler, permission, body in self.routes()]
         return Starlette(routes=routes, lifespan=self._lifespan,
-                         middleware=[Middleware(SecurityHeaders, tls=self.settings.tls)])
+                         middleware=[Middleware(SecurityHeaders, tls=self.settings.tls)],
+                         exception_handlers={404: self.refusals.no_route, 405: self.refusals.no_route})
 
     def _endpoint(self, handler, permission, body, people: bool):
         async def endpoint(request: Request) -> Response:

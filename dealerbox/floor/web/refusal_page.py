@@ -13,12 +13,18 @@ Who gets what, decided once per route (:func:`for_people`) and per request:
   ``/healthz``), and any caller that does not ask for HTML (a script fetching a CSV or a
   PDF), gets ``{"error": ...}`` in English, as before: machines read it;
 - a ``GET`` without a session (401) that asks for HTML goes to the sign-in page.
+
+An address no route has (404) or a method its route does not take (405) is answered the
+same way (:meth:`RefusalPage.no_route`): a signed-in person reads it on the page, a browser
+without a session goes to sign in, and a program gets Starlette's own plain answer, as before.
 """
 
 from __future__ import annotations
 
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.web.auth import Refused
@@ -34,6 +40,9 @@ TITLES = {400: N_("This request is not as expected"), 401: N_("Not signed in"), 
           503: N_("Not available just now")}
 #: The heading of a status without one of its own.
 OTHER_TITLE = N_("Not done")
+#: Why an address no route answers is refused: none has its path, or not with its method.
+NO_ROUTE = {404: N_("the floor view has no page %(path)s"),
+            405: N_("%(path)s does not take %(method)s")}
 
 
 def for_people(path: str) -> bool:
@@ -69,4 +78,26 @@ class RefusalPage:
                                    title=language.gettext(TITLES.get(refused.status, OTHER_TITLE)),
                                    reason=refused.told(language), sign_in=refused.status == 401)
         response.headers.update(refused.headers)
+        return response
+
+    async def no_route(self, request: Request, exc: HTTPException) -> Response:
+        """Starlette's handler of a 404 (no route has the path) and a 405 (not with this
+        method): a browser's request told as a route's refusal is, for whoever is signed in;
+        a program's, Starlette's own plain answer."""
+        if not (for_people(request.url.path) and asks_for_html(request)) or exc.status_code not in NO_ROUTE:
+            return PlainTextResponse(exc.detail, exc.status_code, headers=exc.headers)
+        gate = self.app.gate
+        client = gate.client(request)
+        try:
+            session, new_token = await run_in_threadpool(gate.authenticate, request, client)
+        except Refused as refused:
+            return self.answer(request, refused, people=True)
+        request.state.session = session
+        if session is None:
+            return self.answer(request, Refused(401, N_("sign in first")), people=True)
+        response = self.answer(request, Refused(exc.status_code, NO_ROUTE[exc.status_code], exc.headers,
+                                                path=repr(request.url.path[:100]), method=request.method),
+                               people=True)
+        if new_token is not None:   # a session the trusted proxy's user header began
+            gate.set_cookie(response, client, new_token)
         return response

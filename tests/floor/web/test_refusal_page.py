@@ -126,6 +126,22 @@ def test_before_sign_in_a_page_goes_to_sign_in_and_a_form_is_refused_in_the_brow
     assert call(web, "POST", "/logout", raw=b"csrf=x", headers=FORM)[::2] == (401, {"error": "sign in first"})
 
 
+def test_an_address_no_route_has_is_a_czech_page_behind_the_sign_in_and_plain_text_to_a_program(web):
+    cookie = sign_in(web, "vera")[0]
+    status, _h, body = call(web, "GET", "/no/such/page", headers=BROWSER, cookie=cookie)
+    page = page_of(body)
+    assert status == 404 and page["lang"] == "cs" and page["title"] == "Nenalezeno"
+    assert page["reason"] == "herní sál nemá stránku '/no/such/page'" and page["back"] == "/", page
+    status, headers, body = call(web, "GET", "/logout", headers=BROWSER, cookie=cookie)
+    assert status == 405 and headers["Allow"] == "POST" and page_of(body)["reason"] == "'/logout' nepřijímá GET"
+    # Without a session, a browser goes to sign in; it learns nothing of the floor's addresses.
+    status, headers, _body = call(web, "GET", "/no/such/page", headers=BROWSER)
+    assert status == 303 and headers["Location"] == "/login"
+    # A program, or a browser at an API address: Starlette's own plain answer, as ever.
+    assert call(web, "GET", "/no/such/page", cookie=cookie)[::2] == (404, "Not Found")
+    assert call(web, "GET", "/api/no/such", headers=BROWSER, cookie=cookie)[::2] == (404, "Not Found")
+
+
 @pytest.mark.parametrize("fields, said", [
     ({"uid": "XYZ", "dealer": "1042"},
      "UID štítku má 4, 7 nebo 10 bajtů v šestnáctkové soustavě, např. 04A3C6CAE26180, ne 'XYZ'"),
@@ -156,8 +172,8 @@ def _refusals(path: Path, name: str):
     ("RegistryRefused", [ROOT / "dealerbox/floor/store/registry.py", ROOT / "dealerbox/floor/web/registry_pages.py"]),
 ])
 def test_every_refusal_is_a_catalog_message_with_its_facts(name, files):
-    """The one way: the message is ``N_("...")`` (or a module's constant of one), its values
-    are keywords; never an f-string or a text made before it is told."""
+    """The one way: the message is ``N_("...")`` (or a module's constant of one, or a table of
+    them), its values are keywords; never an f-string or a text made before it is told."""
     seen, odd = 0, []
     for path in files:
         for call_node in _refusals(path, name):
@@ -166,6 +182,8 @@ def test_every_refusal_is_a_catalog_message_with_its_facts(name, files):
             if isinstance(message, ast.Call) and getattr(message.func, "id", "") == "N_" \
                     and isinstance(message.args[0], ast.Constant):
                 continue
+            if isinstance(message, ast.Subscript):
+                message = message.value   # a table of them, one per status
             if isinstance(message, ast.Name) and (message.id.isupper() or message.id == "refusal"):
                 continue
             if (path.name, ast.unparse(message)) not in PROGRAMS_ONLY:
