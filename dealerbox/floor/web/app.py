@@ -207,7 +207,8 @@ class FloorApp:
         fields = await form(request, self.settings.request_timeout_s)
         expected = request.cookies.get(self.gate.cookie_name(client, SIGNIN_COOKIE), "")
         given = fields.get("csrf", "")
-        _ = self.language.of(request, None).gettext
+        language = self.language.of(request, None)
+        _ = language.gettext
         if not expected or not secrets.compare_digest(given.encode(), expected.encode()):
             return await self.signin_page(request, client, None, status=403,
                                           error=_("The sign-in form had expired: sign in again."))
@@ -216,7 +217,7 @@ class FloorApp:
                                            request)
         except Refused as refused:
             return await self.signin_page(request, client, None, status=refused.status,
-                                          error=refused.told(self.language.of(request, None)),
+                                          error=refused.told(language),
                                           headers=refused.headers)
         response = RedirectResponse("/", 303)
         self.gate.set_cookie(response, client, token)

@@ -49,11 +49,12 @@ class Refused(DealerboxError):
     """A request answered with an error: *status* and why, in one way everywhere.
 
     *message* is English, a catalog message (marked with ``N_``) wherever a person may meet
-    it, its placeholders filled from *facts*: :attr:`reason` is that English, which a program reads (``{"error":
-    ...}``, :meth:`response`), and :meth:`told` says it in a person's language (the refusal
-    page, :mod:`.refusal_page`). The facts named in *words* are catalog words themselves (a
-    role: "viewer"), translated with it; those named in *moments* are epoch seconds, which
-    the English gives as they are and a person reads as a moment of their language."""
+    it, its placeholders filled from *facts*: :attr:`reason` is that English, which a program
+    reads (``{"error": ...}``, :meth:`response`), and :meth:`told` says it in a person's
+    language (the refusal page, :mod:`.refusal_page`). The facts named in *words* are catalog
+    words themselves (a role: "viewer"), translated with it; those named in *moments* are
+    epoch seconds, which the English gives as they are and a person reads as a moment of
+    their language."""
 
     def __init__(self, status: int, message: str, headers: dict | None = None, *,
                  words: tuple[str, ...] = (), moments: tuple[str, ...] = (), **facts):
