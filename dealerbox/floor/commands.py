@@ -196,7 +196,7 @@ def report(config: Path, start: str | None, end: str | None, *, html: Path | Non
         try:
             return F.parse_moment(text)
         except ValueError as exc:
-            raise FloorError(f"--{name} {text!r}{exc}") from None
+            raise FloorError(f"--{name} {text!r}: {exc}") from None
 
     stop = moment("to", end) if end else time.time()
     begin = moment("from", start) if start else stop - 12 * 3600
@@ -339,7 +339,7 @@ def protect(config: Path, action: str, *, house: tuple[str, str] | None = None, 
             try:
                 moments.append(parse_moment(text))
             except ValueError as exc:
-                raise FloorError(f"dealerbox floor protect fit --house {name}={text}{exc}") from None
+                raise FloorError(f"dealerbox floor protect fit --house {name}={text}: {exc}") from None
     with Store(settings.store):
         engine = store_engine(settings.store)
         try:

@@ -19,6 +19,7 @@ from dealerbox.floor.operating.accounts import ROLES, SESSIONS_PER_USER, may
 from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.store import Store
 from dealerbox.floor.store.alerts import SIGNIN_ACTIONS
+from dealerbox.floor.web.refusal_page import for_people
 
 
 def open_alert(web, table="T02", kind="floor", text="FOUR_CARD_FLOP at T02") -> int:
@@ -62,6 +63,10 @@ def test_no_page_or_api_answers_without_a_session_but_sign_in_and_health(web, tm
             status, headers, answer = call(web, method, path, payload, headers={"Accept": accept})
             if method == "GET" and accept == "text/html":
                 assert status == 303 and headers["Location"] == "/login", (path, status)
+            elif accept == "text/html" and for_people(path):
+                # A form sent without a session: the refusal page, which leads to the sign-in page.
+                assert status == 401 and 'id="refused-reason">sign in first<' in answer, (method, path, answer)
+                assert '<a href="/login" id="refused-back">' in answer, (method, path, answer)
             else:
                 assert status == 401 and answer == {"error": "sign in first"}, (method, path, status, answer)
     assert is_open(web, alert_id)

@@ -163,8 +163,20 @@ def _why(what: str, text) -> str:
 def _uid(uid) -> str:
     try:
         return normalize_uid(uid)
-    except RegistryError as exc:
-        raise RegistryRefused(str(exc)) from None
+    except RegistryError:
+        # The domain's rule (dealerbox/domain/decks.py), told as a catalog's message so that a
+        # reader gets it in their language, with what was given.
+        raise RegistryRefused(N_("a tag UID is 4, 7 or 10 bytes in hexadecimal, such as 04A3C6CAE26180, not "
+                                 "%(given)s"), given=shown(uid)) from None
+
+
+def _dealer(dealer) -> str:
+    try:
+        return check_dealer_id(dealer)
+    except RegistryError:
+        # The domain's sentence (dealerbox/domain/badges.py) word for word, as a catalog's message.
+        raise RegistryRefused(N_("a dealer id is 1 to 10 letters, digits, '-' or '_' (an employee number), "
+                                 "not %(given)s"), given=shown(dealer)) from None
 
 
 class RoomRegistry(Connection):
@@ -486,10 +498,7 @@ class RoomRegistry(Connection):
 
     def _register_badge(self, uid, dealer, who, table, seq, now) -> dict:
         uid = _uid(uid)
-        try:
-            check_dealer_id(dealer)
-        except RegistryError as exc:
-            raise RegistryRefused(str(exc)) from None
+        _dealer(dealer)
         b, t = reg_badges_table.c, reg_tags_table.c
         card = self._execute(select(t.deck, t.card).where(t.uid == uid)).first()
         if card is not None:

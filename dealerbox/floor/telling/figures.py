@@ -41,6 +41,7 @@ from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, St
                         func, insert, select, update)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
+from dealerbox.floor.marks import N_
 from dealerbox.floor.telling.hands import SENSING, HandFollower, HandSummary
 from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
@@ -521,17 +522,18 @@ def sensing_faults(conn, start: float, end: float) -> list[dict]:
 
 def parse_moment(text: str) -> float:
     """Epoch seconds from *text*: a number of seconds from 0, or ISO 8601 with a UTC
-    offset. :class:`ValueError` says what is wrong, worded to follow ``name=value``."""
+    offset. :class:`ValueError` says what is wrong, worded to follow ``name=value: ``: a
+    catalog message, which the web view tells a person in their language."""
     try:
         value = float(text)
     except ValueError:
         try:
             moment = _dt.datetime.fromisoformat(text)
         except ValueError:
-            raise ValueError(": expected epoch seconds or an ISO 8601 time such as 2026-11-24T18:00:00Z") from None
+            raise ValueError(N_("expected epoch seconds or an ISO 8601 time such as 2026-11-24T18:00:00Z")) from None
         if moment.tzinfo is None:
-            raise ValueError(" has no UTC offset: add Z or one such as +01:00") from None
+            raise ValueError(N_("no UTC offset: add Z or one such as +01:00")) from None
         return moment.timestamp()
     if not math.isfinite(value) or value < 0:
-        raise ValueError(": expected epoch seconds, a finite number from 0")
+        raise ValueError(N_("expected epoch seconds, a finite number from 0"))
     return value

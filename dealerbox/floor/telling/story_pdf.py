@@ -20,10 +20,10 @@ from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 from dealerbox.errors import FloorError
-from dealerbox.floor.telling.catalogs import SOURCE_LANGUAGE, translations
+from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE, translations
 from dealerbox.floor.telling.story import VERDICT_WORDS
 
-__all__ = ["story_pdf", "find_font", "FontMissing", "FONT_DIRS", "FONT_FILES"]
+__all__ = ["story_pdf", "find_font", "FontMissing", "NO_FONT", "FONT_DIRS", "FONT_FILES"]
 
 #: Where Debian's fonts-dejavu-core puts DejaVu Sans.
 FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"),)
@@ -33,8 +33,19 @@ _FAMILY = "DejaVu"
 _NEXT = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
 
 
+#: Why no PDF can be made without the font: :class:`FontMissing`'s text, a catalog message
+#: (a page that cannot give its PDF says it in its reader's language).
+NO_FONT = N_("the floor's PDFs need DejaVu Sans for the suit symbols: install Debian's fonts-dejavu-core "
+             "(looked in %(dirs)s)")
+
+
 class FontMissing(FloorError):
-    """No font with the suit symbols is installed: the PDF cannot show the cards."""
+    """No font with the suit symbols is installed: the PDF cannot show the cards. *dirs*:
+    where it was looked for, as :data:`NO_FONT` names them."""
+
+    def __init__(self, dirs: str):
+        self.dirs = dirs
+        super().__init__(NO_FONT % {"dirs": dirs})
 
 
 def find_font(dirs=FONT_DIRS) -> tuple[Path, Path]:
@@ -43,8 +54,7 @@ def find_font(dirs=FONT_DIRS) -> tuple[Path, Path]:
         regular, bold = (Path(directory) / name for name in FONT_FILES)
         if regular.is_file() and bold.is_file():
             return regular, bold
-    raise FontMissing("the floor's PDFs need DejaVu Sans for the suit symbols: install Debian's "
-                      f"fonts-dejavu-core (looked in {', '.join(str(d) for d in dirs)})")
+    raise FontMissing(", ".join(str(d) for d in dirs))
 
 
 class _Doc(FPDF):

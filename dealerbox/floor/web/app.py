@@ -38,12 +38,13 @@ from dealerbox.floor.operating.settings import WebSettings
 from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.store import Store
 from dealerbox.floor.store.alerts import WRONG_PASSWORD
-from dealerbox.floor.telling.story_pdf import FontMissing
+from dealerbox.floor.telling.story_pdf import NO_FONT, FontMissing
 from dealerbox.floor.telling.story import registry_cards
 from dealerbox.floor.web import charts as C
-from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object, unauthenticated
+from dealerbox.floor.web.auth import SIGNIN_COOKIE, Client, Gate, Refused, form, json_object
 from dealerbox.floor.web.figures_api import FiguresApi
 from dealerbox.floor.telling.floor_words import room
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.web.language import LANGUAGES, LanguageChoice
 from dealerbox.floor.web.live import Floor
 from dealerbox.floor.web.story_pages import StoryPages
@@ -52,8 +53,9 @@ from dealerbox.floor.web.registry_pages import RegistryPages
 from dealerbox.floor.web.tables_pages import TablesPages, commission_shown
 from dealerbox.floor.web.commission_pages import CommissionPages
 from dealerbox.floor.web.metrics import FloorMetrics
-from dealerbox.floor.web.params import dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
+from dealerbox.floor.web.params import NO_OPEN_ALERT, dealer_id_of, page_range, row_id_of, table_id_of, user_name_of
 from dealerbox.floor.web.range_form import range_controls
+from dealerbox.floor.web.refusal_page import RefusalPage, for_people
 from dealerbox.link import protocol as P
 
 __all__ = ["FloorApp", "create_app"]
@@ -96,6 +98,8 @@ class FloorApp:
         self.metrics = FloorMetrics(self)
         # The room's registry and its card control log (issue 40).
         self.registry = RegistryPages(self)
+        # A refusal a person meets, said on a page in their language (issue 45).
+        self.refusals = RefusalPage(self)
 
     # -- the table of routes
 
@@ -139,18 +143,19 @@ class FloorApp:
         ]
 
     def asgi(self) -> Starlette:
-        routes = [Route(path, self._endpoint(handler, permission, body), methods=[method])
+        routes = [Route(path, self._endpoint(handler, permission, body, for_people(path)), methods=[method])
                   for path, method, handler, permission, body in self.routes()]
         return Starlette(routes=routes, lifespan=self._lifespan,
-                         middleware=[Middleware(SecurityHeaders, tls=self.settings.tls)])
+                         middleware=[Middleware(SecurityHeaders, tls=self.settings.tls)],
+                         exception_handlers={404: self.refusals.no_route, 405: self.refusals.no_route})
 
-    def _endpoint(self, handler, permission, body):
+    def _endpoint(self, handler, permission, body, people: bool):
         async def endpoint(request: Request) -> Response:
             try:
                 client, session, new_token = await self.gate.guard(request, permission, body)
                 response = await handler(request, client, session)
             except Refused as refused:
-                return unauthenticated(request, refused)
+                return self.refusals.answer(request, refused, people=people)
             if new_token is not None:
                 self.gate.set_cookie(response, client, new_token)
             return response
@@ -202,7 +207,8 @@ class FloorApp:
         fields = await form(request, self.settings.request_timeout_s)
         expected = request.cookies.get(self.gate.cookie_name(client, SIGNIN_COOKIE), "")
         given = fields.get("csrf", "")
-        _ = self.language.of(request, None).gettext
+        language = self.language.of(request, None)
+        _ = language.gettext
         if not expected or not secrets.compare_digest(given.encode(), expected.encode()):
             return await self.signin_page(request, client, None, status=403,
                                           error=_("The sign-in form had expired: sign in again."))
@@ -211,7 +217,8 @@ class FloorApp:
                                            request)
         except Refused as refused:
             return await self.signin_page(request, client, None, status=refused.status,
-                                          error=_signin_error(_, refused), headers=refused.headers)
+                                          error=refused.told(language),
+                                          headers=refused.headers)
         response = RedirectResponse("/", 303)
         self.gate.set_cookie(response, client, token)
         self.gate.drop_cookie(response, client, SIGNIN_COOKIE)
@@ -259,7 +266,7 @@ class FloorApp:
             pdf = await run_in_threadpool(AF.audit_pdf, trail, language, base,
                                           self.language.floor_words(language).first_headline)
         except FontMissing as exc:
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, NO_FONT, dirs=exc.dirs) from None
         name = AF.audit_file_name(trail, self.clock, "pdf")
         return Response(pdf, media_type="application/pdf",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -267,15 +274,10 @@ class FloorApp:
     async def hand_page(self, request, client, session):
         p = request.path_params
         language = self.language.of(request, session)
-        try:
-            story, place = await run_in_threadpool(self.stories.story, p["table_id"], p["seq"], language)
-        except Refused as refused:
-            error = (language.gettext("The floor holds no line %(seq)s of table %(table)s.")
-                     % {"seq": p["seq"], "table": p["table_id"]} if refused.status == 404 else refused.reason)
-            return self.render(request, "story.html", refused.status, session=session, story=None,
-                               language=language, error=error)
+        # No such hand, or an id of the wrong shape: the refusal page says so (refusal_page.py).
+        story, place = await run_in_threadpool(self.stories.story, p["table_id"], p["seq"], language)
         names = await self._names(session)
-        return self.render(request, "story.html", session=session, story=story, error="", names=names,
+        return self.render(request, "story.html", session=session, story=story, names=names,
                            language=language, **self.stories.words(request, story, place, names, language))
 
     async def _names(self, session) -> dict[str, str]:
@@ -382,7 +384,7 @@ class FloorApp:
             words = self.language.floor_words(language).first_headline
             pdf = await run_in_threadpool(R.report_pdf, report, names, self.clock, base, words, language)
         except FontMissing as exc:
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, NO_FONT, dirs=exc.dirs) from None
         name = self._report_file_name(report, "pdf")
         return Response(pdf, media_type="application/pdf",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
@@ -392,7 +394,7 @@ class FloorApp:
     async def signin(self, name, password, client: Client, request: Request) -> tuple[str, Session]:
         if not isinstance(name, str) or not isinstance(password, str) or not name \
                 or len(name) > 100 or len(password) > PASSWORD_MAX:
-            raise Refused(400, "expected a user name and a password")
+            raise Refused(400, N_("expected a user name and a password"))
         old = self.gate.session_token(request, client)
         return await anyio.to_thread.run_sync(self._signin, name, password, client, old,
                                               limiter=self.hashing)
@@ -402,8 +404,9 @@ class FloorApp:
         if wait is not None:
             security_event("signin_refused", f"floor web: sign-in for {name!r} from {client.address} refused: "
                            "too many failures", user=name, address=client.address, retry_after_s=round(wait))
-            raise Refused(429, f"too many failed sign-ins: try again in {wait:.0f} s",
-                          {"Retry-After": str(max(1, round(wait)))})
+            seconds = max(1, round(wait))
+            raise Refused(429, N_("too many failed sign-ins: try again in %(seconds)s s"),
+                          {"Retry-After": str(seconds)}, seconds=seconds)
         user = self.accounts.verify(name, password)
         if user is None:
             self.limiter.failed(name, client.address)
@@ -413,7 +416,7 @@ class FloorApp:
                            user=name, address=client.address)
             self.store.record_signin("signin_failed", name, via="password", address=client.address,
                                      why=WRONG_PASSWORD)
-            raise Refused(401, "wrong user name or password")
+            raise Refused(401, N_("wrong user name or password"))
         self.limiter.succeeded(name)
         # A session id the browser had before (perhaps planted) never becomes this one.
         self.sessions.end_token(old)
@@ -469,8 +472,9 @@ class FloorApp:
         data = await json_object(request, self.settings.request_timeout_s)
         extra = sorted(set(data) - {"note"})
         if extra:
-            raise Refused(400, f"unknown key {extra[0]!r}: only 'note' (the audit names who is signed in)")
-        alert_id = row_id_of("open alert", request.path_params["alert_id"])
+            raise Refused(400, N_("unknown key %(key)s: only 'note' (the audit names who is signed in)"),
+                          key=repr(extra[0]))
+        alert_id = row_id_of(NO_OPEN_ALERT, request.path_params["alert_id"])
         return JSONResponse(await self.clear_alert(alert_id, session.user, data.get("note")))
 
     async def clear_alert(self, alert_id: int, user: str, note) -> dict:
@@ -478,10 +482,10 @@ class FloorApp:
         audit trail and the security journal name the user. Every page's clear comes here (the
         floor map's API, the Surveillance page's form); refused with 400 or 404."""
         if not isinstance(note, str) or not note.strip() or len(note) > NOTE_MAX:
-            raise Refused(400, f"a note of 1 to {NOTE_MAX} characters says why the alert is cleared")
+            raise Refused(400, N_("a note of 1 to %(most)s characters says why the alert is cleared"), most=NOTE_MAX)
         alert = await run_in_threadpool(self._clear, alert_id, user, note.strip())
         if alert is None:
-            raise Refused(404, "no such open alert")
+            raise Refused(404, NO_OPEN_ALERT, number=alert_id)
         return alert
 
     def _clear(self, alert_id: int, user: str, note: str) -> dict | None:
@@ -505,6 +509,7 @@ class FloorApp:
             await anyio.to_thread.run_sync(lambda: self.accounts.add(name, role, password, by=session.user),
                                            limiter=self.hashing)
         except AccountError as exc:
+            # The accounts' own English (the command line's too): /api/users is a program's route.
             raise Refused(400, str(exc)) from None
         return JSONResponse({"name": name, "role": role}, 201)
 
@@ -598,19 +603,6 @@ class FloorApp:
 
 def create_app(settings: WebSettings) -> Starlette:
     return FloorApp(settings).asgi()
-
-
-def _signin_error(_, refused: Refused) -> str:
-    """Why a sign-in from the page was refused, in the page's language (the JSON API's
-    reasons stay as they are)."""
-    if refused.status == 401:
-        return _("wrong user name or password")
-    if refused.status == 429:
-        return _("too many failed sign-ins: try again in %(seconds)s s") % {
-            "seconds": refused.headers.get("Retry-After", "60")}
-    if refused.status == 400:
-        return _("expected a user name and a password")
-    return refused.reason
 
 
 def _whoami(session: Session, language: str) -> dict:

@@ -24,8 +24,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 
+from dealerbox.errors import DealerboxError
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.operating.accounts import Session, Sessions, may
 from dealerbox.floor.operating.security_log import security_event
 from dealerbox.floor.operating.settings import WebSettings
@@ -43,14 +45,35 @@ UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CONTENT_TYPES = {"json": "application/json", "form": "application/x-www-form-urlencoded"}
 
 
-class Refused(Exception):
-    """A request answered with an error: *status* and a one-line *reason*."""
+class Refused(DealerboxError):
+    """A request answered with an error: *status* and why, in one way everywhere.
 
-    def __init__(self, status: int, reason: str, headers: dict | None = None):
-        super().__init__(reason)
-        self.status, self.reason, self.headers = status, reason, headers or {}
+    *message* is English, a catalog message (marked with ``N_``) wherever a person may meet
+    it, its placeholders filled from *facts*: :attr:`reason` is that English, which a program
+    reads (``{"error": ...}``, :meth:`response`), and :meth:`told` says it in a person's
+    language (the refusal page, :mod:`.refusal_page`). The facts named in *words* are catalog
+    words themselves (a role: "viewer"), translated with it; those named in *moments* are
+    epoch seconds, which the English gives as they are and a person reads as a moment of
+    their language."""
+
+    def __init__(self, status: int, message: str, headers: dict | None = None, *,
+                 words: tuple[str, ...] = (), moments: tuple[str, ...] = (), **facts):
+        self.status, self.message, self.headers = status, message, headers or {}
+        self.words, self.moments, self.facts = words, moments, facts
+        self.reason = message % facts if facts else message
+        super().__init__(self.reason)
+
+    def told(self, language) -> str:
+        """The refusal in *language* (a :class:`~dealerbox.floor.telling.language.Language`)."""
+        gettext = language.gettext
+        if not self.facts:
+            return gettext(self.message)
+        said = {k: gettext(v) if k in self.words else language.forms.stamp(v) if k in self.moments else v
+                for k, v in self.facts.items()}
+        return gettext(self.message) % said
 
     def response(self) -> Response:
+        """The refusal for a program: ``{"error": reason}`` in English, with its status."""
         return JSONResponse({"error": self.reason}, self.status, headers=self.headers)
 
 
@@ -71,22 +94,22 @@ async def read_body(request: Request, timeout: float, limit: int = BODY_LIMIT) -
         return request.state.body
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > limit):
-        raise Refused(413, f"a body of at most {limit} bytes", {"Connection": "close"})
+        raise Refused(413, N_("a body of at most %(most)s bytes"), {"Connection": "close"}, most=limit)
     chunks, size = [], 0
     try:
         async with asyncio.timeout(timeout):
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise Refused(413, f"a body of at most {limit} bytes", {"Connection": "close"})
+                    raise Refused(413, N_("a body of at most %(most)s bytes"), {"Connection": "close"}, most=limit)
                 chunks.append(chunk)
     except TimeoutError:
-        raise Refused(408, "the body did not arrive in time", {"Connection": "close"}) from None
+        raise Refused(408, N_("the body did not arrive in time"), {"Connection": "close"}) from None
     except ClientDisconnect:
         # Nobody is left to answer; one line, not the framework's traceback.
         peer = request.client.host if request.client else "?"
         log.info("floor web: a client at %s closed its connection before its body arrived", peer)
-        raise Refused(400, "the connection closed before the body arrived") from None
+        raise Refused(400, N_("the connection closed before the body arrived")) from None
     request.state.body = b"".join(chunks)
     return request.state.body
 
@@ -152,7 +175,7 @@ class Gate:
                            proxy=client.peer, via="proxy")
             self.store.record_signin("signin_failed", client.proxy_user, via="proxy", address=client.address,
                                      why=PROXY_USER_UNKNOWN)
-            raise Refused(403, "the proxy's user is not a user of the floor view")
+            raise Refused(403, N_("the proxy's user is not a user of the floor view"))
         if session is not None and session.user == user["name"]:
             return session, None
         if session is not None:
@@ -169,7 +192,7 @@ class Gate:
     def check_origin(self, request: Request, client: Client) -> None:
         site = request.headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):
-            raise Refused(403, "a request from another site")
+            raise Refused(403, N_("a request from another site"))
         origin = request.headers.get("origin")
         if origin is None and request.headers.get("referer"):
             parts = urlsplit(request.headers["referer"])
@@ -178,21 +201,21 @@ class Gate:
             return  # not a browser: the CSRF token decides
         own = f"{'https' if client.secure else 'http'}://{client.host}"
         if origin.lower() != own and origin.lower() not in self.settings.origins:
-            raise Refused(403, f"origin {origin[:100]} is not this site")
+            raise Refused(403, N_("origin %(origin)s is not this site"), origin=origin[:100])
 
     async def check_body_type(self, request: Request, kind: str | None) -> None:
         if kind is None:
             return
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != CONTENT_TYPES[kind]:
-            raise Refused(415, f"expected {CONTENT_TYPES[kind]}")
+            raise Refused(415, N_("expected %(type)s"), type=CONTENT_TYPES[kind])
 
     async def check_csrf(self, request: Request, expected: str, kind: str | None) -> None:
         given = request.headers.get("x-csrf-token")
         if given is None and kind == "form":
             given = (await form(request, self.settings.request_timeout_s)).get("csrf")
         if not given or not hmac.compare_digest(given.encode(), expected.encode()):
-            raise Refused(403, "missing or wrong CSRF token")
+            raise Refused(403, N_("missing or wrong CSRF token"))
 
     async def guard(self, request: Request, permission: str | None, body: str | None):
         """``(client, session, new cookie id)`` or :class:`Refused`."""
@@ -205,10 +228,13 @@ class Gate:
                 await self.check_body_type(request, body)
             return client, None, None
         session, new_token = await run_in_threadpool(self.authenticate, request, client)
+        # Who asked, for the refusal page's language and header when a check below refuses them.
+        request.state.session = session
         if session is None:
-            raise Refused(401, "sign in first")
+            raise Refused(401, N_("sign in first"))
         if not may(session.role, permission):
-            raise Refused(403, f"{session.user} ({session.role}) may not do this")
+            raise Refused(403, N_("%(user)s (%(role)s) may not do this"), words=("role",), user=session.user,
+                          role=session.role)
         if unsafe:
             await self.check_body_type(request, body)
             await self.check_csrf(request, session.csrf, body)
@@ -224,7 +250,7 @@ async def form(request: Request, timeout: float) -> dict[str, str]:
     try:
         fields = parse_qs(raw.decode("utf-8"), max_num_fields=20, strict_parsing=False)
     except (UnicodeDecodeError, ValueError):
-        raise Refused(400, "a form that cannot be read") from None
+        raise Refused(400, N_("a form that cannot be read")) from None
     return {k: v[0] for k, v in fields.items()}
 
 
@@ -233,14 +259,7 @@ async def json_object(request: Request, timeout: float) -> dict:
     try:
         data = json.loads(raw or b"{}")
     except (UnicodeDecodeError, ValueError):
-        raise Refused(400, "a body that is not JSON") from None
+        raise Refused(400, N_("a body that is not JSON")) from None
     if not isinstance(data, dict):
-        raise Refused(400, "expected a JSON object")
+        raise Refused(400, N_("expected a JSON object"))
     return data
-
-
-def unauthenticated(request: Request, refused: Refused) -> Response:
-    """A browser asking for a page goes to the sign-in page; anything else gets the error."""
-    if refused.status == 401 and request.method == "GET" and "text/html" in request.headers.get("accept", ""):
-        return RedirectResponse("/login", 303)
-    return refused.response()

@@ -15,8 +15,9 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling import commissioning as C
-from dealerbox.floor.telling.story_pdf import FontMissing
+from dealerbox.floor.telling.story_pdf import NO_FONT, FontMissing
 from dealerbox.floor.web.auth import Refused
 from dealerbox.floor.web.params import table_id_of
 
@@ -48,8 +49,9 @@ class CommissionPages:
         seq = request.path_params.get("seq")
         found = next((r for r in runs if seq is None or r["seq"] == seq), None)
         if found is None:
-            raise Refused(404, f"no commissioning of table {table} has reached the floor" if seq is None
-                          else f"no commissioning of table {table} at journal line {seq}")
+            if seq is None:
+                raise Refused(404, N_("no commissioning of table %(table)s has reached the floor"), table=table)
+            raise Refused(404, N_("no commissioning of table %(table)s at journal line %(seq)s"), table=table, seq=seq)
         return found, runs
 
     async def page(self, request, client, session):
@@ -60,13 +62,9 @@ class CommissionPages:
         try:
             record, runs = await self._record(request)
         except Refused as refused:
-            seq = request.path_params.get("seq")
-            error = (_("no commissioning of table %(table)s has reached the floor") % {"table": table}
-                     if seq is None else
-                     _("no commissioning of table %(table)s at journal line %(seq)s") % {"table": table, "seq": seq})
+            # On the record's own page, which says when a commissioning reaches the floor.
             return self.app.render(request, "commission.html", refused.status, session=session, record=None,
-                                   table=table, error=error if refused.status == 404 else refused.reason,
-                                   language=language,
+                                   table=table, error=refused.told(language), language=language,
                                    title=_("Commissioning of table %(table)s") % {"table": table})
         clock = self.app.clock
         path = C.record_path(record["table"], record["seq"])
@@ -91,7 +89,7 @@ class CommissionPages:
             language = self.app.language.of(request, session)
             pdf = await run_in_threadpool(C.record_pdf, record, self.app.clock, language)
         except FontMissing as exc:
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, NO_FONT, dirs=exc.dirs) from None
         return _file(pdf, "application/pdf", C.file_name(record, self.app.clock, "pdf"))
 
 

@@ -14,9 +14,11 @@ from starlette.responses import JSONResponse
 
 from dealerbox.floor.telling import figures as F
 from dealerbox.floor.telling import story as S
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.store import store_engine
 from dealerbox.floor.web.auth import Refused
-from dealerbox.floor.web.params import dealer_id_of, dealer_query, row_id_of, table_id_of, table_query, time_range
+from dealerbox.floor.web.params import (NO_JOURNAL_LINE, dealer_id_of, dealer_query, row_id_of, table_id_of, table_query,
+                                        time_range)
 
 __all__ = ["FiguresApi"]
 
@@ -45,12 +47,12 @@ class FiguresApi:
         """The story of *table_id*'s hand holding journal line *seq* (dealerbox/floor/telling/story.py),
         its timeline in *language* (a Language; none: English); a 404 when the floor has no such line."""
         table_id = table_id_of(table_id)
-        seq = row_id_of("journal line", seq)
+        seq = row_id_of(NO_JOURNAL_LINE, seq)
         self.ledger.catch_up(self.engine)
         with self.engine.connect() as conn:
             found = S.hand_lines(conn, table_id, seq)
         if found is None:
-            raise Refused(404, f"the floor has no line {seq} of table {table_id}")
+            raise Refused(404, N_("the floor has no line %(seq)s of table %(table)s"), seq=seq, table=table_id)
         lines, dealer = found
         return S.tell(table_id, lines, dealer=dealer, card_of_uid=self.card_of_uid, language=language)
 

@@ -109,14 +109,16 @@ class LanguageChoice:
         fields = await form(request, self.app.settings.request_timeout_s)
         extra = sorted(set(fields) - _FIELDS)
         if extra:
-            raise Refused(400, f"unknown field {extra[0]!r}: a user changes only their own language")
+            raise Refused(400, N_("unknown field %(field)s: a user changes only their own language"),
+                          field=repr(extra[0]))
         code = fields.get("language", "")
         if code != ROOM_LANGUAGE and code not in LANGUAGES:
-            raise Refused(400, f"language {code[:20]!r}: expected one of {', '.join(LANGUAGES)} or {ROOM_LANGUAGE}")
+            raise Refused(400, N_("language %(given)s: expected one of %(languages)s or %(room)s"),
+                          given=repr(code[:20]), languages=", ".join(LANGUAGES), room=ROOM_LANGUAGE)
         chosen = None if code == ROOM_LANGUAGE else code
         before = await run_in_threadpool(self.app.store.set_user_language, session.user, chosen, time.time())
         if before is False:
-            raise Refused(404, "no such user")
+            raise Refused(404, N_("no user %(given)s"), given=repr(session.user))
         log.info("floor web: %s reads the floor in %s now (before: %s)", session.user,
                  chosen or "the room's language", before or "the room's language")
         back = fields.get("back") or "/"

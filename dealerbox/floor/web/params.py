@@ -12,13 +12,14 @@ import time
 from typing import NamedTuple
 
 from dealerbox.floor.telling import figures as F
+from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.operating.accounts import NAME_RE
 from dealerbox.floor.telling.clock import PRESETS, FloorClock
 from dealerbox.floor.web.auth import Refused
 from dealerbox.link import protocol as P
 
 __all__ = ["time_range", "page_range", "PageRange", "parse_time", "parse_local_time", "table_id_of", "dealer_id_of", "row_id_of", "user_name_of", "table_query",
-           "dealer_query", "DEFAULT_SPAN_S", "LONGEST_SPAN_S", "LATEST_MOMENT", "ROW_ID_MAX"]
+           "dealer_query", "DEFAULT_SPAN_S", "LONGEST_SPAN_S", "LATEST_MOMENT", "ROW_ID_MAX", "NO_JOURNAL_LINE", "NO_OPEN_ALERT"]
 
 #: Without ``from``, the range starts this long before ``to``.
 DEFAULT_SPAN_S = 12 * 3600.0
@@ -31,6 +32,11 @@ LATEST_MOMENT = 32503680000.0
 ROW_ID_MAX = 2 ** 63 - 1
 #: A dealer's id as the badge registry holds it (CONTRACT.md, the ``dealer`` event).
 DEALER_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,10}$")
+#: The refusals of a row no store holds (:func:`row_id_of`), its number as ``number``.
+NO_JOURNAL_LINE = N_("no journal line %(number)s")
+NO_OPEN_ALERT = N_("no open alert %(number)s")
+#: A moment out of the years a range may name.
+_OUT_OF_YEARS = N_("%(name)s=%(given)s: expected a time from 1970 to before 3000-01-01")
 
 
 def _shown(text: str) -> str:
@@ -42,10 +48,12 @@ def parse_time(name: str, text: str) -> float:
     try:
         moment = F.parse_moment(text)
     except ValueError as exc:
-        raise Refused(400, f"{name}={_shown(text)}{exc}") from None
+        # parse_moment's reason is a catalog message: a person reads it in their language.
+        raise Refused(400, N_("%(name)s=%(given)s: %(why)s"), words=("why",), name=name, given=_shown(text),
+                      why=str(exc)) from None
     if not 0 <= moment <= LATEST_MOMENT:
         # An ISO time with an offset may fall before 1970 (0001-01-01T00:00+14:00 is year 0 in UTC).
-        raise Refused(400, f"{name}={_shown(text)}: expected a time from 1970 to before 3000-01-01")
+        raise Refused(400, _OUT_OF_YEARS, name=name, given=_shown(text))
     return moment
 
 
@@ -55,18 +63,20 @@ def parse_local_time(name: str, text: str, clock: FloorClock) -> float:
     try:
         moment = clock.parse_local(text)
     except (ValueError, OverflowError):
-        raise Refused(400, f"{name}={_shown(text)}: expected a local date and time such as "
-                           "2026-11-26T19:55") from None
+        raise Refused(400, N_("%(name)s=%(given)s: expected a local date and time such as 2026-11-26T19:55"),
+                      name=name, given=_shown(text)) from None
     if not 0 <= moment <= LATEST_MOMENT:
-        raise Refused(400, f"{name}={_shown(text)}: expected a time from 1970 to before 3000-01-01")
+        raise Refused(400, _OUT_OF_YEARS, name=name, given=_shown(text))
     return moment
 
 
 def _checked(start: float, end: float) -> tuple[float, float]:
     if start >= end:
-        raise Refused(400, f"from ({start}) must be before to ({end})")
+        # A program reads the epoch seconds it sent; a person, the two moments in their language.
+        raise Refused(400, N_("from (%(start)s) must be before to (%(end)s)"), moments=("start", "end"),
+                      start=start, end=end)
     if end - start > LONGEST_SPAN_S:
-        raise Refused(400, f"a range of at most {LONGEST_SPAN_S / 86400:.0f} days at once")
+        raise Refused(400, N_("a range of at most %(days)s days at once"), days=round(LONGEST_SPAN_S / 86400))
     return start, end
 
 
@@ -107,15 +117,18 @@ def page_range(request, clock: FloorClock, now: float | None = None) -> PageRang
     if "preset" in q:
         preset = q["preset"]
         if preset not in PRESETS:
-            raise Refused(400, f"preset={_shown(preset)}: expected one of {', '.join(PRESETS)}")
+            raise Refused(400, N_("preset=%(given)s: expected one of %(presets)s"), given=_shown(preset),
+                          presets=", ".join(PRESETS))
         given = sorted(set(local) | {k for k in ("from", "to") if k in q})
         if given:
-            raise Refused(400, f"preset={preset} names its own range: drop {given[0]}")
+            raise Refused(400, N_("preset=%(preset)s names its own range: drop %(given)s"), preset=preset,
+                          given=given[0])
         start, end = clock.presets(now)[preset]
         return PageRange(*_checked(start, end), preset)
     for local_name, api_name in (("start", "from"), ("end", "to")):
         if local_name in local and api_name in q:
-            raise Refused(400, f"give {local_name} (a local time) or {api_name}, not both")
+            raise Refused(400, N_("give %(local)s (a local time) or %(api)s, not both"), local=local_name,
+                          api=api_name)
     if "end" in local:
         end = parse_local_time("end", local["end"].strip(), clock)
     else:
@@ -130,29 +143,31 @@ def page_range(request, clock: FloorClock, now: float | None = None) -> PageRang
 def table_id_of(value: str) -> str:
     """*value* if it is a table id, else a 400 saying so."""
     if not P.valid_table_id(value):
-        raise Refused(400, f"table {_shown(value)} is no table id")
+        raise Refused(400, N_("table %(given)s is no table id"), given=_shown(value))
     return value
 
 
 def dealer_id_of(value: str) -> str:
     """*value* if it is a dealer id, else a 400 saying so."""
     if not DEALER_ID_RE.match(value):
-        raise Refused(400, f"dealer {_shown(value)} is no dealer id (1 to 10 letters, digits, - or _)")
+        raise Refused(400, N_("dealer %(given)s is no dealer id (1 to 10 letters, digits, - or _)"),
+                      given=_shown(value))
     return value
 
 
-def row_id_of(what: str, value: int) -> int:
+def row_id_of(refusal: str, value: int) -> int:
     """*value* (a path's ``int``, which Starlette leaves unbounded) if a store row can
-    have it, else a 404: no journal line or alert has such a number."""
+    have it, else a 404 saying *refusal* (:data:`NO_JOURNAL_LINE`, :data:`NO_OPEN_ALERT`):
+    no journal line or alert has such a number."""
     if not 0 <= value <= ROW_ID_MAX:
-        raise Refused(404, f"no {what} {str(value)[:40]}")
+        raise Refused(404, refusal, number=str(value)[:40])
     return value
 
 
 def user_name_of(value: str) -> str:
     """*value* if a user can have it as a name (:data:`accounts.NAME_RE`), else a 404."""
     if not NAME_RE.match(value):
-        raise Refused(404, f"no user {_shown(value)}")
+        raise Refused(404, N_("no user %(given)s"), given=_shown(value))
     return value
 
 

@@ -51,10 +51,10 @@ from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.language import Language
 from dealerbox.floor.telling.protect_words import ALERT_TITLES, ProtectWords, upper_first
-from dealerbox.floor.telling.story_pdf import FontMissing
+from dealerbox.floor.telling.story_pdf import NO_FONT, FontMissing
 from dealerbox.floor.web import charts as C
 from dealerbox.floor.web.auth import Refused, form
-from dealerbox.floor.web.params import PageRange, page_range, row_id_of
+from dealerbox.floor.web.params import NO_OPEN_ALERT, PageRange, page_range, row_id_of
 from dealerbox.floor.web.range_form import range_controls
 
 __all__ = ["ProtectPages", "odds_words", "cusum_chart", "ALERT_TITLES", "RANGE_KEYS"]
@@ -514,10 +514,10 @@ class ProtectPages:
         :meth:`~dealerbox.floor.web.app.FloorApp.clear_alert`, so the audit names the user), then
         back to the page at the range it showed (the form's ``back``)."""
         fields = await form(request, self.app.settings.request_timeout_s)
-        alert_id = row_id_of("open alert", request.path_params["alert_id"])
+        alert_id = row_id_of(NO_OPEN_ALERT, request.path_params["alert_id"])
         alert = await run_in_threadpool(self.app.store.alert, alert_id)
         if alert is None or alert["kind"] not in PAGE_KINDS or alert["cleared_at"] is not None:
-            raise Refused(404, "no such open alert on the Surveillance page")
+            raise Refused(404, N_("no open alert %(number)s on the Surveillance page"), number=alert_id)
         await self.app.clear_alert(alert_id, session.user, fields.get("note"))
         back = fields.get("back", "")
         # Only the page's own query goes back: never an address the form was given.
@@ -590,6 +590,6 @@ class ProtectPages:
             pdf = await run_in_threadpool(PDF.floor_pdf, title, self.pdf_sections(alerts, data, base, words, numbers),
                                           words.language.gettext)
         except FontMissing as exc:
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, NO_FONT, dirs=exc.dirs) from None
         return Response(pdf, media_type="application/pdf",
                         headers={"Content-Disposition": 'attachment; filename="surveillance.pdf"'})

@@ -30,7 +30,7 @@ from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.store.registry import RegistryRefused
 from dealerbox.floor.telling import card_log as L
 from dealerbox.floor.telling.catalogs import N_
-from dealerbox.floor.telling.story_pdf import FontMissing
+from dealerbox.floor.telling.story_pdf import NO_FONT, FontMissing
 from dealerbox.floor.web.auth import Refused, form
 
 __all__ = ["RegistryPages", "CHANGE", "CUSTODY", "parse_tags"]
@@ -130,9 +130,8 @@ class RegistryPages:
         name, back, action = f.get("name", ""), f.get("back", ""), f.get("action", "")
         user = session.user
         if action != "receive" and not may(session.role, CHANGE):
-            _ = self._language(request, session).gettext
-            raise Refused(403, _("%(user)s (%(role)s) may receive a sealed deck, not register its tags")
-                          % {"user": user, "role": _(session.role)})
+            raise Refused(403, N_("%(user)s (%(role)s) may receive a sealed deck, not register its tags"),
+                          words=("role",), user=user, role=session.role)
 
         def change():
             if action == "receive":
@@ -179,19 +178,20 @@ class RegistryPages:
 
     # -- one deck
 
-    def _deck(self, name: str, language) -> dict:
+    def _deck(self, name: str) -> dict:
         found = L.deck_log(self.store, name)
         if found is None:
-            raise Refused(404, language.gettext("no deck %(deck)s in the registry") % {"deck": repr(name[:64])})
+            raise Refused(404, N_("no deck %(deck)s in the registry"), deck=repr(name[:64]))
         return found
 
     async def deck_page(self, request, client, session, *, error: str = "", status: int = 200):
         name = request.path_params["name"]
         language = self._language(request, session)
         try:
-            deck_log = await run_in_threadpool(self._deck, name, language)
+            deck_log = await run_in_threadpool(self._deck, name)
         except Refused as refused:
-            return await self.page(request, client, session, error=refused.reason, status=refused.status)
+            # The registry's list, to choose the deck meant, with why this one is not there.
+            return await self.page(request, client, session, error=refused.told(language), status=refused.status)
         names = await self.app._names(session)
         deck = deck_log["deck"]
         checks = [s for s in deck_log["steps"] if s["step"] == "checked"]
@@ -244,31 +244,29 @@ class RegistryPages:
 
     async def deck_csv(self, request, client, session):
         language = self._language(request, session)
-        deck_log = await run_in_threadpool(self._deck, request.path_params["name"], language)
+        deck_log = await run_in_threadpool(self._deck, request.path_params["name"])
         return self._file(L.log_csv(deck_log, language, str(request.base_url)), "text/csv; charset=utf-8",
                           _file_name(f"deck-{deck_log['deck']['name']}", "csv"))
 
     async def deck_pdf(self, request, client, session):
-        language = self._language(request, session)
-        deck_log = await run_in_threadpool(self._deck, request.path_params["name"], language)
+        deck_log = await run_in_threadpool(self._deck, request.path_params["name"])
         return await self._pdf(request, session, deck_log, _file_name(f"deck-{deck_log['deck']['name']}", "pdf"))
 
     # -- one day
 
-    def _day(self, request, session) -> _dt.date:
+    def _day(self, request) -> _dt.date:
         text = request.query_params.get("day", "").strip()
         if not text:
             return self.clock.at(time.time()).date()
         try:
             return L.log_day(text)
         except ValueError:
-            _ = self._language(request, session).gettext
-            raise Refused(400, _("day=%(given)s: expected a day from %(first)s to %(last)s, YYYY-MM-DD") % {
-                "given": repr(text[:20]), "first": L.FIRST_DAY.isoformat(), "last": L.LAST_DAY.isoformat()}) from None
+            raise Refused(400, N_("day=%(given)s: expected a day from %(first)s to %(last)s, YYYY-MM-DD"),
+                          given=repr(text[:20]), first=L.FIRST_DAY.isoformat(), last=L.LAST_DAY.isoformat()) from None
 
     async def day_page(self, request, client, session):
-        day = self._day(request, session)
-        first = _first_hand(request, self._language(request, session))
+        day = self._day(request)
+        first = _first_hand(request)
         day_log = await run_in_threadpool(functools.partial(L.day_log, self.store, self.clock, day, first=first,
                                                             most=HANDS_SHOWN))
         names = await self.app._names(session)
@@ -281,13 +279,13 @@ class RegistryPages:
                                sections=L.log_sections(day_log, language, names, ""))
 
     async def day_csv(self, request, client, session):
-        day = self._day(request, session)
+        day = self._day(request)
         day_log = await run_in_threadpool(L.day_log, self.store, self.clock, day)
         return self._file(L.log_csv(day_log, self._language(request, session), str(request.base_url)),
                           "text/csv; charset=utf-8", _file_name(f"day-{day.isoformat()}", "csv"))
 
     async def day_pdf(self, request, client, session):
-        day = self._day(request, session)
+        day = self._day(request)
         day_log = await run_in_threadpool(L.day_log, self.store, self.clock, day)
         return await self._pdf(request, session, day_log, _file_name(f"day-{day.isoformat()}", "pdf"))
 
@@ -305,18 +303,18 @@ class RegistryPages:
         try:
             pdf = await run_in_threadpool(L.log_pdf, a_log, language, names, base)
         except FontMissing as exc:
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, NO_FONT, dirs=exc.dirs) from None
         return self._file(pdf, "application/pdf", name)
 
 
-def _first_hand(request, language) -> int:
+def _first_hand(request) -> int:
     """The page's first hand, 0-based, from ``hand`` (1-based; none: the day's first)."""
     text = request.query_params.get("hand", "").strip()
     if not text:
         return 0
     if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= HAND_MAX:
-        raise Refused(400, language.gettext("hand=%(given)s: expected a hand's number in the day, from 1 to %(most)s")
-                      % {"given": repr(text[:20]), "most": HAND_MAX})
+        raise Refused(400, N_("hand=%(given)s: expected a hand's number in the day, from 1 to %(most)s"),
+                      given=repr(text[:20]), most=HAND_MAX)
     return int(text) - 1
 
 

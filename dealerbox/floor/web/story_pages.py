@@ -15,7 +15,7 @@ from dealerbox.floor.telling import story as S
 from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.language import Language
 from dealerbox.floor.telling.moment_words import time_with_zone, zone
-from dealerbox.floor.telling.story_pdf import FontMissing, story_pdf
+from dealerbox.floor.telling.story_pdf import NO_FONT, FontMissing, story_pdf
 from dealerbox.floor.web.auth import Refused
 
 __all__ = ["StoryPages", "ENDED_BY"]
@@ -84,7 +84,7 @@ class StoryPages:
                                            dealer=words["dealer_words"], ended_by=words["ended_by"],
                                            permalink=words["permalink"], language=language)
         except FontMissing as exc:
-            raise Refused(503, str(exc)) from None
+            raise Refused(503, NO_FONT, dirs=exc.dirs) from None
         name = f"hand-{story['table']}-{story['start_seq']}.pdf"
         return Response(body, media_type="application/pdf",
                         headers={"Content-Disposition": f'inline; filename="{name}"'})
