@@ -68,3 +68,23 @@ def test_a_clock_change_night_keeps_its_zone_names_apart():
     first = _dt.datetime(2026, 10, 25, 0, 30, tzinfo=_dt.timezone.utc).timestamp()
     assert forms.stamp(first) == "25. 10. 2026 2:30 SELČ"
     assert forms.stamp(first + 3600) == "25. 10. 2026 2:30 SEČ"
+
+
+@pytest.mark.parametrize("lang, zone", [("cs", "Europe/Prague"), ("sk", "Europe/Bratislava"),
+                                        ("de", "Europe/Berlin")])
+def test_a_time_of_day_told_from_its_hour_is_babels_own_through_a_year_and_both_clock_changes(lang, zone):
+    forms = RoomForms(lang, FloorClock(zone))
+    start = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc).timestamp()
+    # Every 7,919.37 s for a year (every minute and second of the hour turns up), and every
+    # 7th second of the three hours around each change of the clock (UTC 00:30-03:30).
+    moments = [start + k * 7919.37 for k in range(4000)]
+    for change in (_dt.datetime(2026, 3, 29, 0, 30), _dt.datetime(2026, 10, 25, 0, 30)):
+        first = change.replace(tzinfo=_dt.timezone.utc).timestamp()
+        moments += [first + s for s in range(0, 3 * 3600, 7)]
+    clock = FloorClock(zone)
+    for ts in moments:
+        moment = clock.at(ts)
+        told = {width: forms.locale.time_formats[width].apply(moment, forms.locale) for width in ("short", "medium")}
+        assert forms.time(ts) == told["medium"]
+        assert told["medium"] in forms.full(ts)
+        assert told["short"] in forms.stamp(ts)
