@@ -65,13 +65,13 @@ def test_the_floor_map_tells_the_pass_and_the_collector_in_czech():
     told = {kind: cs.alert(alert(kind, text))["headline"] for kind, text in (
         ("shuffle", _shuffle_text(FINDING)), ("procedure", _procedure_text(BLOCK)),
         ("seat_luck", _seat_text(Alarm, 15)), ("dealer_chart", _chart_text(Found)))}
-    assert told["shuffle"] == ("Kontrola míchání u T01: balíček Red 7, hra na řádku 42: 12 dvojic zachováno z "
+    assert told["shuffle"] == ("Kontrola míchání u T01: balíček Red 7: 12 dvojic zachováno z "
                                "posledních her balíčku, méně než 1 z 100\u00a0000 při deklarovaném míchání")
-    assert told["procedure"] == ("Kontrola postupu u T01: žádný krupiér přihlášen, 3 hry po řádek 42: míchá slaběji, "
+    assert told["procedure"] == ("Kontrola postupu u T01: žádný krupiér přihlášen, 3 hry v řadě: míchá slaběji, "
                                  "než je deklarováno, zhruba 1 z 3\u00a0200 při deklarovaném míchání")
     assert told["seat_luck"] == ("Kontrola štěstí míst u T01: místo 3: 3 silné startovní karty za 40 her, "
                                  "náhoda dává asi 0,9")
-    assert told["dealer_chart"] == "Kontrola krupiéra u T01: krupiér E7 mimo kontrolu ve hře na řádku 88"
+    assert told["dealer_chart"] == "Kontrola krupiéra u T01: krupiér E7 mimo kontrolu"
     assert cs.alert(alert("tamper", T.TAMPERED.write(seq=7)))["headline"] == \
         "Deník pozměněn u T01: řádek 7 přišel znovu s jiným obsahem: odložen stranou"
     assert cs.alert(alert("protocol", T.DROPPED.write(dropped=40)))["headline"] == \

@@ -413,19 +413,20 @@ class ProtectWords:
             return None
         if message is T.SHUFFLE:
             pairs = _count(f["pairs"])
-            return ngettext("deck %(deck)s, hand at line %(seq)s: %(pairs)s pair kept from the deck's last hands, "
-                      "%(odds)s under the declared shuffle",
-                      "deck %(deck)s, hand at line %(seq)s: %(pairs)s pairs kept from the deck's last hands, "
-                      "%(odds)s under the declared shuffle", pairs) % {
-                "deck": f["deck"], "seq": f["seq"], "pairs": f["pairs"],
+            # No journal line: the alert links its hand's story, which names the hand.
+            return ngettext("deck %(deck)s: %(pairs)s pair kept from the deck's last hands, "
+                            "%(odds)s under the declared shuffle",
+                            "deck %(deck)s: %(pairs)s pairs kept from the deck's last hands, "
+                            "%(odds)s under the declared shuffle", pairs) % {
+                "deck": f["deck"], "pairs": f["pairs"],
                 "odds": self.odds(_float(f["p"]), _float(f["resolution"]), short=True)}
         if message is T.PROCEDURE:
             who = _("no dealer signed in") if f["dealer"] == "none" else _("dealer %(dealer)s") % {"dealer": f["dealer"]}
-            return ngettext("%(who)s, %(hands)s hand to line %(seq)s: shuffling weaker than declared, "
+            return ngettext("%(who)s, %(hands)s hand in a row: shuffling weaker than declared, "
                             "%(odds)s under the declared shuffle",
-                            "%(who)s, %(hands)s hands to line %(seq)s: shuffling weaker than declared, "
+                            "%(who)s, %(hands)s hands in a row: shuffling weaker than declared, "
                             "%(odds)s under the declared shuffle", _count(f["hands"])) % {
-                "who": who, "hands": f["hands"], "seq": f["seq"], "odds": self.odds(_float(f["p"]))}
+                "who": who, "hands": f["hands"], "odds": self.odds(_float(f["p"]))}
         if message is T.SEAT_LUCK:
             expected = _float(f["expected"])
             return ngettext("%(seat)s: %(strong)s strong starting hand in %(hands)s hands, where chance gives about "
@@ -435,8 +436,7 @@ class ProtectWords:
                 "seat": self.seat(f["seat"]), "strong": f["strong"], "hands": f["hands"],
                 "expected": self.decimal(expected) if expected is not None else f["expected"]}
         if message is T.DEALER_CHART:
-            return _("dealer %(dealer)s out of control at the hand at line %(seq)s") % {
-                "dealer": f["dealer"], "seq": f["seq"]}
+            return _("dealer %(dealer)s out of control") % {"dealer": f["dealer"]}
         if message is T.REFERENCE:
             why = _REFERENCE_WHY.get(f["why"])
             return _("hands of %(game)s are not checked for a shuffle: %(why)s") % {
