@@ -7,6 +7,7 @@ no serious or critical violation. The screenshots are kept ($FLOOR_SCREENSHOTS, 
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -25,9 +26,11 @@ PLACEHOLDER = re.compile(r"%\(\w+\)s")
 CZECH_MOMENT = re.compile(r"\d{1,2}\. \d{1,2}\. \d{4} \d{1,2}:\d\d(:\d\d)? SEL?Č")
 
 
+@functools.cache
 def english_page_words(lang: str = "cs") -> list[str]:
     """The English catalog's words that *lang* words differently: each message's literal
-    parts (between its placeholders) that hold a word and that no translation uses itself."""
+    parts (between its placeholders) that hold a word and that no translation uses itself
+    (German calls the floor person "Floor"; Czech writes "by" and "to")."""
     with open(LOCALE / lang / "LC_MESSAGES" / "floor.po", "rb") as po:
         catalog = read_po(po, locale=lang)
     words = set()

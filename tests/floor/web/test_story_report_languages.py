@@ -13,13 +13,11 @@ own words (a step's text, a rule's reference) is told as recorded: these tables 
 
 from __future__ import annotations
 
-import functools
 import io
 import re
 import time
 
 import pytest
-from babel.messages.pofile import read_po
 from fontTools.ttLib import TTFont
 from pypdf import PdfReader
 from sqlalchemy import select
@@ -34,7 +32,7 @@ from tests.floor.web.browser import chromium as launched_chromium
 from tests.floor.web.test_app import connection, sign_in
 from tests.floor.web.test_floor_map import ZONE, open_floor
 from tests.floor.web.test_floor_map import room  # noqa: F401 (the room the floor map's tests deal)
-from tests.floor.web.test_floor_map_czech import LOCALE, english_in, english_page_words
+from tests.floor.web.test_floor_map_czech import english_in, english_page_words
 
 #: Who reads which language, and their browser's locale.
 READERS = {"cs": "sam", "sk": "vera", "de": "ada"}
@@ -91,17 +89,6 @@ def open_page(browser, web, lang: str, size: str, path: str):
     return context, page
 
 
-@functools.cache
-def page_words(lang: str) -> list[str]:
-    """The English catalog's page words that *lang* words differently, less those its own catalog
-    uses as its words too (German calls the floor person "Floor": "den Floor rufen")."""
-    with open(LOCALE / lang / "LC_MESSAGES" / "floor.po", "rb") as po:
-        own = " ".join(s for m in read_po(po, locale=lang) if m.id
-                       for s in (m.string if isinstance(m.string, tuple) else (m.string,)))
-    return [w for w in english_page_words(lang)
-            if not re.search(r"(?<![\w])" + re.escape(w.strip()) + r"(?![\w])", own)]
-
-
 def read_as(page, lang: str, label: str, tmp_path, shot: str) -> str:
     """The page's text once its language, its words and axe are checked; its screenshot kept."""
     page.screenshot(path=shot_path(tmp_path, shot), full_page=True)
@@ -111,7 +98,7 @@ def read_as(page, lang: str, label: str, tmp_path, shot: str) -> str:
     text = page.evaluate("""() => { const body = document.body.cloneNode(true);
         body.querySelectorAll(".recorded").forEach(e => e.remove()); document.documentElement.append(body);
         const text = body.innerText; body.remove(); return text; }""")
-    leftover = english_in(text, page_words(lang))
+    leftover = english_in(text, english_page_words(lang))
     assert not leftover, f"English page words on the {label}: {leftover}"
     assert not ENGLISH_DATES.search(text), ENGLISH_DATES.findall(text)
     failures = serious_violations(page, label)

@@ -20,7 +20,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from babel.messages.pofile import read_po
 from pypdf import PdfReader
 
 from dealerbox.floor import alert_texts as T
@@ -30,7 +29,7 @@ from dealerbox.floor.telling.catalogs import translations
 
 from tests.floor.web.browser import SIZES, chromium, serious_violations, shoot, shot_path, signed_in_page
 from tests.floor.web.test_app import WebProcess, connection, sign_in
-from tests.floor.web.test_floor_map_czech import CZECH_MOMENT, LOCALE, english_in, english_page_words
+from tests.floor.web.test_floor_map_czech import CZECH_MOMENT, english_in, english_page_words
 from tests.floor.web.test_surveillance_page import RANGE, T0, room
 
 #: Parts of the page left out of the words looked for: none now that the range form
@@ -76,15 +75,6 @@ def technician_words(text: str) -> list[str]:
     return TECHNICIAN.findall(text.replace(translations("cs").gettext("dealerbox floor"), ""))
 
 
-def english_only_words() -> list[str]:
-    """The English page words (:func:`english_page_words`) but those the Czech catalog uses
-    itself as words: Czech "by" and "to" ("jako by nebyl", "zkuste to")."""
-    with open(LOCALE / "cs" / "LC_MESSAGES" / "floor.po", "rb") as po:
-        czech = " ".join(s for m in read_po(po, locale="cs") if m.id
-                         for s in (m.string if isinstance(m.string, tuple) else (m.string,)))
-    return [w for w in english_page_words() if not english_in(czech, [w])]
-
-
 def page_words(page) -> str:
     """The page's text without the range form's (see RANGE_PARTS)."""
     return page.evaluate("""(parts) => {
@@ -105,7 +95,7 @@ def test_a_czech_officer_reads_the_surveillance_page_in_czech(czech, size, tmp_p
         page.goto(web.url.rstrip("/") + "/surveillance?" + RANGE, wait_until="load")
         assert page.locator("html").get_attribute("lang") == "cs"
         text = page_words(page)
-        words = english_only_words()
+        words = english_page_words()
         assert len(words) > 300
         leftover = english_in(text, words)
         assert not leftover, f"English page words on the Czech Surveillance page: {leftover}"
