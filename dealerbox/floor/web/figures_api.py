@@ -52,7 +52,8 @@ class FiguresApi:
         with self.engine.connect() as conn:
             found = S.hand_lines(conn, table_id, seq)
         if found is None:
-            raise Refused(404, N_("the floor has no line %(seq)s of table %(table)s"), seq=seq, table=table_id)
+            # Said without its journal line: a person followed a link, and the line is in its address.
+            raise Refused(404, N_("table %(table)s has no such hand"), seq=seq, table=table_id)
         lines, dealer = found
         return S.tell(table_id, lines, dealer=dealer, card_of_uid=self.card_of_uid, language=language)
 

@@ -59,18 +59,18 @@ def test_a_missing_hand_is_a_czech_page_for_a_czech_reader_and_english_json_for_
     status, headers, body = call(web, "GET", "/hands/T01/999", headers=BROWSER, cookie=cookie)
     assert status == 404 and headers["Content-Type"].startswith("text/html")
     page = page_of(body)
-    assert page == {"lang": "cs", "title": "Nenalezeno", "reason": "sál nemá řádek 999 stolu T01", "back": "/",
+    assert page == {"lang": "cs", "title": "Nenalezeno", "reason": "stůl T01 takovou hru nemá", "back": "/",
                     "head": "Nenalezeno: dealerbox – herní sál", "back_words": "Zpět na mapu sálu"}, page
     assert 'id="who">vera (pozorovatel)' in body   # the site's header, the user signed in
     # A program asks for the same, or for the JSON of it: the English it has always read.
     assert call(web, "GET", "/hands/T01/999", cookie=cookie)[::2] == (
-        404, {"error": "the floor has no line 999 of table T01"})
+        404, {"error": "table T01 has no such hand"})
     assert call(web, "GET", "/api/hands/T01/999", headers=BROWSER, cookie=cookie)[::2] == (
-        404, {"error": "the floor has no line 999 of table T01"})
+        404, {"error": "table T01 has no such hand"})
     # A table id of the wrong shape: a 400 in words, the value given shown.
     status, _h, body = call(web, "GET", "/hands/bad%20id/1", headers=BROWSER, cookie=cookie)
     page = page_of(body)
-    assert status == 400 and page["title"] == "Požadavek není takový, jaký se očekává"
+    assert status == 400 and page["title"] == "Chybný požadavek"
     assert page["reason"] == "'bad id' není označení stolu", page
 
 
@@ -100,7 +100,7 @@ def test_a_bad_range_says_what_was_expected_in_czech_with_czech_moments(web):
     backwards = "/report?start=2026-11-27T10:00&end=2026-11-26T10:00"
     status, _h, body = call(web, "GET", backwards, headers=BROWSER, cookie=cookie)
     page = page_of(body)
-    assert status == 400 and page["lang"] == "cs" and page["title"] == "Požadavek není takový, jaký se očekává"
+    assert status == 400 and page["lang"] == "cs" and page["title"] == "Chybný požadavek"
     assert page["reason"] == ("začátek období (27. 11. 2026 10:00 SEČ) musí být před jeho koncem "
                               "(26. 11. 2026 10:00 SEČ)"), page
     status, _h, answer = call(web, "GET", backwards.replace("/report", "/api/report"), headers=BROWSER, cookie=cookie)

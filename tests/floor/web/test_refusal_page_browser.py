@@ -14,9 +14,9 @@ from tests.floor.web.test_app import WebProcess, add_users, sign_in
 
 #: What a Czech reader opens, the status it is refused with, and the words the page says.
 REFUSED = {
-    "missing-hand": ("/hands/T01/999", 404, ("Nenalezeno", "sál nemá řádek 999 stolu T01")),
+    "missing-hand": ("/hands/T01/999", 404, ("Nenalezeno", "stůl T01 takovou hru nemá")),
     "backwards-range": ("/report?start=2026-11-27T10:00&end=2026-11-26T10:00", 400, (
-        "Požadavek není takový, jaký se očekává",
+        "Chybný požadavek",
         "začátek období (27. 11. 2026 10:00 SEČ) musí být před jeho koncem (26. 11. 2026 10:00 SEČ)")),
 }
 
