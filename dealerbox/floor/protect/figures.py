@@ -11,30 +11,28 @@ figures (:mod:`dealerbox.floor.telling.figures`) do; a hand belongs to a range b
 - :func:`seat_luck`: one table's seats over one range: hands, strong hands, the
   expected number, the p-value, and the strong hands' seqs (each a story);
   :func:`room_seat_luck` the same for every table at once;
-- :func:`unscored`: the hands whose shuffle was not scored for want of a current reference;
-- :func:`hand_numbers`: the numbers of the hands a page names (``fig_hands.number``), at once.
+- :func:`unscored`: the hands whose shuffle was not scored for want of a current reference.
+
+The numbers of the hands a page names are the figures' own
+(:func:`dealerbox.floor.telling.figures.hand_numbers`).
 """
 
 from __future__ import annotations
 
 import json
 
-from sqlalchemy import Integer, and_, func, or_, select
+from sqlalchemy import Integer, and_, func, select
 
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.floor_pass import load_references
 from dealerbox.floor.protect.seat_luck import binomial_tail, strong_probability
 from dealerbox.floor.protect.tables import protect_hands
-from dealerbox.floor.telling.figures import fig_hands
 
-__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "room_seat_luck", "room_dealer_points", "unscored", "hand_numbers",
+__all__ = ["shuffle_quality", "dealer_chart", "seat_luck", "room_seat_luck", "room_dealer_points", "unscored",
            "LOW_P"]
 
 #: A hand "looks unshuffled" on the figures below this p-value (5% of fair hands do).
 LOW_P = 0.05
-#: Hands looked up per statement by :func:`hand_numbers`: a page's alerts name a few hundred, a
-#: long range's seats some thousands; SQLite takes 32,766 parameters in a statement.
-NUMBERS_CHUNK = 10_000
 
 
 def _in_range(start: float, end: float):
@@ -151,27 +149,3 @@ def unscored(conn, start: float, end: float) -> list[dict]:
                 select(c.players, c.hole_cards, c.unscored, func.count())
                 .where(_in_range(start, end), c.unscored.is_not(None))
                 .group_by(c.players, c.hole_cards, c.unscored).order_by(c.hole_cards, c.players, c.unscored))]
-
-
-def hand_numbers(conn, hands) -> dict[tuple, int]:
-    """The number of each hand of *hands* (``(table, seq)``, a hand's first line) among its
-    table's hands, as the figures filed it (``fig_hands.number``, 1 for the first: the number
-    its story page names it by): ``(table, seq)`` -> number, leaving out the hands the figures
-    do not know (not filed yet, or not a hand's first line). One statement for every table's
-    hands (one per :data:`NUMBERS_CHUNK` of them), through the hands' primary key."""
-    by_table: dict[str, set] = {}
-    for table, seq in hands:
-        if isinstance(table, str) and isinstance(seq, int) and not isinstance(seq, bool):
-            by_table.setdefault(table, set()).add(seq)
-    wanted = [(table, seq) for table, seqs in sorted(by_table.items()) for seq in sorted(seqs)]
-    h = fig_hands.c
-    out = {}
-    for start in range(0, len(wanted), NUMBERS_CHUNK):
-        chunk: dict[str, list] = {}
-        for table, seq in wanted[start:start + NUMBERS_CHUNK]:
-            chunk.setdefault(table, []).append(seq)
-        where = or_(*(and_(h.table_id == table, h.start_seq.in_(seqs)) for table, seqs in chunk.items()))
-        for table, seq, number in conn.execute(select(h.table_id, h.start_seq, h.number).where(where)):
-            if number is not None:
-                out[(table, seq)] = number
-    return out

@@ -25,6 +25,7 @@ import jinja2
 from babel.dates import format_date, format_datetime
 
 from dealerbox.floor.telling import report as R
+from dealerbox.floor.telling.figures import hand_numbers
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import FloorClock
@@ -47,7 +48,15 @@ def deck_log(store, name: str) -> dict | None:
     if deck is None:
         return None
     return {"kind": "deck", "deck": deck, "steps": store.registry_steps(deck=name),
-            "tables": store.deck_tables(name), "hands": store.deck_hands(name)}
+            "tables": store.deck_tables(name), "hands": _numbered(store, store.deck_hands(name))}
+
+
+def _numbered(store, hands: list[dict]) -> list[dict]:
+    """*hands*, each with its ``number`` among its table's hands (the figures', the one its story
+    page names it by; None for a hand they have not filed), looked up at once."""
+    with store.engine.connect() as conn:
+        numbers = hand_numbers(conn, [(h["table"], h["start_seq"]) for h in hands])
+    return [{**h, "number": numbers.get((h["table"], h["start_seq"]))} for h in hands]
 
 
 #: The days a log may be asked for: no card control log predates 2000, and the day before
@@ -87,7 +96,7 @@ def day_log(store, clock: FloorClock, day: _dt.date, *, first: int = 0, most: in
     tables = store.day_deck_tables(start, end)
     return {"kind": "day", "day": day.isoformat(), "from": start, "to": end,
             "steps": store.registry_steps(start=start, end=end), "tables": tables,
-            "hands": store.deck_hands(None, start, end, limit=most, offset=first),
+            "hands": _numbered(store, store.deck_hands(None, start, end, limit=most, offset=first)),
             "hands_total": sum(r["hands"] for r in tables), "hands_first": first}
 
 
@@ -311,7 +320,11 @@ def log_sections(log: dict, language: Language | FloorClock, names: dict[str, st
               *([] if deck_kind else [cell(h["deck"], link(deck_path(h["deck"])))]),
               cell(h["table"], link(f"/tables/{h['table']}")),
               cell(_dealer(h["dealer"], names, language)),
-              cell(_("hand %(seq)s") % {"seq": h["start_seq"]}, link(f"/hands/{h['table']}/{h['start_seq']}"))]
+              # By its number at the table, as its story page names it: its journal line only
+              # while the figures have not filed it (a technician's word, not a hand's name).
+              cell(_("hand %(number)s") % {"number": h["number"]} if h.get("number") is not None
+                   else _("journal line %(seq)s") % {"seq": h["start_seq"]},
+                   link(f"/hands/{h['table']}/{h['start_seq']}"))]
              for h in log["hands"]]
     sections.append({
         "id": "log-hands", "heading": _("Hands dealt (%(count)s)") % {"count": integer(log.get("hands_total", len(log["hands"])))},

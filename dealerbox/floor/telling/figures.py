@@ -38,7 +38,7 @@ import statistics
 import threading
 
 from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, String, Table, and_,
-                        func, insert, select, update)
+                        func, insert, or_, select, update)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from dealerbox.floor.marks import N_
@@ -46,12 +46,15 @@ from dealerbox.floor.telling.hands import SENSING, HandFollower, HandSummary
 from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
 __all__ = ["Ledger", "FIGURES", "empty_figures", "parse_moment", "table_figures", "dealer_figures",
-           "room_figures", "hourly", "alert_clearing", "sensing_faults", "BREAK_S"]
+           "room_figures", "hourly", "alert_clearing", "sensing_faults", "hand_numbers", "BREAK_S"]
 
 log = logging.getLogger(__name__)
 
 #: A pause between two hands at a table longer than this is a break, not dealing.
 BREAK_S = 300.0
+#: Hands looked up per statement by :func:`hand_numbers`: a page's alerts name a few hundred, a
+#: long range's seats and a day's card control log some thousands; SQLite takes 32,766 parameters in a statement.
+NUMBERS_CHUNK = 10_000
 #: Lines read and filed per transaction.
 CHUNK = 5000
 #: PostgreSQL advisory lock key held by the one caller filing the figures ("dbfg" in ASCII).
@@ -537,3 +540,27 @@ def parse_moment(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise ValueError(N_("expected epoch seconds, a finite number from 0"))
     return value
+
+
+def hand_numbers(conn, hands) -> dict[tuple, int]:
+    """The number of each hand of *hands* (``(table, seq)``, a hand's first line) among its
+    table's hands, as the figures filed it (``fig_hands.number``, 1 for the first: the number
+    its story page names it by): ``(table, seq)`` -> number, leaving out the hands the figures
+    do not know (not filed yet, or not a hand's first line). One statement for every table's
+    hands (one per :data:`NUMBERS_CHUNK` of them), through the hands' primary key."""
+    by_table: dict[str, set] = {}
+    for table, seq in hands:
+        if isinstance(table, str) and isinstance(seq, int) and not isinstance(seq, bool):
+            by_table.setdefault(table, set()).add(seq)
+    wanted = [(table, seq) for table, seqs in sorted(by_table.items()) for seq in sorted(seqs)]
+    h = fig_hands.c
+    out = {}
+    for start in range(0, len(wanted), NUMBERS_CHUNK):
+        chunk: dict[str, list] = {}
+        for table, seq in wanted[start:start + NUMBERS_CHUNK]:
+            chunk.setdefault(table, []).append(seq)
+        where = or_(*(and_(h.table_id == table, h.start_seq.in_(seqs)) for table, seqs in chunk.items()))
+        for table, seq, number in conn.execute(select(h.table_id, h.start_seq, h.number).where(where)):
+            if number is not None:
+                out[(table, seq)] = number
+    return out

@@ -235,7 +235,7 @@ class ProtectWords:
     def place(self, table: str, seq, numbers: dict | None = None) -> str:
         """Where a hand was: ``table T01, hand 312`` (its number among the table's hands, as its
         story names it), or ``table T01, the hand at journal line 4711`` where *numbers*
-        (``(table, seq)`` -> number: :func:`~dealerbox.floor.protect.figures.hand_numbers`)
+        (``(table, seq)`` -> number: :func:`~dealerbox.floor.telling.figures.hand_numbers`)
         does not know it (the figures have not filed it yet)."""
         number = (numbers or {}).get((table, seq))
         if number is not None:

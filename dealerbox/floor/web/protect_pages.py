@@ -49,6 +49,7 @@ from dealerbox.floor.operating.accounts import may
 from dealerbox.floor.operating.settings import load_protect
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.catalogs import N_
+from dealerbox.floor.telling.figures import hand_numbers
 from dealerbox.floor.telling.language import Language
 from dealerbox.floor.telling.protect_words import ALERT_TITLES, ProtectWords, upper_first
 from dealerbox.floor.telling.story_pdf import NO_FONT, FontMissing
@@ -262,7 +263,7 @@ class ProtectPages:
                 ) -> tuple[dict, OwnBaselineCharts | None, list[dict], dict]:
         """The figures, the dealers' charts, the alerts with their evidence, and the numbers of
         the hands their words name (and with *seats*, of the seats' strong hands): ``(table,
-        seq)`` -> number, looked up at once (:func:`~dealerbox.floor.protect.figures.hand_numbers`)."""
+        seq)`` -> number, looked up at once (:func:`~dealerbox.floor.telling.figures.hand_numbers`)."""
         alerts = self.alerts(start, end)
 
         def read(conn):
@@ -277,7 +278,7 @@ class ProtectPages:
             if seats:
                 hands.update((t["table"], seq) for t in data["seat_luck"] for row in t["seats"]
                              for seq in row["strong_hands"])
-            return data, self.charts(conn), evidence, PF.hand_numbers(conn, hands)
+            return data, self.charts(conn), evidence, hand_numbers(conn, hands)
         data, charts, evidence, numbers = self.app.figures.answer(read)
         for a in alerts:
             a["evidence"] = evidence.get(a["id"], [])

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from dealerbox.floor.protect.config import ProtectConfig
 from dealerbox.floor.protect.evidence import hand_record, shuffle_evidence
-from dealerbox.floor.protect.figures import hand_numbers
+from dealerbox.floor.telling.figures import hand_numbers
 from dealerbox.floor.protect.floor_pass import alert_evidence
 from dealerbox.floor.protect.hand import DealtHand, together_pairs
 from dealerbox.floor.protect.shuffles import Shuffle

@@ -176,6 +176,9 @@ def test_a_czech_auditor_reads_the_registry_a_deck_the_card_control_log_and_the_
     log, heads = seen["log"]
     assert re.search(r"Protokol kontroly karet: (po|út|st|čt|pá|so|ne) \d{1,2}\. \d{1,2}\. \d{4} \(SEL?Č\)", log), log
     assert "Balíčky ve hře podle stolů" in log and "Zničen" in log and "Průkaz 08A1B2C3 krupiéra 1042 zneplatněn" in log
+    # Each hand by its number at its table, as its story names it (T01's two, T02's one), not its line.
+    assert re.findall(r"hra č\. \d+", log) == ["hra č. 1", "hra č. 2", "hra č. 1"], log
+    assert "řádek deníku" not in log and "řádek deníku" not in deck
     trail, heads = seen["audit"]
     assert re.search(r"Auditní záznam: (po|út|st|čt|pá|so|ne) \d", trail), trail
     assert "vydal(a) balíček Red 7 ke stolu T01, svědek Petr Šťastný" in trail
