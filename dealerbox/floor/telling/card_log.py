@@ -25,10 +25,10 @@ import jinja2
 from babel.dates import format_date, format_datetime
 
 from dealerbox.floor.telling import report as R
-from dealerbox.floor.telling.figures import hand_numbers
 from dealerbox.floor.telling import report_pdf as PDF
 from dealerbox.floor.telling.catalogs import N_, SOURCE_LANGUAGE
 from dealerbox.floor.telling.clock import FloorClock
+from dealerbox.floor.telling.figures import hand_numbers
 from dealerbox.floor.telling.figure_text import NOTHING
 from dealerbox.floor.telling.language import Language
 

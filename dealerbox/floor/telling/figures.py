@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 #: A pause between two hands at a table longer than this is a break, not dealing.
 BREAK_S = 300.0
 #: Hands looked up per statement by :func:`hand_numbers`: a page's alerts name a few hundred, a
-#: long range's seats and a day's card control log some thousands; SQLite takes 32,766 parameters in a statement.
+#: long range's seats and a day's card control log some thousands; SQLite takes 32,766
+#: parameters in a statement.
 NUMBERS_CHUNK = 10_000
 #: Lines read and filed per transaction.
 CHUNK = 5000
