@@ -319,7 +319,7 @@ def audit_sections(trail: dict, language: Language | FloorClock, base_url: str |
              "rows": signins,
              "empty": _("Nobody signed in or out of the floor's pages in this range."),
              "notes": [_("Newest first. A failed sign-in names the name tried, as typed: a character that "
-                         "cannot be printed is shown as its escape, a long name is cut.")]},
+                         "cannot be shown is written as its code, a long name is cut.")]},
             {"id": "account-changes", "heading": _("Users' own settings changed (%(count)s)") % {
                 "count": integer(len(accounts))},
              "columns": [_("when"), _("who"), _("did")], "rows": accounts,
