@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from tests.floor.web.test_app import WebProcess, add_users, call, sign_in
 from dealerbox.floor.telling import figures as F
@@ -510,3 +511,29 @@ def test_the_collector_brings_the_figures_up_to_date_by_itself(tmp_path, room):
     # Filed once: a ledger coming after it has nothing left to read.
     assert F.Ledger().catch_up(engine) == 0
     engine.dispose()
+
+
+def test_an_alerts_line_names_the_number_of_the_hand_holding_it(tmp_path, room):
+    engine = store_engine(filled_store(tmp_path / "floor.sqlite", room))
+    try:
+        F.Ledger().catch_up(engine)
+        with engine.connect() as conn:
+            h = F.fig_hands.c
+            hands = conn.execute(select(h.table_id, h.start_seq, h.end_seq, h.number)
+                                 .order_by(h.table_id, h.start_seq)).all()
+            table = hands[0].table_id
+            mine = [x for x in hands if x.table_id == table]
+            first, second, last = mine[0], mine[1], mine[-1]
+            lines = [(table, first.start_seq), (table, (first.start_seq + first.end_seq) // 2),
+                     (table, first.end_seq), (table, second.start_seq), (table, last.end_seq + 1),
+                     (table, 0), ("T99", first.start_seq), (table, "7"), (table, True)]
+            numbers = F.numbers_of_hands_holding(conn, lines)
+            by_start = F.hand_numbers(conn, [(table, first.start_seq), (table, second.start_seq)])
+    finally:
+        engine.dispose()
+    assert [first.number, second.number] == [1, 2] and last.number == len(mine)
+    # Any line of a hand names that hand; a line past its table's last hand, before its first,
+    # at a table the floor does not know, or not a line at all, names none.
+    assert numbers == {(table, first.start_seq): 1, (table, (first.start_seq + first.end_seq) // 2): 1,
+                       (table, first.end_seq): 1, (table, second.start_seq): 2}
+    assert by_start == {(table, first.start_seq): 1, (table, second.start_seq): 2}

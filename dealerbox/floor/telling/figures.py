@@ -46,7 +46,8 @@ from dealerbox.floor.telling.hands import SENSING, HandFollower, HandSummary
 from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
 __all__ = ["Ledger", "FIGURES", "empty_figures", "parse_moment", "table_figures", "dealer_figures",
-           "room_figures", "hourly", "alert_clearing", "sensing_faults", "hand_numbers", "BREAK_S"]
+           "room_figures", "hourly", "alert_clearing", "sensing_faults", "hand_numbers", "numbers_of_hands_holding",
+           "BREAK_S"]
 
 log = logging.getLogger(__name__)
 
@@ -564,4 +565,21 @@ def hand_numbers(conn, hands) -> dict[tuple, int]:
         for table, seq, number in conn.execute(select(h.table_id, h.start_seq, h.number).where(where)):
             if number is not None:
                 out[(table, seq)] = number
+    return out
+
+
+def numbers_of_hands_holding(conn, lines) -> dict[tuple, int]:
+    """The number of the hand holding each line of *lines* (``(table, seq)``: an alert's line,
+    any of its hand's, as its story page finds the hand by) among its table's hands: ``(table,
+    seq)`` -> number, leaving out a line no filed hand holds. One statement per line (a report's
+    alerts, some tens), through the hands' primary key: the last hand starting at or before it."""
+    h = fig_hands.c
+    out = {}
+    for table, seq in set(lines):
+        if not (isinstance(table, str) and isinstance(seq, int) and not isinstance(seq, bool)):
+            continue
+        found = conn.execute(select(h.number, h.end_seq).where(h.table_id == table, h.start_seq <= seq)
+                             .order_by(h.start_seq.desc()).limit(1)).first()
+        if found is not None and found.number is not None and seq <= found.end_seq:
+            out[(table, seq)] = found.number
     return out

@@ -219,7 +219,10 @@ def test_the_reports_rows_and_columns_are_labelled_and_every_alert_links_to_its_
     for row, alert in zip(alerts["rows"], report["alerts_open"] + report["alerts_cleared"]):
         hand = row[alerts["columns"].index("hand")]
         assert hand["href"] == f"/hands/{alert['table']}/{alert['seq']}"
-        assert hand["text"] == ("the first hand" if alert["count"] > 1 else "the hand")
+        # By its number at its table, as its story names it (the figures file every hand here).
+        number = alert["hand_number"]
+        assert isinstance(number, int) and number >= 1
+        assert hand["text"] == (f"the first, hand {number}" if alert["count"] > 1 else f"hand {number}")
         assert row[0]["text"].endswith(" CET") and row[0]["text"] == PRAGUE.stamp(alert["raised"])
     dealers = sections["report-dealers"]
     wrong = dealers["columns"].index("wrong corrections per 100 corrections")
@@ -342,8 +345,9 @@ def test_the_report_page_has_its_files_one_click_away_and_its_links(served, room
     assert "@media print" in page
     with Store(web.directory / "floor.sqlite") as store:
         alerts = [a for a in store.alerts(open_only=False) if START <= a["raised"] < END and a["seq"]]
-    assert alerts and all(f'<a href="/hands/{a["table"]}/{a["seq"]}">the {"first " if a["count"] > 1 else ""}hand</a>'
-                          in page for a in alerts)
+    # Each links its hand, named by its number at its table.
+    assert alerts and all(re.search(f'<a href="/hands/{a["table"]}/{a["seq"]}">{"the first, " if a["count"] > 1 else ""}'
+                                    r'hand \d+</a>', page) for a in alerts)
     # What each alert says reads as on the floor map, in plain words, as it was first raised.
     words = FloorWords("en", PRAGUE)
     assert all(str(escape(words.alert(dict(a, last_text=a["text"]))["headline"])) in page for a in alerts)

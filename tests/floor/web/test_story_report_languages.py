@@ -163,6 +163,12 @@ def test_the_shift_report_in_the_readers_language(readers_room, chromium, lang, 
         # The alerts raised, each at a moment in the language's form with its zone.
         raised = page.locator("#report-alerts tbody tr > :first-child").all_inner_texts()
         assert raised and all(re.fullmatch(MOMENT[lang], r) for r in raised), raised
+        # Each alert's hand by its number at its table, in the reader's words: a printed report
+        # names the hand its row means.
+        numbered = "|".join(re.escape(_(m)).replace(re.escape("%(number)s"), r"\d+")
+                            for m in ("hand %(number)s", "the first, hand %(number)s"))
+        hands = page.locator("#report-alerts a[href^='/hands/']").all_inner_texts()
+        assert hands and all(re.fullmatch(numbered, h) for h in hands), hands
         legend = page.locator("#report-tables ~ p.legend").first.inner_text()
         assert language.forms.decimal(0.0) in legend and "0.0" not in legend
         # The range controls: the presets and the zone in the reader's words.
