@@ -513,8 +513,8 @@ def test_the_collector_brings_the_figures_up_to_date_by_itself(tmp_path, room):
     engine.dispose()
 
 
-def test_an_alerts_line_names_the_number_of_the_hand_holding_it(tmp_path, room):
-    engine = store_engine(filled_store(tmp_path / "floor.sqlite", room))
+def test_an_alerts_line_names_the_number_of_the_hand_holding_it(room_store):
+    engine = store_engine(room_store)
     try:
         F.Ledger().catch_up(engine)
         with engine.connect() as conn:
@@ -528,6 +528,8 @@ def test_an_alerts_line_names_the_number_of_the_hand_holding_it(tmp_path, room):
                      (table, first.end_seq), (table, second.start_seq), (table, last.end_seq + 1),
                      (table, 0), ("T99", first.start_seq), (table, "7"), (table, True)]
             numbers = F.numbers_of_hands_holding(conn, lines)
+            # Every hand of every table at once, by its last line (a line given twice is asked once).
+            many = F.numbers_of_hands_holding(conn, [(x.table_id, x.end_seq) for x in hands] * 2)
             by_start = F.hand_numbers(conn, [(table, first.start_seq), (table, second.start_seq)])
     finally:
         engine.dispose()
@@ -537,3 +539,4 @@ def test_an_alerts_line_names_the_number_of_the_hand_holding_it(tmp_path, room):
     assert numbers == {(table, first.start_seq): 1, (table, (first.start_seq + first.end_seq) // 2): 1,
                        (table, first.end_seq): 1, (table, second.start_seq): 2}
     assert by_start == {(table, first.start_seq): 1, (table, second.start_seq): 2}
+    assert many == {(x.table_id, x.end_seq): x.number for x in hands}

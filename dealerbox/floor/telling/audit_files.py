@@ -237,7 +237,11 @@ def _hand(alert: dict | None, base_url: str | None, language: Language) -> dict:
     _ = language.gettext
     if not _is_table(alert) or not alert.get("seq"):
         return _cell(_("no hand"), none=True)
-    words = _("the first hand") if (alert.get("count") or 1) > 1 else _("the hand")
+    folded, number = (alert.get("count") or 1) > 1, alert.get("hand_number")
+    if number is not None:   # its number at its table (the page's trail: app.py's _audit)
+        words = (_("the first, hand %(number)s") if folded else _("hand %(number)s")) % {"number": number}
+    else:
+        words = _("the first hand") if folded else _("the hand")
     return _cell(words, _link(base_url, f"/hands/{alert['table']}/{alert['seq']}"))
 
 

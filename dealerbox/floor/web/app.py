@@ -460,7 +460,13 @@ class FloorApp:
     def _audit(self, start: float, end: float) -> dict:
         # Only the range's rows, chosen by the store: never the whole trail and every alert ever.
         audit, alerts = self.store.audit_range(start, end)
-        return AF.audit_trail(audit, alerts, start, end, self.store.registry_steps(start=start, end=end))
+        trail = AF.audit_trail(audit, alerts, start, end, self.store.registry_steps(start=start, end=end))
+        # Each alert's hand by its number at its table, as the shift report names it.
+        with self.store.engine.connect() as conn:
+            numbers = F.numbers_of_hands_holding(conn, [(a["table"], a["seq"]) for a in trail["alerts"]
+                                                        if a.get("seq")])
+        trail["alerts"] = [{**a, "hand_number": numbers.get((a["table"], a.get("seq")))} for a in trail["alerts"]]
+        return trail
 
     async def api_audit(self, request, client, session):
         """The audit rows made in the range (as the page's: ``preset``, ``start``/``end`` or

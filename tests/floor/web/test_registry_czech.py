@@ -90,15 +90,18 @@ def room(tmp_path_factory):
         store.register_badge("08A1B2C3", "1042", "ada", now=_local(day, "11:10"))
         store.set_dealer_name("1042", "Jana Šťastná", time.time())
         store.revoke_badge("08A1B2C3", "ada", "ztracený průkaz", now=_local(day, "11:20"))
-        with store.lock:
-            store.begin()
-            alert = store.raise_alert("T01", "floor", "FOUR_CARD_FLOP: the floor is needed at the table", 1,
-                                      now=_local(day, "11:30"))
-            store.commit()
-        store.clear_alert(alert["id"], "ada", "flop spálen a rozdán znovu")
         for lang, user in READERS.items():
             store.set_user_language(user, lang, _local(day, "08:00"))
-    play(path, red, _local(day, "12:00"))
+    hands = play(path, red, _local(day, "12:00"))
+    with Store(path) as store, store.lock:
+        # Raised at a line inside T01's first hand (its second), as a table's floor call is.
+        first = min(seq for table, seq in hands if table == "T01")
+        store.begin()
+        alert = store.raise_alert("T01", "floor", "FOUR_CARD_FLOP: the floor is needed at the table", first + 1,
+                                  now=_local(day, "12:01"))
+        store.commit()
+    with Store(path) as store:
+        store.clear_alert(alert["id"], "ada", "flop spálen a rozdán znovu")
     with WebProcess(directory, path, time_zone=ZONE) as web:
         web.day = day
         yield web
@@ -186,6 +189,8 @@ def test_a_czech_auditor_reads_the_registry_a_deck_the_card_control_log_and_the_
     assert "zničil(a) balíček Modrý 3, svědek Petr Šťastný" in trail
     assert "změnil(a) jazyk: jazyk herního sálu → čeština" in trail
     assert "Volání floormana u T01: flop o čtyřech kartách" in trail and "přihlásil(a) se" in trail
+    # The cleared floor call's hand by its number at its table, as the shift report names it.
+    assert re.search(r"flop o čtyřech kartách\s+T01\s+hra č\. \d+\s", trail), trail
     assert any(re.fullmatch(r"(po|út|st|čt|pá|so|ne) " + SLAVIC_MOMENT.pattern, h) for h in heads), heads
     assert not failures, "\n".join(failures)
 
