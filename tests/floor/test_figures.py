@@ -527,9 +527,9 @@ def test_an_alerts_line_names_the_number_of_the_hand_holding_it(room_store):
             lines = [(table, first.start_seq), (table, (first.start_seq + first.end_seq) // 2),
                      (table, first.end_seq), (table, second.start_seq), (table, last.end_seq + 1),
                      (table, 0), ("T99", first.start_seq), (table, "7"), (table, True)]
-            numbers = F.numbers_of_hands_holding(conn, lines)
+            numbers = F.hand_numbers(conn, lines)
             # Every hand of every table at once, by its last line (a line given twice is asked once).
-            many = F.numbers_of_hands_holding(conn, [(x.table_id, x.end_seq) for x in hands] * 2)
+            many = F.hand_numbers(conn, [(x.table_id, x.end_seq) for x in hands] * 2)
             by_start = F.hand_numbers(conn, [(table, first.start_seq), (table, second.start_seq)])
     finally:
         engine.dispose()

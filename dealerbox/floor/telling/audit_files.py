@@ -26,7 +26,7 @@ from dealerbox.floor.telling.catalogs import N_
 from dealerbox.floor.telling.clock import FloorClock
 from dealerbox.floor.telling.language import Language
 from dealerbox.floor.telling.moment_words import span
-from dealerbox.floor.telling.report import iso
+from dealerbox.floor.telling.report import alert_hand_words, iso
 from dealerbox.link import protocol as P
 
 __all__ = ["audit_trail", "audit_title", "audit_sections", "audit_csv", "audit_pdf", "audit_file_name",
@@ -237,12 +237,7 @@ def _hand(alert: dict | None, base_url: str | None, language: Language) -> dict:
     _ = language.gettext
     if not _is_table(alert) or not alert.get("seq"):
         return _cell(_("no hand"), none=True)
-    folded, number = (alert.get("count") or 1) > 1, alert.get("hand_number")
-    if number is not None:   # its number at its table (the page's trail: app.py's _audit)
-        words = (_("the first, hand %(number)s") if folded else _("hand %(number)s")) % {"number": number}
-    else:
-        words = _("the first hand") if folded else _("the hand")
-    return _cell(words, _link(base_url, f"/hands/{alert['table']}/{alert['seq']}"))
+    return _cell(alert_hand_words(alert, language), _link(base_url, f"/hands/{alert['table']}/{alert['seq']}"))
 
 
 def _rows(trail: dict):

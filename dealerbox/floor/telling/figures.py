@@ -38,7 +38,7 @@ import statistics
 import threading
 
 from sqlalchemy import (BigInteger, Column, Double, Index, Integer, MetaData, String, Table, and_,
-                        func, insert, or_, select, update)
+                        func, insert, select, update)
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from dealerbox.floor.marks import N_
@@ -46,17 +46,16 @@ from dealerbox.floor.telling.hands import SENSING, HandFollower, HandSummary
 from dealerbox.floor.store.schema import alerts_table, lines_table, tables_table
 
 __all__ = ["Ledger", "FIGURES", "empty_figures", "parse_moment", "table_figures", "dealer_figures",
-           "room_figures", "hourly", "alert_clearing", "sensing_faults", "hand_numbers", "numbers_of_hands_holding",
-           "BREAK_S"]
+           "room_figures", "hourly", "alert_clearing", "sensing_faults", "hand_numbers", "BREAK_S"]
 
 log = logging.getLogger(__name__)
 
 #: A pause between two hands at a table longer than this is a break, not dealing.
 BREAK_S = 300.0
-#: Hands looked up per statement by :func:`hand_numbers`: a page's alerts name a few hundred, a
+#: Lines looked up per statement by :func:`hand_numbers`: a page's alerts name a few hundred, a
 #: long range's seats and a day's card control log some thousands; SQLite takes 32,766
-#: parameters in a statement.
-NUMBERS_CHUNK = 10_000
+#: parameters in a statement, two a line.
+NUMBERS_CHUNK = 5_000
 #: Lines read and filed per transaction.
 CHUNK = 5000
 #: PostgreSQL advisory lock key held by the one caller filing the figures ("dbfg" in ASCII).
@@ -544,36 +543,12 @@ def parse_moment(text: str) -> float:
     return value
 
 
-def hand_numbers(conn, hands) -> dict[tuple, int]:
-    """The number of each hand of *hands* (``(table, seq)``, a hand's first line) among its
-    table's hands, as the figures filed it (``fig_hands.number``, 1 for the first: the number
-    its story page names it by): ``(table, seq)`` -> number, leaving out the hands the figures
-    do not know (not filed yet, or not a hand's first line). One statement for every table's
-    hands (one per :data:`NUMBERS_CHUNK` of them), through the hands' primary key."""
-    by_table: dict[str, set] = {}
-    for table, seq in hands:
-        if isinstance(table, str) and isinstance(seq, int) and not isinstance(seq, bool):
-            by_table.setdefault(table, set()).add(seq)
-    wanted = [(table, seq) for table, seqs in sorted(by_table.items()) for seq in sorted(seqs)]
-    h = fig_hands.c
-    out = {}
-    for start in range(0, len(wanted), NUMBERS_CHUNK):
-        chunk: dict[str, list] = {}
-        for table, seq in wanted[start:start + NUMBERS_CHUNK]:
-            chunk.setdefault(table, []).append(seq)
-        where = or_(*(and_(h.table_id == table, h.start_seq.in_(seqs)) for table, seqs in chunk.items()))
-        for table, seq, number in conn.execute(select(h.table_id, h.start_seq, h.number).where(where)):
-            if number is not None:
-                out[(table, seq)] = number
-    return out
-
-
-def numbers_of_hands_holding(conn, lines) -> dict[tuple, int]:
-    """The number of the hand holding each line of *lines* (``(table, seq)``: an alert's line,
-    any of its hand's, as its story page finds the hand by) among its table's hands: ``(table,
-    seq)`` -> number, leaving out a line no filed hand holds. One statement for them all (one
-    per :data:`NUMBERS_CHUNK`): for each line the last hand starting at or before it, through
-    the hands' primary key."""
+def hand_numbers(conn, lines) -> dict[tuple, int]:
+    """The number among its table's hands (``fig_hands.number``, 1 for the first: the number its
+    story page names it by) of the hand holding each line of *lines* (``(table, seq)``: a hand's
+    first line, or any of its lines, as an alert's): ``(table, seq)`` -> number, leaving out a
+    line no filed hand holds. One statement for them all (one per :data:`NUMBERS_CHUNK`): for
+    each line the last hand starting at or before it, through the hands' primary key."""
     wanted = sorted({(table, seq) for table, seq in lines
                      if isinstance(table, str) and isinstance(seq, int) and not isinstance(seq, bool)})
     # The lines as a VALUES list the driver binds itself: SQLAlchemy's values() or text() over a
@@ -581,8 +556,8 @@ def numbers_of_hands_holding(conn, lines) -> dict[tuple, int]:
     # 280). SQLite and PostgreSQL both take a CTE's column names; only the mark differs.
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
     out = {}
-    for start in range(0, len(wanted), NUMBERS_CHUNK // 2):
-        chunk = wanted[start:start + NUMBERS_CHUNK // 2]
+    for start in range(0, len(wanted), NUMBERS_CHUNK):
+        chunk = wanted[start:start + NUMBERS_CHUNK]
         rows = conn.exec_driver_sql(
             f"WITH wanted(table_id, seq) AS (VALUES {', '.join(f'({mark}, {mark})' for _ in chunk)}) "
             "SELECT w.table_id, w.seq, h.number, h.end_seq FROM (SELECT table_id, seq, "

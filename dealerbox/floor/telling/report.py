@@ -39,15 +39,30 @@ def shift_report(conn, alerts: list[dict], start: float, end: float) -> dict:
     up to date first by the caller), *alerts* are the store's, open and cleared."""
     room = F.room_figures(conn, start, end)
     raised = [a for a in alerts if start <= a["raised"] < end]
-    # Each alert's hand by its number at its table (``hand_number``: None for none, or for one
-    # the figures have not filed), so that a printed report names the hand its row means.
-    numbers = F.numbers_of_hands_holding(conn, [(a["table"], a["seq"]) for a in raised if a.get("seq")])
-    raised = [{**a, "hand_number": numbers.get((a["table"], a.get("seq")))} for a in raised]
+    raised = numbered_alerts(conn, raised)
     return {"from": start, "to": end, "tables": room["tables"], "dealers": room["dealers"],
             "room": room["room"], "clearing": F.alert_clearing(conn, start, end),
             "sensing": F.sensing_faults(conn, start, end),
             "alerts_open": [a for a in raised if a["cleared_at"] is None],
             "alerts_cleared": [a for a in raised if a["cleared_at"] is not None]}
+
+
+def numbered_alerts(conn, alerts: list[dict]) -> list[dict]:
+    """*alerts*, each with the number of its hand at its table (``hand_number``: None for no
+    hand, or one the figures have not filed), so that a printed report or trail names the hand
+    its row means, as its story page does."""
+    numbers = F.hand_numbers(conn, [(a["table"], a["seq"]) for a in alerts if a.get("seq")])
+    return [{**a, "hand_number": numbers.get((a["table"], a.get("seq")))} for a in alerts]
+
+
+def alert_hand_words(alert: dict, language: Language) -> str:
+    """What a row says of an alert's hand (the link's text): ``hand 2``, ``the first, hand 2``
+    for a folded alert, or ``the hand``/``the first hand`` when its number is not known."""
+    _ = language.gettext
+    folded, number = (alert.get("count") or 1) > 1, alert.get("hand_number")
+    if number is not None:
+        return (_("the first, hand %(number)s") if folded else _("hand %(number)s")) % {"number": number}
+    return _("the first hand") if folded else _("the hand")
 
 
 def _rows(report: dict):
@@ -153,12 +168,7 @@ def _alert_rows(report: dict, language: Language, base_url: str | None, words) -
             # The floor map's words for a folded alert, as its alerts say it.
             what += " " + ngettext("(%(count)s time, the last %(last)s)", "(%(count)s times, the last %(last)s)",
                                    times) % {"count": times, "last": when(a["last_raised"])}
-        number = a.get("hand_number")
-        if number is not None:
-            first = (_("the first, hand %(number)s") if times > 1 else _("hand %(number)s")) % {"number": number}
-        else:
-            first = _("the first hand") if times > 1 else _("the hand")
-        hand = (_cell(first, link(f"/hands/{a['table']}/{a['seq']}")) if a.get("seq")
+        hand = (_cell(alert_hand_words(a, language), link(f"/hands/{a['table']}/{a['seq']}")) if a.get("seq")
                 else _cell(_("no hand"), none=True))
         cleared = a["cleared_at"] is not None
         rows.append([_cell(when(a["raised"])), _cell(a["table"], link(f"/tables/{a['table']}")),

@@ -463,9 +463,7 @@ class FloorApp:
         trail = AF.audit_trail(audit, alerts, start, end, self.store.registry_steps(start=start, end=end))
         # Each alert's hand by its number at its table, as the shift report names it.
         with self.store.engine.connect() as conn:
-            numbers = F.numbers_of_hands_holding(conn, [(a["table"], a["seq"]) for a in trail["alerts"]
-                                                        if a.get("seq")])
-        trail["alerts"] = [{**a, "hand_number": numbers.get((a["table"], a.get("seq")))} for a in trail["alerts"]]
+            trail["alerts"] = R.numbered_alerts(conn, trail["alerts"])
         return trail
 
     async def api_audit(self, request, client, session):
